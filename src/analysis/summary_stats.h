@@ -1,0 +1,26 @@
+// The statistics nsys's summary reports print per group: total, count, mean, median, min, max,
+// sample standard deviation. Computed the way nsys's SQLite functions compute them so that the
+// rounded values match (mean = double(sum)/count; median = middle value or the mean of the two
+// middle values; stdev = Welford's running variance over the rows in table order, 0 for one row).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace cpprof::analysis {
+
+struct Summary {
+  int64_t total = 0;
+  int64_t count = 0;
+  int64_t min = 0;
+  int64_t max = 0;
+  double mean = 0;
+  double median = 0;
+  double stdev = 0;
+};
+
+// `values` in table order; reordered (partially sorted) on return.
+Summary Summarize(std::vector<int64_t>& values);
+
+}  // namespace cpprof::analysis

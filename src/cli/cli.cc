@@ -1,0 +1,131 @@
+#include "cli/cli.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "cli/command.h"
+
+namespace cpprof::cli {
+
+namespace {
+
+constexpr CommandDef kCommands[] = {
+    {"report", "the CP readout of an nsys SQLite export: per rank compute vs communication",
+     "  cpprof report run.sqlite\n"
+     "  cpprof report run.sqlite --format json | jq '.per_rank[0].comm_ns'\n"
+     "  cpprof report run.sqlite --format csv --top 20 > run.csv\n",
+     MakeReportCommand},
+    {"stats", "drop-in for 'nsys stats' reports on an export: same CSV, far faster",
+     "  cpprof stats --report cuda_gpu_kern_sum run.sqlite\n"
+     "  cpprof stats --report cuda_gpu_kern_sum --format table run.sqlite\n"
+     "  cpprof stats -r cuda_gpu_mem_time_sum -r cuda_gpu_mem_size_sum run.sqlite\n"
+     "  cpprof stats --help-reports\n",
+     MakeStatsCommand},
+};
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string Overview() {
+  std::string s =
+      "cpprof: where GPU time and communication go in a context-parallel multi-GPU run,\n"
+      "read from NVIDIA Nsight Systems (nsys) SQLite exports.\n\n"
+      "usage: cpprof COMMAND [options] ...\n\ncommands:\n";
+  for (const auto& c : kCommands) s += fmt::format("  {:<8}  {}\n", c.name, c.summary);
+  s += "\n'cpprof help COMMAND' (or 'cpprof COMMAND --help') shows a command's options and examples.\n"
+       "Exit codes: 0 ok, 1 error, 2 bad usage, 3 a check failed, 4 unreadable input,\n"
+       "5 not an nsys export, 6 an external program failed (docs/exit-codes.md).\n";
+  return s;
+}
+
+int UnknownCommand(const std::string& name, std::ostream& err) {
+  const CommandDef* best = nullptr;
+  size_t best_d = 3;  // suggest only close names
+  for (const auto& c : kCommands) {
+    size_t d = EditDistance(name, c.name);
+    if (d < best_d) best = &c, best_d = d;
+  }
+  err << fmt::format("cpprof: error: unknown command '{}'.", name);
+  if (best) err << fmt::format(" Did you mean '{}'?", best->name);
+  err << " 'cpprof help' lists the commands.\n";
+  return static_cast<int>(ExitCode::kUsage);
+}
+
+int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std::ostream& out,
+               std::ostream& err) {
+  auto cmd = def.make();
+  CLI::App app(def.summary, std::string("cpprof ") + def.name);
+  app.footer(std::string("\nExamples:\n") + def.examples);
+  app.set_help_flag("-h,--help", "Show this help and exit");
+  cmd->Declare(app);
+  std::vector<std::string> reversed(rest.rbegin(), rest.rend());  // CLI11 parses a reversed vector
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    err << fmt::format("cpprof: error: {}: {} See 'cpprof help {}'.\n", def.name, e.what(), def.name);
+    return static_cast<int>(ExitCode::kUsage);
+  }
+  Context ctx{out, err};
+  StatusOr<int> rc = cmd->Run(ctx);
+  if (!rc.ok()) {
+    err << fmt::format("cpprof: error: {}: {}\n", def.name, rc.status().message());
+    return static_cast<int>(rc.status().code());
+  }
+  return *rc;
+}
+
+}  // namespace
+
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
+    (args.empty() ? err : out) << Overview();
+    return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    out << "cpprof " << CPPROF_VERSION << '\n';
+    return 0;
+  }
+  std::string name = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (name == "help") {
+    if (rest.empty()) {
+      out << Overview();
+      return 0;
+    }
+    name = rest[0];
+    rest = {"--help"};
+  }
+  for (const auto& c : kCommands) {
+    if (name == c.name) return RunCommand(c, rest, out, err);
+  }
+  return UnknownCommand(name, err);
+}
+
+int Main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  int rc = Run(args, std::cout, std::cerr);
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "cpprof: error: could not write the output (disk full or closed pipe?)\n";
+    return static_cast<int>(ExitCode::kError);
+  }
+  return rc;
+}
+
+}  // namespace cpprof::cli

@@ -1,0 +1,39 @@
+// One subcommand: its flags (declared on a CLI11 App, so help is generated from them), its
+// worked examples, and what it does. Each lives in its own file and is listed in cli.cc.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "base/status.h"
+
+namespace cpprof::cli {
+
+struct Context {
+  std::ostream& out;  // data only
+  std::ostream& err;  // diagnostics, progress, errors
+};
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  virtual void Declare(CLI::App& app) = 0;
+  // Returns the exit code; errors are printed by the caller from the Status.
+  virtual StatusOr<int> Run(Context& ctx) = 0;
+};
+
+struct CommandDef {
+  const char* name;
+  const char* summary;
+  const char* examples;  // shown by `cpprof help NAME` and `cpprof NAME --help`
+  std::unique_ptr<Command> (*make)();
+};
+
+// Subcommand factories (one file each).
+std::unique_ptr<Command> MakeReportCommand();
+std::unique_ptr<Command> MakeStatsCommand();
+
+}  // namespace cpprof::cli

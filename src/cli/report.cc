@@ -1,0 +1,54 @@
+// cpprof report FILE.sqlite [--format text|json|csv] [--top N] [--show-paths]
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "pipeline/build_report.h"
+#include "render/report_render.h"
+
+namespace cpprof::cli {
+
+namespace {
+
+class ReportCommand : public Command {
+ public:
+  void Declare(CLI::App& app) override {
+    app.add_option("file", file_, "An nsys SQLite export (nsys export --type sqlite REPORT.nsys-rep)")
+        ->required();
+    app.add_option("--format", format_, "Output format: text (terminal), json (schema cpprof.report/1), csv")
+        ->check(CLI::IsMember({"text", "json", "csv"}))
+        ->capture_default_str();
+    app.add_option("--top", options_.top_kernels, "Kernels listed per rank (0: all)")->capture_default_str();
+    app.add_flag("--show-paths", render_.show_paths, "Include the export's path in the output");
+  }
+
+  StatusOr<int> Run(Context& ctx) override {
+    CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(file_, options_));
+    if (format_ == "json") {
+      render::PrintReportJson(report, render_, ctx.out);
+    } else if (format_ == "csv") {
+      render::PrintReportCsv(report, render_, ctx.out);
+    } else {
+      render::PrintReportText(report, render_, ctx.out);
+    }
+    // Diagnostics go to stderr (JSON carries them too): what the export lacks, said once.
+    if (!report.export_info.not_captured.empty()) {
+      std::string list;
+      for (const auto& n : report.export_info.not_captured) list += (list.empty() ? "" : "; ") + n;
+      ctx.err << fmt::format("cpprof: note: not captured: {}\n", list);
+    }
+    for (const auto& n : report.notes) ctx.err << "cpprof: note: " << n << '\n';
+    return 0;
+  }
+
+ private:
+  std::string file_;
+  std::string format_ = "text";
+  pipeline::ReportOptions options_;
+  render::RenderOptions render_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeReportCommand() { return std::make_unique<ReportCommand>(); }
+
+}  // namespace cpprof::cli

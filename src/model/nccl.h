@@ -1,0 +1,12 @@
+// What NCCL says about a process in its own NVTX payloads.
+#pragma once
+
+namespace cpprof::model {
+
+struct NcclRankInfo {
+  int rank = -1;
+  int nranks = 0;
+  int cuda_device = -1;
+};
+
+}  // namespace cpprof::model

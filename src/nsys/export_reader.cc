@@ -1,0 +1,112 @@
+#include "nsys/export_reader.h"
+
+#include <fmt/format.h>
+
+namespace cpprof::nsys {
+
+StatusOr<ExportSchema> ProbeExport(const Database& db) {
+  const std::string& file = db.path();
+  if (db.tables().empty()) {
+    return Error(ExitCode::kNotAnExport,
+                 fmt::format("'{}' is an SQLite database with no tables: not an nsys export, or an "
+                             "export that did not finish. Export the report again with 'nsys export "
+                             "--type sqlite --force-overwrite true REPORT.nsys-rep'.",
+                             file));
+  }
+  // Every nsys export has these; a database without them was made by something else.
+  bool nsys_like = db.HasTable("StringIds") &&
+                   (db.HasTable("META_DATA_EXPORT") || db.HasTable("TARGET_INFO_SESSION_START_TIME") ||
+                    db.HasTable("ThreadNames"));
+  if (!nsys_like) {
+    std::string some;
+    for (size_t i = 0; i < db.tables().size() && i < 4; ++i) {
+      some += (i ? ", " : "") + db.tables()[i];
+    }
+    return Error(ExitCode::kNotAnExport,
+                 fmt::format("'{}' is an SQLite database but not an nsys export (it has tables {}{} "
+                             "and no StringIds/META_DATA_EXPORT). Give the .sqlite that 'nsys export "
+                             "--type sqlite' or 'nsys profile --export sqlite' wrote.",
+                             file, some, db.tables().size() > 4 ? ", ..." : ""));
+  }
+
+  ExportSchema schema;
+  if (db.HasTable("META_DATA_EXPORT")) {
+    CPPROF_ASSIGN_OR_RETURN(Statement st,
+                            db.Prepare("SELECT name, value FROM META_DATA_EXPORT", "reading META_DATA_EXPORT"));
+    while (st.Step()) {
+      if (st.Text(0) == "EXPORT_SCHEMA_VERSION") schema.schema_version = std::string(st.Text(1));
+      if (st.Text(0) == "EXPORT_PRODUCT_VERSION") schema.nsys_version = std::string(st.Text(1));
+    }
+    CPPROF_RETURN_IF_ERROR(st.status());
+  }
+
+  if (!db.HasTable(kKernelTable)) {
+    return Error(ExitCode::kNotAnExport,
+                 fmt::format("'{}' holds no table '{}': no CUDA kernel was captured. Profile with "
+                             "'--trace cuda' (cpprof profile does), make sure the workload ran on the "
+                             "GPU, and if the export is old or partial export it again with 'nsys "
+                             "export --type sqlite --force-overwrite true REPORT.nsys-rep'. "
+                             "'cpprof doctor' checks the nsys setup.",
+                             file, kKernelTable));
+  }
+  auto cols = db.Columns(kKernelTable);
+  auto has = [&](std::string_view c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
+  for (const char* c : {"start", "end", "globalPid", "deviceId", "streamId"}) {
+    if (!has(c)) {
+      return Error(ExitCode::kNotAnExport,
+                   fmt::format("'{}': table '{}' has no column '{}' (export schema {}). This export "
+                               "format is not supported; export it with nsys 2023.1 or newer.",
+                               file, kKernelTable, c,
+                               schema.schema_version.empty() ? "unknown" : schema.schema_version));
+    }
+  }
+  schema.kernel_name_column = has("demangledName") ? "demangledName" : "shortName";
+
+  for (const auto& t : kOptionalTables) {
+    if (db.HasTable(t.table)) {
+      schema.present.emplace_back(t.what);
+    } else {
+      schema.absent.push_back(fmt::format("{} (captured with {})", t.what, t.option));
+    }
+  }
+  return schema;
+}
+
+StringTable::StringTable(const Database& db) : db_(&db) {
+  auto st = db.Prepare("SELECT value FROM StringIds WHERE id = ?", "reading StringIds");
+  if (st.ok()) {
+    stmt_ = std::move(st).value();
+  } else {
+    status_ = st.status();
+  }
+}
+
+const std::string& StringTable::Get(int64_t id) {
+  auto it = cache_.find(id);
+  if (it != cache_.end()) return it->second;
+  if (!status_.ok()) return empty_;
+  stmt_.Reset();
+  stmt_.Bind(1, id);
+  std::string value;
+  if (stmt_.Step()) value = std::string(stmt_.Text(0));
+  if (!stmt_.status().ok()) status_ = stmt_.status();
+  return cache_.emplace(id, std::move(value)).first->second;
+}
+
+StatusOr<std::unordered_map<int64_t, ProcessInfo>> ReadProcesses(const Database& db) {
+  std::unordered_map<int64_t, ProcessInfo> out;
+  if (!db.HasTable("PROCESSES")) return out;
+  CPPROF_ASSIGN_OR_RETURN(Statement st,
+                          db.Prepare("SELECT globalPid, pid, name FROM PROCESSES", "reading PROCESSES"));
+  while (st.Step()) {
+    ProcessInfo p;
+    p.global_pid = st.Int(0);
+    p.pid = static_cast<int>(st.Int(1));
+    p.name = std::string(st.Text(2));
+    out[p.global_pid] = std::move(p);
+  }
+  CPPROF_RETURN_IF_ERROR(st.status());
+  return out;
+}
+
+}  // namespace cpprof::nsys

@@ -1,0 +1,148 @@
+// Reading an nsys SQLite export: what it holds (schema probe) and streaming row readers for the
+// tables cpprof uses. Readers select only the columns they need and call `fn` per row; they hold
+// no rows themselves.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "nsys/sqlite_db.h"
+
+namespace cpprof::nsys {
+
+inline constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+inline constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
+inline constexpr const char* kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
+inline constexpr const char* kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
+inline constexpr const char* kNvtxTable = "NVTX_EVENTS";
+inline constexpr const char* kMemoryEventsTable = "CUDA_GPU_MEMORY_USAGE_EVENTS";
+
+// An optional table and the nsys option that fills it, for "not captured" notes.
+struct OptionalTable {
+  const char* table;
+  const char* what;
+  const char* option;
+};
+inline constexpr OptionalTable kOptionalTables[] = {
+    {kMemcpyTable, "CUDA memcpy", "--trace cuda (no memcpy happened)"},
+    {kMemsetTable, "CUDA memset", "--trace cuda (no memset happened)"},
+    {kRuntimeTable, "CUDA runtime API calls", "--trace cuda"},
+    {kNvtxTable, "NVTX ranges", "--trace nvtx"},
+    {kMemoryEventsTable, "GPU memory usage", "--cuda-memory-usage true"},
+    {"OSRT_API", "OS runtime calls", "--trace osrt"},
+    {"COMPOSITE_EVENTS", "CPU samples", "--sample process-tree (needs perf_event_paranoid <= 2)"},
+    {"CUDA_CALLCHAINS", "CUDA backtraces", "--cudabacktrace all"},
+};
+
+struct ExportSchema {
+  std::string schema_version;  // META_DATA_EXPORT: EXPORT_SCHEMA_VERSION
+  std::string nsys_version;    // the nsys that made the report, if recorded
+  std::vector<std::string> present;  // optional tables present ("what" of kOptionalTables)
+  std::vector<std::string> absent;   // "what (captured with OPTION)"
+  std::string kernel_name_column;    // demangledName (preferred) or shortName
+};
+
+// Checks that `db` is an nsys export holding GPU kernels and says what else it holds.
+// Errors: kNotAnExport for an empty database, foreign tables, or no kernel table.
+StatusOr<ExportSchema> ProbeExport(const Database& db);
+
+// Names from the StringIds table, looked up on first use and kept.
+class StringTable {
+ public:
+  explicit StringTable(const Database& db);
+  // The string for `id`; "" if there is none.
+  const std::string& Get(int64_t id);
+  const Status& status() const { return status_; }
+
+ private:
+  const Database* db_;
+  Statement stmt_;
+  std::unordered_map<int64_t, std::string> cache_;
+  Status status_;
+  std::string empty_;
+};
+
+struct KernelRow {
+  int64_t start, end;
+  int64_t global_pid;
+  int32_t device, stream;
+  int64_t name_id;  // of the demangled name (shortName where the export has no demangled name)
+};
+
+// Streams the kernel table in table order.
+template <typename Fn>
+Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn) {
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare("SELECT start, end, globalPid, deviceId, streamId, " + schema.kernel_name_column +
+                     " FROM " + kKernelTable,
+                 "reading kernels"));
+  KernelRow r{};
+  while (st.Step()) {
+    r.start = st.Int(0);
+    r.end = st.Int(1);
+    r.global_pid = st.Int(2);
+    r.device = static_cast<int32_t>(st.Int(3));
+    r.stream = static_cast<int32_t>(st.Int(4));
+    r.name_id = st.Int(5);
+    fn(r);
+  }
+  return st.status();
+}
+
+struct MemOpRow {
+  int64_t start, end;
+  int64_t global_pid;
+  int32_t device, stream;
+  int64_t bytes;
+  int32_t copy_kind;  // ENUM_CUDA_MEMCPY_OPER id for memcpy; -1 for memset
+};
+
+// Streams memcpys then memsets (whichever tables exist).
+template <typename Fn>
+Status ForEachMemOp(const Database& db, Fn&& fn) {
+  for (const char* table : {kMemcpyTable, kMemsetTable}) {
+    if (!db.HasTable(table)) continue;
+    bool memcpy = table == std::string_view(kMemcpyTable);
+    CPPROF_ASSIGN_OR_RETURN(
+        Statement st,
+        db.Prepare(std::string("SELECT start, end, globalPid, deviceId, streamId, bytes, ") +
+                       (memcpy ? "copyKind" : "-1") + " FROM " + table,
+                   memcpy ? "reading memcpys" : "reading memsets"));
+    MemOpRow r{};
+    while (st.Step()) {
+      r.start = st.Int(0);
+      r.end = st.Int(1);
+      r.global_pid = st.Int(2);
+      r.device = static_cast<int32_t>(st.Int(3));
+      r.stream = static_cast<int32_t>(st.Int(4));
+      r.bytes = st.Int(5);
+      r.copy_kind = static_cast<int32_t>(st.Int(6));
+      fn(r);
+    }
+    CPPROF_RETURN_IF_ERROR(st.status());
+  }
+  return OkStatus();
+}
+
+// CUDA memcpy kinds (ENUM_CUDA_MEMCPY_OPER) that move data between GPUs.
+inline constexpr int kMemcpyPeerToPeer = 10;
+
+struct ProcessInfo {
+  int64_t global_pid = 0;
+  int pid = 0;
+  std::string name;
+};
+
+// The PROCESSES table keyed by globalPid (empty when the table is absent).
+StatusOr<std::unordered_map<int64_t, ProcessInfo>> ReadProcesses(const Database& db);
+
+// pid and tid packed in nsys's globalPid/globalTid (pid in bits 24..47, tid in bits 0..23).
+inline int PidOf(int64_t global_id) { return static_cast<int>((global_id >> 24) & 0xFFFFFF); }
+inline int TidOf(int64_t global_id) { return static_cast<int>(global_id & 0xFFFFFF); }
+
+}  // namespace cpprof::nsys

@@ -1,0 +1,126 @@
+#include "nsys/gpu_work_loader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace cpprof::nsys {
+
+using model::OpClass;
+
+StatusOr<std::unordered_map<int, std::string>> ReadMemcpyKindNames(const Database& db) {
+  std::unordered_map<int, std::string> names;
+  if (db.HasTable("ENUM_CUDA_MEMCPY_OPER")) {
+    CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER",
+                                                     "reading ENUM_CUDA_MEMCPY_OPER"));
+    while (st.Step()) names[static_cast<int>(st.Int(0))] = fmt::format("[CUDA memcpy {}]", st.Text(1));
+    CPPROF_RETURN_IF_ERROR(st.status());
+  }
+  return names;
+}
+
+namespace {
+
+// Finds the ProcessGpuWork of a globalPid; rows come in long runs of one process, so the last
+// hit is remembered.
+class ProcessIndex {
+ public:
+  explicit ProcessIndex(model::GpuWork& work) : work_(work) {}
+  model::ProcessGpuWork& Get(int64_t global_pid) {
+    if (last_ && last_gpid_ == global_pid) return work_.processes[last_idx_];
+    auto [it, inserted] = index_.try_emplace(global_pid, work_.processes.size());
+    if (inserted) {
+      work_.processes.emplace_back();
+      work_.processes.back().global_pid = global_pid;
+      work_.processes.back().pid = PidOf(global_pid);
+    }
+    last_ = true;
+    last_gpid_ = global_pid;
+    last_idx_ = it->second;
+    return work_.processes[last_idx_];
+  }
+
+ private:
+  model::GpuWork& work_;
+  std::unordered_map<int64_t, size_t> index_;
+  bool last_ = false;
+  int64_t last_gpid_ = 0;
+  size_t last_idx_ = 0;
+};
+
+}  // namespace
+
+StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema,
+                                     const KernelClassifier& classify) {
+  model::GpuWork work;
+  ProcessIndex index(work);
+  StringTable strings(db);
+
+  // Class per StringIds id, resolved on first sight (a vector: ids are small and dense).
+  std::vector<int8_t> class_of_id;
+  auto class_of = [&](int64_t id) -> OpClass {
+    if (id >= 0 && static_cast<uint64_t>(id) < class_of_id.size() && class_of_id[id] >= 0) {
+      return static_cast<OpClass>(class_of_id[id]);
+    }
+    const std::string& name = strings.Get(id);
+    OpClass c = classify(name);
+    work.kernel_names[id] = name;
+    work.kernel_classes[id] = c;
+    if (id >= 0 && id < (int64_t{1} << 26)) {
+      if (static_cast<uint64_t>(id) >= class_of_id.size()) class_of_id.resize(id + 1, -1);
+      class_of_id[id] = static_cast<int8_t>(c);
+    }
+    return c;
+  };
+
+  CPPROF_RETURN_IF_ERROR(ForEachKernel(db, schema, [&](const KernelRow& r) {
+    model::ProcessGpuWork& p = index.Get(r.global_pid);
+    ++p.ops_per_device[r.device];
+    if (r.end < r.start) {
+      ++p.invalid_ops;
+      return;
+    }
+    OpClass c = class_of(r.name_id);
+    p.by_class[static_cast<int>(c)].push_back({r.start, r.end});
+    auto& t = p.kernels[r.name_id];
+    t.total_ns += r.end - r.start;
+    ++t.instances;
+  }));
+  CPPROF_RETURN_IF_ERROR(strings.status());
+
+  CPPROF_ASSIGN_OR_RETURN(auto kind_names, ReadMemcpyKindNames(db));
+  CPPROF_RETURN_IF_ERROR(ForEachMemOp(db, [&](const MemOpRow& r) {
+    model::ProcessGpuWork& p = index.Get(r.global_pid);
+    ++p.ops_per_device[r.device];
+    if (r.end < r.start) {
+      ++p.invalid_ops;
+      return;
+    }
+    OpClass c = r.copy_kind < 0                     ? OpClass::kMemset
+                : r.copy_kind == kMemcpyPeerToPeer ? OpClass::kPeerCopy
+                                                   : OpClass::kMemcpy;
+    p.by_class[static_cast<int>(c)].push_back({r.start, r.end});
+    std::string name;
+    if (r.copy_kind < 0) {
+      name = "[CUDA memset]";
+    } else {
+      auto it = kind_names.find(r.copy_kind);
+      name = it != kind_names.end() ? it->second : fmt::format("[CUDA memcpy kind {}]", r.copy_kind);
+    }
+    auto& t = p.mem_ops[name];
+    t.cls = c;
+    t.total_ns += r.end - r.start;
+    ++t.instances;
+  }));
+
+  CPPROF_ASSIGN_OR_RETURN(auto procs, ReadProcesses(db));
+  for (auto& p : work.processes) {
+    auto it = procs.find(p.global_pid);
+    if (it != procs.end()) p.name = it->second.name;
+  }
+  std::sort(work.processes.begin(), work.processes.end(),
+            [](const auto& a, const auto& b) { return a.global_pid < b.global_pid; });
+  return work;
+}
+
+}  // namespace cpprof::nsys

@@ -1,0 +1,36 @@
+// Reads (group key, value) pairs from an export and groups the values per key, in table order:
+// the input of nsys-style summary reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "nsys/sqlite_db.h"
+
+namespace cpprof::nsys {
+
+struct Group {
+  std::string name;
+  std::vector<int64_t> values;
+};
+
+// Runs `sql`, which must yield (integer key, integer value) rows, and groups the values by key;
+// then names each group with `name_of(key)`.
+class GroupedValues {
+ public:
+  Status AddIntKeyed(const Database& db, const std::string& sql, const std::string& what);
+  // Adds rows of (text key, integer value).
+  Status AddTextKeyed(const Database& db, const std::string& sql, const std::string& what);
+  // Resolves integer keys through StringIds; returns all groups (text-keyed ones included).
+  StatusOr<std::vector<Group>> Finish(const Database& db);
+
+ private:
+  std::unordered_map<int64_t, std::vector<int64_t>> by_id_;
+  std::vector<int64_t> null_key_;  // rows whose key was NULL
+  std::unordered_map<std::string, std::vector<int64_t>> by_text_;
+};
+
+}  // namespace cpprof::nsys

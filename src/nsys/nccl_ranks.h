@@ -1,0 +1,36 @@
+// Rank, world size and device of each process, from NCCL's typed NVTX payloads: NCCL registers
+// a payload schema for ncclCommInitRank* with entries "Rank", "No. of ranks" and "CUDA device",
+// and nsys stores each range's payload in NVTX_EVENTS.binaryData.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string_view>
+
+#include "base/status.h"
+#include "model/nccl.h"
+#include "nsys/sqlite_db.h"
+
+namespace cpprof::nsys {
+
+// A schema entry of interest: where a field sits in the payload and how wide it is.
+struct PayloadField {
+  int64_t offset = -1;
+  int type = 0;  // NVTX_PAYLOAD_ENTRY_TYPE_*
+};
+
+struct RankSchema {
+  int64_t payload_size = 0;
+  PayloadField rank, nranks, device;
+};
+
+// Decodes one binaryData blob against a schema: either the bare payload, or nsys's 32-byte
+// header (domain, schema id, payload size, total size) followed by the payload.
+// Returns false when the blob does not fit the schema.
+bool DecodeRankPayload(std::string_view blob, const RankSchema& schema, model::NcclRankInfo* out);
+
+// globalPid -> NCCL rank info. Empty when the export has no such payloads (nsys 2025.3.1
+// declares the schemas but stores no values: see docs/nsys-export-notes.md).
+StatusOr<std::map<int64_t, model::NcclRankInfo>> ReadNcclRanks(const Database& db);
+
+}  // namespace cpprof::nsys

@@ -1,0 +1,180 @@
+#include "nsys/sqlite_db.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace cpprof::nsys {
+
+Status SqliteError(int rc, const std::string& file, const std::string& what, const char* detail) {
+  int primary = rc & 0xff;
+  std::string d = detail ? detail : sqlite3_errstr(rc);
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB || primary == SQLITE_IOERR) {
+    return Error(ExitCode::kBadInput,
+                 fmt::format("'{}' is corrupt or truncated ({} while {}). Export it again from the "
+                             "report: 'nsys export --type sqlite --force-overwrite true REPORT.nsys-rep'.",
+                             file, d, what));
+  }
+  return Error(ExitCode::kBadInput, fmt::format("SQLite error while {} in '{}': {}.", what, file, d));
+}
+
+Statement::Statement(sqlite3_stmt* stmt, std::string file, std::string what)
+    : stmt_(stmt), file_(std::move(file)), what_(std::move(what)) {}
+
+Statement::Statement(Statement&& o) noexcept
+    : stmt_(o.stmt_), file_(std::move(o.file_)), what_(std::move(o.what_)), status_(o.status_) {
+  o.stmt_ = nullptr;
+}
+
+Statement& Statement::operator=(Statement&& o) noexcept {
+  if (this != &o) {
+    sqlite3_finalize(stmt_);
+    stmt_ = o.stmt_;
+    o.stmt_ = nullptr;
+    file_ = std::move(o.file_);
+    what_ = std::move(o.what_);
+    status_ = o.status_;
+  }
+  return *this;
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+void Statement::SetError(int rc) {
+  status_ = SqliteError(rc, file_, what_, sqlite3_errmsg(sqlite3_db_handle(stmt_)));
+}
+
+Statement& Statement::Bind(int index, int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::string_view value) {
+  sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+void Statement::Reset() {
+  sqlite3_reset(stmt_);
+  status_ = Status();
+}
+
+namespace {
+
+bool LooksLikeNsysRep(const std::string& path) {
+  return path.size() > 9 && path.compare(path.size() - 9, 9, ".nsys-rep") == 0;
+}
+
+bool LooksLikeQdstrm(const std::string& path) {
+  return path.size() > 7 && path.compare(path.size() - 7, 7, ".qdstrm") == 0;
+}
+
+Status NotSqlite(const std::string& path) {
+  if (LooksLikeNsysRep(path)) {
+    return Error(ExitCode::kBadInput,
+                 fmt::format("'{}' is an nsys report, not its SQLite export. Export it first: "
+                             "'nsys export --type sqlite {}' (or 'nsys profile ... --export sqlite').",
+                             path, path));
+  }
+  if (LooksLikeQdstrm(path)) {
+    return Error(ExitCode::kBadInput,
+                 fmt::format("'{}' is a raw nsys stream that was never imported. Import it with "
+                             "QdstrmImporter -i {} (cpprof doctor finds it and checks it can run), "
+                             "then export the .nsys-rep to SQLite.",
+                             path, path));
+  }
+  return Error(ExitCode::kBadInput,
+               fmt::format("'{}' is not an SQLite database. cpprof reads nsys SQLite exports: "
+                           "'nsys export --type sqlite REPORT.nsys-rep' makes one.",
+                           path));
+}
+
+}  // namespace
+
+StatusOr<Database> Database::Open(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    return Error(ExitCode::kBadInput,
+                 fmt::format("cannot open '{}': {}. Check the path; an nsys report is exported to "
+                             "SQLite with 'nsys export --type sqlite REPORT.nsys-rep'.",
+                             path, std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return Error(ExitCode::kBadInput,
+                 fmt::format("'{}' is a directory; give the .sqlite file inside it.", path));
+  }
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      return Error(ExitCode::kBadInput,
+                   fmt::format("cannot read '{}': {}. Check its permissions.", path, std::strerror(errno)));
+    }
+    char magic[16] = {};
+    in.read(magic, sizeof magic);
+    if (st.st_size == 0) {
+      return Error(ExitCode::kNotAnExport,
+                   fmt::format("'{}' is empty (0 bytes): the export did not finish. Export the "
+                               "report again with 'nsys export --type sqlite REPORT.nsys-rep'.",
+                               path));
+    }
+    if (in.gcount() < 16 || std::memcmp(magic, "SQLite format 3", 16) != 0) return NotSqlite(path);
+  }
+
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  std::unique_ptr<sqlite3, Closer> db(raw);
+  if (rc != SQLITE_OK) return SqliteError(rc, path, "opening it", raw ? sqlite3_errmsg(raw) : nullptr);
+
+  // Reading is sequential and the file is not ours to change: map it and never lock for long.
+  sqlite3_exec(raw, "PRAGMA mmap_size=1099511627776; PRAGMA cache_size=-65536; PRAGMA query_only=1;",
+               nullptr, nullptr, nullptr);
+
+  std::vector<std::string> tables;
+  sqlite3_stmt* stmt = nullptr;
+  rc = sqlite3_prepare_v2(raw, "SELECT name FROM sqlite_master WHERE type IN ('table','view')", -1,
+                          &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(rc, path, "listing its tables", sqlite3_errmsg(raw));
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    tables.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
+  }
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) return SqliteError(rc, path, "listing its tables", sqlite3_errmsg(raw));
+  std::sort(tables.begin(), tables.end());
+  return Database(std::move(db), path, std::move(tables));
+}
+
+bool Database::HasTable(std::string_view name) const {
+  return std::binary_search(tables_.begin(), tables_.end(), name);
+}
+
+std::vector<std::string> Database::Columns(std::string_view table) const {
+  std::vector<std::string> cols;
+  if (!HasTable(table)) return cols;
+  sqlite3_stmt* stmt = nullptr;
+  std::string sql = fmt::format("PRAGMA table_info(\"{}\")", table);
+  if (sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) return cols;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    cols.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1)));
+  }
+  sqlite3_finalize(stmt);
+  return cols;
+}
+
+bool Database::HasColumn(std::string_view table, std::string_view column) const {
+  auto cols = Columns(table);
+  return std::find(cols.begin(), cols.end(), column) != cols.end();
+}
+
+StatusOr<Statement> Database::Prepare(const std::string& sql, std::string what) const {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_.get(), sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(rc, path_, what, sqlite3_errmsg(db_.get()));
+  return Statement(stmt, path_, std::move(what));
+}
+
+}  // namespace cpprof::nsys

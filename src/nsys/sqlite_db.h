@@ -1,0 +1,100 @@
+// A thin RAII layer over the SQLite C API for reading nsys exports: read-only, memory-mapped,
+// errors as Status values whose messages name the file and say what to do.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace cpprof::nsys {
+
+class Statement {
+ public:
+  Statement() = default;
+  Statement(sqlite3_stmt* stmt, std::string file, std::string what);
+  Statement(Statement&&) noexcept;
+  Statement& operator=(Statement&&) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  // Advances to the next row. Returns false at the end or on error; after the loop, status()
+  // tells which. Never present rows read before an error as a complete result.
+  bool Step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) SetError(rc);
+    return false;
+  }
+  const Status& status() const { return status_; }
+
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, std::string_view value);
+  void Reset();
+
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::string_view Text(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string_view();
+  }
+  std::string_view Blob(int col) const {
+    const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string_view();
+  }
+
+ private:
+  void SetError(int rc);
+
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string file_;
+  std::string what_;
+  Status status_;
+};
+
+class Database {
+ public:
+  // Opens `path` read-only. Fails with kBadInput when the file is missing, unreadable, or not
+  // an SQLite database (an .nsys-rep given by mistake gets a hint to export it).
+  static StatusOr<Database> Open(const std::string& path);
+
+  Database(Database&&) noexcept = default;
+  Database& operator=(Database&&) noexcept = default;
+
+  const std::string& path() const { return path_; }
+  bool HasTable(std::string_view name) const;
+  const std::vector<std::string>& tables() const { return tables_; }
+  // Column names of `table`, in declaration order; empty if the table does not exist.
+  std::vector<std::string> Columns(std::string_view table) const;
+  bool HasColumn(std::string_view table, std::string_view column) const;
+
+  // `what` names the query in error messages ("reading kernels").
+  StatusOr<Statement> Prepare(const std::string& sql, std::string what) const;
+
+  sqlite3* handle() const { return db_.get(); }
+
+ private:
+  struct Closer {
+    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+  };
+  Database(std::unique_ptr<sqlite3, Closer> db, std::string path, std::vector<std::string> tables)
+      : db_(std::move(db)), path_(std::move(path)), tables_(std::move(tables)) {}
+
+  std::unique_ptr<sqlite3, Closer> db_;
+  std::string path_;
+  std::vector<std::string> tables_;  // sorted
+};
+
+// The message for an SQLite error code met while reading `file`, with what to do about it.
+Status SqliteError(int rc, const std::string& file, const std::string& what, const char* detail);
+
+}  // namespace cpprof::nsys

@@ -1,0 +1,17 @@
+// Wires reading (nsys/) and analysis (analysis/) into the model of `cpprof report`.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "model/report.h"
+
+namespace cpprof::pipeline {
+
+struct ReportOptions {
+  size_t top_kernels = 10;  // per rank; 0 = all
+};
+
+StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions& options);
+
+}  // namespace cpprof::pipeline

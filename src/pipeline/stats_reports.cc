@@ -1,0 +1,165 @@
+#include "pipeline/stats_reports.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "analysis/summary_stats.h"
+#include "nsys/export_reader.h"
+#include "nsys/grouped_values.h"
+#include "render/pyformat.h"
+
+namespace cpprof::pipeline {
+
+using model::StatsTable;
+using render::PyRound1;
+
+namespace {
+
+struct SummaryRow {
+  std::string name;
+  analysis::Summary s;
+};
+
+std::vector<SummaryRow> Summarize(std::vector<nsys::Group> groups) {
+  std::vector<SummaryRow> rows;
+  rows.reserve(groups.size());
+  for (auto& g : groups) rows.push_back({g.name, analysis::Summarize(g.values)});
+  return rows;
+}
+
+// nsys: round(total * 100.0 / grand, 1); NULL (an empty field) when the grand total is 0.
+std::string Share(int64_t part, int64_t grand) {
+  if (grand == 0) return "";
+  return PyRound1(static_cast<double>(part) * 100.0 / static_cast<double>(grand));
+}
+
+// The layout shared by the time summaries (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, ...).
+StatsTable DurationTable(std::vector<SummaryRow> rows, const char* count_header, const char* name_header,
+                         bool count_tiebreak) {
+  // ORDER BY total DESC[, count][, name]: nsys's own order, with the name as the last tie-break.
+  std::sort(rows.begin(), rows.end(), [&](const SummaryRow& a, const SummaryRow& b) {
+    if (a.s.total != b.s.total) return a.s.total > b.s.total;
+    if (count_tiebreak && a.s.count != b.s.count) return a.s.count < b.s.count;
+    return a.name < b.name;
+  });
+  int64_t grand = 0;
+  for (const auto& r : rows) grand += r.s.total;
+  StatsTable t;
+  t.columns = {{"Time (%)"},    {"Total Time (ns)"}, {count_header}, {"Avg (ns)"}, {"Med (ns)"},
+               {"Min (ns)"},    {"Max (ns)"},        {"StdDev (ns)"}, {name_header, false}};
+  for (const auto& r : rows) {
+    t.rows.push_back({Share(r.s.total, grand), std::to_string(r.s.total), std::to_string(r.s.count),
+                      PyRound1(r.s.mean), PyRound1(r.s.median), std::to_string(r.s.min),
+                      std::to_string(r.s.max), PyRound1(r.s.stdev), r.name});
+  }
+  return t;
+}
+
+StatsTable Skipped(std::string why) {
+  StatsTable t;
+  t.skipped = std::move(why);
+  return t;
+}
+
+StatusOr<StatsTable> KernSum(const nsys::Database& db) {
+  if (!db.HasTable("StringIds")) return Skipped(db.path() + " file does not contain StringIds table.");
+  if (!db.HasTable(nsys::kKernelTable)) return Skipped(db.path() + " does not contain CUDA kernel data.");
+  nsys::GroupedValues g;
+  CPPROF_RETURN_IF_ERROR(g.AddIntKeyed(
+      db, std::string("SELECT demangledName, end - start FROM ") + nsys::kKernelTable, "reading kernels"));
+  CPPROF_ASSIGN_OR_RETURN(auto groups, g.Finish(db));
+  return DurationTable(Summarize(std::move(groups)), "Instances", "Name", /*count_tiebreak=*/true);
+}
+
+// The memcpy/memset rows nsys's memory reports read: memcpy kinds joined to their labels.
+StatusOr<std::vector<nsys::Group>> MemGroups(const nsys::Database& db, const char* value_expr, std::string* skipped) {
+  nsys::GroupedValues g;
+  bool any = false;
+  if (db.HasTable(nsys::kMemcpyTable)) {
+    if (!db.HasTable("ENUM_CUDA_MEMCPY_OPER")) {
+      *skipped = db.path() + " does not contain ENUM_CUDA_MEMCPY_OPER table.";
+      return std::vector<nsys::Group>{};
+    }
+    CPPROF_RETURN_IF_ERROR(g.AddTextKeyed(
+        db,
+        fmt::format("SELECT '[CUDA memcpy ' || mos.label || ']', {} FROM {} AS m INNER JOIN "
+                    "ENUM_CUDA_MEMCPY_OPER AS mos ON mos.id == m.copyKind",
+                    value_expr, nsys::kMemcpyTable),
+        "reading memcpys"));
+    any = true;
+  }
+  if (db.HasTable(nsys::kMemsetTable)) {
+    CPPROF_RETURN_IF_ERROR(g.AddTextKeyed(
+        db, fmt::format("SELECT '[CUDA memset]', {} FROM {}", value_expr, nsys::kMemsetTable), "reading memsets"));
+    any = true;
+  }
+  if (!any) {
+    *skipped = db.path() + " does not contain GPU memory data.";
+    return std::vector<nsys::Group>{};
+  }
+  return g.Finish(db);
+}
+
+StatusOr<StatsTable> MemTimeSum(const nsys::Database& db) {
+  std::string skipped;
+  CPPROF_ASSIGN_OR_RETURN(auto groups, MemGroups(db, "end - start", &skipped));
+  if (!skipped.empty()) return Skipped(skipped);
+  return DurationTable(Summarize(std::move(groups)), "Count", "Operation", /*count_tiebreak=*/false);
+}
+
+StatusOr<StatsTable> MemSizeSum(const nsys::Database& db) {
+  std::string skipped;
+  CPPROF_ASSIGN_OR_RETURN(auto groups, MemGroups(db, "bytes", &skipped));
+  if (!skipped.empty()) return Skipped(skipped);
+  auto rows = Summarize(std::move(groups));
+  std::sort(rows.begin(), rows.end(), [](const SummaryRow& a, const SummaryRow& b) {
+    return a.s.total != b.s.total ? a.s.total > b.s.total : a.name < b.name;
+  });
+  using render::MegabytesFixed3;
+  StatsTable t;
+  t.columns = {{"Total (MB)"}, {"Count"},   {"Avg (MB)"},       {"Med (MB)"},
+               {"Min (MB)"},   {"Max (MB)"}, {"StdDev (MB)"}, {"Operation", false}};
+  for (const auto& r : rows) {
+    t.rows.push_back({MegabytesFixed3(static_cast<double>(r.s.total)), std::to_string(r.s.count),
+                      MegabytesFixed3(r.s.mean), MegabytesFixed3(r.s.median),
+                      MegabytesFixed3(static_cast<double>(r.s.min)), MegabytesFixed3(static_cast<double>(r.s.max)),
+                      MegabytesFixed3(r.s.stdev), r.name});
+  }
+  return t;
+}
+
+constexpr StatsReportDef kReports[] = {
+    {"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", "time per kernel name (demangled)", KernSum},
+    {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", "time per memcpy kind and memset",
+     MemTimeSum},
+    {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", "bytes per memcpy kind and memset",
+     MemSizeSum},
+};
+
+}  // namespace
+
+std::span<const StatsReportDef> StatsReports() { return kReports; }
+
+const StatsReportDef* FindStatsReport(std::string_view name) {
+  for (const auto& r : kReports) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+StatusOr<StatsTable> RunStatsReport(const StatsReportDef& report, const std::string& path) {
+  CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(path));
+  if (db.tables().empty()) {
+    return Error(ExitCode::kNotAnExport,
+                 fmt::format("'{}' is an SQLite database with no tables: not an nsys export. Export "
+                             "the report with 'nsys export --type sqlite REPORT.nsys-rep'.",
+                             path));
+  }
+  CPPROF_ASSIGN_OR_RETURN(StatsTable t, report.run(db));
+  t.report = std::string(report.name);
+  t.title = std::string(report.title);
+  return t;
+}
+
+}  // namespace cpprof::pipeline

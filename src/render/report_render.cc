@@ -1,0 +1,161 @@
+#include "render/report_render.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "render/csv.h"
+#include "render/table.h"
+
+namespace cpprof::render {
+
+using model::OpClass;
+
+namespace {
+
+// Classes with work, by kernel time (then name).
+std::vector<int> ClassesByTime(const model::RankSummary& s) {
+  std::vector<int> cls;
+  for (int c = 0; c < model::kNumOpClasses; ++c) {
+    if (s.classes[c].instances) cls.push_back(c);
+  }
+  std::sort(cls.begin(), cls.end(), [&](int a, int b) {
+    if (s.classes[a].sum_ns != s.classes[b].sum_ns) return s.classes[a].sum_ns > s.classes[b].sum_ns;
+    return model::kOpClassNames[a] < model::kOpClassNames[b];
+  });
+  return cls;
+}
+
+std::string Device(int d) { return d < 0 ? "-" : fmt::format("cuda:{}", d); }
+
+}  // namespace
+
+void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostream& out) {
+  const auto& e = r.export_info;
+  out << "cpprof report";
+  if (o.show_paths) out << ": " << e.file;
+  out << fmt::format("  (nsys {}, export schema {})\n", e.nsys_version.empty() ? "unknown" : e.nsys_version,
+                     e.schema_version.empty() ? "unknown" : e.schema_version);
+  out << fmt::format("{} rank{}, assigned by {}\n", r.ranks.size(), r.ranks.size() == 1 ? "" : "s",
+                     r.rank_method);
+  if (r.ranks.empty()) return;
+  out << "Times in ms. comm = NCCL kernels and peer copies; compute = all other GPU work (kernels, "
+         "memcpy, memset).\n\n";
+
+  out << "GPU time per rank over its span (first op start to last op end):\n"
+         "  compute-only + comm-only + both = busy;  busy + idle = span\n";
+  TextTable t({{"rank"}, {"device", TextTable::Align::kLeft}, {"span"}, {"busy"}, {"compute-only"},
+               {"comm-only"}, {"both"}, {"idle"}, {"comm % of busy"}, {"hidden comm %"}});
+  for (const auto& s : r.ranks) {
+    t.AddRow({std::to_string(s.rank), Device(s.device), Ms(s.span_ns), Ms(s.busy_ns), Ms(s.compute_only_ns),
+              Ms(s.comm_only_ns), Ms(s.both_ns), Ms(s.idle_ns), Percent(s.comm_ns, s.busy_ns),
+              Percent(s.both_ns, s.comm_ns)});
+  }
+  t.Print(out, "  ");
+  out << "  hidden comm % = time communication overlapped compute / communication time\n\n";
+
+  for (const auto& s : r.ranks) {
+    out << fmt::format("Rank {} ({}, pid {}{}): GPU time by class\n", s.rank, Device(s.device), s.pid,
+                       s.process.empty() ? "" : ", " + s.process);
+    TextTable c({{"class", TextTable::Align::kLeft}, {"kind", TextTable::Align::kLeft}, {"instances"},
+                 {"kernel time"}, {"wall time"}, {"% of span"}});
+    for (int k : ClassesByTime(s)) {
+      const auto& ct = s.classes[k];
+      c.AddRow({std::string(model::kOpClassNames[k]),
+                model::IsComm(static_cast<OpClass>(k)) ? "comm" : "compute", std::to_string(ct.instances),
+                Ms(ct.sum_ns), Ms(ct.union_ns), Percent(ct.union_ns, s.span_ns)});
+    }
+    c.Print(out, "  ");
+    out << "  kernel time sums durations (overlaps count twice); wall time is their union\n\n";
+    out << fmt::format("Rank {}: top {} kernels and memory ops by time\n", s.rank, s.top_kernels.size());
+    TextTable k({{"time"}, {"instances"}, {"class", TextTable::Align::kLeft},
+                 {"name", TextTable::Align::kLeft, 96}});
+    for (const auto& kt : s.top_kernels) {
+      k.AddRow({Ms(kt.total_ns), std::to_string(kt.instances), std::string(model::Name(kt.cls)), kt.name});
+    }
+    k.Print(out, "  ");
+    out << '\n';
+  }
+}
+
+void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostream& out) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["schema"] = fmt::format("cpprof.report/{}", model::Report::kSchemaVersion);
+  Json ex;
+  if (o.show_paths) ex["file"] = r.export_info.file;
+  ex["schema_version"] = r.export_info.schema_version;
+  ex["nsys_version"] = r.export_info.nsys_version;
+  ex["captured"] = r.export_info.captured;
+  ex["not_captured"] = r.export_info.not_captured;
+  j["export"] = ex;
+  j["ranks"] = {{"method", r.rank_method}, {"world_size", r.world_size}, {"count", r.ranks.size()}};
+  Json per = Json::array();
+  for (const auto& s : r.ranks) {
+    Json x;
+    x["rank"] = s.rank;
+    x["device"] = s.device;
+    x["pid"] = s.pid;
+    x["process"] = s.process;
+    x["first_start_ns"] = s.first_start;
+    x["last_end_ns"] = s.last_end;
+    x["span_ns"] = s.span_ns;
+    x["busy_ns"] = s.busy_ns;
+    x["compute_only_ns"] = s.compute_only_ns;
+    x["comm_only_ns"] = s.comm_only_ns;
+    x["both_ns"] = s.both_ns;
+    x["idle_ns"] = s.idle_ns;
+    x["comm_ns"] = s.comm_ns;
+    x["compute_ns"] = s.compute_ns;
+    x["ops"] = s.ops;
+    x["invalid_ops"] = s.invalid_ops;
+    Json cls = Json::object();
+    for (int k : ClassesByTime(s)) {
+      const auto& ct = s.classes[k];
+      cls[std::string(model::kOpClassNames[k])] = {
+          {"kind", model::IsComm(static_cast<OpClass>(k)) ? "comm" : "compute"},
+          {"instances", ct.instances},
+          {"sum_ns", ct.sum_ns},
+          {"union_ns", ct.union_ns}};
+    }
+    x["classes"] = cls;
+    Json top = Json::array();
+    for (const auto& kt : s.top_kernels) {
+      top.push_back({{"name", kt.name}, {"class", model::Name(kt.cls)}, {"total_ns", kt.total_ns},
+                     {"instances", kt.instances}});
+    }
+    x["top_kernels"] = top;
+    per.push_back(x);
+  }
+  j["per_rank"] = per;
+  j["notes"] = r.notes;
+  out << j.dump(2) << '\n';
+}
+
+void PrintReportCsv(const model::Report& r, const RenderOptions&, std::ostream& out) {
+  CsvWriter w(out);
+  w.Row({"section", "rank", "item", "class", "instances", "time_ns", "wall_ns"});
+  for (const auto& s : r.ranks) {
+    std::string rank = std::to_string(s.rank);
+    auto metric = [&](const char* name, int64_t v) { w.Row({"rank", rank, name, "", "", std::to_string(v), ""}); };
+    metric("span", s.span_ns);
+    metric("busy", s.busy_ns);
+    metric("compute_only", s.compute_only_ns);
+    metric("comm_only", s.comm_only_ns);
+    metric("both", s.both_ns);
+    metric("idle", s.idle_ns);
+    for (int k : ClassesByTime(s)) {
+      const auto& ct = s.classes[k];
+      w.Row({"class", rank, std::string(model::kOpClassNames[k]),
+             model::IsComm(static_cast<OpClass>(k)) ? "comm" : "compute", std::to_string(ct.instances),
+             std::to_string(ct.sum_ns), std::to_string(ct.union_ns)});
+    }
+    for (const auto& kt : s.top_kernels) {
+      w.Row({"kernel", rank, kt.name, std::string(model::Name(kt.cls)), std::to_string(kt.instances),
+             std::to_string(kt.total_ns), ""});
+    }
+  }
+}
+
+}  // namespace cpprof::render

@@ -1,0 +1,19 @@
+// `cpprof report` output: one model, three renderings (text for terminals, JSON with a
+// versioned schema documented in docs/report-json.md, CSV in long format).
+#pragma once
+
+#include <ostream>
+
+#include "model/report.h"
+
+namespace cpprof::render {
+
+struct RenderOptions {
+  bool show_paths = false;  // include the export's path (off: output is host-independent)
+};
+
+void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostream& out);
+void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostream& out);
+void PrintReportCsv(const model::Report& r, const RenderOptions& o, std::ostream& out);
+
+}  // namespace cpprof::render

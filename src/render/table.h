@@ -1,0 +1,40 @@
+// A plain-text table for terminals: right-aligned numbers, left-aligned text, long cells elided
+// in the middle (kernel names keep their start and their template tail).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cpprof::render {
+
+// Shortens `s` to at most `width` characters by replacing its middle with "...".
+std::string ElideMiddle(std::string_view s, size_t width);
+
+class TextTable {
+ public:
+  enum class Align { kLeft, kRight };
+  struct Column {
+    std::string header;
+    Align align = Align::kRight;
+    size_t max_width = 0;  // 0: unlimited; longer cells are elided in the middle
+  };
+
+  explicit TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
+  void AddRow(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  void AddRule() { rows_.emplace_back(); }  // a separator line
+  bool empty() const { return rows_.empty(); }
+  void Print(std::ostream& out, std::string_view indent = "") const;
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Formats nanoseconds as milliseconds with 3 decimals ("12.345").
+std::string Ms(int64_t ns);
+// Formats a share as a percentage with 1 decimal ("45.3"); "-" when the whole is 0.
+std::string Percent(int64_t part, int64_t whole);
+
+}  // namespace cpprof::render

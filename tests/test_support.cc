@@ -1,0 +1,117 @@
+#include "test_support.h"
+
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "cli/cli.h"
+
+namespace cpprof::testing {
+
+namespace fs = std::filesystem;
+
+std::string DataPath(const std::string& rel) { return std::string(CPPROF_TEST_DATA) + "/" + rel; }
+
+std::string TempDir() {
+  static std::string dir = [] {
+    std::string tmpl = (fs::temp_directory_path() / "cpprof-test-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    return tmpl;
+  }();
+  return dir;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<std::string> RealExportNames() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(DataPath("real"))) {
+    if (fs::exists(e.path() / (e.path().filename().string() + ".sqlite.xz"))) {
+      names.push_back(e.path().filename().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string RealExport(const std::string& name) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  std::string out = TempDir() + "/" + name + ".sqlite";
+  if (fs::exists(out)) return out;
+  std::string src = DataPath("real/" + name + "/" + name + ".sqlite.xz");
+  std::string cmd = "xz -dc '" + src + "' > '" + out + ".part' && mv '" + out + ".part' '" + out + "'";
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot decompress " + src + " (is xz installed?)");
+  return out;
+}
+
+std::string MakeDatabase(const std::string& name, const std::string& sql) {
+  std::string path = TempDir() + "/" + name;
+  fs::remove(path);
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("sqlite3_open " + path);
+  char* msg = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+    std::string m = msg ? msg : "?";
+    sqlite3_free(msg);
+    sqlite3_close(db);
+    throw std::runtime_error("fixture SQL failed: " + m);
+  }
+  sqlite3_close(db);
+  return path;
+}
+
+CliResult RunCli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  CliResult r;
+  r.rc = cli::Run(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+CliResult RunBinary(const std::vector<std::string>& args) {
+  std::string outp = TempDir() + "/bin.out", errp = TempDir() + "/bin.err";
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    std::string bin = CPPROF_BINARY;
+    argv.push_back(bin.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (!freopen(outp.c_str(), "w", stdout) || !freopen(errp.c_str(), "w", stderr)) _exit(127);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CliResult r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = ReadFile(outp);
+  r.err = ReadFile(errp);
+  return r;
+}
+
+}  // namespace cpprof::testing

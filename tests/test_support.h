@@ -1,0 +1,40 @@
+// Helpers shared by cpprof's tests: real exports (decompressed once), in-process CLI runs,
+// hand-written SQL fixtures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cpprof::testing {
+
+// Path of tests/data/<rel>.
+std::string DataPath(const std::string& rel);
+
+// A real export committed as tests/data/real/<name>/<name>.sqlite.xz, decompressed on first use
+// into a temporary directory; returns the .sqlite path.
+std::string RealExport(const std::string& name);
+
+// The names of the committed real exports.
+std::vector<std::string> RealExportNames();
+
+// A fresh SQLite database built from `sql` (run with the sqlite3 API); returns its path.
+std::string MakeDatabase(const std::string& name, const std::string& sql);
+
+// A scratch directory unique to this test process.
+std::string TempDir();
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& content);
+
+struct CliResult {
+  int rc = 0;
+  std::string out;
+  std::string err;
+};
+
+// cpprof's CLI run in-process.
+CliResult RunCli(const std::vector<std::string>& args);
+// The built cpprof binary run as a child process (black-box tests).
+CliResult RunBinary(const std::vector<std::string>& args);
+
+}  // namespace cpprof::testing
