@@ -49,6 +49,7 @@ static constexpr std::array kTable = {
     KernelPattern{M::kPrefix, "triton_red", OpClass::kSoftmaxReduction},
     KernelPattern{M::kPrefix, "triton_per", OpClass::kSoftmaxReduction},
     KernelPattern{M::kContains, "elementwise", OpClass::kElementwise},  // vectorized_/unrolled_
+    KernelPattern{M::kContains, "multi_tensor_apply", OpClass::kElementwise},  // foreach / optimizers
     KernelPattern{M::kContains, "catarraybatchedcopy", OpClass::kElementwise},
     KernelPattern{M::kContains, "copy_kernel", OpClass::kElementwise},
     KernelPattern{M::kContains, "fill_kernel", OpClass::kElementwise},

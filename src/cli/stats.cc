@@ -58,7 +58,9 @@ class StatsCommand : public Command {
   void Declare(CLI::App& app) override {
     app.add_option("file", file_, "An nsys SQLite export");
     app.add_option("-r,--report", reports_, "Report to print (repeatable, or comma-separated)")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("-f,--format", format_, "csv (exactly as 'nsys stats --format csv'), table, json")
         ->check(CLI::IsMember({"csv", "table", "json"}))
         ->capture_default_str();

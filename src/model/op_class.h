@@ -48,4 +48,10 @@ inline constexpr std::array<std::string_view, kNumOpClasses> kOpClassNames = {
 
 inline constexpr std::string_view Name(OpClass c) { return kOpClassNames[static_cast<int>(c)]; }
 
+// "comm", "compute" (kernels) or "memory" (memcpy, memset). For overlap and the busy split,
+// memory ops count on the non-communication side with the kernels.
+inline constexpr std::string_view Kind(OpClass c) {
+  return IsComm(c) ? "comm" : IsKernelCompute(c) ? "compute" : "memory";
+}
+
 }  // namespace cpprof::model

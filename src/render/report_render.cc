@@ -63,7 +63,7 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
     for (int k : ClassesByTime(s)) {
       const auto& ct = s.classes[k];
       c.AddRow({std::string(model::kOpClassNames[k]),
-                model::IsComm(static_cast<OpClass>(k)) ? "comm" : "compute", std::to_string(ct.instances),
+                std::string(model::Kind(static_cast<OpClass>(k))), std::to_string(ct.instances),
                 Ms(ct.sum_ns), Ms(ct.union_ns), Percent(ct.union_ns, s.span_ns)});
     }
     c.Print(out, "  ");
@@ -114,7 +114,7 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
     for (int k : ClassesByTime(s)) {
       const auto& ct = s.classes[k];
       cls[std::string(model::kOpClassNames[k])] = {
-          {"kind", model::IsComm(static_cast<OpClass>(k)) ? "comm" : "compute"},
+          {"kind", model::Kind(static_cast<OpClass>(k))},
           {"instances", ct.instances},
           {"sum_ns", ct.sum_ns},
           {"union_ns", ct.union_ns}};
@@ -147,8 +147,8 @@ void PrintReportCsv(const model::Report& r, const RenderOptions&, std::ostream& 
     metric("idle", s.idle_ns);
     for (int k : ClassesByTime(s)) {
       const auto& ct = s.classes[k];
-      w.Row({"class", rank, std::string(model::kOpClassNames[k]),
-             model::IsComm(static_cast<OpClass>(k)) ? "comm" : "compute", std::to_string(ct.instances),
+      w.Row({"class", rank, std::string(model::kOpClassNames[k]), model::Kind(static_cast<OpClass>(k)),
+             std::to_string(ct.instances),
              std::to_string(ct.sum_ns), std::to_string(ct.union_ns)});
     }
     for (const auto& kt : s.top_kernels) {

@@ -1,0 +1,271 @@
+"""Communication primitives for context parallelism.
+
+Everything here works on torch 1.13 + gloo (CPU) and torch 2.x + NCCL (GPU):
+gloo lacks all_gather_into_tensor / reduce_scatter, so list-based
+``dist.all_gather`` and an all-reduce fallback are used there.
+
+Point-to-point traffic always uses ``dist.batch_isend_irecv`` on the default
+group with global ranks; on NCCL each batch is one grouped launch
+(one ``ncclDevKernel_SendRecv``).
+
+Every call is counted in ``COUNTS[(tag, op)]`` (tag = calling module class,
+``.bwd`` suffix for backward) so tests can check the communication schedule
+against ``expect.json``.
+"""
+from __future__ import annotations
+
+import collections
+from typing import List, Optional, Sequence, Tuple
+
+import torch
+import torch.distributed as dist
+
+COUNTS: "collections.Counter[Tuple[str, str]]" = collections.Counter()
+
+
+def count(tag: str, op: str, n: int = 1) -> None:
+    COUNTS[(tag, op)] += n
+
+
+def reset_counts() -> None:
+    COUNTS.clear()
+
+
+def counts_by_tag() -> dict:
+    """{tag: {op: n}} snapshot of the counters."""
+    out: dict = {}
+    for (tag, op), n in sorted(COUNTS.items()):
+        out.setdefault(tag, {})[op] = n
+    return out
+
+
+def _is_gloo(group=None) -> bool:
+    return dist.get_backend(group) == "gloo"
+
+
+def group_size(group) -> int:
+    """Size of a process group; ``None`` stands for a trivial one-rank group."""
+    return 1 if group is None else dist.get_world_size(group)
+
+
+# ---------------------------------------------------------------------------
+# raw collectives
+# ---------------------------------------------------------------------------
+def all_gather_cat(x: torch.Tensor, group, dim: int, tag: str) -> torch.Tensor:
+    """All-gather ``x`` over ``group`` and concatenate along ``dim`` in group-rank order."""
+    size = group_size(group)
+    if size == 1:
+        return x
+    x = x.contiguous()
+    count(tag, "all_gather")
+    if not _is_gloo(group) and hasattr(dist, "all_gather_into_tensor"):
+        buf = x.new_empty((size,) + tuple(x.shape))
+        dist.all_gather_into_tensor(buf, x, group=group)
+        parts = buf.unbind(0)
+    else:
+        parts = [torch.empty_like(x) for _ in range(size)]
+        dist.all_gather(parts, x, group=group)
+    return torch.cat(parts, dim)
+
+
+def reduce_scatter_cat(g: torch.Tensor, group, dim: int, tag: str) -> torch.Tensor:
+    """Sum ``g`` over ``group`` and keep this rank's chunk along ``dim`` (inverse of all_gather_cat)."""
+    size = group_size(group)
+    if size == 1:
+        return g
+    idx = dist.get_rank(group)
+    if _is_gloo(group):
+        # gloo has no reduce_scatter: all-reduce the whole tensor, keep our chunk.
+        count(tag, "all_reduce")
+        full = g.contiguous().clone()
+        dist.all_reduce(full, group=group)
+        return full.chunk(size, dim)[idx].contiguous()
+    count(tag, "reduce_scatter")
+    chunks = g.chunk(size, dim)
+    out = torch.empty_like(chunks[idx], memory_format=torch.contiguous_format)
+    if hasattr(dist, "reduce_scatter_tensor"):
+        dist.reduce_scatter_tensor(out, torch.stack(chunks, 0), group=group)
+    else:
+        dist.reduce_scatter(out, [c.contiguous() for c in chunks], group=group)
+    return out
+
+
+def all_reduce_sum(x: torch.Tensor, tag: str, group=None) -> torch.Tensor:
+    """In-place sum over ``group`` (default: all ranks)."""
+    group = dist.group.WORLD if group is None else group
+    if dist.is_initialized() and dist.get_world_size(group) > 1:
+        count(tag, "all_reduce")
+        dist.all_reduce(x, group=group)
+    return x
+
+
+def batch_p2p(sends: Sequence[Tuple[torch.Tensor, int, int]],
+              recvs: Sequence[Tuple[torch.Tensor, int, int]], tag: str) -> List:
+    """Post (tensor, peer, msg_tag) sends and receives as one batch; return the works.
+
+    Message tags keep gloo's per-pair matching unambiguous; NCCL ignores them
+    (messages to one peer are then matched in posting order, which is the same
+    on both sides by construction).
+    """
+    ops = [dist.P2POp(dist.isend, t, p, tag=k) for t, p, k in sends]
+    ops += [dist.P2POp(dist.irecv, t, p, tag=k) for t, p, k in recvs]
+    if not ops:
+        return []
+    count(tag, "p2p_batch")
+    count(tag, "p2p_ops", len(ops))
+    return dist.batch_isend_irecv(ops)
+
+
+def wait_all(works) -> None:
+    for w in works:
+        w.wait()
+
+
+def broadcast_ints(values: Sequence[int], device, tag: str = "control") -> List[int]:
+    """Broadcast integer control-flow counts from rank 0 (identity without a process group)."""
+    if not dist.is_initialized() or dist.get_world_size() == 1:
+        return [int(v) for v in values]
+    t = torch.tensor([int(v) for v in values], dtype=torch.int64, device=device)
+    count(tag, "broadcast")
+    dist.broadcast(t, src=0)
+    return [int(v) for v in t.tolist()]
+
+
+# ---------------------------------------------------------------------------
+# autograd-aware primitives
+# ---------------------------------------------------------------------------
+class _GatherReduceScatter(torch.autograd.Function):
+    """All-gather whose consumers differ per rank: backward is a reduce-scatter."""
+
+    @staticmethod
+    def forward(ctx, x, group, dim, tag):
+        ctx.group, ctx.dim, ctx.tag = group, dim, tag
+        return all_gather_cat(x, group, dim, tag)
+
+    @staticmethod
+    def backward(ctx, g):
+        return reduce_scatter_cat(g, ctx.group, ctx.dim, ctx.tag + ".bwd"), None, None, None
+
+
+def gather_reduce_scatter(x, group, dim, tag):
+    if group_size(group) == 1:
+        return x
+    return _GatherReduceScatter.apply(x, group, dim, tag)
+
+
+class _GatherSlice(torch.autograd.Function):
+    """All-gather feeding *replicated* computation (identical on every rank):
+    backward keeps this rank's slice of the (identical) gradient."""
+
+    @staticmethod
+    def forward(ctx, x, group, dim, tag):
+        ctx.group, ctx.dim = group, dim
+        return all_gather_cat(x, group, dim, tag)
+
+    @staticmethod
+    def backward(ctx, g):
+        size, idx = group_size(ctx.group), dist.get_rank(ctx.group)
+        return g.chunk(size, ctx.dim)[idx].contiguous(), None, None, None
+
+
+def gather_replicated(x, group, dim, tag):
+    if group_size(group) == 1:
+        return x
+    return _GatherSlice.apply(x, group, dim, tag)
+
+
+class _SliceAllReduce(torch.autograd.Function):
+    """Take this rank's slice of a replicated tensor.  Every rank's slice
+    contributes part of the gradient, so backward all-reduces the zero-padded
+    gradient over all ranks (making it identical everywhere again)."""
+
+    @staticmethod
+    def forward(ctx, x, narrows, tag):
+        ctx.shape, ctx.narrows, ctx.tag = x.shape, narrows, tag
+        y = x
+        for dim, start, length in narrows:
+            y = y.narrow(dim, start, length)
+        return y.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        full = g.new_zeros(ctx.shape)
+        view = full
+        for dim, start, length in ctx.narrows:
+            view = view.narrow(dim, start, length)
+        view.copy_(g)
+        all_reduce_sum(full, ctx.tag + ".bwd")
+        return full, None, None
+
+
+def slice_replicated(x, narrows, tag, distributed: bool):
+    """narrows: list of (dim, start, length)."""
+    if not distributed:
+        y = x
+        for dim, start, length in narrows:
+            y = y.narrow(dim, start, length)
+        return y
+    return _SliceAllReduce.apply(x, tuple(narrows), tag)
+
+
+class _Exchange(torch.autograd.Function):
+    """Swap a tensor with ``peer`` (same shape on both sides); self-inverse."""
+
+    @staticmethod
+    def forward(ctx, x, peer, tag):
+        ctx.peer, ctx.tag = peer, tag
+        return _exchange(x, peer, tag)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _exchange(g, ctx.peer, ctx.tag + ".bwd"), None, None
+
+
+def _exchange(x, peer, tag):
+    x = x.contiguous()
+    out = torch.empty_like(x)
+    wait_all(batch_p2p([(x, peer, 7)], [(out, peer, 7)], tag))
+    return out
+
+
+def exchange(x, peer: int, tag: str):
+    if peer == dist.get_rank():
+        return x
+    return _Exchange.apply(x, peer, tag)
+
+
+def _reshard(x, split_dim, cat_dim, peers, me, tag):
+    chunks = x.chunk(len(peers), split_dim)
+    parts = [None] * len(peers)
+    parts[me] = chunks[me]
+    sends, recvs = [], []
+    for k, peer in enumerate(peers):
+        if k == me:
+            continue
+        sends.append((chunks[k].contiguous(), peer, 8))
+        parts[k] = torch.empty_like(chunks[me], memory_format=torch.contiguous_format)
+        recvs.append((parts[k], peer, 8))
+    wait_all(batch_p2p(sends, recvs, tag))
+    return torch.cat(parts, cat_dim)
+
+
+class _Reshard(torch.autograd.Function):
+    """All-to-all (one p2p batch): split along ``split_dim``, send chunk k to
+    peer k, concatenate what arrives along ``cat_dim``.  Changes which axis of
+    a 1-D-sharded pair tensor is sharded."""
+
+    @staticmethod
+    def forward(ctx, x, split_dim, cat_dim, peers, me, tag):
+        ctx.args = (split_dim, cat_dim, peers, me, tag)
+        return _reshard(x, split_dim, cat_dim, peers, me, tag)
+
+    @staticmethod
+    def backward(ctx, g):
+        split_dim, cat_dim, peers, me, tag = ctx.args
+        return _reshard(g, cat_dim, split_dim, peers, me, tag + ".bwd"), None, None, None, None, None
+
+
+def reshard(x, split_dim, cat_dim, peers, me, tag):
+    if len(peers) == 1:
+        return x
+    return _Reshard.apply(x, split_dim, cat_dim, tuple(peers), me, tag)

@@ -1,0 +1,15 @@
+"""cpfold model classes (importable; the entry modules only wire them up)."""
+from .atom_attention import AtomAttention, AtomAttentionDecoder, AtomAttentionEncoder, AtomTransformer
+from .common import (AdaLN, AttentionPairBias, ConditionedTransitionBlock, PairBiasProjection,
+                     Transition, glorot_init_, mark_pair_sharded, pair_sharded_parameters,
+                     set_context_parallel)
+from .confidence import ConfidenceModule, DistogramHead
+from .diffusion import (DiffusionConditioning, DiffusionModule, DiffusionTransformer,
+                        DiffusionTransformerBlock, EDMSampler, FourierEmbedding)
+from .embedder import InputEmbedder, RelativePositionEncoding
+from .fold import CPFoldModel
+from .msa import MSABlock, MSAModule, MSAPairWeightedAveraging, OuterProductMean
+from .pairformer import (PairformerBlock, PairformerModule, PairTransition, SingleTransition,
+                         TriangleAttention, TriangleAttentionEndingNode, TriangleAttentionStartingNode,
+                         TriangleMultiplication, TriangleMultiplicationIncoming,
+                         TriangleMultiplicationOutgoing)

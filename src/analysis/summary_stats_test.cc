@@ -1,0 +1,39 @@
+#include "analysis/summary_stats.h"
+
+#include <gtest/gtest.h>
+
+namespace cpprof::analysis {
+namespace {
+
+TEST(Summarize, OddEvenAndSingle) {
+  std::vector<int64_t> v{5, 1, 3};
+  Summary s = Summarize(v);
+  EXPECT_EQ(s.total, 9);
+  EXPECT_EQ(s.count, 3);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 5);
+  EXPECT_DOUBLE_EQ(s.mean, 3.0);
+  EXPECT_DOUBLE_EQ(s.median, 3.0);
+  EXPECT_DOUBLE_EQ(s.stdev, 2.0);  // sample standard deviation
+
+  std::vector<int64_t> e{4832, 4373893};  // ncclAllReduce in the real cpwork-trace export
+  s = Summarize(e);
+  EXPECT_DOUBLE_EQ(s.median, 2189362.5);
+  EXPECT_NEAR(s.stdev, 3089392.7, 0.05);
+
+  std::vector<int64_t> one{7};
+  s = Summarize(one);
+  EXPECT_DOUBLE_EQ(s.stdev, 0.0);
+  EXPECT_DOUBLE_EQ(s.median, 7.0);
+
+  std::vector<int64_t> none;
+  EXPECT_EQ(Summarize(none).count, 0);
+}
+
+TEST(Summarize, EvenMedianIsMeanOfMiddles) {
+  std::vector<int64_t> v{10, 1, 7, 3};
+  EXPECT_DOUBLE_EQ(Summarize(v).median, 5.0);
+}
+
+}  // namespace
+}  // namespace cpprof::analysis

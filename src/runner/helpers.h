@@ -1,0 +1,19 @@
+// Where the Python helpers shipped with cpprof (python/cpprof_helpers/*.py) are: they run under
+// the workload's own Python, so they are files, not code inside the binary.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cpprof::runner {
+
+// The places searched, in order: $CPPROF_HELPERS_DIR; beside the executable
+// (<exe>/../python/cpprof_helpers, then <exe>/../share/cpprof/python/cpprof_helpers, which covers
+// build/cpprof in a checkout and an installed prefix); the source tree cpprof was built from.
+std::vector<std::string> HelperSearchDirs();
+
+// The path of helper `file` (e.g. "validate_trace.py"), if one of those places has it.
+std::optional<std::string> FindHelper(const std::string& file);
+
+}  // namespace cpprof::runner

@@ -1,0 +1,177 @@
+// Black-box tests of the built binary: every kind of bad input gives one line on stderr that
+// names the file and says what to do, a documented exit code (docs/exit-codes.md), nothing on
+// stdout, and never a crash.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test_support.h"
+
+namespace cpprof::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kBadInput = 4;
+constexpr int kNotAnExport = 5;
+constexpr int kUsage = 2;
+
+void ExpectOneLineError(const CliResult& r, int rc, const std::string& needle) {
+  EXPECT_EQ(r.rc, rc) << r.err;
+  EXPECT_EQ(r.out, "") << "nothing on stdout when the input is bad";
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("cpprof: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+std::string Copy(const std::string& src, const std::string& name) {
+  std::string dst = TempDir() + "/" + name;
+  fs::copy_file(src, dst, fs::copy_options::overwrite_existing);
+  return dst;
+}
+
+class BadInput : public ::testing::TestWithParam<const char*> {};  // the subcommand
+
+TEST_P(BadInput, MissingFile) {
+  std::string cmd = GetParam();
+  std::vector<std::string> args{cmd};
+  if (cmd == "stats") args.insert(args.end(), {"--report", "cuda_gpu_kern_sum"});
+  args.push_back("/nonexistent/run.sqlite");
+  ExpectOneLineError(RunBinary(args), kBadInput,
+                     "cannot open '/nonexistent/run.sqlite': No such file or directory. Check the path");
+}
+
+std::vector<std::string> Args(const std::string& cmd, const std::string& file) {
+  if (cmd == "stats") return {"stats", "--report", "cuda_gpu_kern_sum", file};
+  return {cmd, file};
+}
+
+TEST_P(BadInput, NotSqlite) {
+  std::string p = TempDir() + "/notes.sqlite";
+  WriteFile(p, "this is a text file, not a database\n");
+  ExpectOneLineError(RunBinary(Args(GetParam(), p)), kBadInput, "'" + p + "' is not an SQLite database");
+}
+
+TEST_P(BadInput, NsysRepGivenByMistake) {
+  std::string p = TempDir() + "/run.nsys-rep";
+  WriteFile(p, std::string("\x01\x02QDSTRM-like binary", 20));
+  ExpectOneLineError(RunBinary(Args(GetParam(), p)), kBadInput, "nsys export --type sqlite " + p);
+}
+
+TEST_P(BadInput, EmptyFile) {
+  std::string p = TempDir() + "/empty.sqlite";
+  WriteFile(p, "");
+  ExpectOneLineError(RunBinary(Args(GetParam(), p)), kNotAnExport, "is empty (0 bytes)");
+}
+
+TEST_P(BadInput, EmptyDatabase) {
+  std::string p = MakeDatabase("nothing.sqlite", "CREATE TABLE t(x); DROP TABLE t;");
+  ExpectOneLineError(RunBinary(Args(GetParam(), p)), kNotAnExport, "is an SQLite database with no tables");
+}
+
+TEST_P(BadInput, Directory) {
+  ExpectOneLineError(RunBinary(Args(GetParam(), TempDir())), kBadInput, "is a directory");
+}
+
+TEST_P(BadInput, TruncatedExport) {
+  std::string p = Copy(RealExport("cpwork-trace"), "truncated.sqlite");
+  fs::resize_file(p, fs::file_size(p) / 2);
+  ExpectOneLineError(RunBinary(Args(GetParam(), p)), kBadInput, "is corrupt or truncated");
+}
+
+// The kernel table's root page overwritten with garbage (SQLite has no page checksums, so the
+// damage must be where the reader goes to be seen at all).
+TEST_P(BadInput, CorruptExport) {
+  std::string p = Copy(RealExport("cpwork-trace"), "corrupt.sqlite");
+  int64_t root = 0, page_size = 0;
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(p.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
+                           "WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'", -1, &st, nullptr);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    root = sqlite3_column_int64(st, 0);
+    page_size = sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  ASSERT_GT(root, 1);
+  {
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    std::string garbage(static_cast<size_t>(page_size), '\xA5');
+    f.seekp(static_cast<std::streamoff>((root - 1) * page_size));
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  ExpectOneLineError(RunBinary(Args(GetParam(), p)), kBadInput, "is corrupt or truncated");
+}
+
+INSTANTIATE_TEST_SUITE_P(Commands, BadInput, ::testing::Values("report", "stats"));
+
+TEST(BadInputReport, ForeignTables) {
+  std::string p = MakeDatabase("shop.sqlite", "CREATE TABLE users(id); CREATE TABLE orders(id);");
+  ExpectOneLineError(RunBinary({"report", p}), kNotAnExport, "not an nsys export (it has tables orders, users");
+}
+
+TEST(BadInputReport, NoKernelTable) {
+  std::string schema = ReadFile(DataPath("sql/_schema.sql"));
+  schema = schema.substr(0, schema.find("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL"));
+  std::string p = MakeDatabase("nokernels.sqlite", schema);
+  ExpectOneLineError(RunBinary({"report", p}), kNotAnExport,
+                     "holds no table 'CUPTI_ACTIVITY_KIND_KERNEL': no CUDA kernel was captured");
+}
+
+TEST(BadInputStats, NoKernelTableIsSkippedLikeNsys) {
+  std::string schema = ReadFile(DataPath("sql/_schema.sql"));
+  schema = schema.substr(0, schema.find("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL"));
+  std::string p = MakeDatabase("nokernels2.sqlite", schema);
+  CliResult r = RunBinary({"stats", "--report", "cuda_gpu_kern_sum", "--format", "csv", p});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "SKIPPED: " + p + " does not contain CUDA kernel data.\n");
+}
+
+TEST(Usage, UnknownCommandSuggests) {
+  CliResult r = RunBinary({"reprot", "x.sqlite"});
+  EXPECT_EQ(r.rc, kUsage);
+  EXPECT_EQ(r.err, "cpprof: error: unknown command 'reprot'. Did you mean 'report'? 'cpprof help' lists the commands.\n");
+}
+
+TEST(Usage, UnknownReportListsSupported) {
+  CliResult r = RunBinary({"stats", "--report", "cuda_gpu_kern", "x.sqlite"});
+  EXPECT_EQ(r.rc, kUsage);
+  EXPECT_NE(r.err.find("unknown report 'cuda_gpu_kern'. Supported reports:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cuda_gpu_mem_size_sum"), std::string::npos) << r.err;
+}
+
+TEST(Usage, BadFormatAndMissingFile) {
+  CliResult r = RunBinary({"report", "--format", "xml", "x.sqlite"});
+  EXPECT_EQ(r.rc, kUsage);
+  EXPECT_NE(r.err.find("See 'cpprof help report'"), std::string::npos) << r.err;
+  r = RunBinary({"report"});
+  EXPECT_EQ(r.rc, kUsage);
+  EXPECT_NE(r.err.find("file is required"), std::string::npos) << r.err;
+}
+
+TEST(Usage, HelpShowsExamples) {
+  CliResult r = RunBinary({"help", "report"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("Examples:"), std::string::npos);
+  EXPECT_NE(r.out.find("cpprof report run.sqlite --format json"), std::string::npos);
+  r = RunBinary({});
+  EXPECT_EQ(r.rc, kUsage);
+  EXPECT_NE(r.err.find("commands:"), std::string::npos);
+}
+
+TEST(Output, ClosedStdoutIsAnError) {
+  // `cpprof report ... | head -0`: a closed pipe must not pass for success.
+  std::string cmd = std::string("'") + CPPROF_BINARY + "' report '" + RealExport("cpwork-trace") +
+                    "' > /dev/full 2>/dev/null";
+  int rc = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 1);
+}
+
+}  // namespace
+}  // namespace cpprof::testing

@@ -1,0 +1,177 @@
+// `cpprof report` on hand-written fixtures with answers worked out by hand, and on the real
+// exports: invariants, an independent SQL cross-check, and golden JSON (rebaseline with
+// CPPROF_REBASELINE=1, then review the diff).
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace cpprof::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Fixture(const std::string& name) {
+  return MakeDatabase(name + ".sqlite", ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/" + name + ".sql")));
+}
+
+json ReportJson(const std::string& path, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"report", "--format", "json", path};
+  args.insert(args.end(), extra.begin(), extra.end());
+  CliResult r = RunCli(args);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  return json::parse(r.out);
+}
+
+TEST(ReportFixture, OverlappingStreamsByHand) {
+  json j = ReportJson(Fixture("overlapping_streams"));
+  ASSERT_EQ(j["per_rank"].size(), 1u);
+  const json& r = j["per_rank"][0];
+  EXPECT_EQ(r["span_ns"], 700);
+  EXPECT_EQ(r["compute_ns"], 250);
+  EXPECT_EQ(r["comm_ns"], 300);
+  EXPECT_EQ(r["both_ns"], 30);
+  EXPECT_EQ(r["compute_only_ns"], 220);
+  EXPECT_EQ(r["comm_only_ns"], 270);
+  EXPECT_EQ(r["busy_ns"], 520);
+  EXPECT_EQ(r["idle_ns"], 180);
+  EXPECT_EQ(r["classes"]["SendRecv"]["sum_ns"], 280);
+  EXPECT_EQ(r["classes"]["SendRecv"]["instances"], 2);
+  EXPECT_EQ(r["classes"]["AllGather"]["union_ns"], 40);
+  EXPECT_EQ(r["classes"]["GEMM"]["sum_ns"], 200);
+  EXPECT_EQ(r["classes"]["elementwise"]["kind"], "compute");
+  EXPECT_EQ(r["top_kernels"][0]["name"], "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_EQ(j["export"]["schema_version"], "3.20.3");
+}
+
+TEST(ReportFixture, ZeroKernelsIsAnEmptyReportWithANote) {
+  CliResult r = RunCli({"report", Fixture("zero_kernels")});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("0 ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("has a kernel table but no GPU work"), std::string::npos) << r.err;
+}
+
+TEST(ReportFixture, RanksByDeviceWithoutNcclPayload) {
+  json j = ReportJson(Fixture("ranks_by_device"));
+  EXPECT_EQ(j["ranks"]["method"], "device order (the export has no NCCL rank payloads)");
+  ASSERT_EQ(j["per_rank"].size(), 2u);
+  EXPECT_EQ(j["per_rank"][0]["pid"], 300);
+  EXPECT_EQ(j["per_rank"][0]["device"], 0);
+  EXPECT_EQ(j["per_rank"][1]["pid"], 200);
+}
+
+TEST(ReportFixture, RanksFromNcclPayloads) {
+  json j = ReportJson(Fixture("nccl_payload"));
+  EXPECT_EQ(j["ranks"]["method"], "NCCL NVTX payloads (ncclCommInitRank: Rank, No. of ranks)");
+  EXPECT_EQ(j["ranks"]["world_size"], 2);
+  ASSERT_EQ(j["per_rank"].size(), 2u);
+  // Payloads say pid 200 (device 1) is rank 0 and pid 300 (device 0) is rank 1.
+  EXPECT_EQ(j["per_rank"][0]["pid"], 200);
+  EXPECT_EQ(j["per_rank"][0]["device"], 1);
+  EXPECT_EQ(j["per_rank"][1]["pid"], 300);
+}
+
+TEST(ReportFixture, NotCapturedIsSaidOnceOnStderr) {
+  CliResult r = RunCli({"report", Fixture("overlapping_streams")});
+  EXPECT_EQ(r.rc, 0);
+  size_t first = r.err.find("not captured:");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(r.err.find("not captured:", first + 1), std::string::npos);
+  EXPECT_NE(r.err.find("GPU memory usage (captured with --cuda-memory-usage true)"), std::string::npos);
+  EXPECT_EQ(r.out.find("not captured"), std::string::npos);  // stdout carries data only
+}
+
+// Sums straight from SQL, per process: an oracle independent of cpprof's reader and classes.
+std::map<int, int64_t> SqlKernelTimePerPid(const std::string& path) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  std::map<int, int64_t> out;
+  const char* sql =
+      "SELECT globalPid >> 24 & 16777215, sum(d) FROM ("
+      " SELECT globalPid, end - start AS d FROM CUPTI_ACTIVITY_KIND_KERNEL"
+      " UNION ALL SELECT globalPid, end - start FROM CUPTI_ACTIVITY_KIND_MEMCPY"
+      " UNION ALL SELECT globalPid, end - start FROM CUPTI_ACTIVITY_KIND_MEMSET) GROUP BY 1";
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK);
+  while (sqlite3_step(st) == SQLITE_ROW) out[sqlite3_column_int(st, 0)] = sqlite3_column_int64(st, 1);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+class ReportReal : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReportReal, TotalsAddUpAndMatchSql) {
+  std::string path = RealExport(GetParam());
+  json j = ReportJson(path, {"--top", "0"});
+  auto sql = SqlKernelTimePerPid(path);
+  ASSERT_EQ(j["per_rank"].size(), 2u) << "every real export is a 2-rank torchrun job";
+  for (const json& r : j["per_rank"]) {
+    int64_t span = r["span_ns"], busy = r["busy_ns"];
+    EXPECT_EQ(int64_t(r["compute_only_ns"]) + int64_t(r["comm_only_ns"]) + int64_t(r["both_ns"]), busy);
+    EXPECT_EQ(busy + int64_t(r["idle_ns"]), span);
+    EXPECT_EQ(int64_t(r["comm_only_ns"]) + int64_t(r["both_ns"]), int64_t(r["comm_ns"]));
+    EXPECT_GT(busy, 0);
+    EXPECT_LE(busy, span);
+    int64_t class_sum = 0, kernel_sum = 0, unions = 0;
+    for (const auto& [name, c] : r["classes"].items()) {
+      class_sum += int64_t(c["sum_ns"]);
+      unions += int64_t(c["union_ns"]);
+      EXPECT_LE(int64_t(c["union_ns"]), int64_t(c["sum_ns"])) << name;
+    }
+    EXPECT_GE(unions, busy);  // class unions may overlap each other, never cover less than busy
+    for (const json& k : r["top_kernels"]) kernel_sum += int64_t(k["total_ns"]);
+    EXPECT_EQ(class_sum, kernel_sum);
+    EXPECT_EQ(class_sum, sql.at(r["pid"])) << "pid " << r["pid"];
+    EXPECT_EQ(r["invalid_ops"], 0);
+  }
+  // The cpwork job communicates in every configuration: both ranks show NCCL work.
+  for (const json& r : j["per_rank"]) EXPECT_GT(int64_t(r["comm_ns"]), 0);
+  // Ranks follow devices (NCCL payload values are absent in nsys 2025.3 exports).
+  EXPECT_EQ(j["per_rank"][0]["device"], 0);
+  EXPECT_EQ(j["per_rank"][1]["device"], 1);
+}
+
+TEST_P(ReportReal, GoldenJson) {
+  std::string name = GetParam();
+  json j = ReportJson(RealExport(name));
+  std::string golden = DataPath("golden/" + name + ".report.json");
+  if (std::getenv("CPPROF_REBASELINE")) {
+    std::filesystem::create_directories(DataPath("golden"));
+    WriteFile(golden, j.dump(2) + "\n");
+    GTEST_SKIP() << "rebaselined " << golden;
+  }
+  ASSERT_TRUE(std::filesystem::exists(golden)) << "run with CPPROF_REBASELINE=1 to create " << golden;
+  EXPECT_EQ(j.dump(2) + "\n", ReadFile(golden)) << "review, then rebaseline with CPPROF_REBASELINE=1";
+}
+
+TEST_P(ReportReal, TextAndCsvRender) {
+  std::string path = RealExport(GetParam());
+  CliResult text = RunCli({"report", path});
+  EXPECT_EQ(text.rc, 0);
+  EXPECT_NE(text.out.find("GPU time per rank over its span"), std::string::npos);
+  EXPECT_EQ(text.out.find(path), std::string::npos) << "no host paths unless asked";
+  CliResult with_path = RunCli({"report", "--show-paths", path});
+  EXPECT_NE(with_path.out.find(path), std::string::npos);
+  CliResult csv = RunCli({"report", "--format", "csv", path});
+  EXPECT_EQ(csv.rc, 0);
+  EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')), "section,rank,item,class,instances,time_ns,wall_ns");
+  // Deterministic: the same input gives the same bytes.
+  EXPECT_EQ(RunCli({"report", "--format", "csv", path}).out, csv.out);
+}
+
+INSTANTIATE_TEST_SUITE_P(RealExports, ReportReal, ::testing::ValuesIn(RealExportNames()),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           std::string n = p.param;
+                           for (char& ch : n) {
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace cpprof::testing
