@@ -34,6 +34,27 @@ class UnionBuilder {
   int64_t closed_length_ = 0;
 };
 
+// The length of a union, fed in non-decreasing start order, in O(1) memory.
+class UnionLength {
+ public:
+  void Add(int64_t start, int64_t end) {
+    if (end <= start) return;
+    if (!open_) {
+      cur_start_ = start, cur_end_ = end, open_ = true;
+    } else if (start <= cur_end_) {
+      if (end > cur_end_) cur_end_ = end;
+    } else {
+      closed_ += cur_end_ - cur_start_;
+      cur_start_ = start, cur_end_ = end;
+    }
+  }
+  int64_t length() const { return closed_ + (open_ ? cur_end_ - cur_start_ : 0); }
+
+ private:
+  int64_t cur_start_ = 0, cur_end_ = 0, closed_ = 0;
+  bool open_ = false;
+};
+
 // Union of intervals in any order (sorts a copy).
 Segments Union(std::vector<Interval> intervals);
 // Union of intervals already sorted by start.

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "analysis/intervals.h"
+#include "analysis/op_sweep.h"
 
 namespace cpprof::analysis {
 
@@ -20,47 +21,42 @@ model::RankSummary SummarizeRank(model::ProcessGpuWork& work,
   s.process = work.name;
   s.invalid_ops = work.invalid_ops;
 
-  std::array<Segments, model::kNumOpClasses> unions;
+  // One sweep in start order: union lengths need O(1) memory each. The split follows from
+  // |comm u compute| = |comm| + |compute| - |comm n compute|.
+  std::array<UnionLength, model::kNumOpClasses> class_union;
+  UnionLength all, comm, compute;
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-  for (int c = 0; c < model::kNumOpClasses; ++c) {
-    auto& v = work.by_class[c];
+  ForEachOpByStart(work, [&](int64_t start, int64_t end, OpClass cls) {
+    int c = static_cast<int>(cls);
     auto& ct = s.classes[c];
-    ct.instances = static_cast<int64_t>(v.size());
-    for (const auto& iv : v) {
-      ct.sum_ns += iv.end - iv.start;
-      first = std::min(first, iv.start);
-      last = std::max(last, iv.end);
-    }
-    SortByStart(v);
-    unions[c] = UnionSorted(v);
-    ct.union_ns = Length(unions[c]);
-    s.ops += ct.instances;
+    ct.sum_ns += end - start;
+    ++ct.instances;
+    class_union[c].Add(start, end);
+    all.Add(start, end);
+    (model::IsComm(cls) ? comm : compute).Add(start, end);
+    first = std::min(first, start);
+    last = std::max(last, end);
+  });
+  for (int c = 0; c < model::kNumOpClasses; ++c) {
+    s.classes[c].union_ns = class_union[c].length();
+    s.ops += s.classes[c].instances;
   }
   if (s.ops == 0) return s;
   s.first_start = first;
   s.last_end = last;
   s.span_ns = last - first;
-
-  std::vector<const Segments*> comm_lists, compute_lists;
-  for (int c = 0; c < model::kNumOpClasses; ++c) {
-    (model::IsComm(static_cast<OpClass>(c)) ? comm_lists : compute_lists).push_back(&unions[c]);
-  }
-  Segments comm = UnionOf(comm_lists);
-  Segments compute = UnionOf(compute_lists);
-  s.comm_ns = Length(comm);
-  s.compute_ns = Length(compute);
-  s.both_ns = IntersectionLength(comm, compute);
+  s.busy_ns = all.length();
+  s.comm_ns = comm.length();
+  s.compute_ns = compute.length();
+  s.both_ns = s.comm_ns + s.compute_ns - s.busy_ns;
   s.comm_only_ns = s.comm_ns - s.both_ns;
   s.compute_only_ns = s.compute_ns - s.both_ns;
-  s.busy_ns = s.comm_only_ns + s.compute_only_ns + s.both_ns;
   s.idle_ns = s.span_ns - s.busy_ns;
 
   for (const auto& [id, t] : work.kernels) {
     s.top_kernels.push_back({kernel_name(id), kernel_class(id), t.total_ns, t.instances});
   }
-  for (const auto& [name, t] : work.mem_ops) {
-    s.top_kernels.push_back({name, t.cls, t.total_ns, t.instances});
-  }
+  for (const auto& [name, t] : work.mem_ops) s.top_kernels.push_back({name, t.cls, t.total_ns, t.instances});
   std::sort(s.top_kernels.begin(), s.top_kernels.end(), [](const auto& a, const auto& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
   });

@@ -10,7 +10,7 @@
 namespace cpprof::analysis {
 
 // `kernel_name` maps a StringIds id to its name. `top` bounds top_kernels (0: all).
-// Sorts the process's intervals in place (they are not needed in table order afterwards).
+// May reorder the process's ops (chunks are sorted in place when they are out of order).
 model::RankSummary SummarizeRank(model::ProcessGpuWork& work,
                                  const std::function<std::string(int64_t)>& kernel_name,
                                  const std::function<model::OpClass(int64_t)>& kernel_class,

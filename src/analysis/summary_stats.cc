@@ -5,35 +5,65 @@
 
 namespace cpprof::analysis {
 
-Summary Summarize(std::vector<int64_t>& values) {
-  Summary s;
-  s.count = static_cast<int64_t>(values.size());
-  if (values.empty()) return s;
-  s.min = values.front();
-  s.max = values.front();
-  double mean = 0, m2 = 0;
-  int64_t n = 0;
-  for (int64_t v : values) {
-    s.total += v;
-    s.min = std::min(s.min, v);
-    s.max = std::max(s.max, v);
+namespace {
+
+// Running totals and Welford's variance, fed in table order.
+class Accumulator {
+ public:
+  void Add(int64_t v) {
+    if (s_.count == 0) s_.min = s_.max = v;
+    s_.total += v;
+    s_.min = std::min(s_.min, v);
+    s_.max = std::max(s_.max, v);
+    ++s_.count;
     double x = static_cast<double>(v);
-    ++n;
-    double delta = x - mean;
-    mean += delta / static_cast<double>(n);
-    m2 += delta * (x - mean);
+    double delta = x - mean_;
+    mean_ += delta / static_cast<double>(s_.count);
+    m2_ += delta * (x - mean_);
   }
-  s.mean = static_cast<double>(s.total) / static_cast<double>(s.count);
-  s.stdev = s.count > 1 ? std::sqrt(m2 / static_cast<double>(s.count - 1)) : 0.0;
+  Summary Finish() const {
+    Summary s = s_;
+    if (s.count == 0) return s;
+    s.mean = static_cast<double>(s.total) / static_cast<double>(s.count);
+    s.stdev = s.count > 1 ? std::sqrt(m2_ / static_cast<double>(s.count - 1)) : 0.0;
+    return s;
+  }
+
+ private:
+  Summary s_;
+  double mean_ = 0, m2_ = 0;
+};
+
+double Median(std::vector<int64_t>& values) {
   size_t mid = values.size() / 2;
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
   double hi = static_cast<double>(values[mid]);
-  if (values.size() % 2 == 1) {
-    s.median = hi;
-  } else {
-    double lo = static_cast<double>(*std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid)));
-    s.median = (lo + hi) / 2.0;
+  if (values.size() % 2 == 1) return hi;
+  double lo = static_cast<double>(*std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid)));
+  return (lo + hi) / 2.0;
+}
+
+}  // namespace
+
+Summary Summarize(std::vector<int64_t>& values) {
+  Accumulator acc;
+  for (int64_t v : values) acc.Add(v);
+  Summary s = acc.Finish();
+  if (!values.empty()) s.median = Median(values);
+  return s;
+}
+
+Summary Summarize(const model::ChunkedVector<int64_t>& values, std::vector<int64_t>& scratch) {
+  Accumulator acc;
+  scratch.clear();
+  for (size_t c = 0; c < values.num_chunks(); ++c) {
+    for (int64_t v : values.chunk(c)) {
+      acc.Add(v);
+      scratch.push_back(v);
+    }
   }
+  Summary s = acc.Finish();
+  if (!scratch.empty()) s.median = Median(scratch);
   return s;
 }
 

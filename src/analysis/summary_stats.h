@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "model/gpu_work.h"
+
 namespace cpprof::analysis {
 
 struct Summary {
@@ -22,5 +24,8 @@ struct Summary {
 
 // `values` in table order; reordered (partially sorted) on return.
 Summary Summarize(std::vector<int64_t>& values);
+
+// The same over chunked values; `scratch` is reused between calls for the median.
+Summary Summarize(const model::ChunkedVector<int64_t>& values, std::vector<int64_t>& scratch);
 
 }  // namespace cpprof::analysis

@@ -1,10 +1,13 @@
-// The GPU work of an export, per process: intervals by class and per-kernel-name totals.
-// Filled by nsys/gpu_work_loader from the kernel, memcpy and memset tables.
+// The GPU work of an export, per process: every kernel, memcpy and memset as a compact op
+// (16 bytes: start, duration, class), plus per-name totals. Filled by nsys/gpu_work_loader from
+// the kernel, memcpy and memset tables; ops stay in table order (analysis sorts them).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -13,6 +16,48 @@
 #include "model/op_class.h"
 
 namespace cpprof::model {
+
+struct GpuOp {
+  int64_t start = 0;
+  uint32_t duration = 0;  // ns; ops longer than kMaxOpDuration live in ProcessGpuWork::long_ops
+  OpClass cls = OpClass::kComputeOther;
+  int64_t end() const { return start + duration; }
+};
+static_assert(sizeof(GpuOp) == 16, "one op must stay 16 bytes: exports hold millions");
+inline constexpr int64_t kMaxOpDuration = UINT32_MAX;  // ~4.29 s
+
+struct LongOp {
+  Interval iv;
+  OpClass cls;
+};
+
+// Append-only storage in chunks that grow geometrically (64 .. 32768 elements): no reallocation
+// copies and at most one partly filled chunk, so memory stays close to 16 bytes per op.
+template <typename T>
+class ChunkedVector {
+ public:
+  void push_back(const T& v) {
+    if (chunks_.empty() || sizes_.back() == capacity_) {
+      capacity_ = chunks_.empty() ? kFirst : std::min(capacity_ * 2, kLast);
+      chunks_.emplace_back(new T[capacity_]);
+      sizes_.push_back(0);
+    }
+    chunks_.back()[sizes_.back()++] = v;
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t num_chunks() const { return chunks_.size(); }
+  std::span<T> chunk(size_t i) { return {chunks_[i].get(), sizes_[i]}; }
+  std::span<const T> chunk(size_t i) const { return {chunks_[i].get(), sizes_[i]}; }
+
+ private:
+  static constexpr size_t kFirst = 64, kLast = 32768;
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::vector<size_t> sizes_;
+  size_t capacity_ = 0;
+  size_t size_ = 0;
+};
 
 struct NameTotal {
   int64_t total_ns = 0;
@@ -23,10 +68,11 @@ struct NameTotal {
 struct ProcessGpuWork {
   int64_t global_pid = 0;
   int pid = 0;
-  std::string name;                      // process name, "" when PROCESSES lacks it
+  std::string name;                       // process name, "" when PROCESSES lacks it
   std::map<int, int64_t> ops_per_device;  // deviceId -> ops
-  std::array<std::vector<Interval>, kNumOpClasses> by_class;  // in table order, unsorted
-  std::unordered_map<int64_t, NameTotal> kernels;             // StringIds id -> totals
+  ChunkedVector<GpuOp> ops;               // table order
+  std::vector<LongOp> long_ops;           // ops longer than kMaxOpDuration (rare)
+  std::unordered_map<int64_t, NameTotal> kernels;  // StringIds id -> totals
   std::map<std::string, NameTotal> mem_ops;  // "[CUDA memcpy Host-to-Device]" etc. -> totals
   int64_t invalid_ops = 0;                   // end < start, left out
 

@@ -48,6 +48,15 @@ class ProcessIndex {
   size_t last_idx_ = 0;
 };
 
+void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c) {
+  int64_t d = end - start;
+  if (d <= model::kMaxOpDuration) {
+    p.ops.push_back({start, static_cast<uint32_t>(d), c});
+  } else {
+    p.long_ops.push_back({{start, end}, c});
+  }
+}
+
 }  // namespace
 
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema,
@@ -81,7 +90,7 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
       return;
     }
     OpClass c = class_of(r.name_id);
-    p.by_class[static_cast<int>(c)].push_back({r.start, r.end});
+    AddOp(p, r.start, r.end, c);
     auto& t = p.kernels[r.name_id];
     t.total_ns += r.end - r.start;
     ++t.instances;
@@ -99,7 +108,7 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     OpClass c = r.copy_kind < 0                     ? OpClass::kMemset
                 : r.copy_kind == kMemcpyPeerToPeer ? OpClass::kPeerCopy
                                                    : OpClass::kMemcpy;
-    p.by_class[static_cast<int>(c)].push_back({r.start, r.end});
+    AddOp(p, r.start, r.end, c);
     std::string name;
     if (r.copy_kind < 0) {
       name = "[CUDA memset]";

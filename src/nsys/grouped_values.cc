@@ -7,7 +7,7 @@ namespace cpprof::nsys {
 Status GroupedValues::AddIntKeyed(const Database& db, const std::string& sql, const std::string& what) {
   CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(sql, what));
   int64_t last_key = 0;
-  std::vector<int64_t>* last = nullptr;
+  model::ChunkedVector<int64_t>* last = nullptr;
   while (st.Step()) {
     int64_t v = st.Int(1);
     if (st.IsNull(0)) {
@@ -41,7 +41,7 @@ StatusOr<std::vector<Group>> GroupedValues::Finish(const Database& db) {
   if (!null_key_.empty()) out.push_back({"", std::move(null_key_)});
   for (auto& [name, values] : by_text_) out.push_back({name, std::move(values)});
   // Groups of equal names (a NULL key and an id without a string) are one group in nsys (GROUP
-  // BY name): merge them, keeping table order within each.
+  // BY name): merge them.
   std::unordered_map<std::string, size_t> first;
   std::vector<Group> merged;
   for (auto& g : out) {
@@ -50,7 +50,9 @@ StatusOr<std::vector<Group>> GroupedValues::Finish(const Database& db) {
       merged.push_back(std::move(g));
     } else {
       auto& dst = merged[it->second].values;
-      dst.insert(dst.end(), g.values.begin(), g.values.end());
+      for (size_t c = 0; c < g.values.num_chunks(); ++c) {
+        for (int64_t v : g.values.chunk(c)) dst.push_back(v);
+      }
     }
   }
   by_id_.clear();

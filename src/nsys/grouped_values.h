@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/gpu_work.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::nsys {
 
 struct Group {
   std::string name;
-  std::vector<int64_t> values;
+  model::ChunkedVector<int64_t> values;  // table order; chunked so memory stays ~8 bytes a value
 };
 
 // Runs `sql`, which must yield (integer key, integer value) rows, and groups the values by key;
@@ -28,9 +29,9 @@ class GroupedValues {
   StatusOr<std::vector<Group>> Finish(const Database& db);
 
  private:
-  std::unordered_map<int64_t, std::vector<int64_t>> by_id_;
-  std::vector<int64_t> null_key_;  // rows whose key was NULL
-  std::unordered_map<std::string, std::vector<int64_t>> by_text_;
+  std::unordered_map<int64_t, model::ChunkedVector<int64_t>> by_id_;
+  model::ChunkedVector<int64_t> null_key_;  // rows whose key was NULL
+  std::unordered_map<std::string, model::ChunkedVector<int64_t>> by_text_;
 };
 
 }  // namespace cpprof::nsys

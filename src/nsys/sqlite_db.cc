@@ -130,8 +130,9 @@ StatusOr<Database> Database::Open(const std::string& path) {
   std::unique_ptr<sqlite3, Closer> db(raw);
   if (rc != SQLITE_OK) return SqliteError(rc, path, "opening it", raw ? sqlite3_errmsg(raw) : nullptr);
 
-  // Reading is sequential and the file is not ours to change: map it and never lock for long.
-  sqlite3_exec(raw, "PRAGMA mmap_size=1099511627776; PRAGMA cache_size=-65536; PRAGMA query_only=1;",
+  // Reading is one sequential pass: a small page cache is enough, and no memory map (mapped
+  // pages would count as resident memory, and exports are often larger than RAM budgets).
+  sqlite3_exec(raw, "PRAGMA mmap_size=0; PRAGMA cache_size=-8192; PRAGMA query_only=1;",
                nullptr, nullptr, nullptr);
 
   std::vector<std::string> tables;

@@ -24,7 +24,11 @@ struct SummaryRow {
 std::vector<SummaryRow> Summarize(std::vector<nsys::Group> groups) {
   std::vector<SummaryRow> rows;
   rows.reserve(groups.size());
-  for (auto& g : groups) rows.push_back({g.name, analysis::Summarize(g.values)});
+  std::vector<int64_t> scratch;
+  for (auto& g : groups) {
+    rows.push_back({g.name, analysis::Summarize(g.values, scratch)});
+    g.values = {};  // free as we go: peak memory is the values plus the largest group
+  }
   return rows;
 }
 
