@@ -24,6 +24,8 @@ std::vector<Case> Cases() {
   return cases;
 }
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.export_name << " " << c.report; }
+
 class StatsGolden : public ::testing::TestWithParam<Case> {};
 
 TEST_P(StatsGolden, MatchesNsysCsv) {

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs what cpprof needs to build and test on Debian 12 / Ubuntu 22.04+ (apt only).
+set -euo pipefail
+sudo=""
+[ "$(id -u)" = 0 ] || sudo=sudo
+$sudo apt-get update -qq
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  cmake ninja-build g++ pkg-config \
+  libsqlite3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev \
+  sqlite3 xz-utils time \
+  python3 python3-torch python3-pytest > /dev/null
+echo "tools/install-deps.sh: dependencies installed"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every test of cpprof: the C++ tests (unit, golden on real nsys exports, black-box on the
+# built binary) in a normal build and again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# then the Python tests of the reference workload (cpfold) and of cpprof's helpers.
+#
+#   tools/test.sh              # everything (what CI runs)
+#   tools/test.sh --no-sanitize
+#
+# Needs the packages that tools/install-deps.sh installs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sanitize=1
+[ "${1:-}" = "--no-sanitize" ] && sanitize=0
+jobs=$(nproc)
+
+build_and_test() {  # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" > "$dir.cmake.log" 2>&1 || {
+    cat "$dir.cmake.log"; exit 1; }
+  ninja -C "$dir"
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs"
+}
+
+echo "== C++ build and tests"
+mkdir -p build
+build_and_test build
+if [ "$sanitize" = 1 ]; then
+  echo "== C++ tests under ASan + UBSan"
+  mkdir -p build-asan
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    build_and_test build-asan -DCPPROF_SANITIZE=ON
+fi
+
+if [ -d python/tests ]; then
+  echo "== Python tests (reference workload, helpers)"
+  py=/usr/bin/python3
+  "$py" -c 'import torch, pytest' 2>/dev/null || {
+    echo "tools/test.sh: $py lacks torch or pytest: run tools/install-deps.sh"; exit 1; }
+  (cd python && PYTHONPATH=. "$py" -m pytest -q -p no:cacheprovider tests)
+fi
