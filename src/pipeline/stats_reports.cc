@@ -7,57 +7,21 @@
 #include "analysis/summary_stats.h"
 #include "nsys/export_reader.h"
 #include "nsys/grouped_values.h"
+#include "pipeline/nvtx_reports.h"
+#include "pipeline/summary_table.h"
 #include "render/pyformat.h"
 
 namespace cpprof::pipeline {
 
 using model::StatsTable;
-using render::PyRound1;
 
 namespace {
 
-struct SummaryRow {
-  std::string name;
-  analysis::Summary s;
-};
-
 std::vector<SummaryRow> Summarize(std::vector<nsys::Group> groups) {
-  std::vector<SummaryRow> rows;
-  rows.reserve(groups.size());
-  std::vector<int64_t> scratch;
-  for (auto& g : groups) {
-    rows.push_back({g.name, analysis::Summarize(g.values, scratch)});
-    g.values = {};  // free as we go: peak memory is the values plus the largest group
-  }
-  return rows;
-}
-
-// nsys: round(total * 100.0 / grand, 1); NULL (an empty field) when the grand total is 0.
-std::string Share(int64_t part, int64_t grand) {
-  if (grand == 0) return "";
-  return PyRound1(static_cast<double>(part) * 100.0 / static_cast<double>(grand));
-}
-
-// The layout shared by the time summaries (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, ...).
-StatsTable DurationTable(std::vector<SummaryRow> rows, const char* count_header, const char* name_header,
-                         bool count_tiebreak) {
-  // ORDER BY total DESC[, count][, name]: nsys's own order, with the name as the last tie-break.
-  std::sort(rows.begin(), rows.end(), [&](const SummaryRow& a, const SummaryRow& b) {
-    if (a.s.total != b.s.total) return a.s.total > b.s.total;
-    if (count_tiebreak && a.s.count != b.s.count) return a.s.count < b.s.count;
-    return a.name < b.name;
-  });
-  int64_t grand = 0;
-  for (const auto& r : rows) grand += r.s.total;
-  StatsTable t;
-  t.columns = {{"Time (%)"},    {"Total Time (ns)"}, {count_header}, {"Avg (ns)"}, {"Med (ns)"},
-               {"Min (ns)"},    {"Max (ns)"},        {"StdDev (ns)"}, {name_header, false}};
-  for (const auto& r : rows) {
-    t.rows.push_back({Share(r.s.total, grand), std::to_string(r.s.total), std::to_string(r.s.count),
-                      PyRound1(r.s.mean), PyRound1(r.s.median), std::to_string(r.s.min),
-                      std::to_string(r.s.max), PyRound1(r.s.stdev), r.name});
-  }
-  return t;
+  std::vector<KeyedValues> keyed;
+  keyed.reserve(groups.size());
+  for (auto& g : groups) keyed.push_back({{std::move(g.name)}, std::move(g.values)});
+  return SummarizeGroups(std::move(keyed));
 }
 
 StatsTable Skipped(std::string why) {
@@ -73,7 +37,7 @@ StatusOr<StatsTable> KernSum(const nsys::Database& db) {
   CPPROF_RETURN_IF_ERROR(g.AddIntKeyed(
       db, std::string("SELECT demangledName, end - start FROM ") + nsys::kKernelTable, "reading kernels"));
   CPPROF_ASSIGN_OR_RETURN(auto groups, g.Finish(db));
-  return DurationTable(Summarize(std::move(groups)), "Instances", "Name", /*count_tiebreak=*/true);
+  return DurationSummaryTable(Summarize(std::move(groups)), "Instances", {"Name"}, TieBreak::kCountThenKeys);
 }
 
 // The memcpy/memset rows nsys's memory reports read: memcpy kinds joined to their labels.
@@ -109,7 +73,7 @@ StatusOr<StatsTable> MemTimeSum(const nsys::Database& db) {
   std::string skipped;
   CPPROF_ASSIGN_OR_RETURN(auto groups, MemGroups(db, "end - start", &skipped));
   if (!skipped.empty()) return Skipped(skipped);
-  return DurationTable(Summarize(std::move(groups)), "Count", "Operation", /*count_tiebreak=*/false);
+  return DurationSummaryTable(Summarize(std::move(groups)), "Count", {"Operation"}, TieBreak::kKeys);
 }
 
 StatusOr<StatsTable> MemSizeSum(const nsys::Database& db) {
@@ -118,7 +82,7 @@ StatusOr<StatsTable> MemSizeSum(const nsys::Database& db) {
   if (!skipped.empty()) return Skipped(skipped);
   auto rows = Summarize(std::move(groups));
   std::sort(rows.begin(), rows.end(), [](const SummaryRow& a, const SummaryRow& b) {
-    return a.s.total != b.s.total ? a.s.total > b.s.total : a.name < b.name;
+    return a.s.total != b.s.total ? a.s.total > b.s.total : a.keys < b.keys;
   });
   using render::MegabytesFixed3;
   StatsTable t;
@@ -128,7 +92,7 @@ StatusOr<StatsTable> MemSizeSum(const nsys::Database& db) {
     t.rows.push_back({MegabytesFixed3(static_cast<double>(r.s.total)), std::to_string(r.s.count),
                       MegabytesFixed3(r.s.mean), MegabytesFixed3(r.s.median),
                       MegabytesFixed3(static_cast<double>(r.s.min)), MegabytesFixed3(static_cast<double>(r.s.max)),
-                      MegabytesFixed3(r.s.stdev), r.name});
+                      MegabytesFixed3(r.s.stdev), r.keys[0]});
   }
   return t;
 }
@@ -139,6 +103,7 @@ constexpr StatsReportDef kReports[] = {
      MemTimeSum},
     {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", "bytes per memcpy kind and memset",
      MemSizeSum},
+    {"nvtx_sum", "NVTX Range Summary", "time per NVTX range (\"domain:text\") and style", NvtxSum},
 };
 
 }  // namespace

@@ -1,0 +1,70 @@
+#include "nsys/nvtx_reader.h"
+
+#include <fmt/format.h>
+
+#include "nsys/export_reader.h"
+
+namespace cpprof::nsys {
+
+namespace {
+constexpr int64_t kPidMask = 0x0000FFFFFF000000;
+}
+
+StatusOr<NvtxDomains> NvtxDomains::Read(const Database& db) {
+  NvtxDomains d;
+  // The first create event (by start) of each (domainId, globalTid) names it.
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(fmt::format("SELECT ne.domainId, ne.globalTid, coalesce(sid.value, ne.text) FROM {} AS ne "
+                             "LEFT JOIN StringIds AS sid ON ne.textId == sid.id WHERE ne.eventType == {} "
+                             "ORDER BY ne.domainId, ne.globalTid, ne.start",
+                             kNvtxTable, kNvtxDomainCreate),
+                 "reading NVTX domains"));
+  int64_t last_domain = -1, last_tid = -1;
+  bool any = false;
+  while (st.Step()) {
+    int64_t domain = st.Int(0), tid = st.Int(1);
+    if (any && domain == last_domain && tid == last_tid) continue;
+    any = true;
+    last_domain = domain, last_tid = tid;
+    d.names_[{domain, tid & kPidMask}].emplace_back(st.Text(2));
+  }
+  CPPROF_RETURN_IF_ERROR(st.status());
+  return d;
+}
+
+const std::vector<std::string>& NvtxDomains::NamesFor(int64_t domain_id, int64_t global_tid) const {
+  auto it = names_.find({domain_id, global_tid & kPidMask});
+  return it == names_.end() ? none_ : it->second;
+}
+
+Status ForEachNvtxRange(const Database& db, const std::function<void(const NvtxRangeRow&)>& fn) {
+  // Ranges still open when the capture ended get the last NVTX timestamp of the export.
+  int64_t max_ts = 0;
+  {
+    CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT max(max(start), max(end)) FROM {}", kNvtxTable),
+                                                     "reading NVTX"));
+    if (st.Step()) max_ts = st.Int(0);
+    CPPROF_RETURN_IF_ERROR(st.status());
+  }
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(fmt::format("SELECT ne.start, coalesce(ne.end, {}), ne.eventType, ne.domainId, ne.globalTid, "
+                             "coalesce(sid.value, ne.text, '') FROM {} AS ne LEFT JOIN StringIds AS sid "
+                             "ON ne.textId == sid.id WHERE ne.eventType IN ({}, {}, {}, {})",
+                             max_ts, kNvtxTable, kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd),
+                 "reading NVTX ranges"));
+  NvtxRangeRow r{};
+  while (st.Step()) {
+    r.start = st.Int(0);
+    r.end = st.Int(1);
+    r.event_type = static_cast<int>(st.Int(2));
+    r.domain_id = st.Int(3);
+    r.global_tid = st.Int(4);
+    r.text = st.Text(5);
+    fn(r);
+  }
+  return st.status();
+}
+
+}  // namespace cpprof::nsys

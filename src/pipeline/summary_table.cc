@@ -1,0 +1,61 @@
+#include "pipeline/summary_table.h"
+
+#include <algorithm>
+
+#include "render/pyformat.h"
+
+namespace cpprof::pipeline {
+
+using render::PyRound1;
+
+std::vector<SummaryRow> SummarizeGroups(std::vector<KeyedValues> groups) {
+  std::vector<SummaryRow> rows;
+  rows.reserve(groups.size());
+  std::vector<int64_t> scratch;
+  for (auto& g : groups) {
+    rows.push_back({std::move(g.keys), analysis::Summarize(g.values, scratch)});
+    g.values = {};  // peak memory: the values plus the largest group
+  }
+  return rows;
+}
+
+namespace {
+
+// nsys: round(total * 100.0 / grand, 1); NULL (an empty field) when the grand total is 0.
+std::string Share(int64_t part, int64_t grand) {
+  if (grand == 0) return "";
+  return PyRound1(static_cast<double>(part) * 100.0 / static_cast<double>(grand));
+}
+
+}  // namespace
+
+model::StatsTable DurationSummaryTable(std::vector<SummaryRow> rows, const std::string& count_header,
+                                       const std::vector<std::string>& key_headers, TieBreak tie_break,
+                                       const std::vector<size_t>& tie_key_order) {
+  std::sort(rows.begin(), rows.end(), [&](const SummaryRow& a, const SummaryRow& b) {
+    if (a.s.total != b.s.total) return a.s.total > b.s.total;
+    if (tie_break == TieBreak::kCountThenKeys && a.s.count != b.s.count) return a.s.count < b.s.count;
+    if (tie_key_order.empty()) return a.keys < b.keys;
+    for (size_t k : tie_key_order) {
+      if (a.keys[k] != b.keys[k]) return a.keys[k] < b.keys[k];
+    }
+    return false;
+  });
+  int64_t grand = 0;
+  for (const auto& r : rows) grand += r.s.total;
+  model::StatsTable t;
+  t.columns = {{"Time (%)"}, {"Total Time (ns)"}, {count_header}, {"Avg (ns)"},
+               {"Med (ns)"}, {"Min (ns)"},        {"Max (ns)"},   {"StdDev (ns)"}};
+  for (const auto& h : key_headers) t.columns.push_back({h, false});
+  for (auto& r : rows) {
+    std::vector<std::string> cells = {Share(r.s.total, grand), std::to_string(r.s.total),
+                                      std::to_string(r.s.count), PyRound1(r.s.mean),
+                                      PyRound1(r.s.median),     std::to_string(r.s.min),
+                                      std::to_string(r.s.max),   PyRound1(r.s.stdev)};
+    for (auto& k : r.keys) cells.push_back(std::move(k));
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
+}
+
+}  // namespace cpprof::pipeline
