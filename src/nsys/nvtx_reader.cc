@@ -38,21 +38,27 @@ const std::vector<std::string>& NvtxDomains::NamesFor(int64_t domain_id, int64_t
   return it == names_.end() ? none_ : it->second;
 }
 
-Status ForEachNvtxRange(const Database& db, const std::function<void(const NvtxRangeRow&)>& fn) {
+Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn) {
+  std::string ranges_only = fmt::format("eventType IN ({}, {}, {}, {})", kNvtxPushPop, kNvtxStartEnd,
+                                        kNvtxtPushPop, kNvtxtStartEnd);
   // Ranges still open when the capture ended get the last NVTX timestamp of the export.
   int64_t max_ts = 0;
   {
-    CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT max(max(start), max(end)) FROM {}", kNvtxTable),
-                                                     "reading NVTX"));
+    CPPROF_ASSIGN_OR_RETURN(
+        Statement st,
+        db.Prepare(fmt::format("SELECT max(max(start), max(end)) FROM {}{}", kNvtxTable,
+                               open_end == OpenEnd::kLastRange ? " WHERE " + ranges_only : ""),
+                   "reading NVTX"));
     if (st.Step()) max_ts = st.Int(0);
     CPPROF_RETURN_IF_ERROR(st.status());
   }
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
       db.Prepare(fmt::format("SELECT ne.start, coalesce(ne.end, {}), ne.eventType, ne.domainId, ne.globalTid, "
-                             "coalesce(sid.value, ne.text, '') FROM {} AS ne LEFT JOIN StringIds AS sid "
-                             "ON ne.textId == sid.id WHERE ne.eventType IN ({}, {}, {}, {})",
-                             max_ts, kNvtxTable, kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd),
+                             "coalesce(sid.value, ne.text, ''), {} FROM {} AS ne LEFT JOIN StringIds AS sid "
+                             "ON ne.textId == sid.id WHERE ne.{}",
+                             max_ts, db.HasColumn(kNvtxTable, "endGlobalTid") ? "ne.endGlobalTid IS NOT NULL" : "0",
+                             kNvtxTable, ranges_only),
                  "reading NVTX ranges"));
   NvtxRangeRow r{};
   while (st.Step()) {
@@ -62,6 +68,7 @@ Status ForEachNvtxRange(const Database& db, const std::function<void(const NvtxR
     r.domain_id = st.Int(3);
     r.global_tid = st.Int(4);
     r.text = st.Text(5);
+    r.ends_on_other_thread = st.Int(6) != 0;
     fn(r);
   }
   return st.status();

@@ -38,10 +38,15 @@ struct NvtxRangeRow {
   int event_type;
   int64_t domain_id;
   int64_t global_tid;
-  std::string_view text;  // valid during the callback only
+  bool ends_on_other_thread;  // endGlobalTid set: nsys leaves it out of GPU projection
+  std::string_view text;      // valid during the callback only
 };
 
+// Which timestamps bound the end given to ranges still open at the end of the capture: nsys's
+// nvtx_sum takes the last timestamp of any NVTX event, nvtx_gpu_proj_sum that of ranges only.
+enum class OpenEnd { kLastNvtxEvent, kLastRange };
+
 // Streams the push/pop and start/end ranges in table order.
-Status ForEachNvtxRange(const Database& db, const std::function<void(const NvtxRangeRow&)>& fn);
+Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn);
 
 }  // namespace cpprof::nsys

@@ -10,4 +10,8 @@ namespace cpprof::pipeline {
 
 StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db);
 
+// nvtx_gpu_proj_sum: per range name and style, the GPU time of the work launched inside each
+// instance (see analysis/nvtx_projection.h for the contract).
+StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db);
+
 }  // namespace cpprof::pipeline

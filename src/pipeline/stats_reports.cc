@@ -104,6 +104,8 @@ constexpr StatsReportDef kReports[] = {
     {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", "bytes per memcpy kind and memset",
      MemSizeSum},
     {"nvtx_sum", "NVTX Range Summary", "time per NVTX range (\"domain:text\") and style", NvtxSum},
+    {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary",
+     "GPU time of the work launched inside each NVTX range (same-thread ranges)", NvtxGpuProjSum},
 };
 
 }  // namespace
