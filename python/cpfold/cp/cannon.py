@@ -29,8 +29,6 @@ import torch
 
 from . import comm
 
-_TAG_L, _TAG_R, _TAG_RING = 1, 2, 3
-
 
 def _op(t: torch.Tensor, trans: bool) -> torch.Tensor:
     return t.transpose(-1, -2) if trans else t
@@ -44,19 +42,27 @@ def _as3(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(-1, t.shape[-2], t.shape[-1])
 
 
-def cannon_matmul(X, Y, tx: bool, ty: bool, lay, tag: str) -> torch.Tensor:
+def cannon_matmul(ops: list, tx: bool, ty: bool, lay, tag: str, release: bool = False,
+                  compute: bool = True, communicate: bool = True) -> torch.Tensor:
+    """Cannon's algorithm on a q x q grid.  ``ops`` = [X, Y] raw local blocks
+    [..., n, n].  ``release``: the list holds the only references and may be
+    emptied after the skew (inference).  ``compute`` / ``communicate`` switch
+    the GEMMs / the transfers off, for the overlap benchmark only."""
     q = lay.P_r
     assert lay.P_c == q and q >= 2
     I, J = lay.r, lay.c
     rk = lay.rank_of            # indices are taken mod q
     me = rk(I, J)
-    X = X.contiguous()
-    Y = Y.contiguous()
+    k = comm.next_msg_tag_base()
+    tag_l, tag_r = k + 1, k + 2
+    X, Y = ops[0].contiguous(), ops[1].contiguous()
+    if release:
+        ops.clear()
     batch_shape = X.shape[:-2]
     n = X.shape[-1]
     assert X.shape[-2] == n and Y.shape == X.shape, "Cannon needs equal square blocks"
 
-    # ---- initial skew ---------------------------------------------------------
+    # ---- initial skew: L[I, I+J] and R[I+J, J] to rank (I, J) ------------------
     K0 = (I + J) % q
     src_l = rk(K0, I) if tx else rk(I, K0)
     src_r = rk(J, K0) if ty else rk(K0, J)
@@ -65,15 +71,20 @@ def cannon_matmul(X, Y, tx: bool, ty: bool, lay, tag: str) -> torch.Tensor:
     assert (src_l == me) == (dst_l == me) and (src_r == me) == (dst_r == me)
     L, R = X, Y
     sends, recvs = [], []
-    if src_l != me:
+    if src_l != me and communicate:
         L = torch.empty_like(X)
-        sends.append((X, dst_l, _TAG_L))
-        recvs.append((L, src_l, _TAG_L))
-    if src_r != me:
+        sends.append((X, dst_l, tag_l))
+        recvs.append((L, src_l, tag_l))
+    if src_r != me and communicate:
         R = torch.empty_like(Y)
-        sends.append((Y, dst_r, _TAG_R))
-        recvs.append((R, src_r, _TAG_R))
+        sends.append((Y, dst_r, tag_r))
+        recvs.append((R, src_r, tag_r))
     comm.wait_all(comm.batch_p2p(sends, recvs, tag))
+    # Receive buffers may be reused only if they are not the caller's X / Y
+    # (saved for backward, or still referenced).
+    l_owned, r_owned = L is not X, R is not Y
+    if release:
+        X = Y = None
 
     # ---- q multiply-and-shift steps (double-buffered) ------------------------
     left, right = rk(I, J - 1), rk(I, J + 1)
@@ -82,26 +93,34 @@ def cannon_matmul(X, Y, tx: bool, ty: bool, lay, tag: str) -> torch.Tensor:
     out = None
     for s in range(q):
         works = []
-        if s < q - 1:
-            # receive buffers must not alias X/Y (saved for backward) nor L/R (being sent)
-            nl = spare_l if spare_l is not None else torch.empty_like(X)
-            nr = spare_r if spare_r is not None else torch.empty_like(Y)
-            works = comm.batch_p2p([(L, left, _TAG_L), (R, up, _TAG_R)],
-                                   [(nl, right, _TAG_L), (nr, down, _TAG_R)], tag)
-        a = _op(_as3(L), tx)
-        b = _op(_as3(R), ty)
-        out = torch.bmm(a, b) if out is None else torch.baddbmm(out, a, b)
+        shift = s < q - 1 and communicate
+        if shift:   # post the next transfer first: it overlaps this step's GEMM
+            nl = spare_l if spare_l is not None else torch.empty_like(L)
+            nr = spare_r if spare_r is not None else torch.empty_like(R)
+            works = comm.batch_p2p([(L, left, tag_l), (R, up, tag_r)],
+                                   [(nl, right, tag_l), (nr, down, tag_r)], tag)
+        if compute or out is None:
+            a = _op(_as3(L), tx)
+            b = _op(_as3(R), ty)
+            if out is None:
+                out = torch.bmm(a, b) if compute else a.new_zeros(a.shape[0], n, n)
+            else:
+                out = torch.baddbmm(out, a, b)
         comm.wait_all(works)
-        if s < q - 1:
-            spare_l = L if L is not X else None
-            spare_r = R if R is not Y else None
+        if shift:
+            spare_l = L if l_owned else None
+            spare_r = R if r_owned else None
             L, R = nl, nr
+            l_owned = r_owned = True
     return out.reshape(*batch_shape, n, n)
 
 
-def ring_rows_matmul(X, Y, tx: bool, ty: bool, peers, me: int, tag: str) -> torch.Tensor:
-    """Rows sharded over ``peers`` (ring order): X, Y, C are [..., n, N] row blocks."""
+def ring_rows_matmul(X, Y, tx: bool, ty: bool, peers, me: int, tag: str,
+                     compute: bool = True, communicate: bool = True) -> torch.Tensor:
+    """Rows sharded over ``peers`` (ring order): X, Y, C are [..., n, N] row blocks.
+    ``compute`` / ``communicate``: benchmark switches (see cannon_matmul)."""
     q = len(peers)
+    tag_ring = comm.next_msg_tag_base() + 3
     X = X.contiguous()
     Y = Y.contiguous()
     n, N = X.shape[-2], X.shape[-1]
@@ -116,16 +135,20 @@ def ring_rows_matmul(X, Y, tx: bool, ty: bool, peers, me: int, tag: str) -> torc
         for s in range(q):
             K = (me + s) % q
             works = []
-            if s < q - 1:
+            shift = s < q - 1 and communicate
+            if shift:
                 nxt = spare if spare is not None else torch.empty_like(Y3)
-                works = comm.batch_p2p([(cur, send_to, _TAG_RING)], [(nxt, recv_from, _TAG_RING)], tag)
+                works = comm.batch_p2p([(cur, send_to, tag_ring)], [(nxt, recv_from, tag_ring)], tag)
             if not ty:      # C[I,:] += X[I, K] @ Y[K, :]
                 a = X3[:, :, cols(K)]
-                out = torch.bmm(a, cur) if out is None else torch.baddbmm(out, a, cur)
-            else:           # C[I, K] = X[I, :] @ Y[K, :]^T
+                if out is None:
+                    out = torch.bmm(a, cur) if compute else a.new_zeros(a.shape[0], n, N)
+                elif compute:
+                    out = torch.baddbmm(out, a, cur)
+            elif compute:   # C[I, K] = X[I, :] @ Y[K, :]^T
                 out[:, :, cols(K)] = torch.bmm(X3, cur.transpose(1, 2))
             comm.wait_all(works)
-            if s < q - 1:
+            if shift:
                 spare = cur if cur is not Y3 else None
                 cur = nxt
         return out.reshape(X.shape[:-2] + (n, N))
@@ -137,30 +160,39 @@ def ring_rows_matmul(X, Y, tx: bool, ty: bool, peers, me: int, tag: str) -> torc
     pending, rbuf, acc = [], None, None
     for s in range(q):
         D = (me - s - 1) % q
-        contrib = torch.bmm(X3[:, :, cols(D)].transpose(1, 2), Y3)   # overlaps the pending transfer
-        if s > 0:
+        if compute:      # overlaps the pending transfer
+            contrib = torch.bmm(X3[:, :, cols(D)].transpose(1, 2), Y3)
+        else:
+            contrib = X3.new_zeros(X3.shape[0], n, N)
+        if s > 0 and communicate:
             comm.wait_all(pending)
             contrib.add_(rbuf)
-        if s < q - 1:
+        if s < q - 1 and communicate:
             rbuf = torch.empty_like(contrib)
-            pending = comm.batch_p2p([(contrib, send_to, _TAG_RING)], [(rbuf, recv_from, _TAG_RING)], tag)
+            pending = comm.batch_p2p([(contrib, send_to, tag_ring)], [(rbuf, recv_from, tag_ring)], tag)
         acc = contrib
     return acc.reshape(X.shape[:-2] + (n, N))
 
 
-def _dist_matmul_impl(X, Y, tx, ty, lay, tag):
+def _dist_matmul_impl(ops: list, tx, ty, lay, tag, release=False, **bench):
     kind = lay.kind
     if kind == "local":
+        X, Y = ops
+        if release:
+            ops.clear()
         return local_matmul(X, Y, tx, ty)
     if kind == "square":
-        return cannon_matmul(X, Y, tx, ty, lay, tag)
+        return cannon_matmul(ops, tx, ty, lay, tag, release=release, **bench)
+    X, Y = ops
+    if release:
+        ops.clear()
     if kind == "rows":
         peers = [lay.rank_of(i, 0) for i in range(lay.P_r)]
-        return ring_rows_matmul(X, Y, tx, ty, peers, lay.r, tag)
+        return ring_rows_matmul(X, Y, tx, ty, peers, lay.r, tag, **bench)
     if kind == "cols":
         # C^T = op(Y)^T op(X)^T, whose operands are row-sharded.
         peers = [lay.rank_of(0, j) for j in range(lay.P_c)]
-        ct = ring_rows_matmul(Y.transpose(-1, -2), X.transpose(-1, -2), ty, tx, peers, lay.c, tag)
+        ct = ring_rows_matmul(Y.transpose(-1, -2), X.transpose(-1, -2), ty, tx, peers, lay.c, tag, **bench)
         return ct.transpose(-1, -2)
     raise ValueError(f"unsupported layout kind {kind!r}")
 
@@ -170,7 +202,7 @@ class _DistMatmul(torch.autograd.Function):
     def forward(ctx, X, Y, tx, ty, lay, tag):
         ctx.save_for_backward(X, Y)
         ctx.args = (tx, ty, lay, tag)
-        return _dist_matmul_impl(X, Y, tx, ty, lay, tag)
+        return _dist_matmul_impl([X, Y], tx, ty, lay, tag)
 
     @staticmethod
     def backward(ctx, dC):
@@ -181,14 +213,14 @@ class _DistMatmul(torch.autograd.Function):
         need_x, need_y = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         dX = dY = None
         if (tx, ty) == (False, False):      # C = X Y
-            if need_x: dX = _dist_matmul_impl(dC, Y, False, True, lay, tag)
-            if need_y: dY = _dist_matmul_impl(X, dC, True, False, lay, tag)
+            if need_x: dX = _dist_matmul_impl([dC, Y], False, True, lay, tag)
+            if need_y: dY = _dist_matmul_impl([X, dC], True, False, lay, tag)
         elif (tx, ty) == (False, True):     # C = X Y^T
-            if need_x: dX = _dist_matmul_impl(dC, Y, False, False, lay, tag)
-            if need_y: dY = _dist_matmul_impl(dC, X, True, False, lay, tag)
+            if need_x: dX = _dist_matmul_impl([dC, Y], False, False, lay, tag)
+            if need_y: dY = _dist_matmul_impl([dC, X], True, False, lay, tag)
         elif (tx, ty) == (True, False):     # C = X^T Y
-            if need_x: dX = _dist_matmul_impl(Y, dC, False, True, lay, tag)
-            if need_y: dY = _dist_matmul_impl(X, dC, False, False, lay, tag)
+            if need_x: dX = _dist_matmul_impl([Y, dC], False, True, lay, tag)
+            if need_y: dY = _dist_matmul_impl([X, dC], False, False, lay, tag)
         else:
             raise NotImplementedError("TT product")
         return dX, dY, None, None, None, None
@@ -199,3 +231,21 @@ def dist_matmul(X, Y, tx: bool, ty: bool, lay, tag: str = "dist_matmul"):
     if lay.kind == "local":
         return local_matmul(X, Y, tx, ty)
     return _DistMatmul.apply(X, Y, tx, ty, lay, tag)
+
+
+def dist_matmul_owned(ops: list, tx: bool, ty: bool, lay, tag: str = "dist_matmul"):
+    """:func:`dist_matmul` on ``ops = [X, Y]`` whose only references the list
+    holds; without autograd the operands are released as early as possible."""
+    X, Y = ops
+    if torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad):
+        ops.clear()
+        return dist_matmul(X, Y, tx, ty, lay, tag)
+    del X, Y
+    return _dist_matmul_impl(ops, tx, ty, lay, tag, release=True)
+
+
+def dist_matmul_bench(X, Y, tx: bool, ty: bool, lay, compute: bool, communicate: bool,
+                      tag: str = "bench"):
+    """Benchmark helper (no autograd): the distributed product with the GEMMs
+    or the transfers switched off, to measure how much transfer is hidden."""
+    return _dist_matmul_impl([X, Y], tx, ty, lay, tag, compute=compute, communicate=communicate)

@@ -15,7 +15,7 @@ against ``expect.json``.
 from __future__ import annotations
 
 import collections
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
@@ -43,6 +43,25 @@ def _is_gloo(group=None) -> bool:
     return dist.get_backend(group) == "gloo"
 
 
+def _wire(t: torch.Tensor, group=None) -> torch.Tensor:
+    """Tensor to hand to the backend for a *copying* operation (gather, p2p).
+    gloo has no bfloat16: move the same bits as float16 (a view, so receive
+    buffers are filled in place)."""
+    if t.dtype == torch.bfloat16 and _is_gloo(group):
+        return t.view(torch.float16)       # pure copy: the bits are never interpreted
+    return t
+
+
+def _reduce_in_place(x: torch.Tensor, group) -> None:
+    """dist.all_reduce(SUM), with an fp32 detour for bfloat16 on gloo."""
+    if x.dtype == torch.bfloat16 and _is_gloo(group):
+        tmp = x.float()
+        dist.all_reduce(tmp, group=group)
+        x.copy_(tmp)
+    else:
+        dist.all_reduce(x, group=group)
+
+
 def group_size(group) -> int:
     """Size of a process group; ``None`` stands for a trivial one-rank group."""
     return 1 if group is None else dist.get_world_size(group)
@@ -64,7 +83,7 @@ def all_gather_cat(x: torch.Tensor, group, dim: int, tag: str) -> torch.Tensor:
         parts = buf.unbind(0)
     else:
         parts = [torch.empty_like(x) for _ in range(size)]
-        dist.all_gather(parts, x, group=group)
+        dist.all_gather([_wire(p, group) for p in parts], _wire(x, group), group=group)
     return torch.cat(parts, dim)
 
 
@@ -78,7 +97,7 @@ def reduce_scatter_cat(g: torch.Tensor, group, dim: int, tag: str) -> torch.Tens
         # gloo has no reduce_scatter: all-reduce the whole tensor, keep our chunk.
         count(tag, "all_reduce")
         full = g.contiguous().clone()
-        dist.all_reduce(full, group=group)
+        _reduce_in_place(full, group)
         return full.chunk(size, dim)[idx].contiguous()
     count(tag, "reduce_scatter")
     chunks = g.chunk(size, dim)
@@ -95,8 +114,22 @@ def all_reduce_sum(x: torch.Tensor, tag: str, group=None) -> torch.Tensor:
     group = dist.group.WORLD if group is None else group
     if dist.is_initialized() and dist.get_world_size(group) > 1:
         count(tag, "all_reduce")
-        dist.all_reduce(x, group=group)
+        _reduce_in_place(x, group)
     return x
+
+
+_SCHEDULE = [0]
+
+
+def next_msg_tag_base() -> int:
+    """Message-tag base for the next p2p *primitive call* (Cannon product, ring,
+    exchange, reshard).  Every rank calls every primitive in the same order --
+    also the ranks that end up sending nothing -- so the bases agree exactly
+    when the ranks follow the same schedule.  If control flow diverges, gloo
+    sees tags that never match and the job hangs (like NCCL) instead of
+    pairing unrelated messages; the launchers' timeouts then catch it."""
+    _SCHEDULE[0] += 1
+    return (_SCHEDULE[0] % 100000) * 16
 
 
 def batch_p2p(sends: Sequence[Tuple[torch.Tensor, int, int]],
@@ -107,8 +140,8 @@ def batch_p2p(sends: Sequence[Tuple[torch.Tensor, int, int]],
     (messages to one peer are then matched in posting order, which is the same
     on both sides by construction).
     """
-    ops = [dist.P2POp(dist.isend, t, p, tag=k) for t, p, k in sends]
-    ops += [dist.P2POp(dist.irecv, t, p, tag=k) for t, p, k in recvs]
+    ops = [dist.P2POp(dist.isend, _wire(t), p, tag=k) for t, p, k in sends]
+    ops += [dist.P2POp(dist.irecv, _wire(t), p, tag=k) for t, p, k in recvs]
     if not ops:
         return []
     count(tag, "p2p_batch")
@@ -209,7 +242,9 @@ def slice_replicated(x, narrows, tag, distributed: bool):
 
 
 class _Exchange(torch.autograd.Function):
-    """Swap a tensor with ``peer`` (same shape on both sides); self-inverse."""
+    """Swap a tensor with ``peer`` (same shape on both sides); self-inverse.
+    With ``peer`` == self it is the identity (but still takes a schedule slot,
+    forward and backward, like every other rank)."""
 
     @staticmethod
     def forward(ctx, x, peer, tag):
@@ -222,19 +257,21 @@ class _Exchange(torch.autograd.Function):
 
 
 def _exchange(x, peer, tag):
+    k = next_msg_tag_base()
+    if peer == dist.get_rank():
+        return x.clone()
     x = x.contiguous()
     out = torch.empty_like(x)
-    wait_all(batch_p2p([(x, peer, 7)], [(out, peer, 7)], tag))
+    wait_all(batch_p2p([(x, peer, k)], [(out, peer, k)], tag))
     return out
 
 
 def exchange(x, peer: int, tag: str):
-    if peer == dist.get_rank():
-        return x
     return _Exchange.apply(x, peer, tag)
 
 
 def _reshard(x, split_dim, cat_dim, peers, me, tag):
+    k0 = next_msg_tag_base()
     chunks = x.chunk(len(peers), split_dim)
     parts = [None] * len(peers)
     parts[me] = chunks[me]
@@ -242,9 +279,9 @@ def _reshard(x, split_dim, cat_dim, peers, me, tag):
     for k, peer in enumerate(peers):
         if k == me:
             continue
-        sends.append((chunks[k].contiguous(), peer, 8))
+        sends.append((chunks[k].contiguous(), peer, k0))
         parts[k] = torch.empty_like(chunks[me], memory_format=torch.contiguous_format)
-        recvs.append((parts[k], peer, 8))
+        recvs.append((parts[k], peer, k0))
     wait_all(batch_p2p(sends, recvs, tag))
     return torch.cat(parts, cat_dim)
 

@@ -26,7 +26,7 @@ import torch
 import torch.distributed as dist
 
 from . import comm
-from .cannon import dist_matmul
+from .cannon import dist_matmul, dist_matmul_owned
 
 
 class PairLayout:
@@ -83,6 +83,11 @@ class PairLayout:
         """Per-channel op(X) @ op(Y) of block-sharded [..., rows, cols] matrices."""
         return dist_matmul(X, Y, tx, ty, self, tag)
 
+    def matmul_owned(self, operands: list, tx: bool, ty: bool, tag: str):
+        """Like :meth:`matmul` for operands ``[X, Y]`` handed over by the caller
+        (who keeps no other reference): without autograd they are freed early."""
+        return dist_matmul_owned(operands, tx, ty, self, tag)
+
     def gather_row_peers(self, x, dim: int, tag: str):
         """All-gather along ``dim`` over the ranks of my block row (backward: reduce-scatter)."""
         return comm.gather_reduce_scatter(x, self.row_group, dim, tag)
@@ -108,30 +113,29 @@ class PairLayout:
         peers = [self.rank_of(0, j) for j in range(self.P_c)]
         return comm.reshard(z, 2, 1, peers, self.c, tag)
 
+    # Replicated -> sharded.  Whenever the pair tensor is split at all, the
+    # slice feeds rank-specific computation, so its gradient is partial on every
+    # rank and must be all-reduced -- even along an axis that is not split.
     def slice_rows(self, t, dim: int, tag: str):
         """This rank's row tokens of a replicated token-indexed tensor (grad: all-reduce)."""
-        if self.P_r == 1:
-            return t
-        s = self.rows(t.shape[dim])
-        return comm.slice_replicated(t, [(dim, s.start, s.stop - s.start)], tag, self.distributed)
+        return self._slice(t, [(dim, self.rows(t.shape[dim]))] if self.P_r > 1 else [], tag)
 
     def slice_cols(self, t, dim: int, tag: str):
-        if self.P_c == 1:
-            return t
-        s = self.cols(t.shape[dim])
-        return comm.slice_replicated(t, [(dim, s.start, s.stop - s.start)], tag, self.distributed)
+        return self._slice(t, [(dim, self.cols(t.shape[dim]))] if self.P_c > 1 else [], tag)
 
     def slice_block(self, t, row_dim: int, col_dim: int, tag: str):
         """This rank's block of a replicated pair tensor (grad: all-reduce)."""
-        narrows = []
+        sl = []
         if self.P_r > 1:
-            s = self.rows(t.shape[row_dim])
-            narrows.append((row_dim, s.start, s.stop - s.start))
+            sl.append((row_dim, self.rows(t.shape[row_dim])))
         if self.P_c > 1:
-            s = self.cols(t.shape[col_dim])
-            narrows.append((col_dim, s.start, s.stop - s.start))
-        if not narrows:
+            sl.append((col_dim, self.cols(t.shape[col_dim])))
+        return self._slice(t, sl, tag)
+
+    def _slice(self, t, dim_slices, tag):
+        if self.kind == "local":
             return t
+        narrows = [(d, s.start, s.stop - s.start) for d, s in dim_slices]
         return comm.slice_replicated(t, narrows, tag, self.distributed)
 
     def gather_full(self, x, tag: str, row_dim: int = 1, col_dim: int = 2):
@@ -156,7 +160,7 @@ class _GatherBlocks(torch.autograd.Function):
             parts = buf.unbind(0)
         else:
             parts = [torch.empty_like(x) for _ in range(world)]
-            dist.all_gather(parts, x)
+            dist.all_gather([comm._wire(p) for p in parts], comm._wire(x))
         rows = [torch.cat([parts[lay.rank_of(i, j)] for j in range(lay.P_c)], col_dim)
                 for i in range(lay.P_r)]
         return torch.cat(rows, row_dim)

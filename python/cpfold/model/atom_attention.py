@@ -14,7 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..config import ATOM_NAME_LEN, NUM_ELEMENTS, NUM_NAME_CHARS
-from .common import MASK_BIAS, AdaLN, ConditionedTransitionBlock, attention, linear
+from .common import AdaLN, ConditionedTransitionBlock, attention, linear
 
 ATOM_FEAT_DIM = 3 + 1 + NUM_ELEMENTS + ATOM_NAME_LEN * NUM_NAME_CHARS + 1
 

@@ -13,7 +13,7 @@ from typing import Dict, List
 import torch
 import torch.nn as nn
 
-from .atom_attention import AtomAttentionDecoder, AtomAttentionEncoder, AtomCond
+from .atom_attention import AtomAttentionDecoder, AtomAttentionEncoder
 from .common import AttentionPairBias, ConditionedTransitionBlock, Transition, linear
 from .embedder import RelativePositionEncoding
 

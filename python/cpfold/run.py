@@ -1,0 +1,211 @@
+"""Entry point for one CP workload run (one process per rank, e.g. under torchrun).
+
+    torchrun --standalone --nproc_per_node=4 -m cpfold.run --mode trunk --n-token 1024 --cp0 2 --cp1 2
+    python -m cpfold.run --mode e2e --n-token 64 --preset tiny        # single process
+
+Modes: ``trunk`` (embedder + MSA + recycled Pairformer, all-gathered output),
+``e2e`` (+ diffusion sampling + confidence), ``train`` (trunk + diffusion
+training step: forward, synthetic loss, backward, grad sync, Adam step).
+Backend: NCCL on CUDA, gloo on CPU.  Each rank prints
+``cpfold-iter: {json}`` per iteration; rank 0 ends with one line
+``cpfold: {json}`` holding per-iteration wall times and peak memory per rank.
+
+Flag names never prefix a torchrun option (torchrun's argparse would take
+e.g. ``--n`` as an ambiguous abbreviation of --nnodes/--nproc-per-node/...):
+hence ``--n-token``; ``tests/test_cli.py`` checks this.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import sys
+import time
+
+RUN_FLAGS = ("--mode", "--n-token", "--cp0", "--cp1", "--recycles", "--diffusion-steps",
+             "--samples", "--dtype", "--iters", "--warmup", "--preset", "--blocks",
+             "--msa-depth", "--atoms-per-token", "--seed", "--checkpoint", "--device",
+             "--backend", "--pg-timeout", "--nvtx-modules", "--json-out", "--lr")
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="python -m cpfold.run", allow_abbrev=False,
+                                description="cpfold CP workload (see module docstring)")
+    p.add_argument("--mode", default="trunk", choices=("trunk", "e2e", "train"))
+    p.add_argument("--n-token", type=int, default=256, help="tokens (padded to the grid if needed)")
+    p.add_argument("--cp0", type=int, default=1, help="CP grid rows")
+    p.add_argument("--cp1", type=int, default=1, help="CP grid columns")
+    p.add_argument("--recycles", type=int, default=None, help="extra trunk passes (preset default)")
+    p.add_argument("--diffusion-steps", type=int, default=None)
+    p.add_argument("--samples", type=int, default=None, help="diffusion samples")
+    p.add_argument("--dtype", default=None, choices=("bf16", "fp32"),
+                   help="default: bf16 on CUDA, fp32 on CPU")
+    p.add_argument("--iters", type=int, default=3, help="timed iterations")
+    p.add_argument("--warmup", type=int, default=1, help="untimed iterations first")
+    p.add_argument("--preset", default="small", choices=("tiny", "small", "af3"))
+    p.add_argument("--blocks", type=int, default=None, help="override Pairformer depth")
+    p.add_argument("--msa-depth", type=int, default=None)
+    p.add_argument("--atoms-per-token", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--checkpoint", default=None, metavar="DIR",
+                   help="load weights from DIR (cpfold checkpoint); if DIR has none, save the fresh ones there")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--backend", default="auto", choices=("auto", "nccl", "gloo"))
+    p.add_argument("--pg-timeout", type=float, default=600.0, help="process-group timeout (s)")
+    p.add_argument("--nvtx-modules", action="store_true",
+                   help="CUDA: NVTX range per cpfold module forward (alternative to nsys functions-trace)")
+    p.add_argument("--json-out", default=None, help="rank 0 also writes the final JSON here")
+    p.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate (train)")
+    return p
+
+
+def _install_nvtx_hooks(model):
+    from torch.cuda import nvtx
+
+    def pre(mod, inp):
+        nvtx.range_push(f"{type(mod).__name__}.forward")
+
+    def post(mod, inp, out):
+        nvtx.range_pop()
+
+    for m in model.modules():
+        if type(m).__module__.startswith("cpfold."):
+            m.register_forward_pre_hook(pre)
+            m.register_forward_hook(post)
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    import torch
+    import torch.distributed as dist
+
+    from .checkpoint import build_model, save_checkpoint
+    from .config import get_preset
+    from .cp import CPGrid
+    from .cp import comm
+    from .cp.wrapper import ContextParallel
+    from .features import cast_features, make_inputs, validate_inputs
+    from .launch import init_from_env
+
+    use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
+    backend = args.backend if args.backend != "auto" else ("nccl" if use_cuda else "gloo")
+    rank, world, local_rank = init_from_env(backend, args.pg_timeout)
+    if use_cuda:
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+    dtype_name = args.dtype or ("bf16" if use_cuda else "fp32")
+    dtype = torch.bfloat16 if dtype_name == "bf16" else torch.float32
+    dist.barrier()                  # also creates the NCCL communicator before any p2p
+    grid = CPGrid(args.cp0, args.cp1)
+
+    preset = get_preset(args.preset)
+    cfg, rt = preset.model, preset.runtime
+    if args.blocks is not None:
+        cfg.pairformer_blocks = args.blocks
+    recycles = rt.recycles if args.recycles is None else args.recycles
+    steps = rt.diffusion_steps if args.diffusion_steps is None else args.diffusion_steps
+    samples = rt.samples if args.samples is None else args.samples
+    msa_depth = rt.msa_depth if args.msa_depth is None else args.msa_depth
+
+    torch.manual_seed(args.seed)                  # every rank: identical weights and inputs
+    model, loaded = build_model(cfg, args.checkpoint)
+    if args.checkpoint and not loaded:
+        if rank == 0:
+            save_checkpoint(model, args.checkpoint)
+        dist.barrier()
+    model = model.to(device=device, dtype=dtype)
+    feats = make_inputs(args.n_token, atoms_per_token=args.atoms_per_token, msa_depth=msa_depth,
+                        seed=args.seed)
+    validate_inputs(feats)
+    feats = cast_features(feats, device=device)
+    cp_model = ContextParallel(model, grid)
+    if args.nvtx_modules and use_cuda:
+        _install_nvtx_hooks(model)
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr) if args.mode == "train" else None
+    if rank == 0:
+        info = dict(mode=args.mode, n_token=args.n_token, grid=[args.cp0, args.cp1], world=world,
+                    preset=args.preset, dtype=dtype_name, backend=backend, recycles=recycles,
+                    diffusion_steps=steps, samples=samples, msa_depth=msa_depth,
+                    checkpoint=args.checkpoint, checkpoint_loaded=loaded,
+                    parameters=sum(p.numel() for p in model.parameters()))
+        print("cpfold-config: " + json.dumps(info), flush=True)
+
+    def sync():
+        if use_cuda:
+            torch.cuda.synchronize(device)
+
+    def nvtx_push(name):
+        if use_cuda:
+            torch.cuda.nvtx.range_push(name)
+
+    def nvtx_pop():
+        if use_cuda:
+            torch.cuda.nvtx.range_pop()
+
+    walls, peaks, loss_val = [], [], None
+    for it in range(args.warmup + args.iters):
+        warm = it < args.warmup
+        sync()
+        dist.barrier()
+        if use_cuda:
+            torch.cuda.reset_peak_memory_stats(device)
+        if it == args.warmup:
+            comm.reset_counts()                  # comm counts of the first timed iteration
+        nvtx_push(f"cpfold:{'warmup' if warm else 'iter'}{it}")
+        t0 = time.perf_counter()
+        gen = torch.Generator(device=device).manual_seed(args.seed + 1)
+        if args.mode == "train":
+            opt.zero_grad(set_to_none=True)
+            loss, _ = cp_model.training_loss(feats, recycles=recycles, samples=samples, generator=gen)
+            loss.backward()
+            cp_model.sync_grads()
+            opt.step()
+            loss_val = float(loss.detach())
+        else:
+            with torch.no_grad():
+                cp_model(feats, mode=args.mode, recycles=recycles, diffusion_steps=steps,
+                         samples=samples, generator=gen)
+        sync()
+        wall = time.perf_counter() - t0
+        nvtx_pop()
+        if it == args.warmup:
+            first_counts = comm.counts_by_tag()
+        peak = (torch.cuda.max_memory_allocated(device) if use_cuda
+                else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+        walls.append(wall)
+        peaks.append(peak)
+        print("cpfold-iter: " + json.dumps(dict(rank=rank, iter=it, warmup=warm, wall_s=round(wall, 6),
+                                                peak_mem_bytes=int(peak))), flush=True)
+    timed_w, timed_p = walls[args.warmup:], peaks[args.warmup:]
+    mine = dict(rank=rank, iter_wall_s=[round(w, 6) for w in timed_w],
+                warmup_wall_s=[round(w, 6) for w in walls[:args.warmup]],
+                median_s=statistics.median(timed_w) if timed_w else None,
+                peak_mem_bytes=int(max(timed_p)) if timed_p else None)
+    gathered = [None] * world
+    dist.all_gather_object(gathered, mine)
+    if rank == 0:
+        result = dict(
+            mode=args.mode, n_token=args.n_token, grid=[args.cp0, args.cp1], world=world,
+            preset=args.preset, dtype=dtype_name, device=str(device.type), backend=backend,
+            torch=torch.__version__, recycles=recycles, diffusion_steps=steps, samples=samples,
+            warmup=args.warmup, iters=args.iters,
+            peak_mem_kind="cuda_max_allocated" if use_cuda else "cpu_max_rss",
+            median_iter_s=max(g["median_s"] for g in gathered) if args.iters else None,
+            peak_mem_max_bytes=max(g["peak_mem_bytes"] for g in gathered) if args.iters else None,
+            per_rank=gathered, loss=loss_val,
+            comm_counts_rank0=first_counts if args.iters else {})
+        line = json.dumps(result)
+        if args.json_out:
+            with open(args.json_out, "w") as fh:
+                fh.write(line + "\n")
+        print("cpfold: " + line, flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
