@@ -92,6 +92,10 @@ class StatsCommand : public Command {
         ctx.err << fmt::format("SKIPPED: {}\n", t.skipped);
         continue;
       }
+      if (t.rows.empty()) {  // nsys writes nothing either ("PROCESSED (EMPTY RESULTS)")
+        ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
+        continue;
+      }
       if (defs.size() > 1) {
         if (!first) ctx.out << '\n';
         if (format_ != "json") ctx.out << fmt::format("** {} ({}):\n", t.title, t.report);

@@ -109,7 +109,8 @@ TEST_P(ReportReal, TotalsAddUpAndMatchSql) {
   std::string path = RealExport(GetParam());
   json j = ReportJson(path, {"--top", "0"});
   auto sql = SqlKernelTimePerPid(path);
-  ASSERT_EQ(j["per_rank"].size(), 2u) << "every real export is a 2-rank torchrun job";
+  ASSERT_EQ(j["per_rank"].size(), sql.size()) << "every process with GPU work is a rank";
+  ASSERT_GE(j["per_rank"].size(), 2u) << "every real export is a torchrun job of 2 or more ranks";
   for (const json& r : j["per_rank"]) {
     int64_t span = r["span_ns"], busy = r["busy_ns"];
     EXPECT_EQ(int64_t(r["compute_only_ns"]) + int64_t(r["comm_only_ns"]) + int64_t(r["both_ns"]), busy);
@@ -129,11 +130,12 @@ TEST_P(ReportReal, TotalsAddUpAndMatchSql) {
     EXPECT_EQ(class_sum, sql.at(r["pid"])) << "pid " << r["pid"];
     EXPECT_EQ(r["invalid_ops"], 0);
   }
-  // The cpwork job communicates in every configuration: both ranks show NCCL work.
-  for (const json& r : j["per_rank"]) EXPECT_GT(int64_t(r["comm_ns"]), 0);
-  // Ranks follow devices (NCCL payload values are absent in nsys 2025.3 exports).
-  EXPECT_EQ(j["per_rank"][0]["device"], 0);
-  EXPECT_EQ(j["per_rank"][1]["device"], 1);
+  // Every job communicates: all ranks show NCCL work. Ranks follow devices (NCCL payload values
+  // are absent in nsys 2025.3 exports), one process per device.
+  for (size_t i = 0; i < j["per_rank"].size(); ++i) {
+    EXPECT_GT(int64_t(j["per_rank"][i]["comm_ns"]), 0) << "rank " << i;
+    EXPECT_EQ(j["per_rank"][i]["device"], int(i));
+  }
 }
 
 TEST_P(ReportReal, GoldenJson) {

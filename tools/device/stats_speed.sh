@@ -24,7 +24,8 @@ for r in cuda_gpu_kern_sum cuda_gpu_mem_time_sum; do
   t2=$EPOCHREALTIME
   nsys_s=$(awk "BEGIN{print $t1 - $t0}")
   cpprof_s=$(awk "BEGIN{print $t2 - $t1}")
-  if [ -f "$work/nsys_$r.csv" ] && cmp -s "$work/nsys_$r.csv" "$work/cpprof_$r.csv"; then same=identical; else same=DIFFERENT; fi
+  [ -f "$work/nsys_$r.csv" ] || : > "$work/nsys_$r.csv"  # nsys writes no file for empty results
+  if cmp -s "$work/nsys_$r.csv" "$work/cpprof_$r.csv"; then same=identical; else same=DIFFERENT; fi
   echo "$r: nsys stats ${nsys_s}s, cpprof stats ${cpprof_s}s, speed-up $(awk "BEGIN{printf \"%.1f\", $nsys_s / $cpprof_s}")x, CSV $same" | tee -a "$out/stats_speed.txt"
   tail -3 "$work/nsys-$r.log" >> "$out/stats_speed.txt"
   diff "$work/nsys_$r.csv" "$work/cpprof_$r.csv" | head -20 >> "$out/stats_speed.txt"
