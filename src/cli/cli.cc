@@ -23,6 +23,18 @@ constexpr CommandDef kCommands[] = {
      "  cpprof stats -r cuda_gpu_mem_time_sum -r cuda_gpu_mem_size_sum run.sqlite\n"
      "  cpprof stats --help-reports\n",
      MakeStatsCommand},
+    {"doctor", "is this machine ready to profile? finds and vets nsys, GPUs, interconnect, Python",
+     "  cpprof doctor\n"
+     "  cpprof doctor --gpus 0,1 --python /opt/torch/.venv/bin/python3\n"
+     "  cpprof doctor --json | jq -r '.nsys.chosen.path'\n"
+     "  cpprof doctor --nsys /opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys --deep\n",
+     MakeDoctorCommand},
+    {"trace-json", "write the --python-functions-trace JSON that names the model's own modules",
+     "  cpprof trace-json --function cpwork.layers:Trunk.forward -o trace.json\n"
+     "  cpprof trace-json --discover cpwork --match 'TriMul|Pairformer|Trunk' --entry-module cpwork.run -o trace.json\n"
+     "  cpprof trace-json --spec modules.json --alias boltz=vendor.boltz --domain Boltz --strict -o trace.json\n"
+     "  nsys profile --python-functions-trace=trace.json torchrun ... -m cpwork.run\n",
+     MakeTraceJsonCommand},
 };
 
 size_t EditDistance(std::string_view a, std::string_view b) {
@@ -43,7 +55,7 @@ std::string Overview() {
       "cpprof: where GPU time and communication go in a context-parallel multi-GPU run,\n"
       "read from NVIDIA Nsight Systems (nsys) SQLite exports.\n\n"
       "usage: cpprof COMMAND [options] ...\n\ncommands:\n";
-  for (const auto& c : kCommands) s += fmt::format("  {:<8}  {}\n", c.name, c.summary);
+  for (const auto& c : kCommands) s += fmt::format("  {:<10}  {}\n", c.name, c.summary);
   s += "\n'cpprof help COMMAND' (or 'cpprof COMMAND --help') shows a command's options and examples.\n"
        "Exit codes: 0 ok, 1 error, 2 bad usage, 3 a check failed, 4 unreadable input,\n"
        "5 not an nsys export, 6 an external program failed (docs/exit-codes.md).\n";

@@ -35,5 +35,7 @@ struct CommandDef {
 // Subcommand factories (one file each).
 std::unique_ptr<Command> MakeReportCommand();
 std::unique_ptr<Command> MakeStatsCommand();
+std::unique_ptr<Command> MakeDoctorCommand();
+std::unique_ptr<Command> MakeTraceJsonCommand();
 
 }  // namespace cpprof::cli

@@ -22,7 +22,7 @@ Environment Environment::FromProcess() {
   for (char** e = environ; e && *e; ++e) {
     const char* eq = std::strchr(*e, '=');
     if (!eq) continue;
-    vars.emplace(std::string(*e, eq), std::string(eq + 1));
+    vars.emplace(std::string(*e, static_cast<size_t>(eq - *e)), std::string(eq + 1));
   }
   return Environment(std::move(vars));
 }
