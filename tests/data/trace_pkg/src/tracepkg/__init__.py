@@ -1,0 +1,1 @@
+"""Sample package for cpprof trace-json tests (see ../../README.md)."""

@@ -1,0 +1,1 @@
+"""Vendored code that imports itself under its original root, `folding`."""

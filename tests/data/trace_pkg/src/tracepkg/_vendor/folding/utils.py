@@ -1,0 +1,2 @@
+def scale(x):
+    return 3 * x

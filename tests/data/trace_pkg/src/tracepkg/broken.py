@@ -1,0 +1,7 @@
+"""A module that cannot be imported."""
+import tracepkg_dependency_that_is_not_installed  # noqa: F401
+
+
+class Trunk:
+    def forward(self, x):
+        return x
