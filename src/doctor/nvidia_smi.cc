@@ -161,8 +161,26 @@ TopoLink ClassifyLink(const std::string& code) {
   return l;
 }
 
-StatusOr<Topology> ParseTopology(std::string_view text) {
+// nvidia-smi underlines the matrix header with terminal escapes (ESC[4m ... ESC[0m) even when
+// its output is a pipe: drop every CSI sequence (ESC '[' parameters, then a final byte @..~).
+static std::string StripAnsi(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+      size_t j = i + 2;
+      while (j < text.size() && !(text[j] >= '@' && text[j] <= '~')) ++j;
+      i = j;  // skip the final byte too
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+StatusOr<Topology> ParseTopology(std::string_view raw) {
   Topology topo;
+  std::string text = StripAnsi(raw);
   std::vector<std::string> lines = Lines(text);
   size_t i = 0;
   // Header: a tab, then the device names, then "CPU Affinity" and the like.

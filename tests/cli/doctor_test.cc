@@ -501,16 +501,17 @@ TEST(Doctor, ParanoidFourMakesSamplingInert) {
 
 TEST(Doctor, PcieTopologyIsAWarnAboutTheRing) {
   Machine m("pcie");
-  // The H200's outputs made into a 4-GPU PCIe box (the real legend kept).
+  // The H200's outputs made into a 4-GPU PCIe box (the real legend and the header's terminal
+  // underline escapes kept: nvidia-smi prints them even into a pipe).
   std::string gpus = H200("nvidia-smi--query-gpu.csv") +
                      "2, NVIDIA H200, 9.0, 0 MiB, 143771 MiB, GPU-00000000-0000-0000-0000-000000000002\n"
                      "3, NVIDIA H200, 9.0, 0 MiB, 143771 MiB, GPU-00000000-0000-0000-0000-000000000003\n";
   std::string topo = H200("nvidia-smi-topo-m.txt");
   topo = Replace(topo,
-                 "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+                 "\t\x1b[4mGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
                  "GPU0\t X \tNV18\t0-31\t0\t\tN/A\n"
                  "GPU1\tNV18\t X \t0-31\t0\t\tN/A\n",
-                 "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+                 "\t\x1b[4mGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
                  "GPU0\t X \tPIX\tSYS\tSYS\t0-15\t0\t\tN/A\n"
                  "GPU1\tPIX\t X \tSYS\tSYS\t0-15\t0\t\tN/A\n"
                  "GPU2\tSYS\tSYS\t X \tNV4\t16-31\t1\t\tN/A\n"
