@@ -1,13 +1,16 @@
 // Writes a large synthetic nsys SQLite export in the real schema (bench/nsys-3.20.3-schema.sql,
 // copied from an nsys 2025.3 export), for benchmarking cpprof at scale:
 //
-//   make_synthetic_export OUT.sqlite [--kernels N] [--runtime N] [--nvtx N] [--ranks R] [--seed S]
+//   make_synthetic_export OUT.sqlite [--kernels N] [--runtime N] [--nvtx N] [--memops N] [--ranks R]
+//                         [--seed S]
 //
 // Each rank is a process on its own device with a compute stream and two communication streams;
 // kernels come from a pool of realistic names (NCCL SendRecv/AllGather/..., cuBLAS/CUTLASS GEMMs,
 // norms, softmax, elementwise) and are written in time order per rank, ranks interleaved in
 // chunks, as nsys writes them. Runtime calls launch the first kernels (correlation ids match);
-// NVTX push/pop ranges nest three deep on each rank's main thread.
+// NVTX push/pop ranges nest three deep on each rank's main thread; memcpys (host-to-device,
+// device-to-host, device-to-device) and memsets (one in four of the memops) sit between kernels
+// on the compute stream.
 #include <sqlite3.h>
 
 #include <cstdint>
@@ -70,7 +73,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string out = argv[1];
-  int64_t kernels = 5'000'000, runtime = 1'000'000, nvtx = 1'000'000;
+  int64_t kernels = 5'000'000, runtime = 1'000'000, nvtx = 1'000'000, memops = -1;
   int ranks = 4;
   unsigned seed = 1;
   std::string schema_path = std::string(CPPROF_SOURCE_DIR) + "/bench/nsys-3.20.3-schema.sql";
@@ -80,6 +83,7 @@ int main(int argc, char** argv) {
     if (k == "--kernels") kernels = v;
     else if (k == "--runtime") runtime = v;
     else if (k == "--nvtx") nvtx = v;
+    else if (k == "--memops") memops = v;
     else if (k == "--ranks") ranks = static_cast<int>(v);
     else if (k == "--seed") seed = static_cast<unsigned>(v);
     else if (k == "--schema") schema_path = argv[i + 1];
@@ -88,6 +92,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (memops < 0) memops = kernels / 10;
   std::ifstream schema_in(schema_path);
   if (!schema_in) {
     std::fprintf(stderr, "make_synthetic_export: cannot read %s\n", schema_path.c_str());
@@ -146,6 +151,18 @@ int main(int argc, char** argv) {
                            "correlationId, nameId, returnValue) VALUES (?,?,1,?,?,?,0)",
                            -1, &rt, nullptr),
         db, "prepare runtime");
+  sqlite3_stmt* mc = nullptr;
+  Check(sqlite3_prepare_v2(db,
+                           "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                           "correlationId, globalPid, bytes, copyKind) VALUES (?,?,?,1,7,?,?,?,?)",
+                           -1, &mc, nullptr),
+        db, "prepare memcpy");
+  sqlite3_stmt* ms = nullptr;
+  Check(sqlite3_prepare_v2(db,
+                           "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, "
+                           "correlationId, globalPid, value, bytes) VALUES (?,?,?,1,7,?,?,0,?)",
+                           -1, &ms, nullptr),
+        db, "prepare memset");
   sqlite3_stmt* nv = nullptr;
   Check(sqlite3_prepare_v2(db,
                            "INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid, domainId) "
@@ -158,6 +175,9 @@ int main(int argc, char** argv) {
   std::uniform_int_distribution<int64_t> dur(2'000, 400'000), gap(500, 20'000);
   std::vector<int64_t> t(ranks, 1'000'000'000), comm_t(ranks, 1'000'000'000);
   int64_t per_rank = kernels / ranks, runtime_per_rank = runtime / ranks;
+  int64_t memop_every = memops > 0 ? std::max<int64_t>(1, kernels / memops) : 0;
+  const int copy_kinds[] = {1, 2, 8};  // host-to-device, device-to-host, device-to-device
+  int64_t memop_count = 0;
   const int64_t chunk = 10'000;
   int64_t corr = 1;
   for (int64_t base = 0; base < per_rank; base += chunk) {
@@ -194,6 +214,22 @@ int main(int argc, char** argv) {
         sqlite3_bind_int64(k, 15, 1024);
         Check(sqlite3_step(k), db, "kernel");
         sqlite3_reset(k);
+        if (!comm && memop_every && (i + 1) % memop_every == 0) {  // a memop right after this kernel
+          int64_t ms_start = t[r] + 200, ms_end = ms_start + 1'000 + static_cast<int64_t>(i % 5'000);
+          int64_t m_idx = memop_count++;
+          bool memset = m_idx % 4 == 0;
+          sqlite3_stmt* m = memset ? ms : mc;
+          sqlite3_bind_int64(m, 1, ms_start);
+          sqlite3_bind_int64(m, 2, ms_end);
+          sqlite3_bind_int64(m, 3, r);
+          sqlite3_bind_int64(m, 4, corr);
+          sqlite3_bind_int64(m, 5, gpid[r]);
+          sqlite3_bind_int64(m, 6, 4096 + (i % 1'000'000));
+          if (!memset) sqlite3_bind_int64(m, 7, copy_kinds[m_idx % 4 - 1]);
+          Check(sqlite3_step(m), db, memset ? "memset" : "memcpy");
+          sqlite3_reset(m);
+          t[r] = ms_end;
+        }
         if (i < runtime_per_rank) {
           sqlite3_bind_int64(rt, 1, start - 5'000);
           sqlite3_bind_int64(rt, 2, start - 1'000);
@@ -230,11 +266,15 @@ int main(int argc, char** argv) {
   sqlite3_finalize(k);
   sqlite3_finalize(rt);
   sqlite3_finalize(nv);
+  sqlite3_finalize(mc);
+  sqlite3_finalize(ms);
   sqlite3_finalize(str);
   Check(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), db, "commit");
   sqlite3_close(db);
-  std::printf("wrote %s: %lld kernels, %lld runtime calls, %lld NVTX ranges, %d ranks\n", out.c_str(),
-              static_cast<long long>(per_rank * ranks), static_cast<long long>(std::min(runtime_per_rank, per_rank) * ranks),
-              static_cast<long long>((nvtx_per_rank / 3) * 3 * ranks), ranks);
+  std::printf("wrote %s: %lld kernels, %lld runtime calls, %lld NVTX ranges, about %lld memcpys and memsets, "
+              "%d ranks\n",
+              out.c_str(), static_cast<long long>(per_rank * ranks),
+              static_cast<long long>(std::min(runtime_per_rank, per_rank) * ranks),
+              static_cast<long long>((nvtx_per_rank / 3) * 3 * ranks), static_cast<long long>(memops), ranks);
   return 0;
 }

@@ -19,7 +19,7 @@ for b in cpprof bench/make_synthetic_export bench/bare_scan; do
 done
 [ -x /usr/bin/time ] || { echo "run_bench: /usr/bin/time is missing: apt-get install time"; exit 1; }
 mkdir -p "$work"
-db="$work/synthetic-${kernels}k${ranks}r.sqlite"
+db="$work/synthetic-${kernels}k${ranks}r-v2.sqlite"
 if [ ! -f "$db" ]; then
   echo "generating $db ..."
   "$build/bench/make_synthetic_export" "$db" --kernels "$kernels" --runtime "$runtime" --nvtx "$nvtx" --ranks "$ranks"

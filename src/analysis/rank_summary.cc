@@ -10,10 +10,7 @@ namespace cpprof::analysis {
 
 using model::OpClass;
 
-model::RankSummary SummarizeRank(model::ProcessGpuWork& work,
-                                 const std::function<std::string(int64_t)>& kernel_name,
-                                 const std::function<model::OpClass(int64_t)>& kernel_class,
-                                 size_t top) {
+model::RankSummary SummarizeRank(model::ProcessGpuWork& work, const model::GpuNames& names, size_t top) {
   model::RankSummary s;
   s.global_pid = work.global_pid;
   s.pid = work.pid;
@@ -54,9 +51,11 @@ model::RankSummary SummarizeRank(model::ProcessGpuWork& work,
   s.idle_ns = s.span_ns - s.busy_ns;
 
   for (const auto& [id, t] : work.kernels) {
-    s.top_kernels.push_back({kernel_name(id), kernel_class(id), t.total_ns, t.instances});
+    s.top_kernels.push_back({names.kernel_names.at(id), names.kernel_classes.at(id), t.total_ns, t.instances});
   }
-  for (const auto& [name, t] : work.mem_ops) s.top_kernels.push_back({name, t.cls, t.total_ns, t.instances});
+  for (const auto& [kind, t] : work.mem_ops) {
+    s.top_kernels.push_back({names.mem_op_names.at(kind), t.cls, t.total_ns, t.instances});
+  }
   std::sort(s.top_kernels.begin(), s.top_kernels.end(), [](const auto& a, const auto& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
   });

@@ -73,7 +73,7 @@ struct ProcessGpuWork {
   ChunkedVector<GpuOp> ops;               // table order
   std::vector<LongOp> long_ops;           // ops longer than kMaxOpDuration (rare)
   std::unordered_map<int64_t, NameTotal> kernels;  // StringIds id -> totals
-  std::map<std::string, NameTotal> mem_ops;  // "[CUDA memcpy Host-to-Device]" etc. -> totals
+  std::map<int, NameTotal> mem_ops;  // memcpy kind (ENUM_CUDA_MEMCPY_OPER id; -1: memset) -> totals
   int64_t invalid_ops = 0;                   // end < start, left out
 
   // The device that ran most of this process's work (lowest id on a tie).
@@ -87,10 +87,16 @@ struct ProcessGpuWork {
   }
 };
 
+// Names of what the ops refer to, for the ids in use.
+struct GpuNames {
+  std::unordered_map<int64_t, std::string> kernel_names;  // StringIds id -> demangled name
+  std::unordered_map<int64_t, OpClass> kernel_classes;    // StringIds id -> class
+  std::map<int, std::string> mem_op_names;  // memcpy kind (-1: memset) -> "[CUDA memcpy Host-to-Device]"
+};
+
 struct GpuWork {
   std::vector<ProcessGpuWork> processes;  // by globalPid
-  std::unordered_map<int64_t, std::string> kernel_names;  // id -> demangled name, for used ids
-  std::unordered_map<int64_t, OpClass> kernel_classes;    // id -> class
+  GpuNames names;
 };
 
 }  // namespace cpprof::model

@@ -73,8 +73,8 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     }
     const std::string& name = strings.Get(id);
     OpClass c = classify(name);
-    work.kernel_names[id] = name;
-    work.kernel_classes[id] = c;
+    work.names.kernel_names[id] = name;
+    work.names.kernel_classes[id] = c;
     if (id >= 0 && id < (int64_t{1} << 26)) {
       if (static_cast<uint64_t>(id) >= class_of_id.size()) class_of_id.resize(id + 1, -1);
       class_of_id[id] = static_cast<int8_t>(c);
@@ -109,18 +109,21 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
                 : r.copy_kind == kMemcpyPeerToPeer ? OpClass::kPeerCopy
                                                    : OpClass::kMemcpy;
     AddOp(p, r.start, r.end, c);
-    std::string name;
-    if (r.copy_kind < 0) {
-      name = "[CUDA memset]";
-    } else {
-      auto it = kind_names.find(r.copy_kind);
-      name = it != kind_names.end() ? it->second : fmt::format("[CUDA memcpy kind {}]", r.copy_kind);
-    }
-    auto& t = p.mem_ops[name];
+    auto& t = p.mem_ops[r.copy_kind];
     t.cls = c;
     t.total_ns += r.end - r.start;
     ++t.instances;
   }));
+
+  for (const auto& p : work.processes) {
+    for (const auto& [kind, t] : p.mem_ops) {
+      if (work.names.mem_op_names.count(kind)) continue;
+      auto it = kind_names.find(kind);
+      work.names.mem_op_names[kind] = kind < 0                 ? "[CUDA memset]"
+                                : it != kind_names.end() ? it->second
+                                                         : fmt::format("[CUDA memcpy kind {}]", kind);
+    }
+  }
 
   CPPROF_ASSIGN_OR_RETURN(auto procs, ReadProcesses(db));
   for (auto& p : work.processes) {

@@ -28,11 +28,9 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   report.rank_method = ranks.method;
   report.world_size = ranks.world_size;
   report.notes = ranks.notes;
-  auto name_of = [&](int64_t id) { return work.kernel_names.at(id); };
-  auto class_of = [&](int64_t id) { return work.kernel_classes.at(id); };
   for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
     auto& proc = work.processes[ranks.process_of_rank[r]];
-    model::RankSummary s = analysis::SummarizeRank(proc, name_of, class_of, options.top_kernels);
+    model::RankSummary s = analysis::SummarizeRank(proc, work.names, options.top_kernels);
     s.rank = static_cast<int>(r);
     if (s.invalid_ops) {
       report.notes.push_back(fmt::format("rank {}: {} GPU ops end before they start and were left out",
