@@ -35,6 +35,12 @@ constexpr CommandDef kCommands[] = {
      "  cpprof trace-json --spec modules.json --alias boltz=vendor.boltz --domain Boltz --strict -o trace.json\n"
      "  nsys profile --python-functions-trace=trace.json torchrun ... -m cpwork.run\n",
      MakeTraceJsonCommand},
+    {"profile", "profile a multi-GPU run with nsys in one guarded command: plan, run, export, readout",
+     "  cpprof profile --dry-run trunk 1024 4\n"
+     "  cpprof profile e2e 512 2 --preset full\n"
+     "  cpprof profile --name mine --preset full --trace-json trace.json -- -m pkg.entry --n 512\n"
+     "  cpprof profile --nnodes 2 --nproc-per-node 4 --rdzv-endpoint node0:29500 -- train.py --steps 10\n",
+     MakeProfileCommand},
 };
 
 size_t EditDistance(std::string_view a, std::string_view b) {

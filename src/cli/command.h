@@ -37,5 +37,6 @@ std::unique_ptr<Command> MakeReportCommand();
 std::unique_ptr<Command> MakeStatsCommand();
 std::unique_ptr<Command> MakeDoctorCommand();
 std::unique_ptr<Command> MakeTraceJsonCommand();
+std::unique_ptr<Command> MakeProfileCommand();
 
 }  // namespace cpprof::cli

@@ -1,0 +1,128 @@
+// cpprof profile [--name N] [--preset fast|full] [--nproc-per-node P] [--nnodes N --rdzv-endpoint H:P]
+//                [--gpus 0,1] [--trace-json FILE] [--timeout S] [--results-dir DIR] [--force] [--dry-run]
+//                [trunk|e2e|train N_TOKEN RANKS] [-- (-m MODULE | SCRIPT) ARGS...]
+// Thin: the plan lives in src/profile/plan (pure), the run in src/profile/run_profile.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "cli/command.h"
+#include "doctor/doctor.h"
+#include "profile/plan.h"
+#include "profile/run_profile.h"
+#include "runner/environment.h"
+#include "runner/helpers.h"
+#include "runner/process_runner.h"
+
+namespace cpprof::cli {
+
+namespace {
+
+std::string Parent(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == std::string::npos ? "." : p.substr(0, s);
+}
+
+class ProfileCommand : public Command {
+ public:
+  void Declare(CLI::App& app) override {
+    app.add_option("--name", o_.name, "The result's name (default: from the workload, e.g. cpfold-trunk-n1024-2x2-fast)");
+    app.add_option("--preset", o_.preset, "fast: cuda,nvtx, no CPU sampling (timings); full: the seed's whole set")
+        ->check(CLI::IsMember({"fast", "full"}))
+        ->capture_default_str();
+    app.add_option("--nproc-per-node", o_.nproc_per_node, "Ranks on this node (default: the shorthand's, else the free GPUs)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--nnodes", o_.nnodes, "Nodes (each runs its own cpprof profile)")->check(CLI::PositiveNumber);
+    app.add_option("--rdzv-endpoint", o_.rdzv_endpoint, "HOST:PORT of the rendezvous, with --nnodes > 1");
+    app.add_option("--gpus", o_.gpus, "The GPUs to use, by nvidia-smi index (default: the first free ones)")
+        ->delimiter(',')
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--nsys", nsys_, "Use this nsys (still vetted by the doctor) instead of searching for one");
+    app.add_option("--trace-json", o_.trace_json, "The --python-functions-trace JSON (see 'cpprof trace-json')");
+    app.add_option("--timeout", o_.timeout_s, "Seconds before the whole run (nsys, torchrun, ranks) is killed")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--results-dir", o_.results_dir, "Where results go: DIR/WORKFLOW/NAME.*")->capture_default_str();
+    app.add_option("--workflow", o_.workflow, "The results subfolder (default: inference, training or custom)");
+    app.add_flag("--force", o_.force, "Replace an existing result of the same name");
+    app.add_flag("--wait", o_.wait, "When the GPUs are busy, poll until they are free (see --max-wait)");
+    app.add_option("--max-wait", o_.max_wait_s, "Seconds --wait waits at most")->check(CLI::PositiveNumber)->capture_default_str();
+    app.add_flag("--dry-run", o_.dry_run, "Print the command, environment additions and outputs; run nothing");
+    app.add_option("args", o_.args,
+                   "MODE N_TOKEN RANKS (cpfold: trunk 1024 4), and/or the workload after --: -m MODULE ARGS or "
+                   "SCRIPT ARGS");
+  }
+
+  StatusOr<int> Run(Context& ctx) override {
+    runner::Environment env = runner::Environment::FromProcess();
+    runner::RealProcessRunner runner;
+    profile::PlanInputs in;
+    if (auto l = runner::FindHelper("launch_workload.py")) {
+      in.launcher = *l;
+      std::string python_dir = Parent(Parent(*l));
+      if (runner::Environment::IsFile(python_dir + "/cpfold/run.py")) {
+        in.cpfold_root = python_dir;
+        if (runner::Environment::IsFile(python_dir + "/cpfold/trace_spec.json")) {
+          in.cpfold_spec = python_dir + "/cpfold/trace_spec.json";
+        }
+      }
+    }
+    in.caller_env = env.vars();
+    if (auto u = env.Get("USER"); u && !u->empty()) {
+      in.user = *u;
+    } else if (const passwd* pw = ::getpwuid(::getuid())) {
+      in.user = pw->pw_name;
+    }
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) in.host = host;
+
+    // Absolute paths: nsys, torchrun and the ranks see the same files whatever their working folder.
+    o_.results_dir = std::filesystem::absolute(o_.results_dir).lexically_normal().string();
+    if (!o_.trace_json.empty()) {
+      if (!runner::Environment::IsFile(o_.trace_json)) {
+        return Error(ExitCode::kBadInput, fmt::format("--trace-json '{}' does not exist. Make one with 'cpprof "
+                                                      "trace-json'.",
+                                                      o_.trace_json));
+      }
+      o_.trace_json = std::filesystem::absolute(o_.trace_json).lexically_normal().string();
+    }
+    doctor::DoctorOptions d;
+    d.gpus = o_.gpus;
+    d.nsys = nsys_;
+    ctx.err << "cpprof: profile: checking the machine (cpprof doctor)...\n";
+    doctor::DoctorFindings f = doctor::Diagnose(d, runner, env);
+    if (o_.wait && !o_.dry_run) {
+      f = profile::WaitForGpus(
+          o_, in, std::move(f), [&] { return doctor::Diagnose(d, runner, env); },
+          [](double s) { std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(s * 1000))); },
+          ctx.err);
+    }
+    CPPROF_ASSIGN_OR_RETURN(profile::Plan plan, profile::BuildPlan(o_, f, in));
+    std::vector<Status> stops = profile::Guards(plan, o_, f);
+    if (o_.dry_run) {
+      ctx.out << profile::DescribePlan(plan);
+      for (const auto& s : stops) ctx.err << "cpprof: warning: profile: a real run would stop here: " << s.message() << '\n';
+      return 0;
+    }
+    if (!stops.empty()) {
+      for (size_t i = 1; i < stops.size(); ++i) ctx.err << "cpprof: error: profile: " << stops[i].message() << '\n';
+      return stops.front();
+    }
+    return profile::Execute(plan, f, runner, ctx.out, ctx.err);
+  }
+
+ private:
+  profile::ProfileOptions o_;
+  std::string nsys_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeProfileCommand() { return std::make_unique<ProfileCommand>(); }
+
+}  // namespace cpprof::cli

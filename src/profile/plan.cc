@@ -1,0 +1,546 @@
+#include "profile/plan.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+namespace cpprof::profile {
+
+namespace {
+
+namespace fs = std::filesystem;
+using doctor::DoctorFindings;
+
+bool IsNumber(const std::string& s) {
+  return !s.empty() && s.size() < 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+std::string Basename(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+// "pkg.run" -> "pkg-run"; "train.py" -> "train".
+std::string WorkloadStem(const std::vector<std::string>& workload) {
+  if (workload.empty()) return "workload";
+  std::string s = workload[0] == "-m" && workload.size() > 1 ? workload[1] : Basename(workload[0]);
+  if (s.size() > 3 && s.substr(s.size() - 3) == ".py") s.resize(s.size() - 3);
+  for (char& c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) c = '-';
+  }
+  return s.empty() ? "workload" : s;
+}
+
+bool ValidName(const std::string& n) {
+  return !n.empty() && n[0] != '.' && n[0] != '-' &&
+         std::all_of(n.begin(), n.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+         });
+}
+
+const doctor::Check* FindCheck(const DoctorFindings& f, const std::string& id) {
+  for (const auto& c : f.checks) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+// One nsys option: checked against the chosen nsys's own `profile --help`.
+class OptionChecker {
+ public:
+  OptionChecker(const DoctorFindings& f, Plan& plan) : f_(f), plan_(plan) {
+    if (!f.profile_help_read) {
+      plan.warnings.push_back(
+          "'nsys profile --help' could not be read: the options below are not checked against this nsys");
+    }
+  }
+  // Adds `--name=value` (or `--name` when value is empty) when this nsys knows it. A missing
+  // essential option is an error; any other is dropped with a warning.
+  Status Add(const std::string& name, const std::string& value, bool essential) {
+    std::string token = value.empty() ? "--" + name : fmt::format("--{}={}", name, value);
+    if (f_.profile_help_read && !f_.profile_help.HasOption(name)) {
+      if (essential) {
+        return Error(ExitCode::kCheckFailed,
+                     fmt::format("nsys {} has no --{} option, which cpprof profile needs. Use a newer nsys "
+                                 "(see 'cpprof doctor').",
+                                 plan_.nsys_version, name));
+      }
+      Drop(token, fmt::format("this nsys ({}) has no --{} option", plan_.nsys_version, name));
+      return OkStatus();
+    }
+    plan_.nsys_options.push_back(token);
+    return OkStatus();
+  }
+  void Drop(const std::string& token, const std::string& why) {
+    plan_.dropped.push_back(fmt::format("{}: {}", token, why));
+    plan_.warnings.push_back(fmt::format("dropped {}: {}", token, why));
+  }
+
+ private:
+  const DoctorFindings& f_;
+  Plan& plan_;
+};
+
+}  // namespace
+
+std::vector<std::string> OutputPaths::Results() const {
+  return {nsys_rep, qdstrm, sqlite, readout_md, report_json, command_txt, doctor_json, stdout_log, stderr_log};
+}
+
+StatusOr<Preset> ParsePreset(const std::string& s) {
+  if (s == "fast") return Preset::kFast;
+  if (s == "full") return Preset::kFull;
+  return Error(ExitCode::kUsage, fmt::format("unknown preset '{}'. Use --preset fast or --preset full.", s));
+}
+
+std::pair<int, int> CpGrid(int ranks) {
+  int s = static_cast<int>(std::lround(std::sqrt(static_cast<double>(ranks))));
+  if (s * s == ranks) return {s, s};
+  return {1, ranks};
+}
+
+bool LooksLikeShorthand(const std::vector<std::string>& args) {
+  return !args.empty() && (args[0] == "trunk" || args[0] == "e2e" || args[0] == "train");
+}
+
+StatusOr<Shorthand> ParseShorthand(const std::vector<std::string>& args) {
+  Shorthand s;
+  s.mode = args.at(0);
+  if (args.size() < 3 || !IsNumber(args[1]) || !IsNumber(args[2])) {
+    return Error(ExitCode::kUsage, fmt::format("the shorthand is MODE N_TOKEN RANKS, e.g. 'cpprof profile {} 1024 4'",
+                                               s.mode));
+  }
+  s.n_token = std::stoi(args[1]);
+  s.ranks = std::stoi(args[2]);
+  if (s.n_token <= 0 || s.ranks <= 0) {
+    return Error(ExitCode::kUsage, "the shorthand's N_TOKEN and RANKS must be positive");
+  }
+  std::tie(s.cp0, s.cp1) = CpGrid(s.ranks);
+  return s;
+}
+
+StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const PlanInputs& in) {
+  Plan plan;
+  CPPROF_ASSIGN_OR_RETURN(plan.preset, ParsePreset(o.preset));
+  if (o.timeout_s <= 0) return Error(ExitCode::kUsage, "--timeout must be positive");
+  if (o.nnodes < 1) return Error(ExitCode::kUsage, "--nnodes must be at least 1");
+  if (o.nnodes > 1 && o.rdzv_endpoint.empty()) {
+    return Error(ExitCode::kUsage, "--nnodes > 1 needs --rdzv-endpoint HOST:PORT (the same on every node)");
+  }
+  plan.nnodes = o.nnodes;
+
+  // ---- the workload: the shorthand (cpfold), nothing (cpfold, small), or what follows -- ----
+  std::vector<std::string> extra;  // workload arguments after the shorthand
+  std::optional<Shorthand> sh;
+  if (LooksLikeShorthand(o.args)) {
+    CPPROF_ASSIGN_OR_RETURN(Shorthand s, ParseShorthand(o.args));
+    sh = s;
+    extra.assign(o.args.begin() + 3, o.args.end());
+  } else if (o.args.empty()) {
+    sh = Shorthand{"trunk", 256, 0, 1, 1};  // ranks: the free GPUs, below
+  }
+
+  // ---- ranks and GPUs ----
+  std::set<int> busy;
+  for (const auto& b : f.busy) busy.insert(b.index);
+  std::vector<int> free_gpus;
+  for (int t : f.targets) {
+    if (!busy.count(t)) free_gpus.push_back(t);
+  }
+  if (o.nproc_per_node > 0) {
+    plan.ranks = o.nproc_per_node;
+    if (sh && sh->ranks > 0 && sh->ranks != o.nproc_per_node * o.nnodes) {
+      return Error(ExitCode::kUsage, fmt::format("the shorthand asks for {} ranks but --nproc-per-node {} x --nnodes "
+                                                 "{} gives {}",
+                                                 sh->ranks, o.nproc_per_node, o.nnodes, o.nproc_per_node * o.nnodes));
+    }
+  } else if (sh && sh->ranks > 0) {
+    if (sh->ranks % o.nnodes != 0) {
+      return Error(ExitCode::kUsage, fmt::format("{} ranks do not split evenly over {} nodes", sh->ranks, o.nnodes));
+    }
+    plan.ranks = sh->ranks / o.nnodes;
+  } else if (!o.gpus.empty()) {
+    plan.ranks = static_cast<int>(o.gpus.size());
+  } else {
+    plan.ranks = std::max<int>(1, static_cast<int>(free_gpus.size()));
+  }
+  if (sh && sh->ranks == 0) {  // nothing after --: the grid follows the ranks
+    sh->ranks = plan.ranks * o.nnodes;
+    std::tie(sh->cp0, sh->cp1) = CpGrid(sh->ranks);
+  }
+  if (!o.gpus.empty()) {
+    plan.gpus = o.gpus;
+  } else {
+    for (int g : free_gpus) {
+      if (static_cast<int>(plan.gpus.size()) < plan.ranks) plan.gpus.push_back(g);
+    }
+  }
+
+  // ---- timeouts: the process group gives up before cpprof kills the run ----
+  plan.timeout_s = o.timeout_s;
+  plan.pg_timeout_s = std::min(600.0, std::max(1.0, std::floor(o.timeout_s / 2)));
+
+  if (sh) {
+    if (in.cpfold_root.empty()) {
+      return Error(ExitCode::kUsage, "the reference workload cpfold was not found (python/cpfold beside cpprof). "
+                                     "Name your workload after --: cpprof profile -- -m pkg.module ARGS");
+    }
+    plan.cpfold = true;
+    plan.cpfold_mode = sh->mode;
+    plan.n_token = sh->n_token;
+    plan.cp0 = sh->cp0;
+    plan.cp1 = sh->cp1;
+    plan.workload = {"-m", "cpfold.run", "--mode", sh->mode, "--n-token", std::to_string(sh->n_token),
+                     "--cp0", std::to_string(sh->cp0), "--cp1", std::to_string(sh->cp1)};
+    if (std::find(extra.begin(), extra.end(), "--pg-timeout") == extra.end()) {
+      plan.workload.push_back("--pg-timeout");
+      plan.workload.push_back(fmt::format("{}", plan.pg_timeout_s));
+    }
+    plan.workload.insert(plan.workload.end(), extra.begin(), extra.end());
+  } else {
+    plan.workload = o.args;
+    if (plan.workload[0] == "-m" && plan.workload.size() < 2) {
+      return Error(ExitCode::kUsage, "'-m' after -- needs a module name: cpprof profile -- -m pkg.module ARGS");
+    }
+    if (StartsWith(Basename(plan.workload[0]), "python")) {
+      return Error(ExitCode::kUsage, fmt::format("leave the interpreter out: torchrun runs the workload with its own "
+                                                 "Python. Write 'cpprof profile -- -m MODULE ARGS' or '-- SCRIPT "
+                                                 "ARGS', not '-- {} ...'",
+                                                 plan.workload[0]));
+    }
+    if (StartsWith(plan.workload[0], "-") && plan.workload[0] != "-m") {
+      return Error(ExitCode::kUsage, fmt::format("the workload after -- must start with '-m MODULE' or a script, not "
+                                                 "'{}'",
+                                                 plan.workload[0]));
+    }
+    plan.warnings.push_back(fmt::format(
+        "the process-group timeout cannot be passed to a workload cpprof does not know: it gets "
+        "CPPROF_PG_TIMEOUT_S={} in its environment (use it in init_process_group(timeout=...))",
+        plan.pg_timeout_s));
+  }
+
+  // ---- names and paths ----
+  plan.workflow = !o.workflow.empty() ? o.workflow
+                  : plan.cpfold       ? (plan.cpfold_mode == "train" ? "training" : "inference")
+                                      : "custom";
+  if (!o.name.empty()) {
+    plan.name = o.name;
+  } else if (plan.cpfold) {
+    plan.name = fmt::format("cpfold-{}-n{}-{}x{}-{}", plan.cpfold_mode, plan.n_token, plan.cp0, plan.cp1, o.preset);
+  } else {
+    plan.name = fmt::format("{}-{}", WorkloadStem(plan.workload), o.preset);
+  }
+  if (o.nnodes > 1 && !in.host.empty()) plan.name += "-" + in.host;  // one report per node
+  if (!ValidName(plan.name)) {
+    return Error(ExitCode::kUsage, fmt::format("--name '{}' must be letters, digits, '-', '_' or '.', and not start "
+                                               "with '.' or '-'",
+                                               plan.name));
+  }
+  if (!ValidName(plan.workflow)) {
+    return Error(ExitCode::kUsage, fmt::format("--workflow '{}' must be letters, digits, '-', '_' or '.'", plan.workflow));
+  }
+  OutputPaths& p = plan.out;
+  p.folder = o.results_dir + "/" + plan.workflow;
+  p.base = p.folder + "/" + plan.name;
+  p.nsys_rep = p.base + ".nsys-rep";
+  p.qdstrm = p.base + ".qdstrm";
+  p.sqlite = p.base + ".sqlite";
+  p.readout_md = p.base + ".readout.md";
+  p.report_json = p.base + ".report.json";
+  p.command_txt = p.base + ".command.txt";
+  p.doctor_json = p.base + ".doctor.json";
+  p.stdout_log = p.base + ".stdout.log";
+  p.stderr_log = p.base + ".stderr.log";
+  p.tmp_folder = fmt::format("{}/{}/cpprof/{}", in.tmp_root, in.user, plan.name);
+  p.tmp_stdout_log = p.tmp_folder + "/stdout.log";
+  p.tmp_stderr_log = p.tmp_folder + "/stderr.log";
+  p.gitignore = o.results_dir + "/.gitignore";
+
+  // ---- nsys ----
+  const doctor::NsysCandidate* nsys = f.Chosen();
+  if (!nsys) {
+    const doctor::Check* c = FindCheck(f, "nsys");
+    std::string why = fmt::format("no usable nsys: {}. {}", c ? c->detail : "none found",
+                                  c && !c->hint.empty() ? c->hint : doctor::InstallNsysHint());
+    if (!o.dry_run) return Error(ExitCode::kCheckFailed, why);
+    plan.nsys = "nsys";  // --dry-run still shows the rest of the plan
+    plan.nsys_version = "unknown";
+    plan.warnings.push_back(why);
+  } else {
+    plan.nsys = nsys->path;
+    plan.nsys_version = nsys->version ? nsys->version->ToString() : nsys->version_text;
+  }
+
+  OptionChecker opt(f, plan);
+  CPPROF_RETURN_IF_ERROR(opt.Add("output", p.base, true));
+  CPPROF_RETURN_IF_ERROR(opt.Add("force-overwrite", "true", true));
+  CPPROF_RETURN_IF_ERROR(opt.Add("export", "sqlite", false));
+  bool sampling_off = f.cpu_sampling.has_value() && !*f.cpu_sampling;
+  std::string sampling_why;
+  if (const doctor::Check* c = FindCheck(f, "cpu-sampling")) sampling_why = c->detail;
+  if (sampling_why.empty()) sampling_why = "CPU sampling is not available";
+
+  // The functions-trace JSON: given, or cpfold's spec merged with the shipped pytorch.json.
+  if (!o.trace_json.empty()) {
+    plan.trace_json = o.trace_json;
+  } else if (plan.preset == Preset::kFull && plan.cpfold && !in.cpfold_spec.empty()) {
+    plan.trace_json = p.base + ".functions-trace.json";
+    plan.out.functions_trace = plan.trace_json;
+    plan.trace_spec = in.cpfold_spec;
+    plan.trace_base = f.functions_trace_base;
+  } else if (plan.preset == Preset::kFull && !f.functions_trace_base.empty()) {
+    plan.trace_json = f.functions_trace_base;
+    plan.warnings.push_back("no --trace-json: using the pytorch.json shipped with nsys, which names torch.* only "
+                            "(make one that names your modules with 'cpprof trace-json')");
+  }
+
+  if (plan.preset == Preset::kFast) {
+    CPPROF_RETURN_IF_ERROR(opt.Add("trace", "cuda,nvtx", true));
+    CPPROF_RETURN_IF_ERROR(opt.Add("sample", "none", false));
+    CPPROF_RETURN_IF_ERROR(opt.Add("cpuctxsw", "none", false));
+    if (!plan.trace_json.empty()) CPPROF_RETURN_IF_ERROR(opt.Add("python-functions-trace", plan.trace_json, false));
+  } else {
+    CPPROF_RETURN_IF_ERROR(opt.Add("trace", "cuda,nvtx,osrt", true));
+    CPPROF_RETURN_IF_ERROR(opt.Add("cuda-memory-usage", "true", false));
+    const std::string token = "autograd-shapes-nvtx";
+    const auto& tokens = f.profile_help.pytorch_tokens;
+    if (f.profile_help_read && f.profile_help.HasOption("pytorch") &&
+        std::find(tokens.begin(), tokens.end(), token) == tokens.end()) {
+      opt.Drop("--pytorch=" + token, fmt::format("this nsys's --pytorch accepts only {}",
+                                                 tokens.empty() ? "(none listed)" : fmt::format("{}", fmt::join(tokens, ", "))));
+    } else {
+      CPPROF_RETURN_IF_ERROR(opt.Add("pytorch", token, false));
+    }
+    if (!plan.trace_json.empty()) {
+      CPPROF_RETURN_IF_ERROR(opt.Add("python-functions-trace", plan.trace_json, false));
+    } else {
+      plan.warnings.push_back("no functions-trace JSON (no --trace-json and no pytorch.json shipped with this nsys): "
+                              "module names will be missing");
+    }
+    if (!plan.trace_json.empty() && f.profile_help.functions_trace_needs_nvtx && f.python.runs && !f.python.nvtx) {
+      plan.warnings.push_back("this nsys's help says --python-functions-trace needs the nvtx package, which the "
+                              "workload's Python lacks (nsys 2025.3.1 was seen naming ranges without it)");
+    }
+    if (sampling_off) {
+      opt.Drop("--cudabacktrace=all", "inert: " + sampling_why);
+      opt.Drop("--python-backtrace=cuda", "inert: " + sampling_why);
+    } else {
+      if (!f.cpu_sampling) {
+        plan.warnings.push_back("could not tell whether CPU sampling works: --cudabacktrace and --python-backtrace "
+                                "are kept but may be inert");
+      }
+      CPPROF_RETURN_IF_ERROR(opt.Add("cudabacktrace", "all", false));
+      CPPROF_RETURN_IF_ERROR(opt.Add("python-backtrace", "cuda", false));
+    }
+  }
+
+  // ---- the launch: torchrun's own options, then the launcher, then '--' and the workload ----
+  // torchrun takes abbreviations of its options (--n for --nnodes, ...) anywhere before its
+  // training script's arguments start; everything after the '--' that follows the launcher is
+  // positional for its parser, and the launcher hands it to the workload untouched.
+  if (in.launcher.empty()) {
+    return Error(ExitCode::kError, "python/cpprof_helpers/launch_workload.py not found: set CPPROF_HELPERS_DIR to "
+                                   "the python/cpprof_helpers folder of cpprof's checkout");
+  }
+  std::string torchrun = f.python.torchrun.empty() ? "torchrun" : f.python.torchrun;
+  plan.launch = {torchrun};
+  if (o.nnodes == 1) {
+    plan.launch.push_back("--standalone");
+    plan.launch.push_back("--nnodes=1");
+  } else {
+    plan.launch.push_back(fmt::format("--nnodes={}", o.nnodes));
+    plan.launch.push_back("--rdzv_backend=c10d");
+    plan.launch.push_back("--rdzv_endpoint=" + o.rdzv_endpoint);
+    plan.launch.push_back("--rdzv_id=cpprof-" + (o.name.empty() ? plan.workflow : o.name));
+  }
+  plan.launch.push_back(fmt::format("--nproc_per_node={}", plan.ranks));
+  plan.launch.push_back(in.launcher);
+  plan.launch.push_back("--");
+  plan.launch.insert(plan.launch.end(), plan.workload.begin(), plan.workload.end());
+
+  plan.argv = {plan.nsys, "profile"};
+  plan.argv.insert(plan.argv.end(), plan.nsys_options.begin(), plan.nsys_options.end());
+  plan.argv.insert(plan.argv.end(), plan.launch.begin(), plan.launch.end());
+
+  // ---- environment ----
+  const auto& caller = in.caller_env;
+  auto caller_has = [&](const std::string& k) { return caller.count(k) > 0; };
+  if (!caller_has("PYTORCH_CUDA_ALLOC_CONF")) {
+    plan.env_additions["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True";
+  } else {
+    plan.warnings.push_back(fmt::format("kept the caller's PYTORCH_CUDA_ALLOC_CONF={} (cpprof would set "
+                                        "expandable_segments:True)",
+                                        caller.at("PYTORCH_CUDA_ALLOC_CONF")));
+  }
+  for (const auto& [k, v] : f.profile_env) plan.env_additions[k] = v;  // the importer's LD_LIBRARY_PATH fix
+  if (plan.cpfold) {
+    auto pp = caller.find("PYTHONPATH");
+    plan.env_additions["PYTHONPATH"] =
+        in.cpfold_root + (pp != caller.end() && !pp->second.empty() ? ":" + pp->second : "");
+  } else {
+    plan.env_additions["CPPROF_PG_TIMEOUT_S"] = fmt::format("{}", plan.pg_timeout_s);
+  }
+  if (!plan.gpus.empty()) {
+    if (caller_has("CUDA_VISIBLE_DEVICES")) {
+      plan.warnings.push_back(fmt::format("kept the caller's CUDA_VISIBLE_DEVICES={}", caller.at("CUDA_VISIBLE_DEVICES")));
+    } else {
+      plan.env_additions["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(plan.gpus, ","));
+    }
+  }
+  plan.env = caller;
+  for (const auto& [k, v] : plan.env_additions) plan.env[k] = v;
+  for (const auto& [k, v] : caller) {
+    if (StartsWith(k, "NCCL_") || StartsWith(k, "TORCH_") || StartsWith(k, "NVSHMEM_")) {
+      plan.kept_from_caller.push_back(k + "=" + v);
+    }
+  }
+  return plan;
+}
+
+std::vector<Status> Guards(const Plan& plan, const ProfileOptions& o, const DoctorFindings& f) {
+  std::vector<Status> out;
+  // nsys must be able to make a report.
+  const doctor::ImporterCheck& imp = f.importer;
+  if (imp.checked && !imp.loads && !imp.loads_with_fix) {
+    const doctor::Check* c = FindCheck(f, "importer");
+    out.push_back(Error(ExitCode::kCheckFailed,
+                        fmt::format("nsys cannot make a report here: {}. Fix: {}", c ? c->detail : imp.output,
+                                    c && !c->hint.empty() ? c->hint : "see 'cpprof doctor'")));
+  }
+  // GPUs: they must exist, the ranks' GPUs must be free, never more ranks than free GPUs.
+  if (!f.nvidia_smi_error.empty() || f.gpus.empty()) {
+    out.push_back(Error(ExitCode::kCheckFailed,
+                        fmt::format("no GPU to profile on ({}). Run cpprof profile on the GPU machine.",
+                                    f.nvidia_smi_error.empty() ? "nvidia-smi lists none" : f.nvidia_smi_error)));
+  } else {
+    std::vector<std::string> busy_parts;
+    std::set<int> chosen(plan.gpus.begin(), plan.gpus.end());
+    int free_count = 0;
+    std::set<int> busy;
+    for (const auto& b : f.busy) busy.insert(b.index);
+    for (int t : f.targets) free_count += !busy.count(t);
+    for (const auto& b : f.busy) {
+      std::vector<std::string> pids;
+      for (const auto& a : b.apps) {
+        pids.push_back(a.used_memory_mib >= 0 ? fmt::format("PID {} ({} MiB)", a.pid, a.used_memory_mib)
+                                              : fmt::format("PID {}", a.pid));
+      }
+      if (chosen.count(b.index) || free_count < plan.ranks) {
+        busy_parts.push_back(fmt::format("GPU {} is busy: {}", b.index, fmt::join(pids, ", ")));
+      }
+    }
+    if (!o.gpus.empty() && !busy_parts.empty()) {
+      out.push_back(Error(ExitCode::kCheckFailed,
+                          fmt::format("the target GPUs are not free: {}. Wait for those processes or pick free GPUs "
+                                      "with --gpus (one job per GPU, never oversubscribe).",
+                                      fmt::join(busy_parts, "; "))));
+    } else if (plan.ranks > free_count) {
+      out.push_back(Error(ExitCode::kCheckFailed,
+                          fmt::format("{} ranks need {} free GPUs but only {} of {} {} free{}{}. Wait for them, or "
+                                      "ask for fewer ranks (never more ranks than free GPUs).",
+                                      plan.ranks, plan.ranks, free_count, f.targets.size(),
+                                      free_count == 1 ? "is" : "are", busy_parts.empty() ? "" : ": ",
+                                      fmt::join(busy_parts, "; "))));
+    }
+  }
+  // Never overwrite a result without --force.
+  if (!o.force) {
+    std::vector<std::string> existing;
+    for (const auto& r : plan.out.Results()) {
+      std::error_code ec;
+      if (fs::exists(r, ec)) existing.push_back(r);
+    }
+    if (!existing.empty()) {
+      out.push_back(Error(ExitCode::kUsage,
+                          fmt::format("a result named '{}' exists ({}). Pass --force to replace it, or pick another "
+                                      "--name.",
+                                      plan.name, fmt::join(existing, ", "))));
+    }
+  }
+  return out;
+}
+
+bool WaitingForGpusCanHelp(const Plan& plan, const ProfileOptions& o, const DoctorFindings& f) {
+  if (f.busy.empty()) return false;
+  std::set<int> busy;
+  for (const auto& b : f.busy) busy.insert(b.index);
+  int free_count = 0;
+  for (int t : f.targets) free_count += !busy.count(t);
+  if (plan.ranks > free_count) return true;
+  if (!o.gpus.empty()) {
+    for (int g : plan.gpus) {
+      if (busy.count(g)) return true;
+    }
+  }
+  return false;
+}
+
+DoctorFindings WaitForGpus(const ProfileOptions& o, const PlanInputs& in, DoctorFindings f,
+                           const std::function<DoctorFindings()>& diagnose, const std::function<void(double)>& sleep_s,
+                           std::ostream& err) {
+  double waited = 0;
+  while (true) {
+    auto plan = BuildPlan(o, f, in);
+    if (!plan.ok() || !WaitingForGpusCanHelp(*plan, o, f)) return f;
+    if (waited >= o.max_wait_s) {
+      err << fmt::format("cpprof: profile: waited {} s (--max-wait) and the GPUs are still busy\n", waited);
+      return f;
+    }
+    std::vector<std::string> pids;
+    for (const auto& b : f.busy) {
+      for (const auto& a : b.apps) pids.push_back(fmt::format("GPU {} PID {}", b.index, a.pid));
+    }
+    err << fmt::format("cpprof: profile: waiting for busy GPUs ({}); asking again in {} s\n", fmt::join(pids, ", "),
+                       o.poll_s);
+    sleep_s(o.poll_s);
+    waited += o.poll_s;
+    f = diagnose();
+  }
+}
+
+std::string DescribePlan(const Plan& plan) {
+  std::string s;
+  s += fmt::format("nsys: {} ({})\n", plan.nsys, plan.nsys_version);
+  s += fmt::format("preset: {}\n", plan.preset == Preset::kFast ? "fast" : "full");
+  s += fmt::format("ranks: {} per node x {} node(s){}\n", plan.ranks, plan.nnodes,
+                   plan.cpfold ? fmt::format(" (cpfold {} N={}, {}x{} grid)", plan.cpfold_mode, plan.n_token, plan.cp0,
+                                             plan.cp1)
+                               : "");
+  s += "command (argv, one per line):\n";
+  for (const auto& a : plan.argv) s += "  " + a + "\n";
+  s += "environment additions:\n";
+  for (const auto& [k, v] : plan.env_additions) s += fmt::format("  {}={}\n", k, v);
+  if (!plan.kept_from_caller.empty()) {
+    s += "kept from the caller's environment:\n";
+    for (const auto& kv : plan.kept_from_caller) s += "  " + kv + "\n";
+  }
+  s += fmt::format("timeout: {} s (the process group's: {} s)\n", plan.timeout_s, plan.pg_timeout_s);
+  if (!plan.dropped.empty()) {
+    s += "dropped options:\n";
+    for (const auto& d : plan.dropped) s += "  " + d + "\n";
+  }
+  if (!plan.warnings.empty()) {
+    s += "warnings:\n";
+    for (const auto& w : plan.warnings) s += "  " + w + "\n";
+  }
+  s += "outputs:\n";
+  const OutputPaths& p = plan.out;
+  for (const auto& x : {p.nsys_rep, p.sqlite, p.readout_md, p.report_json, p.command_txt, p.doctor_json, p.stdout_log,
+                        p.stderr_log, p.tmp_stdout_log, p.tmp_stderr_log}) {
+    s += "  " + x + "\n";
+  }
+  if (!p.functions_trace.empty()) {
+    s += fmt::format("  {} (written from {}{})\n", p.functions_trace, plan.trace_spec,
+                     plan.trace_base.empty() ? "" : " + " + plan.trace_base);
+  }
+  return s;
+}
+
+}  // namespace cpprof::profile

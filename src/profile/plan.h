@@ -1,0 +1,127 @@
+// The plan of one `cpprof profile` run: from the command line and the doctor's findings, the
+// exact nsys argv, the torchrun launch, the environment additions, the output paths and what was
+// dropped or warned about. Pure: nothing here runs a program or touches the filesystem, so every
+// decision is unit-tested (tests/cli/profile_test.cc).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "doctor/doctor.h"
+
+namespace cpprof::profile {
+
+enum class Preset { kFast, kFull };
+
+struct ProfileOptions {
+  std::string name;                       // --name; empty: derived from the workload
+  std::string preset = "fast";            // --preset fast|full
+  int nproc_per_node = 0;                 // --nproc-per-node; 0: the shorthand's ranks, else free GPUs
+  int nnodes = 1;                         // --nnodes
+  std::string rdzv_endpoint;              // --rdzv-endpoint HOST:PORT (needed with --nnodes > 1)
+  std::vector<int> gpus;                  // --gpus; empty: the first free GPUs
+  std::string trace_json;                 // --trace-json FILE
+  double timeout_s = 1800;                // --timeout
+  std::string results_dir = "profiling/results";
+  std::string workflow;                   // --workflow; empty: inference / training / custom
+  bool force = false;                     // --force
+  bool dry_run = false;                   // --dry-run
+  bool wait = false;                      // --wait: poll until the GPUs are free
+  double max_wait_s = 3600;               // --max-wait
+  double poll_s = 30;                     // how often --wait asks nvidia-smi again
+  std::vector<std::string> args;          // positionals: the shorthand, then the workload after --
+};
+
+// What the plan needs to know of this machine besides the findings (filled by the CLI; tests
+// pass their own).
+struct PlanInputs {
+  std::string launcher;     // python/cpprof_helpers/launch_workload.py
+  std::string cpfold_root;  // the folder holding the cpfold package; empty: cpfold not found
+  std::string cpfold_spec;  // cpfold/trace_spec.json; empty: none
+  std::map<std::string, std::string> caller_env;
+  std::string user = "user";  // for /tmp/$USER/cpprof
+  std::string tmp_root = "/tmp";
+  std::string host;           // named into reports of multi-node runs
+};
+
+struct OutputPaths {
+  std::string folder;       // <results>/<workflow>
+  std::string base;         // <folder>/<name> (nsys -o)
+  std::string nsys_rep, qdstrm, sqlite, readout_md, report_json, command_txt, doctor_json;
+  std::string stdout_log, stderr_log;          // in the results folder
+  std::string tmp_folder;                      // /tmp/$USER/cpprof/<name>
+  std::string tmp_stdout_log, tmp_stderr_log;
+  std::string functions_trace;                 // written by cpprof (cpfold spec); empty: none
+  std::string gitignore;                       // <results>/.gitignore
+
+  // The result files an earlier run of the same name leaves (what --force replaces).
+  std::vector<std::string> Results() const;
+};
+
+struct Plan {
+  Preset preset = Preset::kFast;
+  std::string name, workflow;
+  int ranks = 1, nnodes = 1;
+  std::vector<int> gpus;           // the GPUs the ranks get (CUDA_VISIBLE_DEVICES), empty: unknown
+
+  bool cpfold = false;             // the reference workload
+  std::string cpfold_mode;         // trunk | e2e | train
+  int n_token = 0, cp0 = 1, cp1 = 1;
+
+  std::string nsys, nsys_version;
+  std::vector<std::string> nsys_options;  // what follows "nsys profile", before the launch
+  std::vector<std::string> launch;        // torchrun ... launcher -- workload
+  std::vector<std::string> workload;      // (-m MODULE | SCRIPT) ARGS, exactly as the workload gets it
+  std::vector<std::string> argv;          // the whole command
+  std::map<std::string, std::string> env_additions;
+  std::map<std::string, std::string> env;  // the child's whole environment
+  std::vector<std::string> kept_from_caller;  // NCCL_*, TORCH_*, NVSHMEM_* names passed through
+  double timeout_s = 1800;     // --timeout: then the whole process tree is killed
+  double pg_timeout_s = 0;
+  std::string trace_json;                  // the --python-functions-trace file; empty: none
+  std::string trace_spec, trace_base;      // trace_json is written from these (cpfold's spec)
+  std::vector<std::string> warnings;       // printed, and kept in command.txt and the readout
+  std::vector<std::string> dropped;        // "--cudabacktrace=all: CPU sampling is unavailable ..."
+  OutputPaths out;
+};
+
+StatusOr<Preset> ParsePreset(const std::string& s);
+
+// The shorthand of the seed recipe: MODE N RANKS (trunk 1024 4 -> 2x2; e2e 512 2 -> 1x2).
+struct Shorthand {
+  std::string mode;
+  int n_token = 0, ranks = 0, cp0 = 1, cp1 = 1;
+};
+bool LooksLikeShorthand(const std::vector<std::string>& args);
+StatusOr<Shorthand> ParseShorthand(const std::vector<std::string>& args);
+// A square grid when ranks is a square, else 1 x ranks.
+std::pair<int, int> CpGrid(int ranks);
+
+StatusOr<Plan> BuildPlan(const ProfileOptions& options, const doctor::DoctorFindings& findings,
+                         const PlanInputs& inputs);
+
+// Why this plan must not run, each with the fix; empty: it may. Checked against the findings
+// (nsys makes reports, GPUs are free and enough) and the filesystem (no result of the same name
+// without --force).
+std::vector<Status> Guards(const Plan& plan, const ProfileOptions& options, const doctor::DoctorFindings& findings);
+
+// Whether the only reason to wait is there: the ranks' GPUs are busy (or too few are free)
+// while some GPU is in use, so waiting can help.
+bool WaitingForGpusCanHelp(const Plan& plan, const ProfileOptions& options, const doctor::DoctorFindings& findings);
+
+// --wait: while WaitingForGpusCanHelp, sleep options.poll_s and ask `diagnose` again, for at most
+// options.max_wait_s. Returns the last findings (the caller re-plans and re-checks them).
+// `sleep_s` is injected so tests do not sleep.
+doctor::DoctorFindings WaitForGpus(const ProfileOptions& options, const PlanInputs& inputs,
+                                   doctor::DoctorFindings findings,
+                                   const std::function<doctor::DoctorFindings()>& diagnose,
+                                   const std::function<void(double)>& sleep_s, std::ostream& err);
+
+// What --dry-run prints and command.txt holds.
+std::string DescribePlan(const Plan& plan);
+
+}  // namespace cpprof::profile

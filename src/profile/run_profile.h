@@ -1,0 +1,24 @@
+// Running a profile plan: guards, the nsys run under a hard timeout and Ctrl-C, logs, the
+// importer and export fallbacks, the readout and the records (command.txt, doctor.json).
+#pragma once
+
+#include <ostream>
+
+#include "base/status.h"
+#include "doctor/doctor.h"
+#include "profile/plan.h"
+#include "runner/process_runner.h"
+
+namespace cpprof::profile {
+
+struct ExecuteOptions {
+  double kill_grace_s = 5;  // SIGTERM, then SIGKILL after this long
+};
+
+// Runs `plan` (already checked by Guards) and writes its results. `out` gets the readout; `err`
+// progress and what was done on the way. Returns the exit code (130 after Ctrl-C) or an error
+// that names the logs.
+StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, runner::ProcessRunner& runner,
+                      std::ostream& out, std::ostream& err, const ExecuteOptions& options = {});
+
+}  // namespace cpprof::profile

@@ -1,0 +1,597 @@
+// cpprof profile: the plan (pure, from hand-made doctor findings like the H200's), the guards,
+// and whole runs with fakes (tests/data/profile): an nsys that runs the command and writes a
+// fixture export, a torchrun that parses its options like the real one (abbreviations on), and
+// a workload that prints its arguments and can hang or crash a rank.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "doctor/doctor.h"
+#include "doctor/nsys_help.h"
+#include "profile/plan.h"
+#include "profile/process_tree.h"
+#include "profile/run_profile.h"
+#include "runner/process_runner.h"
+#include "test_support.h"
+
+namespace cpprof::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using profile::Plan;
+using profile::ProfileOptions;
+
+#define EXPECT_CONTAINS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)
+
+const std::string kNsys = "/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys";
+
+std::string HelpText() { return ReadFile(DataPath("fakes/h200/nsys-profile--help.txt")); }
+
+std::string Launcher() { return fs::canonical(DataPath("../../python/cpprof_helpers/launch_workload.py")).string(); }
+std::string PythonDir() { return fs::canonical(DataPath("../../python")).string(); }
+
+// The H200 as the doctor saw it, with the libdw fix in place: 2 free H200s on NVLink, nsys
+// 2025.3.1 from the Nsight Compute bundle, CPU sampling available.
+doctor::DoctorFindings H200Findings(const std::string& nsys = kNsys, const std::string& help = HelpText()) {
+  doctor::DoctorFindings f;
+  doctor::NsysCandidate c;
+  c.path = c.real_path = nsys;
+  c.version = doctor::ParseNsysVersion("2025.3.1.0");
+  f.candidates.push_back(c);
+  f.chosen = 0;
+  f.profile_help_read = true;
+  f.profile_help = doctor::ParseProfileHelp(help);
+  f.functions_trace_base = DataPath("fakes/PythonFunctionsTrace/pytorch.json");
+  f.cpu_sampling = true;
+  f.importer.checked = true;
+  f.importer.loads = true;
+  f.nvidia_smi_found = true;
+  for (int i = 0; i < 2; ++i) {
+    doctor::GpuInfo g;
+    g.index = i;
+    g.name = "NVIDIA H200";
+    g.uuid = "GPU-" + std::to_string(i);
+    f.gpus.push_back(g);
+    f.targets.push_back(i);
+  }
+  f.python.runs = true;
+  f.python.torchrun = "torchrun";
+  return f;
+}
+
+profile::PlanInputs Inputs(std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}}) {
+  profile::PlanInputs in;
+  in.launcher = Launcher();
+  in.cpfold_root = PythonDir();
+  in.cpfold_spec = PythonDir() + "/cpfold/trace_spec.json";
+  in.caller_env = std::move(env);
+  in.user = "tester";
+  return in;
+}
+
+ProfileOptions Opts(std::vector<std::string> args, const std::string& preset = "fast") {
+  ProfileOptions o;
+  o.args = std::move(args);
+  o.preset = preset;
+  o.results_dir = TempDir() + "/results-plan";
+  return o;
+}
+
+Plan MustPlan(const ProfileOptions& o, const doctor::DoctorFindings& f, const profile::PlanInputs& in = Inputs()) {
+  auto p = profile::BuildPlan(o, f, in);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.ok() ? *p : Plan{};
+}
+
+// ---- the plan --------------------------------------------------------------------------------
+
+TEST(ProfilePlan, FastPresetExactCommandForTheE2eShorthand) {
+  ProfileOptions o = Opts({"e2e", "512", "2"});
+  Plan p = MustPlan(o, H200Findings());
+  std::string base = o.results_dir + "/inference/cpfold-e2e-n512-1x2-fast";
+  std::vector<std::string> want = {kNsys,
+                                   "profile",
+                                   "--output=" + base,
+                                   "--force-overwrite=true",
+                                   "--export=sqlite",
+                                   "--trace=cuda,nvtx",
+                                   "--sample=none",
+                                   "--cpuctxsw=none",
+                                   "torchrun",
+                                   "--standalone",
+                                   "--nnodes=1",
+                                   "--nproc_per_node=2",
+                                   Launcher(),
+                                   "--",
+                                   "-m",
+                                   "cpfold.run",
+                                   "--mode",
+                                   "e2e",
+                                   "--n-token",
+                                   "512",
+                                   "--cp0",
+                                   "1",
+                                   "--cp1",
+                                   "2",
+                                   "--pg-timeout",
+                                   "600"};
+  EXPECT_EQ(p.argv, want);
+  EXPECT_EQ(p.env_additions.at("PYTORCH_CUDA_ALLOC_CONF"), "expandable_segments:True");
+  EXPECT_EQ(p.env_additions.at("PYTHONPATH"), PythonDir());
+  EXPECT_EQ(p.env_additions.at("CUDA_VISIBLE_DEVICES"), "0,1");
+  EXPECT_EQ(p.out.sqlite, base + ".sqlite");
+  EXPECT_EQ(p.out.readout_md, base + ".readout.md");
+  EXPECT_EQ(p.out.tmp_stderr_log, "/tmp/tester/cpprof/cpfold-e2e-n512-1x2-fast/stderr.log");
+  EXPECT_TRUE(p.dropped.empty());
+  EXPECT_TRUE(profile::Guards(p, o, H200Findings()).empty());
+}
+
+TEST(ProfilePlan, FullPresetIsTheSeedsOptionSetWithCpfoldsTraceJson) {
+  ProfileOptions o = Opts({"trunk", "1024", "1"}, "full");
+  Plan p = MustPlan(o, H200Findings());
+  std::string base = o.results_dir + "/inference/cpfold-trunk-n1024-1x1-full";
+  std::vector<std::string> want = {"--output=" + base,
+                                   "--force-overwrite=true",
+                                   "--export=sqlite",
+                                   "--trace=cuda,nvtx,osrt",
+                                   "--cuda-memory-usage=true",
+                                   "--pytorch=autograd-shapes-nvtx",
+                                   "--python-functions-trace=" + base + ".functions-trace.json",
+                                   "--cudabacktrace=all",
+                                   "--python-backtrace=cuda"};
+  EXPECT_EQ(p.nsys_options, want);
+  EXPECT_EQ(p.trace_spec, PythonDir() + "/cpfold/trace_spec.json");
+  EXPECT_EQ(p.out.functions_trace, base + ".functions-trace.json");
+  EXPECT_TRUE(p.dropped.empty());
+}
+
+TEST(ProfilePlan, ShorthandGrids) {
+  auto t = profile::ParseShorthand({"trunk", "1024", "4"});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->cp0, 2);
+  EXPECT_EQ(t->cp1, 2);
+  auto e = profile::ParseShorthand({"e2e", "512", "2"});
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->cp0, 1);
+  EXPECT_EQ(e->cp1, 2);
+  EXPECT_FALSE(profile::ParseShorthand({"trunk", "big", "4"}).ok());
+  // Nothing after --: cpfold's trunk, small, on every free GPU.
+  Plan p = MustPlan(Opts({}), H200Findings());
+  EXPECT_EQ(p.name, "cpfold-trunk-n256-1x2-fast");
+  EXPECT_EQ(p.ranks, 2);
+}
+
+TEST(ProfilePlan, WorkloadFlagsThatAbbreviateTorchrunOptionsFollowTheLaunchersSeparator) {
+  Plan p = MustPlan(Opts({"-m", "pkg.entry", "--n", "512"}), H200Findings());
+  std::vector<std::string> want_launch = {"torchrun", "--standalone", "--nnodes=1", "--nproc_per_node=2", Launcher(),
+                                          "--",       "-m",           "pkg.entry",  "--n",                "512"};
+  EXPECT_EQ(p.launch, want_launch);
+  EXPECT_EQ(p.name, "pkg-entry-fast");
+  EXPECT_EQ(p.workflow, "custom");
+  EXPECT_EQ(p.env_additions.at("CPPROF_PG_TIMEOUT_S"), "600");
+  // Forms the launcher cannot run are usage errors that say what to write.
+  auto py = profile::BuildPlan(Opts({"python3", "-m", "pkg.entry"}), H200Findings(), Inputs());
+  ASSERT_FALSE(py.ok());
+  EXPECT_EQ(py.status().code(), ExitCode::kUsage);
+  EXPECT_CONTAINS(py.status().message(), "leave the interpreter out");
+  EXPECT_FALSE(profile::BuildPlan(Opts({"-m"}), H200Findings(), Inputs()).ok());
+  EXPECT_FALSE(profile::BuildPlan(Opts({"--n", "512"}), H200Findings(), Inputs()).ok());
+}
+
+// torchrun's real parser, where this machine's Python has torch: '--n' after '-m mod' is an
+// ambiguous abbreviation, after the launcher's '--' it reaches the workload.
+TEST(ProfilePlan, TorchrunsRealParserLeavesTheWorkloadArgumentsAlone) {
+  Plan p = MustPlan(Opts({"-m", "pkg.entry", "--n", "512"}), H200Findings());
+  std::string script =
+      "import json, sys\n"
+      "try:\n"
+      "    from torch.distributed.run import get_args_parser\n"
+      "except Exception as e:\n"
+      "    print('SKIP', e); sys.exit(0)\n"
+      "a = get_args_parser().parse_args(json.loads(sys.argv[1]))\n"
+      "print(json.dumps([a.training_script] + a.training_script_args))\n";
+  std::string args = "[";
+  for (size_t i = 1; i < p.launch.size(); ++i) args += (i > 1 ? ",\"" : "\"") + p.launch[i] + "\"";
+  args += "]";
+  runner::RealProcessRunner r;
+  runner::RunOptions ro;
+  ro.timeout_s = 120;
+  auto res = r.Run({"/usr/bin/python3", "-c", script, args}, ro);
+  if (!res.ok() || res->out.rfind("SKIP", 0) == 0) GTEST_SKIP() << "no torch here";
+  ASSERT_TRUE(res->ok()) << res->err;
+  std::string launcher_args = res->out;
+  EXPECT_CONTAINS(launcher_args, "\"-m\", \"pkg.entry\", \"--n\", \"512\"]");
+  // And the naive launch fails exactly as the H200 note says.
+  auto naive = r.Run({"/usr/bin/python3", "-c", script,
+                      "[\"--standalone\",\"--nnodes=1\",\"--nproc_per_node=2\",\"-m\",\"pkg.entry\",\"--n\",\"512\"]"},
+                     ro);
+  ASSERT_TRUE(naive.ok());
+  EXPECT_CONTAINS(naive->err, "ambiguous option: --n");
+}
+
+TEST(ProfilePlan, TokensThisNsysLacksAreDroppedWithAWarningOrAreAnError) {
+  std::string help = HelpText();
+  // An nsys whose --pytorch lacks autograd-shapes-nvtx and that has no --python-backtrace.
+  for (std::string from : {"'autograd-nvtx', 'autograd-shapes-nvtx', 'functions-trace' or 'none'"}) {
+    size_t at = help.find(from);
+    ASSERT_NE(at, std::string::npos);
+    help.replace(at, from.size(), "'autograd-nvtx' or 'none'");
+  }
+  for (size_t at; (at = help.find("--python-backtrace")) != std::string::npos;) help.replace(at, 18, "--python-bt-gone");
+  Plan p = MustPlan(Opts({"trunk", "256", "1"}, "full"), H200Findings(kNsys, help));
+  ASSERT_EQ(p.dropped.size(), 2u);
+  EXPECT_EQ(p.dropped[0], "--pytorch=autograd-shapes-nvtx: this nsys's --pytorch accepts only autograd-nvtx, none");
+  EXPECT_EQ(p.dropped[1], "--python-backtrace=cuda: this nsys (2025.3.1.0) has no --python-backtrace option");
+  for (const auto& a : p.argv) {
+    EXPECT_EQ(a.find("--pytorch"), std::string::npos);
+    EXPECT_EQ(a.find("--python-backtrace"), std::string::npos);
+  }
+  // An essential option missing: an error that says so.
+  std::string no_trace = HelpText();
+  for (size_t at; (at = no_trace.find("--trace")) != std::string::npos;) no_trace.replace(at, 7, "--trxce");
+  auto bad = profile::BuildPlan(Opts({"trunk", "256", "1"}), H200Findings(kNsys, no_trace), Inputs());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ExitCode::kCheckFailed);
+  EXPECT_CONTAINS(bad.status().message(), "nsys 2025.3.1.0 has no --trace option");
+}
+
+TEST(ProfilePlan, NoNsysIsAnErrorExceptForADryRun) {
+  doctor::DoctorFindings f = H200Findings();
+  f.candidates.clear();
+  f.chosen = -1;
+  f.profile_help_read = false;
+  ProfileOptions o = Opts({"e2e", "512", "2"});
+  auto bad = profile::BuildPlan(o, f, Inputs());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ExitCode::kCheckFailed);
+  EXPECT_CONTAINS(bad.status().message(), "no usable nsys: none found. get Nsight Systems");
+  o.dry_run = true;
+  Plan p = MustPlan(o, f);
+  EXPECT_EQ(p.argv[0], "nsys");
+  EXPECT_CONTAINS(profile::DescribePlan(p), "no usable nsys");
+}
+
+TEST(ProfilePlan, BacktracesAreDroppedWhenTheDoctorSaysCpuSamplingIsUnavailable) {
+  doctor::DoctorFindings f = H200Findings();
+  f.cpu_sampling = false;
+  f.checks.push_back({"cpu-sampling", "CPU sampling", doctor::CheckStatus::kWarn,
+                      "CPU sampling is not available (perf_event_paranoid = 4)", ""});
+  Plan p = MustPlan(Opts({"trunk", "256", "1"}, "full"), f);
+  ASSERT_EQ(p.dropped.size(), 2u);
+  EXPECT_EQ(p.dropped[0], "--cudabacktrace=all: inert: CPU sampling is not available (perf_event_paranoid = 4)");
+  EXPECT_CONTAINS(p.dropped[1], "--python-backtrace=cuda: inert");
+}
+
+TEST(ProfilePlan, EnvironmentKeepsTheCallersNcclSettingsAndAddsTheImporterFix) {
+  doctor::DoctorFindings f = H200Findings();
+  f.profile_env["LD_LIBRARY_PATH"] = "/tmp/dl/usr/lib/x86_64-linux-gnu:/opt/host";
+  Plan p = MustPlan(Opts({"e2e", "512", "2"}), f,
+                    Inputs({{"PATH", "/usr/bin"}, {"NCCL_NVLS_ENABLE", "0"}, {"PYTHONPATH", "/mine"}}));
+  EXPECT_EQ(p.env.at("NCCL_NVLS_ENABLE"), "0");
+  EXPECT_EQ(p.env.at("LD_LIBRARY_PATH"), "/tmp/dl/usr/lib/x86_64-linux-gnu:/opt/host");
+  EXPECT_EQ(p.env.at("PYTHONPATH"), PythonDir() + ":/mine");
+  EXPECT_EQ(p.kept_from_caller, std::vector<std::string>{"NCCL_NVLS_ENABLE=0"});
+  std::string d = profile::DescribePlan(p);
+  EXPECT_CONTAINS(d, "  LD_LIBRARY_PATH=/tmp/dl/usr/lib/x86_64-linux-gnu:/opt/host\n");
+  EXPECT_CONTAINS(d, "kept from the caller's environment:\n  NCCL_NVLS_ENABLE=0\n");
+}
+
+TEST(ProfilePlan, MultiNodeUsesRendezvousArgumentsAndNamesTheHost) {
+  ProfileOptions o = Opts({"-m", "pkg.entry"});
+  o.nnodes = 2;
+  o.nproc_per_node = 2;
+  EXPECT_FALSE(profile::BuildPlan(o, H200Findings(), Inputs()).ok());
+  o.rdzv_endpoint = "node0:29500";
+  profile::PlanInputs in = Inputs();
+  in.host = "node1";
+  Plan p = MustPlan(o, H200Findings(), in);
+  EXPECT_EQ(p.name, "pkg-entry-fast-node1");
+  std::vector<std::string> want = {"torchrun", "--nnodes=2", "--rdzv_backend=c10d", "--rdzv_endpoint=node0:29500",
+                                   "--rdzv_id=cpprof-custom", "--nproc_per_node=2"};
+  EXPECT_EQ(std::vector<std::string>(p.launch.begin(), p.launch.begin() + 6), want);
+}
+
+// ---- guards ----------------------------------------------------------------------------------
+
+TEST(ProfileGuards, BusyTargetGpusAreRefusedNamingThePids) {
+  doctor::DoctorFindings f = H200Findings();
+  f.busy.push_back({1, {{4242, 30000, "GPU-1"}}});
+  ProfileOptions o = Opts({"e2e", "512", "2"});
+  Plan p = MustPlan(o, f);
+  auto stops = profile::Guards(p, o, f);
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].code(), ExitCode::kCheckFailed);
+  EXPECT_EQ(stops[0].message(),
+            "2 ranks need 2 free GPUs but only 1 of 2 is free: GPU 1 is busy: PID 4242 (30000 MiB). Wait for them, or "
+            "ask for fewer ranks (never more ranks than free GPUs).");
+  // One rank fits on the free GPU, which it gets.
+  ProfileOptions one = Opts({"e2e", "512", "1"});
+  Plan q = MustPlan(one, f);
+  EXPECT_TRUE(profile::Guards(q, one, f).empty());
+  EXPECT_EQ(q.env_additions.at("CUDA_VISIBLE_DEVICES"), "0");
+  // Asking for the busy GPU by --gpus is refused.
+  one.gpus = {1};
+  f.targets = {1};
+  Plan r = MustPlan(one, f);
+  auto s = profile::Guards(r, one, f);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_CONTAINS(s[0].message(), "the target GPUs are not free: GPU 1 is busy: PID 4242 (30000 MiB)");
+}
+
+TEST(ProfileGuards, WaitPollsUntilTheBusyGpuIsFree) {
+  doctor::DoctorFindings busy = H200Findings();
+  busy.busy.push_back({1, {{4242, 30000, "GPU-1"}}});
+  ProfileOptions o = Opts({"e2e", "512", "2"});
+  o.wait = true;
+  o.poll_s = 30;
+  int asked = 0;
+  double slept = 0;
+  std::ostringstream err;
+  doctor::DoctorFindings f = profile::WaitForGpus(
+      o, Inputs(), busy, [&] { return ++asked < 3 ? busy : H200Findings(); }, [&](double s) { slept += s; }, err);
+  EXPECT_TRUE(f.busy.empty());
+  EXPECT_EQ(asked, 3);
+  EXPECT_EQ(slept, 90);
+  EXPECT_CONTAINS(err.str(), "waiting for busy GPUs (GPU 1 PID 4242); asking again in 30 s");
+  // --max-wait gives up with the GPUs still busy (the guard then refuses).
+  o.max_wait_s = 60;
+  asked = 0;
+  f = profile::WaitForGpus(o, Inputs(), busy, [&] { return ++asked, busy; }, [](double) {}, err);
+  EXPECT_FALSE(f.busy.empty());
+  EXPECT_EQ(asked, 2);
+  EXPECT_CONTAINS(err.str(), "waited 60 s (--max-wait) and the GPUs are still busy");
+  // One rank fits beside the busy GPU: nothing to wait for.
+  asked = 0;
+  profile::WaitForGpus(Opts({"e2e", "512", "1"}), Inputs(), busy, [&] { return ++asked, busy; }, [](double) {}, err);
+  EXPECT_EQ(asked, 0);
+}
+
+TEST(ProfileGuards, NeverMoreRanksThanGpus) {
+  ProfileOptions o = Opts({"trunk", "1024", "4"});
+  Plan p = MustPlan(o, H200Findings());
+  auto stops = profile::Guards(p, o, H200Findings());
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_CONTAINS(stops[0].message(), "4 ranks need 4 free GPUs but only 2 of 2 are free");
+}
+
+TEST(ProfileGuards, AnNsysThatCannotMakeAReportStopsWithTheFix) {
+  doctor::DoctorFindings f = H200Findings();
+  f.importer.loads = false;
+  f.checks.push_back({"importer", "nsys can write reports", doctor::CheckStatus::kFail,
+                      "QdstrmImporter cannot load libdw.so.1 (exit 127)", "install libdw1 libelf1 ..."});
+  ProfileOptions o = Opts({"e2e", "512", "2"});
+  auto stops = profile::Guards(MustPlan(o, f), o, f);
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].message(),
+            "nsys cannot make a report here: QdstrmImporter cannot load libdw.so.1 (exit 127). Fix: install libdw1 "
+            "libelf1 ...");
+}
+
+TEST(ProfileGuards, AnExistingResultIsNotOverwrittenWithoutForce) {
+  ProfileOptions o = Opts({"e2e", "512", "2"});
+  o.results_dir = TempDir() + "/results-exists";
+  Plan p = MustPlan(o, H200Findings());
+  fs::create_directories(p.out.folder);
+  WriteFile(p.out.sqlite, "old");
+  auto stops = profile::Guards(p, o, H200Findings());
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].message(), "a result named 'cpfold-e2e-n512-1x2-fast' exists (" + p.out.sqlite +
+                                    "). Pass --force to replace it, or pick another --name.");
+  o.force = true;
+  EXPECT_TRUE(profile::Guards(p, o, H200Findings()).empty());
+}
+
+// ---- whole runs with fakes -------------------------------------------------------------------
+
+class FakeRun {
+ public:
+  explicit FakeRun(const std::string& name) {
+    dir_ = TempDir() + "/profile-" + name;
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ + "/bin");
+    fs::create_directories(dir_ + "/pids");
+    for (const char* tool : {"nsys", "torchrun", "QdstrmImporter"}) {
+      fs::copy_file(DataPath(std::string("profile/") + tool), dir_ + "/bin/" + tool);
+    }
+    std::string sql = ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/ranks_by_device.sql"));
+    export_ = MakeDatabase("profile-" + name + ".sqlite", sql);
+    findings_ = H200Findings(dir_ + "/bin/nsys");
+    findings_.importer.path = dir_ + "/bin/QdstrmImporter";
+    env_ = {{"PATH", dir_ + "/bin:/usr/bin:/bin"},
+            {"PYTHONPATH", DataPath("profile")},
+            {"FAKE_EXPORT", export_},
+            {"NCCL_NVLS_ENABLE", "0"}};
+    options_.results_dir = dir_ + "/results";
+    options_.name = name;
+  }
+  ProfileOptions& options() { return options_; }
+  std::map<std::string, std::string>& env() { return env_; }
+  std::string pids() const { return dir_ + "/pids"; }
+  const std::string& dir() const { return dir_; }
+
+  Plan MakePlan() {
+    profile::PlanInputs in = Inputs(env_);
+    in.tmp_root = dir_ + "/tmp";
+    in.user = "root";
+    return MustPlan(options_, findings_, in);
+  }
+  StatusOr<int> Execute(const Plan& plan) {
+    runner::RealProcessRunner r;
+    profile::ExecuteOptions eo;
+    eo.kill_grace_s = 1;
+    out_.str("");
+    err_.str("");
+    return profile::Execute(plan, findings_, r, out_, err_, eo);
+  }
+  std::string out() const { return out_.str(); }
+  std::string err() const { return err_.str(); }
+
+ private:
+  std::string dir_, export_;
+  doctor::DoctorFindings findings_;
+  std::map<std::string, std::string> env_;
+  ProfileOptions options_;
+  std::ostringstream out_, err_;
+};
+
+TEST(ProfileRun, WritesTheResultsAndTheWorkloadGetsItsArgumentsIntact) {
+  FakeRun run("ok");
+  run.options().args = {"-m", "fakework", "--n", "512"};
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_EQ(*rc, 0);
+  std::string log = ReadFile(p.out.stdout_log);
+  EXPECT_CONTAINS(log, "fakework rank 0: argv=[\"--n\", \"512\"]");
+  EXPECT_CONTAINS(log, "fakework rank 1: argv=[\"--n\", \"512\"]");
+  EXPECT_EQ(ReadFile(p.out.tmp_stdout_log), log);
+  EXPECT_EQ(p.out.tmp_stdout_log, run.dir() + "/tmp/root/cpprof/ok/stdout.log");
+  std::string md = ReadFile(p.out.readout_md);
+  EXPECT_CONTAINS(md, "# cpprof profile: ok\n");
+  EXPECT_CONTAINS(md, "cpfold: {\"rank\": 0, \"n\": 512, \"median_iter_s\": 0.5}");
+  EXPECT_CONTAINS(md, "## Report");
+  EXPECT_CONTAINS(ReadFile(p.out.report_json), "\"per_rank\"");
+  EXPECT_CONTAINS(ReadFile(p.out.command_txt), "  NCCL_NVLS_ENABLE=0\n");
+  EXPECT_CONTAINS(ReadFile(p.out.doctor_json), "cpprof.doctor/1");
+  EXPECT_CONTAINS(ReadFile(p.out.gitignore), "*.sqlite\n");
+  EXPECT_FALSE(run.out().empty());
+}
+
+TEST(ProfileRun, TimeoutKillsAHangingRankAndKeepsTheLogs) {
+  FakeRun run("hang");
+  run.options().args = {"-m", "fakework", "--hang", "--pid-dir", run.pids()};
+  run.options().timeout_s = 3;
+  Plan p = run.MakePlan();
+  auto t0 = std::chrono::steady_clock::now();
+  auto rc = run.Execute(p);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(rc.ok());
+  EXPECT_EQ(rc.status().code(), ExitCode::kExternal);
+  EXPECT_CONTAINS(rc.status().message(), "the run passed --timeout 3 s and was killed with its whole process tree");
+  EXPECT_CONTAINS(rc.status().message(), p.out.stderr_log);
+  EXPECT_LT(took, 20);
+  EXPECT_CONTAINS(ReadFile(p.out.stdout_log), "fakework rank 1: argv=");
+  // The ranks ran in sessions of their own and ignored SIGTERM: they are gone all the same.
+  for (const char* f : {"/rank0.pid", "/rank1.pid"}) {
+    pid_t pid = std::stoi(ReadFile(run.pids() + f));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_FALSE(fs::exists("/proc/" + std::to_string(pid)) &&
+                 ReadFile("/proc/" + std::to_string(pid) + "/stat").find(") Z") == std::string::npos)
+        << "rank pid " << pid << " still runs";
+  }
+}
+
+TEST(ProfileRun, ACrashingRankIsAClearErrorNamingTheLogs) {
+  FakeRun run("crash");
+  run.options().args = {"-m", "fakework", "--crash-rank", "1"};
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_FALSE(rc.ok());
+  EXPECT_EQ(rc.status().code(), ExitCode::kExternal);
+  EXPECT_CONTAINS(rc.status().message(), "the profiled run failed (exit 1): a rank or nsys crashed. Read the logs: " +
+                                             p.out.stderr_log);
+  EXPECT_CONTAINS(rc.status().message(), "fakework rank 1: RuntimeError: boom");
+  EXPECT_CONTAINS(ReadFile(p.out.stderr_log), "RuntimeError: boom");
+}
+
+TEST(ProfileRun, OnlyAQdstrmLeftRunsTheImporterThenExports) {
+  FakeRun run("qdstrm");
+  run.env()["FAKE_NSYS_MODE"] = "qdstrm";
+  run.options().args = {"-m", "fakework"};
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_CONTAINS(run.err(), "nsys left only a .qdstrm; running the importer: ");
+  EXPECT_CONTAINS(run.err(), "exporting SQLite: ");
+  EXPECT_TRUE(fs::exists(p.out.nsys_rep));
+  EXPECT_TRUE(fs::exists(p.out.sqlite));
+  EXPECT_TRUE(fs::exists(p.out.readout_md));
+}
+
+TEST(ProfileRun, ForceReplacesAnEarlierResult) {
+  FakeRun run("force");
+  run.options().args = {"-m", "fakework"};
+  Plan p = run.MakePlan();
+  ASSERT_TRUE(run.Execute(p).ok()) << run.err();
+  EXPECT_FALSE(profile::Guards(p, run.options(), H200Findings()).empty());  // without --force: refused
+  WriteFile(p.out.readout_md, "stale");
+  run.options().force = true;
+  ASSERT_TRUE(profile::Guards(p, run.options(), H200Findings()).empty());
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message();
+  EXPECT_CONTAINS(ReadFile(p.out.readout_md), "# cpprof profile: force");
+}
+
+TEST(ProfileRun, WritesTheFunctionsTraceJsonFromCpfoldsSpecMergedWithTheShippedOne) {
+  FakeRun run("trace");
+  run.options().args = {"-m", "fakework"};
+  Plan p = run.MakePlan();
+  p.trace_json = p.out.functions_trace = p.out.base + ".functions-trace.json";
+  p.trace_spec = PythonDir() + "/cpfold/trace_spec.json";
+  p.trace_base = DataPath("fakes/PythonFunctionsTrace/pytorch.json");
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  std::string json = ReadFile(p.trace_json);
+  EXPECT_CONTAINS(json, "\"domain\": \"cpfold\"");
+  EXPECT_CONTAINS(json, "ContextParallel.forward");
+  EXPECT_CONTAINS(json, "\"module\": \"torch");  // the shipped entries are kept
+  EXPECT_EQ(ReadFile(p.out.gitignore).find(".json"), std::string::npos);  // so the JSON is committed
+}
+
+TEST(ProfileRun, CtrlCStopsTheTreeAndExits130) {
+  FakeRun run("ctrlc");
+  run.options().args = {"-m", "fakework", "--hang", "--pid-dir", run.pids()};
+  Plan p = run.MakePlan();
+  std::string pidfile = run.pids() + "/rank0.pid";
+  std::thread interrupter([&] {
+    for (int i = 0; i < 300 && !fs::exists(pidfile); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::kill(::getpid(), SIGINT);
+  });
+  auto rc = run.Execute(p);
+  interrupter.join();
+  ASSERT_TRUE(rc.ok()) << rc.status().message();
+  EXPECT_EQ(*rc, 130);
+  EXPECT_CONTAINS(run.err(), "interrupted: stopped the run");
+  EXPECT_TRUE(fs::exists(p.out.stdout_log));
+}
+
+// ---- the command line ------------------------------------------------------------------------
+
+TEST(ProfileCli, HelpListsTheOptions) {
+  CliResult r = RunCli({"help", "profile"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_CONTAINS(r.out, "--dry-run");
+  EXPECT_CONTAINS(r.out, "--preset");
+}
+
+// The built binary, with an nsys that answers like the H200's: --dry-run prints the argv, one per
+// line, and runs nothing.
+TEST(ProfileCli, DryRunPrintsTheExactCommandAndRunsNothing) {
+  std::string dir = TempDir() + "/profile-dry";
+  fs::create_directories(dir);
+  WriteFile(dir + "/nsys", "#!/bin/sh\ncase \"$*\" in\n"
+                           "  --version) echo 'NVIDIA Nsight Systems version 2025.3.1.0';;\n"
+                           "  'profile --help') cat '" + DataPath("fakes/h200/nsys-profile--help.txt") + "';;\n"
+                           "  'status -e') echo 'CPU Profiling Environment (process-tree): OK';;\n"
+                           "  *) echo ran > '" + dir + "/ran'; exit 1;;\nesac\n");
+  fs::permissions(dir + "/nsys", fs::perms::owner_all);
+  CliResult r = RunBinary({"profile", "--nsys", dir + "/nsys", "--dry-run", "--results-dir", dir + "/results", "--",
+                           "-m", "pkg.entry", "--n", "512"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "  --output=" + dir + "/results/custom/pkg-entry-fast\n");
+  EXPECT_CONTAINS(r.out, "/launch_workload.py\n  --\n  -m\n  pkg.entry\n  --n\n  512\n");
+  EXPECT_CONTAINS(r.out, "  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n");
+  EXPECT_FALSE(fs::exists(dir + "/ran"));
+  EXPECT_FALSE(fs::exists(dir + "/results"));
+}
+
+}  // namespace
+}  // namespace cpprof::testing
