@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install dependencies, build cpprof, and show the readout.
-# Without a GPU it reports on a bundled real export (a 2-rank torchrun job profiled with nsys on
-# 2 x H200); `cpprof profile` (which runs the reference workload under nsys on a GPU box) is the
-# next milestone, so on a GPU box this does the same for now and says so.
+# On a GPU box it profiles the reference workload (cpfold) under nsys with `cpprof profile`;
+# without a GPU it reports on a bundled real export (a 2-rank torchrun job profiled with nsys on
+# 2 x H200).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
@@ -13,9 +13,9 @@ out=build/example/cpwork-train.sqlite
 mkdir -p build/example
 [ -f "$out" ] || xz -dc "$example" > "$out"
 if command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1; then
-  echo "quickstart: a GPU is present; profiling the reference workload needs 'cpprof profile' (not built yet)."
-  echo "quickstart: showing the bundled example instead."
+  echo "quickstart: a GPU is present: cpprof profile (the reference workload under nsys)"
+  exec build/cpprof profile
 fi
-echo "quickstart: cpprof report $out"
+echo "quickstart: no GPU here: cpprof report on the bundled example export"
 echo
 build/cpprof report "$out"
