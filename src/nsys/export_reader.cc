@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace cpprof::nsys {
 
 StatusOr<ExportSchema> ProbeExport(const Database& db) {

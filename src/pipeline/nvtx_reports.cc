@@ -65,13 +65,24 @@ namespace cpprof::pipeline {
 
 namespace {
 
-// GPU ops keyed by (globalPid, correlationId): the span of the ops each API call launched.
+// A launch is identified by (globalPid, correlationId): the key compares both, so two launches
+// can never be merged by a hash collision. OpSpan: the span of the ops one launch started.
+struct LaunchKey {
+  int64_t global_pid, correlation;
+  bool operator==(const LaunchKey&) const = default;
+};
+struct LaunchKeyHash {
+  size_t operator()(const LaunchKey& k) const {
+    return std::hash<int64_t>()(k.global_pid) ^ (std::hash<int64_t>()(k.correlation) * 0x9E3779B97F4A7C15ull);
+  }
+};
 struct OpSpan {
   int64_t start, end;
 };
+using OpSpans = std::unordered_map<LaunchKey, OpSpan, LaunchKeyHash>;
 
-StatusOr<std::unordered_map<uint64_t, OpSpan>> ReadOpSpans(const nsys::Database& db) {
-  std::unordered_map<uint64_t, OpSpan> spans;
+StatusOr<OpSpans> ReadOpSpans(const nsys::Database& db) {
+  OpSpans spans;
   for (const char* table : {nsys::kKernelTable, nsys::kMemcpyTable, nsys::kMemsetTable}) {
     if (!db.HasTable(table)) continue;
     CPPROF_ASSIGN_OR_RETURN(
@@ -80,10 +91,7 @@ StatusOr<std::unordered_map<uint64_t, OpSpan>> ReadOpSpans(const nsys::Database&
                        " WHERE correlationId IS NOT NULL",
                    "reading GPU ops"));
     while (st.Step()) {
-      // globalPid keeps the pid in bits 24..47 and zero below; the correlation id fits 24 bits
-      // of room only in theory, so key on both through a hash of the pair.
-      uint64_t key = static_cast<uint64_t>(st.Int(2)) ^ (static_cast<uint64_t>(st.Int(3)) * 0x9E3779B97F4A7C15ull);
-      auto [it, inserted] = spans.try_emplace(key, OpSpan{st.Int(0), st.Int(1)});
+      auto [it, inserted] = spans.try_emplace(LaunchKey{st.Int(2), st.Int(3)}, OpSpan{st.Int(0), st.Int(1)});
       if (!inserted) {
         it->second.start = std::min(it->second.start, st.Int(0));
         it->second.end = std::max(it->second.end, st.Int(1));
@@ -125,9 +133,9 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
                        " WHERE correlationId IS NOT NULL",
                    "reading CUDA API calls"));
     while (st.Step()) {
-      uint64_t gpid = static_cast<uint64_t>(st.Int(2)) & 0xFFFFFFFFFF000000ull;
-      uint64_t key = gpid ^ (static_cast<uint64_t>(st.Int(3)) * 0x9E3779B97F4A7C15ull);
-      auto it = spans.find(key);
+      // The process of an API call: its globalTid without the thread bits (as nsys joins them).
+      int64_t gpid = st.Int(2) & static_cast<int64_t>(0xFFFFFFFFFF000000ull);
+      auto it = spans.find(LaunchKey{gpid, st.Int(3)});
       if (it == spans.end()) continue;
       launches.push_back({st.Int(2), st.Int(0), st.Int(1), it->second.start, it->second.end, st.Int(3)});
     }
