@@ -22,20 +22,23 @@ bool InOrder(model::ProcessGpuWork& w) {
   return true;
 }
 
+void EmitLong(const model::LongOp& op, const std::function<void(const SweptOp&)>& fn) {
+  fn(SweptOp{op.iv.start, op.iv.end, op.cls, op.phase, op.node});
+}
+
 }  // namespace
 
-void ForEachOpByStart(model::ProcessGpuWork& w,
-                      const std::function<void(int64_t, int64_t, model::OpClass)>& fn) {
+void ForEachOpByStart(model::ProcessGpuWork& w, const std::function<void(const SweptOp&)>& fn) {
   std::sort(w.long_ops.begin(), w.long_ops.end(),
             [](const model::LongOp& a, const model::LongOp& b) { return a.iv.start < b.iv.start; });
   size_t li = 0;
   auto emit = [&](const GpuOp& op) {
     // Long ops (rare) are merged in as they come due.
     while (li < w.long_ops.size() && w.long_ops[li].iv.start <= op.start) {
-      fn(w.long_ops[li].iv.start, w.long_ops[li].iv.end, w.long_ops[li].cls);
+      EmitLong(w.long_ops[li], fn);
       ++li;
     }
-    fn(op.start, op.end(), op.cls);
+    fn(SweptOp{op.start, op.end(), op.cls, op.phase, op.node});
   };
 
   if (InOrder(w)) {
@@ -63,7 +66,7 @@ void ForEachOpByStart(model::ProcessGpuWork& w,
       if (++c.cur != c.end) heap.push(c);
     }
   }
-  for (; li < w.long_ops.size(); ++li) fn(w.long_ops[li].iv.start, w.long_ops[li].iv.end, w.long_ops[li].cls);
+  for (; li < w.long_ops.size(); ++li) EmitLong(w.long_ops[li], fn);
 }
 
 }  // namespace cpprof::analysis

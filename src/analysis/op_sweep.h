@@ -8,9 +8,15 @@
 
 namespace cpprof::analysis {
 
-// fn(start, end, cls) for every op of `work`, by non-decreasing start (ties: shorter first is
-// not guaranteed; unions and sums do not depend on it). Sorts chunks in place when needed.
-void ForEachOpByStart(model::ProcessGpuWork& work,
-                      const std::function<void(int64_t, int64_t, model::OpClass)>& fn);
+struct SweptOp {
+  int64_t start, end;
+  model::OpClass cls;
+  uint8_t phase;  // model::Phase
+  uint16_t node;  // module node
+};
+
+// fn(op) for every op of `work`, by non-decreasing start (ties: shorter first is not
+// guaranteed; unions and sums do not depend on it). Sorts chunks in place when needed.
+void ForEachOpByStart(model::ProcessGpuWork& work, const std::function<void(const SweptOp&)>& fn);
 
 }  // namespace cpprof::analysis

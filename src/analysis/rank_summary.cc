@@ -23,7 +23,9 @@ model::RankSummary SummarizeRank(model::ProcessGpuWork& work, const model::GpuNa
   std::array<UnionLength, model::kNumOpClasses> class_union;
   UnionLength all, comm, compute;
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-  ForEachOpByStart(work, [&](int64_t start, int64_t end, OpClass cls) {
+  ForEachOpByStart(work, [&](const SweptOp& op) {
+    const int64_t start = op.start, end = op.end;
+    const OpClass cls = op.cls;
     int c = static_cast<int>(cls);
     auto& ct = s.classes[c];
     ct.sum_ns += end - start;

@@ -21,14 +21,24 @@ struct GpuOp {
   int64_t start = 0;
   uint32_t duration = 0;  // ns; ops longer than kMaxOpDuration live in ProcessGpuWork::long_ops
   OpClass cls = OpClass::kComputeOther;
+  uint8_t phase = 0;      // model::Phase of the launch (forward, backward, optimizer)
+  uint16_t node = 0;      // module node of the launch (analysis/module_attribution.h); 0: none
   int64_t end() const { return start + duration; }
 };
 static_assert(sizeof(GpuOp) == 16, "one op must stay 16 bytes: exports hold millions");
 inline constexpr int64_t kMaxOpDuration = UINT32_MAX;  // ~4.29 s
 
+// What a launch is tagged with before its ops are stored (see analysis/module_attribution.h).
+struct OpTag {
+  uint8_t phase = 0;
+  uint16_t node = 0;
+};
+
 struct LongOp {
   Interval iv;
   OpClass cls;
+  uint8_t phase = 0;
+  uint16_t node = 0;
 };
 
 // Append-only storage in chunks that grow geometrically (64 .. 32768 elements): no reallocation

@@ -31,6 +31,7 @@ struct KernelTotal {
 struct ClassTime {
   int64_t sum_ns = 0;    // sum of op durations (overlapping ops count twice, like nsys)
   int64_t union_ns = 0;  // wall time during which at least one op of the class ran
+  int64_t hidden_ns = 0;  // communication classes: the part of union_ns during which compute ran
   int64_t instances = 0;
 };
 

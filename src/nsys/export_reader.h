@@ -71,6 +71,7 @@ struct KernelRow {
   int64_t global_pid;
   int32_t device, stream;
   int64_t name_id;  // of the demangled name (shortName where the export has no demangled name)
+  int64_t correlation;  // of the CUDA call that launched it (0 when NULL)
 };
 
 // Streams the kernel table in table order.
@@ -79,7 +80,7 @@ Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn) {
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
       db.Prepare("SELECT start, end, globalPid, deviceId, streamId, " + schema.kernel_name_column +
-                     " FROM " + kKernelTable,
+                     ", correlationId FROM " + kKernelTable,
                  "reading kernels"));
   KernelRow r{};
   while (st.Step()) {
@@ -89,6 +90,7 @@ Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn) {
     r.device = static_cast<int32_t>(st.Int(3));
     r.stream = static_cast<int32_t>(st.Int(4));
     r.name_id = st.Int(5);
+    r.correlation = st.Int(6);
     fn(r);
   }
   return st.status();
@@ -100,6 +102,7 @@ struct MemOpRow {
   int32_t device, stream;
   int64_t bytes;
   int32_t copy_kind;  // ENUM_CUDA_MEMCPY_OPER id for memcpy; -1 for memset
+  int64_t correlation;  // of the CUDA call that launched it (0 when NULL)
 };
 
 // Streams memcpys then memsets (whichever tables exist).
@@ -111,7 +114,7 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
     CPPROF_ASSIGN_OR_RETURN(
         Statement st,
         db.Prepare(std::string("SELECT start, end, globalPid, deviceId, streamId, bytes, ") +
-                       (memcpy ? "copyKind" : "-1") + " FROM " + table,
+                       (memcpy ? "copyKind" : "-1") + ", correlationId FROM " + table,
                    memcpy ? "reading memcpys" : "reading memsets"));
     MemOpRow r{};
     while (st.Step()) {
@@ -122,6 +125,7 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
       r.stream = static_cast<int32_t>(st.Int(4));
       r.bytes = st.Int(5);
       r.copy_kind = static_cast<int32_t>(st.Int(6));
+      r.correlation = st.Int(7);
       fn(r);
     }
     CPPROF_RETURN_IF_ERROR(st.status());

@@ -48,19 +48,19 @@ class ProcessIndex {
   size_t last_idx_ = 0;
 };
 
-void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c) {
+void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c, model::OpTag t) {
   int64_t d = end - start;
   if (d <= model::kMaxOpDuration) {
-    p.ops.push_back({start, static_cast<uint32_t>(d), c});
+    p.ops.push_back({start, static_cast<uint32_t>(d), c, t.phase, t.node});
   } else {
-    p.long_ops.push_back({{start, end}, c});
+    p.long_ops.push_back({{start, end}, c, t.phase, t.node});
   }
 }
 
 }  // namespace
 
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema,
-                                     const KernelClassifier& classify) {
+                                     const KernelClassifier& classify, const LaunchTagger& tag) {
   model::GpuWork work;
   ProcessIndex index(work);
   StringTable strings(db);
@@ -90,7 +90,7 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
       return;
     }
     OpClass c = class_of(r.name_id);
-    AddOp(p, r.start, r.end, c);
+    AddOp(p, r.start, r.end, c, tag ? tag(r.global_pid, r.correlation) : model::OpTag{});
     auto& t = p.kernels[r.name_id];
     t.total_ns += r.end - r.start;
     ++t.instances;
@@ -108,7 +108,7 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     OpClass c = r.copy_kind < 0                     ? OpClass::kMemset
                 : r.copy_kind == kMemcpyPeerToPeer ? OpClass::kPeerCopy
                                                    : OpClass::kMemcpy;
-    AddOp(p, r.start, r.end, c);
+    AddOp(p, r.start, r.end, c, tag ? tag(r.global_pid, r.correlation) : model::OpTag{});
     auto& t = p.mem_ops[r.copy_kind];
     t.cls = c;
     t.total_ns += r.end - r.start;

@@ -2,19 +2,94 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
+
 #include "analysis/classify.h"
+#include "analysis/collectives.h"
+#include "analysis/module_sweep.h"
 #include "analysis/rank_summary.h"
 #include "analysis/ranks.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
 #include "nsys/nccl_ranks.h"
+#include "pipeline/attribution.h"
 
 namespace cpprof::pipeline {
+
+namespace {
+
+// The module rows: nodes with work on some rank, depth-first, siblings by mean busy time
+// (then name); [unattributed] last.
+void FillModules(const analysis::ModuleAttribution& attribution,
+                 const std::vector<analysis::RankModuleTimes>& sweeps, model::Report& report) {
+  const auto& tree = attribution.nodes();
+  const size_t ranks = sweeps.size();
+  std::vector<model::ModuleNode> all(tree.size());
+  for (size_t i = 0; i < tree.size(); ++i) {
+    model::ModuleNode& m = all[i];
+    m.name = tree[i].name;
+    m.range = tree[i].range;
+    m.is_group = tree[i].is_group;
+    m.depth = tree[i].depth;
+    int comm_ranks = 0;
+    for (size_t r = 0; r < ranks; ++r) {
+      m.per_rank.push_back(sweeps[r].nodes[i]);
+      const auto& t = sweeps[r].nodes[i];
+      comm_ranks += t.comm_ns > 0;
+      m.mean_busy_ns += t.busy_ns;
+      if (t.busy_ns > m.max_busy_ns || m.slowest_rank < 0) m.max_busy_ns = t.busy_ns, m.slowest_rank = static_cast<int>(r);
+    }
+    if (ranks) m.mean_busy_ns /= static_cast<int64_t>(ranks);
+    m.cp_distributed = comm_ranks >= 2;
+  }
+  auto has_work = [&](size_t i) {
+    for (const auto& t : all[i].per_rank) {
+      if (t.ops > 0) return true;
+    }
+    return false;
+  };
+  std::vector<std::vector<size_t>> children(tree.size());
+  std::vector<size_t> roots;
+  for (size_t i = 1; i < tree.size(); ++i) {
+    if (!has_work(i)) continue;
+    (tree[i].parent < 0 ? roots : children[tree[i].parent]).push_back(i);
+  }
+  auto by_time = [&](size_t a, size_t b) {
+    if (all[a].mean_busy_ns != all[b].mean_busy_ns) return all[a].mean_busy_ns > all[b].mean_busy_ns;
+    return all[a].name != all[b].name ? all[a].name < all[b].name : a < b;
+  };
+  std::function<void(size_t, int)> emit = [&](size_t i, int parent_row) {
+    int row = static_cast<int>(report.modules.size());
+    report.modules.push_back(all[i]);
+    report.modules.back().parent = parent_row;
+    std::sort(children[i].begin(), children[i].end(), by_time);
+    for (size_t c : children[i]) emit(c, row);
+  };
+  std::sort(roots.begin(), roots.end(), by_time);
+  for (size_t r : roots) emit(r, -1);
+  emit(analysis::kUnattributed, -1);
+}
+
+}  // namespace
 
 StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions& options) {
   CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(path));
   CPPROF_ASSIGN_OR_RETURN(nsys::ExportSchema schema, nsys::ProbeExport(db));
-  CPPROF_ASSIGN_OR_RETURN(model::GpuWork work, nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel));
+
+  const analysis::ModuleConfig default_config =
+      options.modules ? analysis::ModuleConfig{} : analysis::DefaultModuleConfig();
+  const analysis::ModuleConfig& config = options.modules ? *options.modules : default_config;
+  CPPROF_ASSIGN_OR_RETURN(Attribution attribution, ReadAttribution(db, config));
+  nsys::LaunchTagger tagger;
+  if (attribution.modules) {
+    tagger = [&](int64_t gpid, int64_t corr) {
+      analysis::LaunchTag t = attribution.calls.Find(gpid, corr);
+      return model::OpTag{static_cast<uint8_t>(t.phase), t.node};
+    };
+  }
+  CPPROF_ASSIGN_OR_RETURN(model::GpuWork work, nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, tagger));
+  attribution.calls = {};  // no longer needed: free it before the sweeps
   CPPROF_ASSIGN_OR_RETURN(auto nccl, nsys::ReadNcclRanks(db));
 
   model::Report report;
@@ -28,6 +103,13 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   report.rank_method = ranks.method;
   report.world_size = ranks.world_size;
   report.notes = ranks.notes;
+
+  std::vector<int> parent{-1};
+  if (attribution.modules) {
+    parent.clear();
+    for (const auto& n : attribution.modules->nodes()) parent.push_back(n.parent);
+  }
+  std::vector<analysis::RankModuleTimes> sweeps;
   for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
     auto& proc = work.processes[ranks.process_of_rank[r]];
     model::RankSummary s = analysis::SummarizeRank(proc, work.names, options.top_kernels);
@@ -36,12 +118,49 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
       report.notes.push_back(fmt::format("rank {}: {} GPU ops end before they start and were left out",
                                          r, s.invalid_ops));
     }
+    sweeps.push_back(analysis::SweepModules(proc, parent, /*collect_comm_ops=*/true));
+    for (int c = 0; c < model::kNumOpClasses; ++c) s.classes[c].hidden_ns = sweeps.back().hidden_ns[c];
     report.ranks.push_back(std::move(s));
   }
   if (report.ranks.empty()) {
     report.notes.push_back(fmt::format("'{}' has a kernel table but no GPU work in it: did the "
                                        "profiled run reach the GPU?", path));
   }
+
+  report.grouping.source = config.source;
+  for (const auto& g : config.groups) report.grouping.groups.push_back(g.name);
+  if (attribution.modules) {
+    report.grouping.module_ranges = attribution.modules->module_ranges();
+    FillModules(*attribution.modules, sweeps, report);
+    if (attribution.modules->overflowed()) {
+      report.notes.push_back(fmt::format("more than {} distinct module paths: the deepest were folded into "
+                                         "their parents", analysis::kMaxModuleNodes));
+    }
+  }
+  if (attribution.cross_thread) {
+    report.notes.push_back(fmt::format("{} NVTX ranges end on another thread than they start: left out of "
+                                       "module attribution (nsys leaves them out of GPU projection too)",
+                                       attribution.cross_thread));
+  }
+  bool backward = std::any_of(sweeps.begin(), sweeps.end(), [](const auto& s) { return s.has_backward; });
+  if (backward) {
+    for (const auto& s : sweeps) {
+      model::PhaseTimes p;
+      p.has_backward = s.has_backward;
+      p.busy_ns = s.phase_busy_ns;
+      report.phases.push_back(p);
+    }
+  }
+
+  std::vector<const analysis::RankModuleTimes*> sweep_ptrs;
+  for (const auto& s : sweeps) sweep_ptrs.push_back(&s);
+  report.imbalance.collectives = analysis::MatchCollectives(sweep_ptrs);
+  int64_t max_busy = -1, min_busy = INT64_MAX;
+  for (const auto& s : report.ranks) {
+    if (s.busy_ns > max_busy) max_busy = s.busy_ns, report.imbalance.slowest_rank = s.rank;
+    min_busy = std::min(min_busy, s.busy_ns);
+  }
+  if (max_busy > 0) report.imbalance.busy_spread = static_cast<double>(max_busy - min_busy) / static_cast<double>(max_busy);
   return report;
 }
 

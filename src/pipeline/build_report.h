@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "analysis/module_config.h"
 #include "base/status.h"
 #include "model/report.h"
 
@@ -10,6 +11,7 @@ namespace cpprof::pipeline {
 
 struct ReportOptions {
   size_t top_kernels = 10;  // per rank; 0 = all
+  const analysis::ModuleConfig* modules = nullptr;  // null: the built-in grouping
 };
 
 StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions& options);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "render/csv.h"
+#include "render/readout.h"
 #include "render/table.h"
 
 namespace cpprof::render {
@@ -28,6 +29,76 @@ std::vector<int> ClassesByTime(const model::RankSummary& s) {
 }
 
 std::string Device(int d) { return d < 0 ? "-" : fmt::format("cuda:{}", d); }
+
+using Json = nlohmann::ordered_json;
+
+Json CommKinds(const std::array<int64_t, model::kNumOpClasses>& ns) {
+  Json j = Json::object();
+  for (int k = 0; k < model::kNumOpClasses; ++k) {
+    if (ns[k]) j[std::string(model::kOpClassNames[k])] = ns[k];
+  }
+  return j;
+}
+
+Json ModulesJson(const model::Report& r) {
+  Json j;
+  j["definition"] =
+      "busy_ns: GPU busy time attributed to the innermost module range around the CUDA call that launched "
+      "the work (overlapping work of several modules is shared equally), including the module's children; "
+      "top-level rows plus [unattributed] add up to the rank's busy_ns. comm_ns and comm_by_kind: wall time "
+      "during which communication of the module or its children ran; hidden_ns: the part of comm_ns during "
+      "which compute (any non-communication GPU work) ran. cp_distributed: communication on two or more ranks.";
+  j["grouping"] = {{"source", r.grouping.source}, {"groups", r.grouping.groups},
+                   {"module_ranges", r.grouping.module_ranges}};
+  Json rows = Json::array();
+  for (const auto& m : r.modules) {
+    Json x;
+    x["name"] = m.name;
+    x["range"] = m.range;
+    x["parent"] = m.parent;
+    x["depth"] = m.depth;
+    x["group"] = m.is_group;
+    x["cp_distributed"] = m.cp_distributed;
+    x["mean_busy_ns"] = m.mean_busy_ns;
+    x["max_busy_ns"] = m.max_busy_ns;
+    x["slowest_rank"] = m.slowest_rank;
+    Json per = Json::array();
+    for (const auto& t : m.per_rank) {
+      per.push_back({{"busy_ns", t.busy_ns}, {"own_ns", t.own_ns}, {"comm_ns", t.comm_ns},
+                     {"hidden_ns", t.hidden_ns}, {"comm_by_kind", CommKinds(t.comm_kind_ns)}, {"ops", t.ops}});
+    }
+    x["per_rank"] = per;
+    rows.push_back(x);
+  }
+  j["rows"] = rows;
+  return j;
+}
+
+Json PhasesJson(const model::Report& r) {
+  Json per = Json::array();
+  for (size_t i = 0; i < r.phases.size(); ++i) {
+    Json x;
+    x["rank"] = i;
+    for (int p = 0; p < model::kNumPhases; ++p) x[std::string(model::kPhaseNames[p]) + "_ns"] = r.phases[i].busy_ns[p];
+    per.push_back(x);
+  }
+  return per;
+}
+
+Json ImbalanceJson(const model::Report& r) {
+  Json j;
+  j["slowest_rank"] = r.imbalance.slowest_rank;
+  j["busy_spread"] = r.imbalance.busy_spread;
+  Json cs = Json::array();
+  for (const auto& c : r.imbalance.collectives) {
+    cs.push_back({{"kind", model::Name(c.kind)}, {"matched", c.matched}, {"instances", c.instances},
+                  {"per_rank_count", c.per_rank_count}, {"start_spread_sum_ns", c.start_spread_sum_ns},
+                  {"start_spread_max_ns", c.start_spread_max_ns}, {"transfer_ns", c.transfer_ns},
+                  {"wait_ns", c.wait_ns}, {"last_arrivals", c.last_arrivals}});
+  }
+  j["collectives"] = cs;
+  return j;
+}
 
 }  // namespace
 
@@ -55,6 +126,13 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
   t.Print(out, "  ");
   out << "  hidden comm % = time communication overlapped compute / communication time\n\n";
 
+  ReadoutOptions ro;
+  ro.module_depth = o.module_depth;
+  PrintModules(r, ro, out);
+  PrintCommunication(r, ro, out);
+  PrintImbalance(r, ro, out);
+  PrintPhases(r, ro, out);
+
   for (const auto& s : r.ranks) {
     out << fmt::format("Rank {} ({}, pid {}{}): GPU time by class\n", s.rank, Device(s.device), s.pid,
                        s.process.empty() ? "" : ", " + s.process);
@@ -80,7 +158,6 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
 }
 
 void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostream& out) {
-  using Json = nlohmann::ordered_json;
   Json j;
   j["schema"] = fmt::format("cpprof.report/{}", model::Report::kSchemaVersion);
   Json ex;
@@ -120,6 +197,13 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
           {"union_ns", ct.union_ns}};
     }
     x["classes"] = cls;
+    Json comm_kinds = Json::object();
+    for (int k = 0; k < model::kNumOpClasses; ++k) {
+      const auto& ct = s.classes[k];
+      if (!model::IsComm(static_cast<OpClass>(k)) || ct.instances == 0) continue;
+      comm_kinds[std::string(model::kOpClassNames[k])] = {{"union_ns", ct.union_ns}, {"hidden_ns", ct.hidden_ns}};
+    }
+    x["comm_by_kind"] = comm_kinds;
     Json top = Json::array();
     for (const auto& kt : s.top_kernels) {
       top.push_back({{"name", kt.name}, {"class", model::Name(kt.cls)}, {"total_ns", kt.total_ns},
@@ -129,8 +213,17 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
     per.push_back(x);
   }
   j["per_rank"] = per;
+  j["modules"] = ModulesJson(r);
+  j["phases"] = PhasesJson(r);
+  j["imbalance"] = ImbalanceJson(r);
   j["notes"] = r.notes;
   out << j.dump(2) << '\n';
+}
+
+void PrintReportMarkdown(const model::Report& r, const RenderOptions& o, std::ostream& out) {
+  ReadoutOptions ro;
+  ro.module_depth = o.module_depth;
+  render::PrintReportMarkdown(r, ro, out);
 }
 
 void PrintReportCsv(const model::Report& r, const RenderOptions&, std::ostream& out) {
@@ -154,6 +247,18 @@ void PrintReportCsv(const model::Report& r, const RenderOptions&, std::ostream& 
     for (const auto& kt : s.top_kernels) {
       w.Row({"kernel", rank, kt.name, std::string(model::Name(kt.cls)), std::to_string(kt.instances),
              std::to_string(kt.total_ns), ""});
+    }
+  }
+  // Modules: item is the path from the top-level row ("trunk/CPFoldModel.trunk"); class is CP or
+  // serial; time_ns the attributed busy time; wall_ns the communication wall time.
+  std::vector<std::string> path(r.modules.size());
+  for (size_t i = 0; i < r.modules.size(); ++i) {
+    const auto& m = r.modules[i];
+    path[i] = m.parent < 0 ? m.name : path[m.parent] + "/" + m.name;
+    for (size_t k = 0; k < m.per_rank.size(); ++k) {
+      w.Row({"module", std::to_string(k), path[i], m.cp_distributed ? "CP" : "serial",
+             std::to_string(m.per_rank[k].ops), std::to_string(m.per_rank[k].busy_ns),
+             std::to_string(m.per_rank[k].comm_ns)});
     }
   }
 }

@@ -10,10 +10,12 @@ namespace cpprof::render {
 
 struct RenderOptions {
   bool show_paths = false;  // include the export's path (off: output is host-independent)
+  int module_depth = 3;     // module rows deeper than this are folded into their parents (text, md)
 };
 
 void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostream& out);
 void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostream& out);
+void PrintReportMarkdown(const model::Report& r, const RenderOptions& o, std::ostream& out);
 void PrintReportCsv(const model::Report& r, const RenderOptions& o, std::ostream& out);
 
 }  // namespace cpprof::render

@@ -152,7 +152,25 @@ TEST(Usage, BadFormatAndMissingFile) {
   EXPECT_NE(r.err.find("See 'cpprof help report'"), std::string::npos) << r.err;
   r = RunBinary({"report"});
   EXPECT_EQ(r.rc, kUsage);
-  EXPECT_NE(r.err.find("file is required"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("report needs an export"), std::string::npos) << r.err;
+}
+
+TEST(Usage, ModulesConfigPrintedAndChecked) {
+  CliResult r = RunBinary({"report", "--print-modules-config"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("\"groups\""), std::string::npos) << r.out;
+  std::string bad = testing::TempDir() + "/bad-modules.json";
+  {
+    std::ofstream f(bad);
+    f << R"({"groups": [{"name": "trunk", "match": "Pairformer("}]})";
+  }
+  r = RunBinary({"report", "--modules", bad, "x.sqlite"});
+  EXPECT_EQ(r.rc, kBadInput);
+  EXPECT_NE(r.err.find("group 'trunk' match 'Pairformer(' is not a valid regular expression"), std::string::npos)
+      << r.err;
+  r = RunBinary({"report", "--modules", testing::TempDir() + "/missing.json", "x.sqlite"});
+  EXPECT_EQ(r.rc, kBadInput);
+  EXPECT_NE(r.err.find("--print-modules-config > modules.json"), std::string::npos) << r.err;
 }
 
 TEST(Usage, HelpShowsExamples) {

@@ -1,0 +1,150 @@
+#include "analysis/module_attribution.h"
+
+#include <algorithm>
+
+namespace cpprof::analysis {
+
+ModuleAttribution::ModuleAttribution(std::vector<KeptRange> ranges, std::vector<std::string> names,
+                                     const ModuleConfig& config, std::set<int64_t> autograd_threads)
+    : ranges_(std::move(ranges)), names_(std::move(names)), autograd_(std::move(autograd_threads)) {
+  nodes_.push_back({"[unattributed]", "", -1, 0, false});
+  for (const auto& g : config.groups) group_names_.push_back(g.name);
+  group_mask_.reserve(names_.size());
+  for (const auto& n : names_) group_mask_.push_back(config.GroupMask(n));
+
+  std::sort(ranges_.begin(), ranges_.end(), [](const KeptRange& a, const KeptRange& b) {
+    if (a.tid != b.tid) return a.tid < b.tid;
+    if (a.start != b.start) return a.start < b.start;
+    return a.end > b.end;  // containers before what they contain
+  });
+  std::vector<bool> is_module_name(names_.size(), false);
+  for (const auto& r : ranges_) {
+    if (r.module) is_module_name[r.name] = true;
+  }
+  module_names_ = std::count(is_module_name.begin(), is_module_name.end(), true);
+
+  // Parents with a stack per thread: push/pop ranges nest, so the tightest container of a range
+  // is the innermost open one that still contains it.
+  parent_.assign(ranges_.size(), -1);
+  std::vector<size_t> stack;
+  for (size_t i = 0; i < ranges_.size(); ++i) {
+    if (i == 0 || ranges_[i].tid != ranges_[i - 1].tid) {
+      stack.clear();
+      threads_[ranges_[i].tid].first = i;
+    }
+    threads_[ranges_[i].tid].second = i + 1;
+    while (!stack.empty() && ranges_[stack.back()].end < ranges_[i].end) stack.pop_back();
+    if (!stack.empty()) parent_[i] = static_cast<int32_t>(stack.back());
+    stack.push_back(i);
+  }
+  node_.assign(ranges_.size(), kUnattributed);
+  optimizer_.assign(ranges_.size(), 0);
+  for (size_t i = 0; i < ranges_.size(); ++i) node_[i] = NodeOfRange(i);
+  // Backward work with no module range around it (PyTorch's engine thread runs it, outside the
+  // model's own ranges) gets a row of its own rather than landing in [unattributed].
+  if (!autograd_.empty()) backward_node_ = GroupNode("[backward]");
+}
+
+int ModuleAttribution::Intern(int parent, const std::string& name, const std::string& range, bool is_group) {
+  auto key = std::make_pair(parent, is_group ? "group:" + name : range);
+  auto it = index_.find(key);
+  if (it != index_.end()) return it->second;
+  if (nodes_.size() >= static_cast<size_t>(kMaxModuleNodes)) {
+    overflowed_ = true;
+    return parent < 0 ? kUnattributed : parent;
+  }
+  int depth = parent < 0 ? 0 : nodes_[parent].depth + 1;
+  nodes_.push_back({name, range, parent, depth, is_group});
+  index_[key] = static_cast<int>(nodes_.size() - 1);
+  return static_cast<int>(nodes_.size() - 1);
+}
+
+uint16_t ModuleAttribution::GroupNode(const std::string& name) {
+  return static_cast<uint16_t>(Intern(-1, name, "", true));
+}
+
+uint16_t ModuleAttribution::NodeOfRange(size_t i) {
+  // The module path, outermost first, and whether an optimizer range is on it.
+  std::vector<uint32_t> path;
+  bool optimizer = false;
+  for (int64_t cur = static_cast<int64_t>(i); cur >= 0; cur = parent_[cur]) {
+    const KeptRange& r = ranges_[cur];
+    if (r.module) path.push_back(r.name);
+    optimizer = optimizer || r.optimizer;
+  }
+  optimizer_[i] = optimizer;
+  if (path.empty()) return kUnattributed;
+  std::reverse(path.begin(), path.end());
+
+  uint64_t any = 0;
+  for (uint32_t n : path) any |= group_mask_[n];
+  size_t anchor = 0;
+  int node;
+  if (any) {
+    int g = __builtin_ctzll(any);  // the first group in priority order found on the path
+    while (!(group_mask_[path[anchor]] >> g & 1)) ++anchor;
+    node = GroupNode(group_names_[g]);
+  } else {
+    node = GroupNode("[other modules]");
+  }
+  for (size_t k = anchor; k < path.size(); ++k) {
+    const std::string& range = names_[path[k]];
+    node = Intern(node, ShortModuleName(range), range, false);
+  }
+  return static_cast<uint16_t>(node);
+}
+
+LaunchTag ModuleAttribution::ForCall(int64_t tid, int64_t t) const {
+  LaunchTag tag;
+  bool autograd = autograd_.count(tid) > 0;
+  if (autograd) tag.phase = model::Phase::kBackward;
+  auto th = threads_.find(tid);
+  if (th != threads_.end()) {
+    auto [begin, end] = th->second;
+    // The last range that started at or before t; its innermost container of t is on its chain.
+    auto it = std::upper_bound(ranges_.begin() + begin, ranges_.begin() + end, t,
+                               [](int64_t v, const KeptRange& r) { return v < r.start; });
+    for (int64_t cur = (it - ranges_.begin()) - 1; cur >= static_cast<int64_t>(begin); cur = parent_[cur]) {
+      if (ranges_[cur].end >= t) {
+        tag.node = node_[cur];
+        if (optimizer_[cur]) tag.phase = model::Phase::kOptimizer;
+        break;
+      }
+      if (parent_[cur] < 0) break;
+    }
+  }
+  if (autograd && tag.node == kUnattributed) tag.node = backward_node_;
+  return tag;
+}
+
+void CallTags::Add(int64_t global_pid, int64_t correlation, LaunchTag tag) {
+  by_process_[global_pid].push_back({correlation, tag});
+}
+
+void CallTags::Finish() {
+  for (auto& [pid, v] : by_process_) {
+    if (!std::is_sorted(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.correlation < b.correlation; })) {
+      std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.correlation < b.correlation; });
+    }
+  }
+}
+
+LaunchTag CallTags::Find(int64_t global_pid, int64_t correlation) const {
+  if (last_pid_ != global_pid) {
+    auto it = by_process_.find(global_pid);
+    last_ = it == by_process_.end() ? nullptr : &it->second;
+    last_pid_ = global_pid;
+  }
+  if (!last_) return {};
+  auto it = std::lower_bound(last_->begin(), last_->end(), correlation,
+                             [](const Entry& e, int64_t c) { return e.correlation < c; });
+  return it != last_->end() && it->correlation == correlation ? it->tag : LaunchTag{};
+}
+
+size_t CallTags::size() const {
+  size_t n = 0;
+  for (const auto& [pid, v] : by_process_) n += v.size();
+  return n;
+}
+
+}  // namespace cpprof::analysis

@@ -1,0 +1,100 @@
+// Module attribution: which module (and which phase: forward, backward, optimizer) launched each
+// GPU op. A CUDA API call belongs to the innermost module range open on its thread when it
+// started (nsys's own rule for GPU projection: same thread, the range contains the call); the
+// op it launched, found by correlation id, inherits that. The module tree interns each module
+// path once (groups first, see module_config.h); node ids are shared by all ranks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/module_config.h"
+#include "model/report.h"
+
+namespace cpprof::analysis {
+
+inline constexpr uint16_t kUnattributed = 0;  // node 0: no module range around the launch
+inline constexpr int kMaxModuleNodes = 65535;
+
+struct ModuleTreeNode {
+  std::string name;   // short name, or the group's name
+  std::string range;  // the NVTX range ("" for groups)
+  int parent = -1;
+  int depth = 0;
+  bool is_group = false;
+};
+
+// An NVTX range kept for attribution: a module, or an optimizer marker (or both).
+struct KeptRange {
+  int64_t start = 0, end = 0;
+  int64_t tid = 0;     // globalTid
+  uint32_t name = 0;   // index into the names given to Build
+  bool module = false;
+  bool optimizer = false;
+};
+
+struct LaunchTag {
+  uint16_t node = kUnattributed;
+  model::Phase phase = model::Phase::kForward;
+  bool operator==(const LaunchTag&) const = default;
+};
+
+class ModuleAttribution {
+ public:
+  // `names[i]` is the full range name ("domain:text") of KeptRange::name == i.
+  // `autograd_threads`: globalTids of PyTorch's autograd engine threads (backward work).
+  ModuleAttribution(std::vector<KeptRange> ranges, std::vector<std::string> names, const ModuleConfig& config,
+                    std::set<int64_t> autograd_threads);
+
+  // The tag of a CUDA call that started at `t` on thread `tid`.
+  LaunchTag ForCall(int64_t tid, int64_t t) const;
+
+  const std::vector<ModuleTreeNode>& nodes() const { return nodes_; }
+  int64_t module_ranges() const { return module_names_; }  // distinct names that are modules
+  bool overflowed() const { return overflowed_; }         // more than kMaxModuleNodes paths
+
+ private:
+  int Intern(int parent, const std::string& name, const std::string& range, bool is_group);
+  uint16_t NodeOfRange(size_t i);
+  uint16_t GroupNode(const std::string& name);
+
+  std::vector<KeptRange> ranges_;  // by (tid, start, longest first)
+  std::vector<std::string> names_;
+  std::vector<uint64_t> group_mask_;  // per name
+  std::vector<int32_t> parent_;       // per range: tightest containing kept range on its thread
+  std::vector<uint16_t> node_;        // per range: the node of a call whose innermost range it is
+  std::vector<uint8_t> optimizer_;    // per range: an optimizer range is on its path
+  std::unordered_map<int64_t, std::pair<size_t, size_t>> threads_;  // tid -> [begin, end)
+  std::set<int64_t> autograd_;
+  std::vector<std::string> group_names_;
+  std::vector<ModuleTreeNode> nodes_;
+  std::map<std::pair<int, std::string>, int> index_;  // (parent, range or group name) -> node
+  uint16_t backward_node_ = kUnattributed;
+  int64_t module_names_ = 0;
+  bool overflowed_ = false;
+};
+
+// Tags of CUDA calls by (process, correlation id), for the ops they launched. Built from the
+// runtime table streamed in any order; lookups are cheap when asked in correlation order.
+class CallTags {
+ public:
+  void Add(int64_t global_pid, int64_t correlation, LaunchTag tag);
+  void Finish();  // sorts; call once after the last Add
+  LaunchTag Find(int64_t global_pid, int64_t correlation) const;
+  size_t size() const;
+
+ private:
+  struct Entry {
+    int64_t correlation;
+    LaunchTag tag;
+  };
+  std::unordered_map<int64_t, std::vector<Entry>> by_process_;
+  mutable int64_t last_pid_ = -1;
+  mutable const std::vector<Entry>* last_ = nullptr;
+};
+
+}  // namespace cpprof::analysis

@@ -1,0 +1,112 @@
+#include "analysis/module_attribution.h"
+
+#include <gtest/gtest.h>
+
+namespace cpprof::analysis {
+namespace {
+
+const std::vector<std::string> kNames = {
+    "m:pkg.fold.Model.forward",               // 0: wrapper, no group
+    "m:pkg.fold.Model.trunk",                 // 1: trunk
+    "m:pkg.msa.MSAModule.forward",            // 2: MSA (priority over trunk)
+    "m:pkg.pairformer.TriangleMultiplicationOutgoing.forward",  // 3: trunk
+    "m:pkg.diffusion.DiffusionModule.forward",                  // 4: diffusion
+    "m:pkg.embed.AtomAttentionEncoder.forward",                 // 5: input embedder
+    "PyTorch:torch.optim.SGD.step",                             // 6: optimizer
+    ":Optimizer.step#SGD.step",                                 // 7: not a module, optimizer marker
+};
+
+std::string NodePath(const ModuleAttribution& a, uint16_t node) {
+  std::string s;
+  for (int n = node; n >= 0; n = a.nodes()[n].parent) s = a.nodes()[n].name + (s.empty() ? "" : "/") + s;
+  return s;
+}
+
+TEST(ModuleAttribution, InnermostRangeGroupPriorityAndAnchor) {
+  ModuleConfig c = DefaultModuleConfig();
+  constexpr int64_t T = 7;  // main thread
+  std::vector<KeptRange> r = {
+      {0, 1000, T, 0, true, false},   // Model.forward
+      {10, 500, T, 1, true, false},   // trunk
+      {20, 100, T, 2, true, false},   // MSA inside trunk
+      {30, 60, T, 3, true, false},    // TriMul inside MSA
+      {200, 300, T, 3, true, false},  // TriMul directly in trunk
+      {600, 900, T, 4, true, false},  // diffusion
+      {650, 700, T, 5, true, false},  // atom encoder inside diffusion
+  };
+  ModuleAttribution a(r, kNames, c, {});
+  EXPECT_EQ(NodePath(a, a.ForCall(T, 40).node), "MSA/MSAModule.forward/TriangleMultiplicationOutgoing.forward");
+  EXPECT_EQ(NodePath(a, a.ForCall(T, 70).node), "MSA/MSAModule.forward");
+  EXPECT_EQ(NodePath(a, a.ForCall(T, 250).node), "trunk/Model.trunk/TriangleMultiplicationOutgoing.forward");
+  EXPECT_EQ(NodePath(a, a.ForCall(T, 400).node), "trunk/Model.trunk");
+  EXPECT_EQ(NodePath(a, a.ForCall(T, 660).node), "diffusion/DiffusionModule.forward/AtomAttentionEncoder.forward");
+  EXPECT_EQ(NodePath(a, a.ForCall(T, 950).node), "[other modules]/Model.forward");
+  EXPECT_EQ(a.ForCall(T, 1001).node, kUnattributed);  // after every range
+  EXPECT_EQ(a.ForCall(T, 0).node, a.ForCall(T, 950).node);  // a range contains its start
+  EXPECT_EQ(a.ForCall(T + 1, 40).node, kUnattributed);  // another thread
+  EXPECT_EQ(a.module_ranges(), 6);
+  // Node ids: parents before children (the sweep relies on it).
+  for (size_t i = 0; i < a.nodes().size(); ++i) EXPECT_LT(a.nodes()[i].parent, static_cast<int>(i));
+}
+
+TEST(ModuleAttribution, BackwardThreadsAndOptimizerPhase) {
+  ModuleConfig c = DefaultModuleConfig();
+  constexpr int64_t Main = 7, Autograd = 9;
+  std::vector<KeptRange> r = {
+      {0, 100, Main, 1, true, false},
+      {200, 300, Main, 6, true, true},
+      {210, 290, Main, 7, false, true},
+  };
+  ModuleAttribution a(r, kNames, c, {Autograd});
+  LaunchTag fwd = a.ForCall(Main, 50);
+  EXPECT_EQ(fwd.phase, model::Phase::kForward);
+  EXPECT_EQ(NodePath(a, fwd.node), "trunk/Model.trunk");
+  LaunchTag bwd = a.ForCall(Autograd, 50);
+  EXPECT_EQ(bwd.phase, model::Phase::kBackward);
+  EXPECT_EQ(NodePath(a, bwd.node), "[backward]");
+  LaunchTag opt = a.ForCall(Main, 250);  // inside the non-module marker: node of its module parent
+  EXPECT_EQ(opt.phase, model::Phase::kOptimizer);
+  EXPECT_EQ(NodePath(a, opt.node), "optimizer/SGD.step");
+}
+
+TEST(ModuleConfig, DefaultsSayWhatIsAModule) {
+  ModuleConfig c = DefaultModuleConfig();
+  EXPECT_TRUE(c.IsModule("cpfold:cpfold.model.pairformer.TriangleMultiplicationOutgoing.forward"));
+  EXPECT_TRUE(c.IsModule(":my marker"));
+  EXPECT_TRUE(c.IsModule("PyTorch:torch.optim.SGD.step"));
+  for (const char* not_module :
+       {"NCCL:ncclAllGather", "PyTorch:torch.nn.modules.Module.__call__", ":cpfold:iter1", ":cpfold:warmup0",
+        ":iteration 0", ":aten::linear, seq = 1, op_id = 378, sizes = [[1]]", ":nccl:coalesced, op_id = 415",
+        "CCCL:cub::DeviceScan::InclusiveScan", ":autograd::engine::evaluate_function: AddmmBackward0, op_id = 633"}) {
+    EXPECT_FALSE(c.IsModule(not_module)) << not_module;
+  }
+  EXPECT_TRUE(c.IsOptimizer(":Optimizer.step#SGD.step, op_id = 1325"));
+  EXPECT_FALSE(c.IsOptimizer("cpfold:cpfold.model.fold.CPFoldModel.trunk"));
+}
+
+TEST(ModuleConfig, ParseErrorsSayWhatToFix) {
+  auto bad = ParseModuleConfig(R"({"groups": [{"name": "x"}]})", "m.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("m.json: each group needs a \"name\" and a \"match\""), std::string::npos);
+  bad = ParseModuleConfig(R"({"grups": []})", "m.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("unknown field 'grups'"), std::string::npos);
+  bad = ParseModuleConfig("[1,", "m.json");
+  EXPECT_FALSE(bad.ok());
+  auto ok = ParseModuleConfig(R"({"groups": [{"name": "blocks", "match": "Block"}]})", "m.json");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE(ok.value().IsModule("NCCL:ncclAllGather"));  // no exclude list given: everything
+  EXPECT_EQ(ok.value().GroupMask("x:pkg.Block.forward"), 1u);
+}
+
+TEST(ModuleConfig, ShortNames) {
+  EXPECT_EQ(ShortModuleName("cpfold:cpfold.model.pairformer.TriangleMultiplicationOutgoing.forward"),
+            "TriangleMultiplicationOutgoing.forward");
+  EXPECT_EQ(ShortModuleName("cpfold:cpfold.cp.comm.batch_p2p"), "comm.batch_p2p");
+  EXPECT_EQ(ShortModuleName(":my range"), "my range");
+  EXPECT_EQ(ShortModuleName("d:forward"), "forward");
+  EXPECT_EQ(ShortModuleName("d:.hidden"), ".hidden");
+}
+
+}  // namespace
+}  // namespace cpprof::analysis

@@ -1,0 +1,196 @@
+#include "analysis/module_sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <queue>
+
+#include "analysis/op_sweep.h"
+
+namespace cpprof::analysis {
+
+using model::OpClass;
+
+namespace {
+
+constexpr int kCommClasses = static_cast<int>(OpClass::kPeerCopy) + 1;
+
+// A set of small ids with counts, listing the ids whose count is positive (O(1) add/remove).
+class ActiveSet {
+ public:
+  explicit ActiveSet(size_t n) : count_(n, 0), pos_(n, -1) {}
+  // Returns true when the id became active.
+  bool Inc(size_t id) {
+    if (count_[id]++ == 0) {
+      pos_[id] = static_cast<int32_t>(list_.size());
+      list_.push_back(static_cast<uint32_t>(id));
+      return true;
+    }
+    return false;
+  }
+  void Dec(size_t id) {
+    if (--count_[id] == 0) {
+      uint32_t last = list_.back();
+      list_[pos_[id]] = last;
+      pos_[last] = pos_[id];
+      list_.pop_back();
+      pos_[id] = -1;
+    }
+  }
+  const std::vector<uint32_t>& list() const { return list_; }
+  int32_t count(size_t id) const { return count_[id]; }
+
+ private:
+  std::vector<int32_t> count_;
+  std::vector<int32_t> pos_;
+  std::vector<uint32_t> list_;
+};
+
+struct Ending {
+  int64_t end;
+  OpClass cls;
+  uint8_t phase;
+  uint16_t node;
+  bool operator>(const Ending& o) const { return end > o.end; }
+};
+
+}  // namespace
+
+std::vector<int64_t> RoundShares(const std::vector<double>& shares, int64_t total) {
+  std::vector<int64_t> out(shares.size());
+  std::vector<std::pair<double, size_t>> rem;
+  int64_t sum = 0;
+  for (size_t i = 0; i < shares.size(); ++i) {
+    double f = std::floor(shares[i]);
+    out[i] = static_cast<int64_t>(f);
+    sum += out[i];
+    rem.push_back({shares[i] - f, i});
+  }
+  std::stable_sort(rem.begin(), rem.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  int64_t left = total - sum;
+  // Floating error can leave |left| a little above the number of shares; spread it round-robin.
+  for (size_t k = 0; left != 0 && !rem.empty(); k = (k + 1) % rem.size()) {
+    size_t i = rem[k].second;
+    if (left > 0) {
+      ++out[i], --left;
+    } else if (out[i] > 0) {
+      --out[i], ++left;
+    } else if (std::all_of(out.begin(), out.end(), [](int64_t v) { return v <= 0; })) {
+      break;
+    }
+  }
+  return out;
+}
+
+RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, bool collect_comm_ops) {
+  const size_t n = parent.size();
+  RankModuleTimes out;
+  out.nodes.assign(n, {});
+  std::vector<double> own_share(n, 0.0);
+  std::array<double, model::kNumPhases> phase_share{};
+
+  ActiveSet own(n);                 // nodes with a running op attributed to them
+  ActiveSet comm_nodes(n);          // nodes with running communication in their subtree
+  std::vector<std::array<int32_t, kCommClasses>> kind_active(n, std::array<int32_t, kCommClasses>{});
+  std::array<int32_t, model::kNumPhases> phase_active{};
+  std::array<int32_t, model::kNumOpClasses> class_active{};
+  int64_t active = 0, compute_active = 0;
+  int64_t now = INT64_MIN;
+
+  auto segment = [&](int64_t until) {
+    if (until <= now) return;
+    int64_t len = until - now;
+    now = until;
+    if (active == 0) return;
+    out.busy_ns += len;
+    const auto& owners = own.list();
+    double share = static_cast<double>(len) / static_cast<double>(owners.size());
+    for (uint32_t id : owners) own_share[id] += share;
+    int phases = 0;
+    for (int p = 0; p < model::kNumPhases; ++p) phases += phase_active[p] > 0;
+    for (int p = 0; p < model::kNumPhases; ++p) {
+      if (phase_active[p] > 0) phase_share[p] += static_cast<double>(len) / phases;
+    }
+    bool hidden = compute_active > 0;
+    if (hidden) {
+      for (int c = 0; c < kCommClasses; ++c) {
+        if (class_active[c] > 0) out.hidden_ns[c] += len;
+      }
+    }
+    for (uint32_t id : comm_nodes.list()) {
+      auto& t = out.nodes[id];
+      t.comm_ns += len;
+      if (hidden) t.hidden_ns += len;
+      for (int c = 0; c < kCommClasses; ++c) {
+        if (kind_active[id][c] > 0) t.comm_kind_ns[c] += len;
+      }
+    }
+  };
+  auto change = [&](OpClass cls, uint8_t phase, uint16_t node, int d) {
+    int c = static_cast<int>(cls);
+    active += d;
+    class_active[c] += d;
+    phase_active[phase] += d;
+    bool comm = model::IsComm(cls);
+    if (!comm) compute_active += d;
+    if (d > 0) {
+      own.Inc(node);
+    } else {
+      own.Dec(node);
+    }
+    if (comm) {
+      for (int id = node; id >= 0; id = parent[id]) {
+        kind_active[id][c] += d;
+        if (d > 0) {
+          comm_nodes.Inc(id);
+        } else {
+          comm_nodes.Dec(id);
+        }
+      }
+    }
+  };
+
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> ending;
+  ForEachOpByStart(work, [&](const SweptOp& op) {
+    while (!ending.empty() && ending.top().end <= op.start) {
+      Ending e = ending.top();
+      ending.pop();
+      segment(e.end);
+      change(e.cls, e.phase, e.node, -1);
+    }
+    segment(op.start);
+    uint16_t node = op.node < n ? op.node : 0;
+    uint8_t phase = op.phase < model::kNumPhases ? op.phase : 0;
+    ++out.nodes[node].ops;
+    if (op.end <= op.start) return;  // zero-length ops add no time
+    change(op.cls, phase, node, +1);
+    ending.push({op.end, op.cls, phase, node});
+    if (phase == static_cast<uint8_t>(model::Phase::kBackward)) out.has_backward = true;
+    if (collect_comm_ops && model::IsComm(op.cls)) out.comm_ops[static_cast<int>(op.cls)].push_back({op.start, op.end});
+  });
+  while (!ending.empty()) {
+    Ending e = ending.top();
+    ending.pop();
+    segment(e.end);
+    change(e.cls, e.phase, e.node, -1);
+  }
+
+  std::vector<int64_t> own_ns = RoundShares(own_share, out.busy_ns);
+  std::vector<double> ps(phase_share.begin(), phase_share.end());
+  std::vector<int64_t> phase_ns = RoundShares(ps, out.busy_ns);
+  for (int p = 0; p < model::kNumPhases; ++p) out.phase_busy_ns[p] = phase_ns[p];
+  for (size_t i = 0; i < n; ++i) {
+    out.nodes[i].own_ns = own_ns[i];
+    out.nodes[i].busy_ns += own_ns[i];
+  }
+  // Children before parents: a child's id is always larger than its parent's (interned after).
+  for (size_t i = n; i-- > 0;) {
+    if (parent[i] >= 0) {
+      out.nodes[parent[i]].busy_ns += out.nodes[i].busy_ns;
+      out.nodes[parent[i]].ops += out.nodes[i].ops;
+    }
+  }
+  return out;
+}
+
+}  // namespace cpprof::analysis

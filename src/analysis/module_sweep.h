@@ -1,0 +1,42 @@
+// One sweep over a rank's GPU ops in time order that yields, per module node: attributed busy
+// time (each busy instant split equally among the modules whose ops run then, so rows add up),
+// communication unions per kind and the part of them hidden under compute; per phase (forward,
+// backward, optimizer) attributed busy time; per communication class the part of its union
+// hidden under compute; and, when asked, the communication ops for matching across ranks.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "model/gpu_work.h"
+#include "model/report.h"
+
+namespace cpprof::analysis {
+
+struct CommOp {
+  int64_t start, end;
+};
+
+struct RankModuleTimes {
+  // By node id: busy_ns (inclusive of children), own_ns, comm_ns, hidden_ns, comm_kind_ns, ops.
+  std::vector<model::ModuleRankTime> nodes;
+  std::array<int64_t, model::kNumPhases> phase_busy_ns{};
+  bool has_backward = false;
+  // Per class: for communication classes, the part of the class's union during which
+  // non-communication work ran (hidden under compute).
+  std::array<int64_t, model::kNumOpClasses> hidden_ns{};
+  int64_t busy_ns = 0;  // equals RankSummary::busy_ns (checked by the tests)
+  // Per communication class, its ops in start order (when collect_comm_ops).
+  std::array<std::vector<CommOp>, model::kNumOpClasses> comm_ops;
+};
+
+// `parent[i]` is the parent node of node i (-1 for roots). Sorts the ops' chunks in place when
+// they are out of order (see op_sweep.h).
+RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, bool collect_comm_ops);
+
+// Rounds shares (which add up to `total` in exact arithmetic) to integers that add up to
+// exactly `total`: the largest remainders get the leftover nanoseconds (ties: lower index).
+std::vector<int64_t> RoundShares(const std::vector<double>& shares, int64_t total);
+
+}  // namespace cpprof::analysis

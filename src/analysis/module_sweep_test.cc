@@ -1,0 +1,150 @@
+#include "analysis/module_sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+namespace cpprof::analysis {
+namespace {
+
+using model::OpClass;
+
+struct Op {
+  int64_t start, end;
+  OpClass cls;
+  uint16_t node;
+  uint8_t phase = 0;
+};
+
+model::ProcessGpuWork Work(const std::vector<Op>& ops) {
+  model::ProcessGpuWork w;
+  for (const auto& o : ops) {
+    if (o.end - o.start > model::kMaxOpDuration) {
+      w.long_ops.push_back({{o.start, o.end}, o.cls, o.phase, o.node});
+    } else {
+      w.ops.push_back({o.start, static_cast<uint32_t>(o.end - o.start), o.cls, o.phase, o.node});
+    }
+  }
+  return w;
+}
+
+constexpr OpClass kGemm = OpClass::kGemm, kSend = OpClass::kSendRecv, kGather = OpClass::kAllGather;
+
+// Node tree used below: 0 [unattributed]; 1 group; 2 child of 1; 3 child of 2; 4 another root.
+const std::vector<int> kParents = {-1, -1, 1, 2, -1};
+
+TEST(ModuleSweep, OverlappingModulesShareTimeAndRowsAddUp) {
+  // Node 2 computes [0,100); node 3 sends [50,150); node 4 computes [120,130).
+  auto w = Work({{0, 100, kGemm, 2}, {50, 150, kSend, 3}, {120, 130, kGemm, 4}});
+  RankModuleTimes t = SweepModules(w, kParents, true);
+  EXPECT_EQ(t.busy_ns, 150);
+  // [0,50) node 2; [50,100) shared 2/3; [100,120) node 3; [120,130) shared 3/4; [130,150) node 3.
+  EXPECT_EQ(t.nodes[2].own_ns, 75);
+  EXPECT_EQ(t.nodes[3].own_ns, 70);
+  EXPECT_EQ(t.nodes[4].own_ns, 5);
+  EXPECT_EQ(t.nodes[2].busy_ns, 145);  // own + node 3
+  EXPECT_EQ(t.nodes[1].busy_ns, 145);
+  EXPECT_EQ(t.nodes[1].busy_ns + t.nodes[4].busy_ns + t.nodes[0].busy_ns, t.busy_ns);
+  // Communication of node 3 counts in its ancestors' unions; hidden where compute ran: [50,100)
+  // and [120,130).
+  for (int n : {1, 2, 3}) {
+    EXPECT_EQ(t.nodes[n].comm_ns, 100) << n;
+    EXPECT_EQ(t.nodes[n].hidden_ns, 60) << n;
+    EXPECT_EQ(t.nodes[n].comm_kind_ns[static_cast<int>(kSend)], 100) << n;
+  }
+  EXPECT_EQ(t.nodes[4].comm_ns, 0);
+  EXPECT_EQ(t.hidden_ns[static_cast<int>(kSend)], 60);
+  EXPECT_EQ(t.nodes[1].ops, 2);
+  ASSERT_EQ(t.comm_ops[static_cast<int>(kSend)].size(), 1u);
+}
+
+TEST(ModuleSweep, IdenticalTouchingZeroLengthAndLongOps) {
+  auto w = Work({{10, 20, kGemm, 2},
+                 {10, 20, kGemm, 4},                 // identical interval, other module: half each
+                 {20, 30, kGather, 2},               // touches: no overlap
+                 {25, 25, kGemm, 4},                 // zero length: counted as an op, adds no time
+                 {40, 40 + (int64_t{5} << 32), kGemm, 3}});  // longer than 32 bits of ns
+  RankModuleTimes t = SweepModules(w, kParents, false);
+  EXPECT_EQ(t.busy_ns, 20 + (int64_t{5} << 32));
+  EXPECT_EQ(t.nodes[4].own_ns, 5);
+  EXPECT_EQ(t.nodes[4].ops, 2);
+  EXPECT_EQ(t.nodes[2].own_ns, 15);
+  EXPECT_EQ(t.nodes[3].own_ns, int64_t{5} << 32);
+  EXPECT_EQ(t.nodes[2].comm_ns, 10);
+  EXPECT_EQ(t.nodes[2].hidden_ns, 0);  // the gemm ended when the gather started
+  EXPECT_TRUE(t.comm_ops[static_cast<int>(kGather)].empty());  // not collected
+}
+
+TEST(ModuleSweep, PhasesAddUpToBusy) {
+  auto w = Work({{0, 10, kGemm, 1, 0}, {5, 15, kGemm, 1, 1}, {20, 30, kGemm, 4, 2}});
+  RankModuleTimes t = SweepModules(w, kParents, false);
+  EXPECT_TRUE(t.has_backward);
+  EXPECT_EQ(t.phase_busy_ns[0] + t.phase_busy_ns[1] + t.phase_busy_ns[2], t.busy_ns);
+  EXPECT_EQ(t.phase_busy_ns[0], 8);  // [0,5) + half of [5,10)
+  EXPECT_EQ(t.phase_busy_ns[1], 7);
+  EXPECT_EQ(t.phase_busy_ns[2], 10);
+}
+
+TEST(RoundShares, AddsUpExactly) {
+  EXPECT_EQ(RoundShares({1.0 / 3, 1.0 / 3, 1.0 / 3}, 1), (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_EQ(RoundShares({2.5, 2.5}, 5), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(RoundShares({}, 0), (std::vector<int64_t>{}));
+  auto v = RoundShares({1e12 / 7, 6e12 / 7}, 1000000000000);
+  EXPECT_EQ(v[0] + v[1], 1000000000000);
+}
+
+// Against brute force over a time grid: random ops of random classes, modules and streams, in a
+// shuffled order (so chunks are sorted and merged).
+TEST(ModuleSweep, MatchesBruteForceOnRandomOps) {
+  std::mt19937 rng(42);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Op> ops;
+    int n = 1 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      int64_t s = rng() % 200, d = rng() % 30;
+      OpClass c = (rng() % 3 == 0) ? (rng() % 2 ? kSend : kGather) : kGemm;
+      ops.push_back({s, s + d, c, static_cast<uint16_t>(rng() % kParents.size()), static_cast<uint8_t>(rng() % 3)});
+    }
+    auto w = Work(ops);
+    RankModuleTimes t = SweepModules(w, kParents, true);
+
+    int64_t busy = 0;
+    std::vector<double> own(kParents.size(), 0);
+    std::vector<int64_t> comm(kParents.size(), 0), hidden(kParents.size(), 0);
+    for (int64_t x = 0; x < 240; ++x) {
+      std::map<int, int> nodes;
+      bool compute = false;
+      std::vector<bool> comm_in(kParents.size(), false);
+      for (const auto& o : ops) {
+        if (o.start <= x && x < o.end) {
+          ++nodes[o.node];
+          if (model::IsComm(o.cls)) {
+            for (int p = o.node; p >= 0; p = kParents[p]) comm_in[p] = true;
+          } else {
+            compute = true;
+          }
+        }
+      }
+      if (nodes.empty()) continue;
+      ++busy;
+      for (auto& [node, cnt] : nodes) own[node] += 1.0 / static_cast<double>(nodes.size());
+      for (size_t p = 0; p < kParents.size(); ++p) {
+        comm[p] += comm_in[p];
+        hidden[p] += comm_in[p] && compute;
+      }
+    }
+    ASSERT_EQ(t.busy_ns, busy) << round;
+    int64_t top = 0;
+    for (size_t p = 0; p < kParents.size(); ++p) {
+      EXPECT_NEAR(static_cast<double>(t.nodes[p].own_ns), own[p], 1.0) << round << " node " << p;
+      EXPECT_EQ(t.nodes[p].comm_ns, comm[p]) << round << " node " << p;
+      EXPECT_EQ(t.nodes[p].hidden_ns, hidden[p]) << round << " node " << p;
+      if (kParents[p] < 0) top += t.nodes[p].busy_ns;
+    }
+    EXPECT_EQ(top, busy) << round;
+  }
+}
+
+}  // namespace
+}  // namespace cpprof::analysis

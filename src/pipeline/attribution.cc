@@ -1,0 +1,61 @@
+#include "pipeline/attribution.h"
+
+#include <string>
+#include <unordered_map>
+
+#include "nsys/export_reader.h"
+#include "nsys/launch_reader.h"
+#include "nsys/nvtx_reader.h"
+
+namespace cpprof::pipeline {
+
+StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config) {
+  Attribution a;
+  CPPROF_ASSIGN_OR_RETURN(std::set<int64_t> autograd, nsys::ReadAutogradThreads(db));
+  a.has_autograd_threads = !autograd.empty();
+
+  std::vector<analysis::KeptRange> kept;
+  std::vector<std::string> names;
+  if (db.HasTable(nsys::kNvtxTable) && db.HasTable("StringIds")) {
+    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains, nsys::NvtxDomains::Read(db));
+    struct Flags {
+      int32_t index;  // into names; -1: not kept
+      bool module, optimizer;
+    };
+    std::unordered_map<std::string, Flags> seen;
+    std::string full;
+    CPPROF_RETURN_IF_ERROR(nsys::ForEachNvtxRange(db, nsys::OpenEnd::kLastRange, [&](const nsys::NvtxRangeRow& r) {
+      if (r.ends_on_other_thread) {
+        ++a.cross_thread;
+        return;
+      }
+      full.assign(domains.NamesFor(r.domain_id, r.global_tid).front()).append(":").append(r.text);
+      auto it = seen.find(full);
+      if (it == seen.end()) {
+        Flags f{-1, config.IsModule(full), config.IsOptimizer(full)};
+        if (f.module || f.optimizer) {
+          f.index = static_cast<int32_t>(names.size());
+          names.push_back(full);
+        }
+        it = seen.emplace(full, f).first;
+      }
+      const Flags& f = it->second;
+      if (f.index < 0) return;
+      kept.push_back({r.start, r.end, r.global_tid, static_cast<uint32_t>(f.index), f.module, f.optimizer});
+    }));
+  }
+  a.kept_ranges = static_cast<int64_t>(kept.size());
+  if (kept.empty() && autograd.empty()) return a;
+
+  a.modules = std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config,
+                                                            std::move(autograd));
+  const analysis::LaunchTag none;
+  CPPROF_RETURN_IF_ERROR(nsys::ForEachRuntimeCall(db, [&](int64_t start, int64_t tid, int64_t corr) {
+    analysis::LaunchTag tag = a.modules->ForCall(tid, start);
+    if (!(tag == none)) a.calls.Add(nsys::ProcessOfThread(tid), corr, tag);
+  }));
+  a.calls.Finish();
+  return a;
+}
+
+}  // namespace cpprof::pipeline

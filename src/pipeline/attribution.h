@@ -1,0 +1,24 @@
+// Reads what module attribution needs from an export (NVTX module ranges, autograd threads,
+// CUDA API calls) and tags every launch with its module node and phase.
+#pragma once
+
+#include <memory>
+
+#include "analysis/module_attribution.h"
+#include "analysis/module_config.h"
+#include "base/status.h"
+#include "nsys/sqlite_db.h"
+
+namespace cpprof::pipeline {
+
+struct Attribution {
+  std::unique_ptr<analysis::ModuleAttribution> modules;  // null when nothing can be attributed
+  analysis::CallTags calls;
+  int64_t kept_ranges = 0;     // NVTX ranges that are modules or optimizer markers
+  int64_t cross_thread = 0;    // ranges ending on another thread (left out, as nsys does)
+  bool has_autograd_threads = false;
+};
+
+StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config);
+
+}  // namespace cpprof::pipeline

@@ -1,0 +1,319 @@
+#include "render/readout.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "render/table.h"
+
+namespace cpprof::render {
+
+using model::OpClass;
+
+namespace {
+
+int64_t MeanBusy(const model::Report& r) {
+  if (r.ranks.empty()) return 0;
+  int64_t sum = 0;
+  for (const auto& s : r.ranks) sum += s.busy_ns;
+  return sum / static_cast<int64_t>(r.ranks.size());
+}
+
+template <typename F>
+int64_t MeanOver(const model::ModuleNode& m, F f) {
+  if (m.per_rank.empty()) return 0;
+  int64_t sum = 0;
+  for (const auto& t : m.per_rank) sum += f(t);
+  return sum / static_cast<int64_t>(m.per_rank.size());
+}
+
+std::string Split(const model::ModuleNode& m) {
+  if (m.name == "[unattributed]") return "-";
+  return m.cp_distributed ? "CP" : "serial";
+}
+
+// A Markdown table: header, separator, rows; cells have '|' escaped.
+class MdTable {
+ public:
+  explicit MdTable(std::vector<std::string> header, std::vector<bool> right)
+      : header_(std::move(header)), right_(std::move(right)) {}
+  void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void Print(std::ostream& out) const {
+    auto line = [&](const std::vector<std::string>& cells) {
+      out << '|';
+      for (const auto& c : cells) {
+        std::string e;
+        for (char ch : c) {
+          if (ch == '|') e += '\\';
+          e += ch;
+        }
+        out << ' ' << e << " |";
+      }
+      out << '\n';
+    };
+    line(header_);
+    out << '|';
+    for (size_t i = 0; i < header_.size(); ++i) out << (right_[i] ? "---:|" : "---|");
+    out << '\n';
+    for (const auto& r : rows_) line(r);
+  }
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string Rank(int r) { return r < 0 ? "-" : std::to_string(r); }
+
+}  // namespace
+
+std::vector<CpSplit> CpSplitPerRank(const model::Report& r) {
+  std::vector<CpSplit> out(r.ranks.size());
+  for (const auto& m : r.modules) {
+    for (size_t k = 0; k < m.per_rank.size() && k < out.size(); ++k) {
+      int64_t own = m.per_rank[k].own_ns;
+      if (m.name == "[unattributed]" && m.parent < 0) {
+        out[k].unattributed_ns += own;
+      } else {
+        (m.cp_distributed ? out[k].cp_ns : out[k].serial_ns) += own;
+      }
+    }
+  }
+  return out;
+}
+
+std::string CommByKindMs(const model::ModuleNode& m) {
+  std::vector<std::pair<int64_t, int>> kinds;
+  for (int k = 0; k < model::kNumOpClasses; ++k) {
+    int64_t v = MeanOver(m, [&](const model::ModuleRankTime& t) { return t.comm_kind_ns[k]; });
+    if (v > 0) kinds.push_back({v, k});
+  }
+  std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::string s;
+  for (const auto& [v, k] : kinds) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", model::kOpClassNames[k], Ms(v));
+  return s;
+}
+
+void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  if (r.modules.empty()) return;
+  const int64_t mean_busy = MeanBusy(r);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : r.modules) {
+    if (m.depth > o.module_depth) continue;
+    int64_t comm = MeanOver(m, [](const auto& t) { return t.comm_ns; });
+    int64_t hidden = MeanOver(m, [](const auto& t) { return t.hidden_ns; });
+    std::string indent(o.markdown ? 0 : 2 * static_cast<size_t>(m.depth), ' ');
+    std::string name = o.markdown ? std::string(static_cast<size_t>(m.depth) * 2, '.') + m.name : indent + m.name;
+    rows.push_back({name, Split(m), Ms(m.mean_busy_ns), Ms(m.max_busy_ns), Percent(m.mean_busy_ns, mean_busy),
+                    r.ranks.size() > 1 ? Rank(m.slowest_rank) : "-", comm ? Ms(comm) : "-",
+                    comm ? Percent(hidden, comm) : "-", CommByKindMs(m)});
+  }
+  std::vector<CpSplit> split = CpSplitPerRank(r);
+  CpSplit mean;
+  for (const auto& s : split) mean.cp_ns += s.cp_ns, mean.serial_ns += s.serial_ns, mean.unattributed_ns += s.unattributed_ns;
+  if (!split.empty()) {
+    int64_t n = static_cast<int64_t>(split.size());
+    mean.cp_ns /= n, mean.serial_ns /= n, mean.unattributed_ns /= n;
+  }
+  if (o.markdown) {
+    out << fmt::format("### Modules ({})\n\n", r.grouping.source);
+    MdTable t({"module", "split", "mean ms", "max ms", "share", "slowest rank", "comm ms", "hidden", "comm by kind (ms)"},
+              {false, false, true, true, true, true, true, true, false});
+    for (auto& row : rows) t.AddRow(std::move(row));
+    t.Print(out);
+    out << fmt::format(
+        "\nTime per module = GPU busy time attributed to the innermost module range that launched the work "
+        "(children included; overlapping modules share time equally), mean and max over ranks; top-level rows "
+        "add up to busy. CP = the module communicates on two or more ranks. CP-distributed modules hold {} of "
+        "busy time, serial modules {}, no module {}.\n\n",
+        Percent(mean.cp_ns, mean_busy) + "%", Percent(mean.serial_ns, mean_busy) + "%",
+        Percent(mean.unattributed_ns, mean_busy) + "%");
+    return;
+  }
+  out << fmt::format("Modules ({}, {} module ranges), time per rank in ms:\n", r.grouping.source,
+                     r.grouping.module_ranges);
+  out << "  time = GPU busy time attributed to the innermost module range around each launch, children\n"
+         "  included (work of several modules at once is shared equally): top-level rows add up to busy.\n"
+         "  CP = the module communicates on two or more ranks; comm = wall time of its communication;\n"
+         "  hidden = the part of comm during which compute ran.\n";
+  TextTable t({{"module", TextTable::Align::kLeft, 60}, {"split", TextTable::Align::kLeft}, {"mean"}, {"max"},
+               {"share %"}, {"slowest"}, {"comm"}, {"hidden %"}, {"comm by kind (mean)", TextTable::Align::kLeft}});
+  for (auto& row : rows) t.AddRow(std::move(row));
+  t.AddRule();
+  t.AddRow({"busy (sum of top-level rows)", "", Ms(mean_busy), "", "100.0", "", "", "", ""});
+  t.Print(out, "  ");
+  out << fmt::format("  CP-distributed modules {}% of busy, serial modules {}%, no module {}% (mean over ranks).\n",
+                     Percent(mean.cp_ns, mean_busy), Percent(mean.serial_ns, mean_busy),
+                     Percent(mean.unattributed_ns, mean_busy));
+  if (o.module_depth < 64) {
+    out << fmt::format("  Rows deeper than {} are folded into their parents (--depth N shows more).\n", o.module_depth);
+  }
+  out << '\n';
+}
+
+void PrintCommunication(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  std::vector<int> kinds;
+  for (int k = 0; k < model::kNumOpClasses; ++k) {
+    if (!model::IsComm(static_cast<OpClass>(k))) continue;
+    for (const auto& s : r.ranks) {
+      if (s.classes[k].instances) {
+        kinds.push_back(k);
+        break;
+      }
+    }
+  }
+  if (kinds.empty()) return;
+  std::vector<std::string> header{"kind"};
+  for (const auto& s : r.ranks) header.push_back(fmt::format("rank {} ms (hidden %)", s.rank));
+  std::vector<std::vector<std::string>> rows;
+  auto cell = [](int64_t wall, int64_t hidden) { return fmt::format("{} ({})", Ms(wall), Percent(hidden, wall)); };
+  for (int k : kinds) {
+    std::vector<std::string> row{std::string(model::kOpClassNames[k])};
+    for (const auto& s : r.ranks) row.push_back(cell(s.classes[k].union_ns, s.classes[k].hidden_ns));
+    rows.push_back(row);
+  }
+  std::vector<std::string> all{"all communication"};
+  for (const auto& s : r.ranks) all.push_back(cell(s.comm_ns, s.both_ns));
+  rows.push_back(all);
+  const char* definition =
+      "wall = union of the kind's ops; hidden = |comm ∩ compute| / |comm|, the part of communication time "
+      "during which compute (any non-communication GPU work) ran; exposed = comm not hidden.";
+  if (o.markdown) {
+    out << "### Communication vs compute\n\n";
+    MdTable t(header, std::vector<bool>(header.size(), true));
+    for (auto& row : rows) t.AddRow(std::move(row));
+    t.Print(out);
+    out << '\n' << definition << "\n\n";
+    return;
+  }
+  out << "Communication by kind per rank, wall ms (hidden under compute %):\n";
+  std::vector<TextTable::Column> cols{{"kind", TextTable::Align::kLeft}};
+  for (size_t i = 1; i < header.size(); ++i) cols.push_back({header[i]});
+  TextTable t(cols);
+  for (auto& row : rows) t.AddRow(std::move(row));
+  t.Print(out, "  ");
+  out << "  " << definition << "\n\n";
+}
+
+void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  if (r.ranks.size() < 2) return;
+  const auto& im = r.imbalance;
+  std::string head = fmt::format(
+      "slowest rank {} (most GPU busy time); busy spread (max - min) / max = {}%.", Rank(im.slowest_rank),
+      fmt::format("{:.1f}", 100.0 * im.busy_spread));
+  std::vector<std::string> header{"kind", "instances", "start spread mean ms", "max ms", "transfer ms"};
+  for (const auto& s : r.ranks) header.push_back(fmt::format("rank {} wait ms", s.rank));
+  header.push_back("arrived last (by rank)");
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> unmatched;
+  for (const auto& c : im.collectives) {
+    if (!c.matched) {
+      std::string counts;
+      for (size_t k = 0; k < c.per_rank_count.size(); ++k) counts += fmt::format("{}{}", k ? "/" : "", c.per_rank_count[k]);
+      unmatched.push_back(fmt::format("{} ({} per rank)", model::Name(c.kind), counts));
+      continue;
+    }
+    std::vector<std::string> row{std::string(model::Name(c.kind)), std::to_string(c.instances),
+                                 Ms(c.instances ? c.start_spread_sum_ns / c.instances : 0), Ms(c.start_spread_max_ns),
+                                 Ms(c.transfer_ns)};
+    for (int64_t w : c.wait_ns) row.push_back(Ms(w));
+    std::string last;
+    for (size_t k = 0; k < c.last_arrivals.size(); ++k) last += fmt::format("{}{}", k ? "/" : "", c.last_arrivals[k]);
+    row.push_back(last);
+    rows.push_back(row);
+  }
+  const char* definition =
+      "The i-th op of a kind on every rank is one collective. start spread = latest - earliest start; "
+      "transfer = the shortest duration (the last rank to arrive waits for no one); wait = a rank's "
+      "duration beyond that, time spent waiting for the slowest rank.";
+  if (o.markdown) {
+    out << "### Imbalance\n\n" << head << "\n\n";
+    if (!rows.empty()) {
+      MdTable t(header, std::vector<bool>(header.size(), true));
+      for (auto& row : rows) t.AddRow(std::move(row));
+      t.Print(out);
+      out << '\n' << definition << '\n';
+    }
+    if (!unmatched.empty()) {
+      out << "\nNot matched (ranks ran different numbers): " << fmt::format("{}", fmt::join(unmatched, ", ")) << '\n';
+    }
+    out << '\n';
+    return;
+  }
+  out << "Imbalance: " << head << '\n';
+  if (!rows.empty()) {
+    std::vector<TextTable::Column> cols{{"kind", TextTable::Align::kLeft}};
+    for (size_t i = 1; i < header.size(); ++i) cols.push_back({header[i]});
+    TextTable t(cols);
+    for (auto& row : rows) t.AddRow(std::move(row));
+    t.Print(out, "  ");
+    out << "  " << definition << '\n';
+  }
+  if (!unmatched.empty()) {
+    out << "  not matched (ranks ran different numbers): " << fmt::format("{}", fmt::join(unmatched, ", ")) << '\n';
+  }
+  out << '\n';
+}
+
+void PrintPhases(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  if (r.phases.empty()) return;
+  std::vector<std::vector<std::string>> rows;
+  for (size_t k = 0; k < r.phases.size() && k < r.ranks.size(); ++k) {
+    const auto& p = r.phases[k];
+    int64_t busy = r.ranks[k].busy_ns;
+    std::vector<std::string> row{std::to_string(k)};
+    for (int ph = 0; ph < model::kNumPhases; ++ph) {
+      row.push_back(fmt::format("{} ({}%)", Ms(p.busy_ns[ph]), Percent(p.busy_ns[ph], busy)));
+    }
+    rows.push_back(row);
+  }
+  const char* definition =
+      "backward = GPU work launched from PyTorch's autograd threads (pt_autograd_N); optimizer = work "
+      "launched inside an optimizer step range; forward = the rest. Busy time, shared equally where phases "
+      "overlap; adds up to busy.";
+  if (o.markdown) {
+    out << "### Training: forward / backward / optimizer\n\n";
+    MdTable t({"rank", "forward ms", "backward ms", "optimizer ms"}, {true, true, true, true});
+    for (auto& row : rows) t.AddRow(std::move(row));
+    t.Print(out);
+    out << '\n' << definition << "\n\n";
+    return;
+  }
+  out << "Training phases per rank, busy ms (% of busy):\n";
+  TextTable t({{"rank"}, {"forward"}, {"backward"}, {"optimizer"}});
+  for (auto& row : rows) t.AddRow(std::move(row));
+  t.Print(out, "  ");
+  out << "  " << definition << "\n\n";
+}
+
+void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  ReadoutOptions md = o;
+  md.markdown = true;
+  const auto& e = r.export_info;
+  out << fmt::format("## cpprof readout: {} rank{} (nsys {})\n\n", r.ranks.size(), r.ranks.size() == 1 ? "" : "s",
+                     e.nsys_version.empty() ? "unknown" : e.nsys_version);
+  if (r.ranks.empty()) {
+    out << "No GPU work in this export.\n";
+    return;
+  }
+  MdTable t({"rank", "device", "span ms", "busy ms", "comm % of busy", "hidden comm %", "idle ms"},
+            {true, false, true, true, true, true, true});
+  for (const auto& s : r.ranks) {
+    t.AddRow({std::to_string(s.rank), s.device < 0 ? "-" : fmt::format("cuda:{}", s.device), Ms(s.span_ns),
+              Ms(s.busy_ns), Percent(s.comm_ns, s.busy_ns), Percent(s.both_ns, s.comm_ns), Ms(s.idle_ns)});
+  }
+  out << "### GPU time per rank\n\n";
+  t.Print(out);
+  out << fmt::format("\nRanks assigned by {}. span = first to last GPU op (start-up included); busy = union of "
+                     "all GPU work.\n\n", r.rank_method);
+  PrintModules(r, md, out);
+  PrintCommunication(r, md, out);
+  PrintImbalance(r, md, out);
+  PrintPhases(r, md, out);
+}
+
+}  // namespace cpprof::render

@@ -1,0 +1,36 @@
+// The CP readout sections shared by the text and Markdown renderings: the module table (CP vs
+// serial), communication by kind with overlap, imbalance with matched collectives, and the
+// forward/backward/optimizer split. Every number comes from model::Report.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "model/report.h"
+
+namespace cpprof::render {
+
+struct ReadoutOptions {
+  int module_depth = 3;  // rows deeper than this are folded into their ancestors
+  bool markdown = false;
+};
+
+// Per rank: busy time attributed to CP-distributed modules, serial modules, and no module.
+struct CpSplit {
+  int64_t cp_ns = 0, serial_ns = 0, unattributed_ns = 0;
+};
+std::vector<CpSplit> CpSplitPerRank(const model::Report& r);
+
+// "SendRecv 12.3, AllGather 4.0" (ms, mean over ranks), largest first.
+std::string CommByKindMs(const model::ModuleNode& m);
+
+void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+void PrintCommunication(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+void PrintPhases(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+
+// The whole readout in Markdown, short enough to paste into a PR.
+void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+
+}  // namespace cpprof::render
