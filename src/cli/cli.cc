@@ -41,6 +41,12 @@ constexpr CommandDef kCommands[] = {
      "  cpprof profile --name mine --preset full --trace-json trace.json -- -m pkg.entry --n 512\n"
      "  cpprof profile --nnodes 2 --nproc-per-node 4 --rdzv-endpoint node0:29500 -- train.py --steps 10\n",
      MakeProfileCommand},
+    {"diff", "did a launcher or annotation change alter the GPU work? kernel mix, memory, modules; CI gates",
+     "  cpprof diff plain.sqlite annotated.sqlite --sanity\n"
+     "  cpprof diff before.sqlite after.sqlite\n"
+     "  cpprof diff before.sqlite after.sqlite --max-time-delta 5 --max-mem-delta 10   # exit 3 on regression\n"
+     "  cpprof diff a.sqlite b.sqlite --format json | jq .same_work\n",
+     MakeDiffCommand},
 };
 
 size_t EditDistance(std::string_view a, std::string_view b) {

@@ -164,4 +164,9 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   return report;
 }
 
+std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report) {
+  // Filled once memory usage is part of the report.
+  return std::vector<std::optional<int64_t>>(report.ranks.size());
+}
+
 }  // namespace cpprof::pipeline

@@ -1,7 +1,9 @@
 // Wires reading (nsys/) and analysis (analysis/) into the model of `cpprof report`.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/module_config.h"
 #include "base/status.h"
@@ -15,5 +17,8 @@ struct ReportOptions {
 };
 
 StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions& options);
+
+// Peak GPU memory per rank (index = rank), when the export captured memory usage.
+std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report);
 
 }  // namespace cpprof::pipeline

@@ -1,0 +1,216 @@
+#include "analysis/report_diff.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace cpprof::analysis {
+
+namespace {
+
+struct Totals {
+  int64_t count = 0, ns = 0;
+  std::string label;
+};
+
+double Share(int64_t part, int64_t whole) { return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0; }
+
+// Rows from two keyed maps: changed and new/deleted first, then by the larger time.
+std::vector<DiffRow> Rows(const std::map<std::string, Totals>& a, const std::map<std::string, Totals>& b,
+                          int64_t a_whole, int64_t b_whole, bool count_decides) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : a) keys.insert(k);
+  for (const auto& [k, v] : b) keys.insert(k);
+  std::vector<DiffRow> rows;
+  for (const auto& k : keys) {
+    auto ia = a.find(k), ib = b.find(k);
+    DiffRow r;
+    r.key = k;
+    if (ia != a.end()) r.a_count = ia->second.count, r.a_ns = ia->second.ns, r.label = ia->second.label;
+    if (ib != b.end()) r.b_count = ib->second.count, r.b_ns = ib->second.ns, r.label = ib->second.label;
+    r.a_share = Share(r.a_ns, a_whole);
+    r.b_share = Share(r.b_ns, b_whole);
+    r.marker = ia == a.end()                            ? DiffMarker::kNew
+               : ib == b.end()                          ? DiffMarker::kDeleted
+               : count_decides && r.a_count != r.b_count ? DiffMarker::kChanged
+                                                         : DiffMarker::kSame;
+    rows.push_back(std::move(r));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const DiffRow& x, const DiffRow& y) {
+    bool xs = x.marker == DiffMarker::kSame, ys = y.marker == DiffMarker::kSame;
+    if (xs != ys) return ys;
+    int64_t xt = std::max(x.a_ns, x.b_ns), yt = std::max(y.a_ns, y.b_ns);
+    return xt != yt ? xt > yt : x.key < y.key;
+  });
+  return rows;
+}
+
+std::string Pct(double f) { return fmt::format("{:+.1f}%", 100.0 * f); }
+
+}  // namespace
+
+std::string_view MarkerText(DiffMarker m) {
+  switch (m) {
+    case DiffMarker::kSame:
+      return "[ = ]";
+    case DiffMarker::kChanged:
+      return "[ ~ ]";
+    case DiffMarker::kNew:
+      return "[NEW]";
+    case DiffMarker::kDeleted:
+      return "[DEL]";
+  }
+  return "[ ? ]";
+}
+
+ReportDiff DiffReports(const model::Report& a, const model::Report& b, const DiffOptions& options,
+                       PeakMemoryOf peak_memory) {
+  ReportDiff d;
+  d.a_ranks = a.ranks.size();
+  d.b_ranks = b.ranks.size();
+
+  // Per rank: busy, comm, peak memory.
+  std::vector<std::optional<int64_t>> pa, pb;
+  if (peak_memory) pa = peak_memory(a), pb = peak_memory(b);
+  for (size_t r = 0; r < std::max(d.a_ranks, d.b_ranks); ++r) {
+    RankDiff x;
+    x.rank = static_cast<int>(r);
+    if (r < d.a_ranks) x.in_a = true, x.a_busy = a.ranks[r].busy_ns, x.a_comm = a.ranks[r].comm_ns;
+    if (r < d.b_ranks) x.in_b = true, x.b_busy = b.ranks[r].busy_ns, x.b_comm = b.ranks[r].comm_ns;
+    if (r < pa.size()) x.a_peak = pa[r];
+    if (r < pb.size()) x.b_peak = pb[r];
+    d.ranks.push_back(x);
+  }
+
+  // Kernel mix over all ranks; per-rank counts for the sanity check.
+  auto mix = [](const model::Report& rep, std::map<std::string, Totals>& kernels, std::map<std::string, Totals>& classes,
+                std::map<std::pair<int, std::string>, int64_t>& per_rank, int64_t& whole) {
+    for (const auto& s : rep.ranks) {
+      for (const auto& k : s.top_kernels) {
+        auto& t = kernels[k.name];
+        t.count += k.instances, t.ns += k.total_ns, t.label = std::string(model::Name(k.cls));
+        per_rank[{s.rank, k.name}] += k.instances;
+        whole += k.total_ns;
+      }
+      for (int c = 0; c < model::kNumOpClasses; ++c) {
+        if (!s.classes[c].instances) continue;
+        auto& t = classes[std::string(model::kOpClassNames[c])];
+        t.count += s.classes[c].instances, t.ns += s.classes[c].sum_ns;
+        t.label = std::string(model::Kind(static_cast<model::OpClass>(c)));
+      }
+    }
+  };
+  std::map<std::string, Totals> ka, kb, ca, cb;
+  std::map<std::pair<int, std::string>, int64_t> ra, rb;
+  int64_t wa = 0, wb = 0;
+  mix(a, ka, ca, ra, wa);
+  mix(b, kb, cb, rb, wb);
+  d.kernels = Rows(ka, kb, wa, wb, true);
+  d.classes = Rows(ca, cb, wa, wb, true);
+
+  // Modules by path; time is the mean busy per rank.
+  auto modules = [](const model::Report& rep, int64_t& mean_busy) {
+    std::map<std::string, Totals> out;
+    std::vector<std::string> path(rep.modules.size());
+    for (size_t i = 0; i < rep.modules.size(); ++i) {
+      const auto& m = rep.modules[i];
+      path[i] = m.parent < 0 ? m.name : path[m.parent] + "/" + m.name;
+      auto& t = out[path[i]];
+      for (const auto& pr : m.per_rank) t.count += pr.ops;
+      t.ns += m.mean_busy_ns;
+      t.label = m.name == "[unattributed]" ? "-" : m.cp_distributed ? "CP" : "serial";
+    }
+    int64_t sum = 0;
+    for (const auto& s : rep.ranks) sum += s.busy_ns;
+    mean_busy = rep.ranks.empty() ? 0 : sum / static_cast<int64_t>(rep.ranks.size());
+    return out;
+  };
+  int64_t ma = 0, mb = 0;
+  auto mods_a = modules(a, ma);
+  auto mods_b = modules(b, mb);
+  d.modules = Rows(mods_a, mods_b, ma, mb, false);
+
+  // Sanity: the same kernels, as many times, on each rank; peak memory within the tolerance.
+  int64_t news = 0, gone = 0, changed = 0;
+  for (const auto& r : d.kernels) {
+    news += r.marker == DiffMarker::kNew;
+    gone += r.marker == DiffMarker::kDeleted;
+  }
+  std::set<std::pair<int, std::string>> keys;
+  for (const auto& [k, v] : ra) keys.insert(k);
+  for (const auto& [k, v] : rb) keys.insert(k);
+  for (const auto& k : keys) {
+    int64_t x = ra.count(k) ? ra.at(k) : 0, y = rb.count(k) ? rb.at(k) : 0;
+    if (x != y) {
+      ++changed;
+      if (d.sanity_details.size() < 20) {
+        d.sanity_details.push_back(fmt::format("rank {}: {} x{} -> x{}", k.first, k.second, x, y));
+      }
+    }
+  }
+  std::vector<std::string> problems;
+  if (d.a_ranks != d.b_ranks) problems.push_back(fmt::format("{} ranks vs {}", d.a_ranks, d.b_ranks));
+  if (news) problems.push_back(fmt::format("{} kernel name{} only in B", news, news == 1 ? "" : "s"));
+  if (gone) problems.push_back(fmt::format("{} only in A", gone));
+  if (changed) problems.push_back(fmt::format("{} (rank, kernel) counts differ", changed));
+  int64_t launches = 0;
+  for (const auto& [k, v] : ra) launches += v;
+  for (const auto& r : d.ranks) {
+    if (!r.a_peak || !r.b_peak) continue;
+    d.memory_compared = true;
+    double rel = *r.a_peak > 0 ? static_cast<double>(*r.b_peak - *r.a_peak) / static_cast<double>(*r.a_peak) : 0;
+    if (std::fabs(rel) > options.mem_tolerance) {
+      problems.push_back(fmt::format("rank {} peak memory {} (tolerance {:.1f}%)", r.rank, Pct(rel),
+                                     100.0 * options.mem_tolerance));
+    }
+  }
+  d.same_work = problems.empty();
+  if (d.same_work) {
+    d.sanity_line = fmt::format("SAME GPU work: {} kernel and memory op names, {} launches on {} rank{}, identical "
+                                "counts per rank; {}",
+                                ka.size(), launches, d.a_ranks, d.a_ranks == 1 ? "" : "s",
+                                d.memory_compared ? fmt::format("peak memory within {:.1f}% on every rank",
+                                                                100.0 * options.mem_tolerance)
+                                                  : "peak memory not compared (not captured in both)");
+  } else {
+    std::string list;
+    for (const auto& p : problems) list += (list.empty() ? "" : "; ") + p;
+    d.sanity_line = "GPU work DIFFERS: " + list;
+  }
+
+  // Thresholds: growth from A to B.
+  for (const auto& r : d.ranks) {
+    if (options.max_time_delta && r.in_a && r.in_b && r.a_busy > 0) {
+      double rel = static_cast<double>(r.b_busy - r.a_busy) / static_cast<double>(r.a_busy);
+      if (rel > *options.max_time_delta) {
+        d.regressions.push_back(fmt::format("rank {} GPU busy time {} ({:.3f} -> {:.3f} ms), over --max-time-delta {:.1f}%",
+                                            r.rank, Pct(rel), r.a_busy / 1e6, r.b_busy / 1e6,
+                                            100.0 * *options.max_time_delta));
+      }
+    }
+    if (options.max_mem_delta && r.a_peak && r.b_peak && *r.a_peak > 0) {
+      double rel = static_cast<double>(*r.b_peak - *r.a_peak) / static_cast<double>(*r.a_peak);
+      if (rel > *options.max_mem_delta) {
+        d.regressions.push_back(fmt::format("rank {} peak memory {} ({} -> {} MiB), over --max-mem-delta {:.1f}%",
+                                            r.rank, Pct(rel), *r.a_peak >> 20, *r.b_peak >> 20,
+                                            100.0 * *options.max_mem_delta));
+      }
+    }
+  }
+  if (options.max_time_delta) {
+    for (const auto& m : d.modules) {
+      if (m.marker != DiffMarker::kSame || m.a_ns <= 0 || m.a_share < 0.01) continue;
+      double rel = static_cast<double>(m.b_ns - m.a_ns) / static_cast<double>(m.a_ns);
+      if (rel > *options.max_time_delta) {
+        d.regressions.push_back(fmt::format("module {} {} ({:.3f} -> {:.3f} ms mean per rank), over --max-time-delta {:.1f}%",
+                                            m.key, Pct(rel), m.a_ns / 1e6, m.b_ns / 1e6, 100.0 * *options.max_time_delta));
+      }
+    }
+  }
+  return d;
+}
+
+}  // namespace cpprof::analysis

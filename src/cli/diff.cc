@@ -1,0 +1,70 @@
+// cpprof diff A.sqlite B.sqlite [--sanity] [--max-time-delta PCT] [--max-mem-delta PCT] [--format text|json]
+#include <fmt/format.h>
+
+#include "analysis/report_diff.h"
+#include "cli/command.h"
+#include "pipeline/build_report.h"
+#include "render/diff_render.h"
+
+namespace cpprof::cli {
+
+namespace {
+
+class DiffCommand : public Command {
+ public:
+  void Declare(CLI::App& app) override {
+    app.add_option("a", a_, "The earlier (baseline) nsys SQLite export")->required();
+    app.add_option("b", b_, "The later export, compared against A")->required();
+    app.add_flag("--sanity", sanity_,
+                 "Only answer: is the GPU work the same (kernel names and counts per rank, peak memory within "
+                 "--mem-tolerance)? Exit 0 when it is, 3 when it is not");
+    app.add_option("--mem-tolerance", mem_tolerance_pct_, "Peak memory difference --sanity accepts, in percent")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--max-time-delta", max_time_pct_,
+                   "Exit 3 when a rank's GPU busy time, or a module's (>= 1% of busy), grew by more than this percent");
+    app.add_option("--max-mem-delta", max_mem_pct_, "Exit 3 when a rank's peak GPU memory grew by more than this percent");
+    app.add_option("--format", format_, "text or json (schema cpprof.diff/1)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app.add_option("--top", render_.top, "Unchanged kernel rows shown (changed rows always are; 0: all)")
+        ->capture_default_str();
+  }
+
+  StatusOr<int> Run(Context& ctx) override {
+    pipeline::ReportOptions ro;
+    ro.top_kernels = 0;  // every kernel: the sanity check compares them all
+    CPPROF_ASSIGN_OR_RETURN(model::Report a, pipeline::BuildReport(a_, ro));
+    CPPROF_ASSIGN_OR_RETURN(model::Report b, pipeline::BuildReport(b_, ro));
+    analysis::DiffOptions o;
+    o.mem_tolerance = mem_tolerance_pct_ / 100.0;
+    if (max_time_pct_) o.max_time_delta = *max_time_pct_ / 100.0;
+    if (max_mem_pct_) o.max_mem_delta = *max_mem_pct_ / 100.0;
+    analysis::ReportDiff d = analysis::DiffReports(a, b, o, pipeline::PeakMemoryPerRank);
+    render_.sanity_only = sanity_;
+    if (format_ == "json") {
+      render::PrintDiffJson(d, ctx.out);
+    } else {
+      render::PrintDiffText(d, render_, ctx.out);
+    }
+    if (sanity_) return d.same_work ? 0 : static_cast<int>(ExitCode::kCheckFailed);
+    if ((max_time_pct_ || max_mem_pct_) && (max_mem_pct_ && !d.memory_compared)) {
+      ctx.err << "cpprof: note: --max-mem-delta: peak memory was not captured in both exports "
+                 "(nsys profile --cuda-memory-usage true captures it)\n";
+    }
+    return d.regressions.empty() ? 0 : static_cast<int>(ExitCode::kCheckFailed);
+  }
+
+ private:
+  std::string a_, b_, format_ = "text";
+  bool sanity_ = false;
+  double mem_tolerance_pct_ = 5;
+  std::optional<double> max_time_pct_, max_mem_pct_;
+  render::DiffRenderOptions render_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeDiffCommand() { return std::make_unique<DiffCommand>(); }
+
+}  // namespace cpprof::cli

@@ -1,0 +1,122 @@
+#include "render/diff_render.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "render/table.h"
+
+namespace cpprof::render {
+
+namespace {
+
+std::string Delta(int64_t a, int64_t b, bool a_exists = true) {
+  if (!a_exists || a == 0) return b == 0 ? "0" : "new";
+  return fmt::format("{:+.1f}%", 100.0 * static_cast<double>(b - a) / static_cast<double>(a));
+}
+
+std::string SignedMs(int64_t a, int64_t b) {
+  int64_t d = b - a;
+  return (d >= 0 ? "+" : "-") + Ms(d >= 0 ? d : -d);
+}
+
+std::string SharePct(double f) { return fmt::format("{:.1f}", 100.0 * f); }
+
+std::string Mib(const std::optional<int64_t>& v) {
+  return v ? fmt::format("{:.1f}", static_cast<double>(*v) / (1024.0 * 1024.0)) : "-";
+}
+
+}  // namespace
+
+void PrintDiffText(const analysis::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out) {
+  out << "sanity: " << d.sanity_line << '\n';
+  for (const auto& s : d.sanity_details) out << "  " << s << '\n';
+  if (o.sanity_only) return;
+  out << fmt::format("\nA: {} rank{}, B: {} rank{}. Markers: [ = ] same, [ ~ ] count changed, [NEW] only in B, "
+                     "[DEL] only in A; deltas are B - A.\n\n",
+                     d.a_ranks, d.a_ranks == 1 ? "" : "s", d.b_ranks, d.b_ranks == 1 ? "" : "s");
+
+  out << "GPU time and peak memory per rank (ms, MiB):\n";
+  TextTable r({{"rank"}, {"A busy"}, {"B busy"}, {"delta"}, {"A comm"}, {"B comm"}, {"delta"}, {"A peak"},
+               {"B peak"}, {"delta"}});
+  for (const auto& x : d.ranks) {
+    r.AddRow({std::to_string(x.rank), x.in_a ? Ms(x.a_busy) : "-", x.in_b ? Ms(x.b_busy) : "-",
+              Delta(x.a_busy, x.b_busy, x.in_a), x.in_a ? Ms(x.a_comm) : "-", x.in_b ? Ms(x.b_comm) : "-",
+              Delta(x.a_comm, x.b_comm, x.in_a), Mib(x.a_peak), Mib(x.b_peak),
+              x.a_peak && x.b_peak ? Delta(*x.a_peak, *x.b_peak) : "-"});
+  }
+  r.Print(out, "  ");
+  out << '\n';
+
+  auto mix_table = [&](const std::vector<analysis::DiffRow>& rows, const char* label, const char* what, size_t top) {
+    TextTable t({{"", TextTable::Align::kLeft}, {"A inst"}, {"B inst"}, {"A ms"}, {"B ms"}, {"delta ms"},
+                 {"A share %"}, {"B share %"}, {label, TextTable::Align::kLeft}, {what, TextTable::Align::kLeft, 90}});
+    size_t shown = 0;
+    for (const auto& row : rows) {
+      if (top && shown >= top && row.marker == analysis::DiffMarker::kSame) break;
+      t.AddRow({std::string(analysis::MarkerText(row.marker)), std::to_string(row.a_count), std::to_string(row.b_count),
+                Ms(row.a_ns), Ms(row.b_ns), SignedMs(row.a_ns, row.b_ns), SharePct(row.a_share),
+                SharePct(row.b_share), row.label, row.key});
+      ++shown;
+    }
+    t.Print(out, "  ");
+    if (shown < rows.size()) out << fmt::format("  ... {} more unchanged (--top 0 shows all)\n", rows.size() - shown);
+  };
+  out << "Kernel classes, all ranks (share = of all GPU op time):\n";
+  mix_table(d.classes, "kind", "class", 0);
+  out << "\nKernels and memory ops, all ranks (changed first, then by time):\n";
+  mix_table(d.kernels, "class", "name", o.top);
+
+  if (!d.modules.empty()) {
+    out << "\nModules, mean busy per rank (ms):\n";
+    TextTable t({{"", TextTable::Align::kLeft}, {"split", TextTable::Align::kLeft}, {"A ms"}, {"B ms"}, {"delta ms"},
+                 {"delta"}, {"A share %"}, {"B share %"}, {"module", TextTable::Align::kLeft, 90}});
+    for (const auto& row : d.modules) {
+      t.AddRow({std::string(analysis::MarkerText(row.marker)), row.label, Ms(row.a_ns), Ms(row.b_ns),
+                SignedMs(row.a_ns, row.b_ns), Delta(row.a_ns, row.b_ns, row.marker != analysis::DiffMarker::kNew),
+                SharePct(row.a_share), SharePct(row.b_share), row.key});
+    }
+    t.Print(out, "  ");
+  }
+  if (!d.regressions.empty()) {
+    out << "\nREGRESSIONS:\n";
+    for (const auto& s : d.regressions) out << "  " << s << '\n';
+  }
+}
+
+void PrintDiffJson(const analysis::ReportDiff& d, std::ostream& out) {
+  using Json = nlohmann::ordered_json;
+  auto rows = [](const std::vector<analysis::DiffRow>& v) {
+    Json a = Json::array();
+    for (const auto& r : v) {
+      a.push_back({{"marker", analysis::MarkerText(r.marker)}, {"key", r.key}, {"label", r.label},
+                   {"a_count", r.a_count}, {"b_count", r.b_count}, {"a_ns", r.a_ns}, {"b_ns", r.b_ns},
+                   {"a_share", r.a_share}, {"b_share", r.b_share}});
+    }
+    return a;
+  };
+  Json j;
+  j["schema"] = "cpprof.diff/1";
+  j["same_work"] = d.same_work;
+  j["sanity"] = d.sanity_line;
+  j["sanity_details"] = d.sanity_details;
+  j["memory_compared"] = d.memory_compared;
+  j["regressions"] = d.regressions;
+  j["a_ranks"] = d.a_ranks;
+  j["b_ranks"] = d.b_ranks;
+  Json ranks = Json::array();
+  for (const auto& x : d.ranks) {
+    Json r = {{"rank", x.rank}, {"in_a", x.in_a}, {"in_b", x.in_b}, {"a_busy_ns", x.a_busy}, {"b_busy_ns", x.b_busy},
+              {"a_comm_ns", x.a_comm}, {"b_comm_ns", x.b_comm}};
+    r["a_peak_bytes"] = x.a_peak ? Json(*x.a_peak) : Json(nullptr);
+    r["b_peak_bytes"] = x.b_peak ? Json(*x.b_peak) : Json(nullptr);
+    ranks.push_back(r);
+  }
+  j["ranks"] = ranks;
+  j["classes"] = rows(d.classes);
+  j["kernels"] = rows(d.kernels);
+  j["modules"] = rows(d.modules);
+  out << j.dump(2) << '\n';
+}
+
+}  // namespace cpprof::render

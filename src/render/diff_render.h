@@ -1,0 +1,18 @@
+// `cpprof diff` output: text for terminals and CI logs, JSON (schema cpprof.diff/1).
+#pragma once
+
+#include <ostream>
+
+#include "analysis/report_diff.h"
+
+namespace cpprof::render {
+
+struct DiffRenderOptions {
+  size_t top = 20;        // kernel rows shown (changed rows always come first); 0: all
+  bool sanity_only = false;
+};
+
+void PrintDiffText(const analysis::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out);
+void PrintDiffJson(const analysis::ReportDiff& d, std::ostream& out);
+
+}  // namespace cpprof::render
