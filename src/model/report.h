@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/capture.h"
+#include "model/memory.h"
 #include "model/op_class.h"
 
 namespace cpprof::model {
@@ -55,6 +57,11 @@ struct RankSummary {
   std::vector<KernelTotal> top_kernels;  // by total time, then name
   int64_t ops = 0;                       // kernels + memcpys + memsets
   int64_t invalid_ops = 0;               // end < start: left out
+  // Peak GPU memory (driver-level: allocations minus frees of device memory, see model/memory.h);
+  // -1 when the export has no memory events for this rank.
+  int64_t peak_mem_bytes = -1;
+  int64_t peak_mem_ns = 0;          // when (export timestamps)
+  std::string peak_mem_module;      // the module path of the call that reached it; "" when unknown
 };
 
 // One module's GPU work on one rank. busy_ns is attributed time: each instant during which the
@@ -133,6 +140,10 @@ struct Report {
   ModuleGrouping grouping;
   std::vector<PhaseTimes> phases;  // by rank; empty when no rank ran a backward pass
   Imbalance imbalance;
+  CaptureInfo capture;                   // the nsys options and messages the export records
+  std::vector<Diagnostic> diagnostics;   // what a user must know about the capture
+  MemoryUsage memory;                    // memory over time per process and device
+  std::string interconnect;              // from doctor's findings beside the export; "" unknown
   std::vector<std::string> notes;  // diagnostics for stderr / the readout ("not captured: ...")
 };
 

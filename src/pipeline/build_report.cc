@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
 
+#include "analysis/capture_diagnostics.h"
 #include "analysis/classify.h"
 #include "analysis/collectives.h"
 #include "analysis/module_sweep.h"
@@ -12,12 +17,51 @@
 #include "analysis/ranks.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
+#include "nsys/capture_reader.h"
+#include "nsys/memory_reader.h"
 #include "nsys/nccl_ranks.h"
+#include "nsys/nvtx_facts.h"
 #include "pipeline/attribution.h"
 
 namespace cpprof::pipeline {
 
 namespace {
+
+// "trunk/CPFoldModel.trunk/...": the node's path from its top-level row.
+std::string NodePath(const analysis::ModuleAttribution& a, int node) {
+  std::string s;
+  for (int n = node; n >= 0; n = a.nodes()[n].parent) s = a.nodes()[n].name + (s.empty() ? "" : "/") + s;
+  return s;
+}
+
+// The interconnect between the GPUs, from `cpprof profile`'s <name>.doctor.json beside the
+// export (the doctor's nvidia-smi topology); "" when there is none.
+std::string ReadInterconnect(const std::string& export_path) {
+  std::filesystem::path p(export_path);
+  p.replace_extension(".doctor.json");
+  std::ifstream in(p);
+  if (!in) return "";
+  try {
+    auto j = nlohmann::json::parse(in);
+    if (!j.contains("topology") || j["topology"].is_null()) return "";
+    int nvlink = 0, pcie = 0, other = 0, min_links = INT32_MAX;
+    for (const auto& l : j["topology"]["links"]) {
+      std::string kind = l.value("kind", "other");
+      if (kind == "nvlink") {
+        ++nvlink;
+        min_links = std::min(min_links, l.value("nvlinks", 0));
+      } else {
+        ++(kind == "pcie" ? pcie : other);
+      }
+    }
+    if (nvlink + pcie + other == 0) return "";
+    if (pcie == 0 && other == 0) return fmt::format("NVLink between all {} GPU pairs (at least {} links each)", nvlink, min_links);
+    if (nvlink == 0) return fmt::format("PCIe only ({} GPU pairs)", pcie + other);
+    return fmt::format("mixed: {} GPU pairs over NVLink, {} over PCIe or other paths", nvlink, pcie + other);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
 
 // The module rows: nodes with work on some rank, depth-first, siblings by mean busy time
 // (then name); [unattributed] last.
@@ -89,6 +133,15 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     };
   }
   CPPROF_ASSIGN_OR_RETURN(model::GpuWork work, nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, tagger));
+  CPPROF_ASSIGN_OR_RETURN(model::MemoryUsage memory, nsys::ReadMemoryUsage(db));
+  std::vector<model::MemorySeries> peaks = nsys::PeakSeriesPerProcess(memory);
+  // The module of the call that reached each peak, while the call tags are still here.
+  std::map<int64_t, std::string> peak_module;
+  for (const auto& p : peaks) {
+    if (!attribution.modules || p.peak_correlation_id == 0) continue;
+    analysis::LaunchTag t = attribution.calls.Find(p.global_pid, p.peak_correlation_id);
+    peak_module[p.global_pid] = NodePath(*attribution.modules, t.node);
+  }
   attribution.calls = {};  // no longer needed: free it before the sweeps
   CPPROF_ASSIGN_OR_RETURN(auto nccl, nsys::ReadNcclRanks(db));
 
@@ -119,6 +172,12 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
                                          r, s.invalid_ops));
     }
     sweeps.push_back(analysis::SweepModules(proc, parent, /*collect_comm_ops=*/true));
+    for (const auto& p : peaks) {
+      if (p.global_pid != proc.global_pid) continue;
+      s.peak_mem_bytes = p.peak_bytes;
+      s.peak_mem_ns = p.peak_ns;
+      if (peak_module.count(p.global_pid)) s.peak_mem_module = peak_module[p.global_pid];
+    }
     for (int c = 0; c < model::kNumOpClasses; ++c) s.classes[c].hidden_ns = sweeps.back().hidden_ns[c];
     report.ranks.push_back(std::move(s));
   }
@@ -152,6 +211,13 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     }
   }
 
+  CPPROF_ASSIGN_OR_RETURN(report.capture, nsys::ReadCaptureInfo(db));
+  CPPROF_ASSIGN_OR_RETURN(model::NvtxFacts facts, nsys::ReadNvtxFacts(db));
+  report.diagnostics = analysis::DiagnoseCapture(report.capture, facts);
+  if (!memory.captured && !memory.note.empty()) report.notes.push_back(memory.note);
+  report.memory = std::move(memory);
+  report.interconnect = ReadInterconnect(path);
+
   std::vector<const analysis::RankModuleTimes*> sweep_ptrs;
   for (const auto& s : sweeps) sweep_ptrs.push_back(&s);
   report.imbalance.collectives = analysis::MatchCollectives(sweep_ptrs);
@@ -165,8 +231,11 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
 }
 
 std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report) {
-  // Filled once memory usage is part of the report.
-  return std::vector<std::optional<int64_t>>(report.ranks.size());
+  std::vector<std::optional<int64_t>> out;
+  for (const auto& s : report.ranks) {
+    out.push_back(s.peak_mem_bytes >= 0 ? std::optional<int64_t>(s.peak_mem_bytes) : std::nullopt);
+  }
+  return out;
 }
 
 }  // namespace cpprof::pipeline
