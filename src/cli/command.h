@@ -38,5 +38,6 @@ std::unique_ptr<Command> MakeStatsCommand();
 std::unique_ptr<Command> MakeDoctorCommand();
 std::unique_ptr<Command> MakeTraceJsonCommand();
 std::unique_ptr<Command> MakeProfileCommand();
+std::unique_ptr<Command> MakeExportCommand();
 
 }  // namespace cpprof::cli
