@@ -23,6 +23,12 @@ constexpr CommandDef kCommands[] = {
      "  cpprof stats -r cuda_gpu_mem_time_sum -r cuda_gpu_mem_size_sum run.sqlite\n"
      "  cpprof stats --help-reports\n",
      MakeStatsCommand},
+    {"export", "the export as a Chrome Trace Event JSON for ui.perfetto.dev: a process per rank, a track per stream",
+     "  cpprof export --format chrome-trace run.sqlite -o run.json\n"
+     "  cpprof export run.sqlite --ranks 0 --flows -o rank0.json\n"
+     "  cpprof export run.sqlite --start-ns 11000000000 --end-ns 12000000000 --no-nvtx -o window.json\n"
+     "  cpprof export run.sqlite | gzip > run.json.gz\n",
+     MakeExportCommand},
     {"doctor", "is this machine ready to profile? finds and vets nsys, GPUs, interconnect, Python",
      "  cpprof doctor\n"
      "  cpprof doctor --gpus 0,1 --python /opt/torch/.venv/bin/python3\n"

@@ -39,5 +39,6 @@ std::unique_ptr<Command> MakeDoctorCommand();
 std::unique_ptr<Command> MakeTraceJsonCommand();
 std::unique_ptr<Command> MakeProfileCommand();
 std::unique_ptr<Command> MakeDiffCommand();
+std::unique_ptr<Command> MakeExportCommand();
 
 }  // namespace cpprof::cli

@@ -1,0 +1,88 @@
+// cpprof export --format chrome-trace FILE.sqlite [-o OUT.json] [--ranks 0,1] [--start-ns N]
+//   [--end-ns N] [--no-nvtx] [--api] [--flows]
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/command.h"
+#include "pipeline/chrome_trace.h"
+
+namespace cpprof::cli {
+
+namespace {
+
+class ExportCommand : public Command {
+ public:
+  void Declare(CLI::App& app) override {
+    app.add_option("file", file_, "An nsys SQLite export (nsys export --type sqlite REPORT.nsys-rep)")->required();
+    app.add_option("-f,--format", format_, "Output format: chrome-trace (Chrome Trace Event JSON for ui.perfetto.dev)")
+        ->check(CLI::IsMember({"chrome-trace"}))
+        ->capture_default_str();
+    app.add_option("-o,--output", output_, "Output file ('-' or none: stdout)");
+    app.add_option("--ranks", options_.ranks, "Keep only these ranks (comma-separated)")->delimiter(',');
+    app.add_option("--start-ns", start_ns_, "Keep events that end at or after this time (ns of the export's clock)");
+    app.add_option("--end-ns", end_ns_, "Keep events that start at or before this time (ns of the export's clock)");
+    app.add_flag("--no-nvtx", no_nvtx_, "Leave out NVTX ranges");
+    app.add_flag("--api", options_.api, "Add CUDA runtime API calls on their CPU threads");
+    app.add_flag("--flows", options_.flows, "Add flow arrows from each CUDA API launch to its GPU op (implies --api)");
+  }
+
+  StatusOr<int> Run(Context& ctx) override {
+    options_.nvtx = !no_nvtx_;
+    if (start_ns_ >= 0) options_.start_ns = start_ns_;
+    if (end_ns_ >= 0) options_.end_ns = end_ns_;
+    if (options_.start_ns && options_.end_ns && *options_.end_ns < *options_.start_ns) {
+      return Error(ExitCode::kUsage, fmt::format("--end-ns {} is before --start-ns {}.", end_ns_, start_ns_));
+    }
+    std::string where = "stdout";
+    pipeline::ChromeTraceSummary summary;
+    if (output_.empty() || output_ == "-") {
+      CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file_, options_, ctx.out));
+    } else {
+      // Written next to the target and renamed at the end: never a half-written OUT.json.
+      std::string part = output_ + ".part";
+      std::ofstream out(part, std::ios::binary | std::ios::trunc);
+      if (!out) {
+        return Error(ExitCode::kError, fmt::format("cannot write '{}'. Check that the directory exists and is writable.", part));
+      }
+      auto result = pipeline::WriteChromeTrace(file_, options_, out);
+      out.close();
+      if (!result.ok() || !out) {
+        std::remove(part.c_str());
+        if (!result.ok()) return result.status();
+        return Error(ExitCode::kError, fmt::format("could not write '{}' (disk full?).", output_));
+      }
+      std::error_code ec;
+      std::filesystem::rename(part, output_, ec);
+      if (ec) {
+        std::remove(part.c_str());
+        return Error(ExitCode::kError, fmt::format("cannot write '{}': {}.", output_, ec.message()));
+      }
+      summary = std::move(result).value();
+      where = "'" + output_ + "'";
+    }
+    for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
+    ctx.err << fmt::format(
+        "cpprof: wrote {} trace events to {}: {} ranks, {} GPU ops, {} NVTX ranges, {} API calls, {} flows. "
+        "Open it at https://ui.perfetto.dev\n",
+        summary.events, where, summary.ranks, summary.gpu_ops, summary.nvtx_ranges, summary.api_calls,
+        summary.flows);
+    return 0;
+  }
+
+ private:
+  std::string file_;
+  std::string format_ = "chrome-trace";
+  std::string output_;
+  int64_t start_ns_ = -1, end_ns_ = -1;
+  bool no_nvtx_ = false;
+  pipeline::ChromeTraceOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeExportCommand() { return std::make_unique<ExportCommand>(); }
+
+}  // namespace cpprof::cli

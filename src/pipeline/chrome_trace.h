@@ -1,0 +1,39 @@
+// `cpprof export --format chrome-trace`: an export as Chrome Trace Event Format JSON for
+// ui.perfetto.dev. One process per rank (ranks as in the report), a track per CUDA stream for
+// kernels, memcpys and memsets, NVTX ranges on their CPU threads, optionally CUDA API calls and
+// launch -> GPU op flow arrows. Written event by event (see docs/chrome-trace.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace cpprof::pipeline {
+
+struct ChromeTraceOptions {
+  std::vector<int> ranks;            // ranks to keep; empty: all
+  std::optional<int64_t> start_ns;   // keep events that end at or after this (export time, ns)
+  std::optional<int64_t> end_ns;     // keep events that start at or before this
+  bool nvtx = true;                  // NVTX ranges on their CPU threads
+  bool api = false;                  // CUDA runtime API calls on their CPU threads
+  bool flows = false;                // flow arrows launch -> GPU op (implies the API calls)
+};
+
+struct ChromeTraceSummary {
+  int64_t events = 0;  // trace events written, metadata included
+  int ranks = 0;       // ranks written
+  int64_t gpu_ops = 0, nvtx_ranges = 0, api_calls = 0, flows = 0;
+  std::vector<std::string> notes;  // for stderr
+};
+
+// Reads the export at `path` and writes the trace to `out`. Nothing is written when the export
+// cannot be read or is not an export (the errors of `cpprof report`); a read error midway leaves
+// a truncated document and returns the error.
+StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const ChromeTraceOptions& options,
+                                              std::ostream& out);
+
+}  // namespace cpprof::pipeline

@@ -1,0 +1,39 @@
+// A streaming writer of Chrome Trace Event Format JSON (the format chrome://tracing and
+// ui.perfetto.dev load): one object {"otherData": ..., "traceEvents": [ ... ]} written event by
+// event, so a trace of millions of events never sits in memory as one JSON document. Each
+// event is serialized by nlohmann::json (never escaped by hand); bytes that are not UTF-8 come
+// out as U+FFFD.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace cpprof::render {
+
+class ChromeTraceWriter {
+ public:
+  using Json = nlohmann::ordered_json;
+
+  // Writes the opening of the document, with `other_data` as "otherData" (may be null).
+  ChromeTraceWriter(std::ostream& out, const Json& other_data);
+  ChromeTraceWriter(const ChromeTraceWriter&) = delete;
+  ChromeTraceWriter& operator=(const ChromeTraceWriter&) = delete;
+
+  // Appends one event object.
+  void Event(const Json& event);
+  // Closes the array and the document. Call once, after the last event.
+  void Finish();
+
+  int64_t events() const { return events_; }
+
+ private:
+  std::ostream& out_;
+  int64_t events_ = 0;
+  bool finished_ = false;
+};
+
+// Nanoseconds as the format's microseconds, keeping ns precision (1234567 -> 1234.567).
+inline double Micros(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+}  // namespace cpprof::render
