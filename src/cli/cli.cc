@@ -45,6 +45,8 @@ constexpr CommandDef kCommands[] = {
      "  cpprof profile --dry-run trunk 1024 4\n"
      "  cpprof profile e2e 512 2 --preset full\n"
      "  cpprof profile --name mine --preset full --trace-json trace.json -- -m pkg.entry --n 512\n"
+     "  cpprof profile --preset full --trace-function pkg.model:Trunk.forward -- -m pkg.entry --n 512\n"
+     "  cpprof profile --probe --trace-discover pkg.model --trace-match 'Trunk|Diffusion' -- -m pkg.entry\n"
      "  cpprof profile --nnodes 2 --nproc-per-node 4 --rdzv-endpoint node0:29500 -- train.py --steps 10\n",
      MakeProfileCommand},
     {"diff", "did a launcher or annotation change alter the GPU work? kernel mix, memory, modules; CI gates",

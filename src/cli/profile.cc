@@ -1,6 +1,7 @@
 // cpprof profile [--name N] [--preset fast|full] [--nproc-per-node P] [--nnodes N --rdzv-endpoint H:P]
-//                [--gpus 0,1] [--trace-json FILE] [--timeout S] [--results-dir DIR] [--force] [--dry-run]
-//                [trunk|e2e|train N_TOKEN RANKS] [-- (-m MODULE | SCRIPT) ARGS...]
+//                [--gpus 0,1] [--trace-json FILE | --trace-function M:C.f... | --trace-discover PKG
+//                [--trace-match RE]] [--probe | --no-probe] [--timeout S] [--results-dir DIR] [--force]
+//                [--quiet] [--dry-run] [trunk|e2e|train N_TOKEN RANKS] [-- (-m MODULE | SCRIPT) ARGS...]
 // Thin: the plan lives in src/profile/plan (pure), the run in src/profile/run_profile.
 #include <pwd.h>
 #include <unistd.h>
@@ -41,9 +42,24 @@ class ProfileCommand : public Command {
     app.add_option("--rdzv-endpoint", o_.rdzv_endpoint, "HOST:PORT of the rendezvous, with --nnodes > 1");
     app.add_option("--gpus", o_.gpus, "The GPUs to use, by nvidia-smi index (default: the first free ones)")
         ->delimiter(',')
+        ->allow_extra_args(false)  // else CLI11 eats a '--' that follows (the workload's separator)
         ->check(CLI::NonNegativeNumber);
     app.add_option("--nsys", nsys_, "Use this nsys (still vetted by the doctor) instead of searching for one");
     app.add_option("--trace-json", o_.trace_json, "The --python-functions-trace JSON (see 'cpprof trace-json')");
+    app.add_option("--trace-function", o_.trace_functions,
+                   "Name this function in the timeline: MODULE:Class.method (repeatable). cpprof writes "
+                   "NAME.functions-trace.json as 'cpprof trace-json' does (validated by import, merged with nsys's "
+                   "pytorch.json)")
+        ->allow_extra_args(false);  // one value per flag, so a '--' right after it still starts the workload
+    app.add_option("--trace-discover", o_.trace_discover,
+                   "Name the forward of every torch.nn.Module subclass in this importable package (see --trace-match)");
+    app.add_option("--trace-match", o_.trace_match,
+                   "With --trace-discover: a Python regex searched in class names (default: every class)");
+    app.add_flag("--probe", o_.probe,
+                 "Run the feasibility probe (the launch without nsys first) for any workload; the default for "
+                 "cpfold with the full preset");
+    app.add_flag("--no-probe", o_.no_probe, "Skip the feasibility probe");
+    app.add_flag("--quiet", quiet_, "Do not echo the run's output to stderr (it still goes to the logs)");
     app.add_option("--timeout", o_.timeout_s, "Seconds before the whole run (nsys, torchrun, ranks) is killed")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
@@ -81,6 +97,7 @@ class ProfileCommand : public Command {
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) == 0) in.host = host;
 
+    CPPROF_RETURN_IF_ERROR(profile::CheckOptions(o_));
     // Absolute paths: nsys, torchrun and the ranks see the same files whatever their working folder.
     o_.results_dir = std::filesystem::absolute(o_.results_dir).lexically_normal().string();
     if (!o_.trace_json.empty()) {
@@ -113,12 +130,15 @@ class ProfileCommand : public Command {
       for (size_t i = 1; i < stops.size(); ++i) ctx.err << "cpprof: error: profile: " << stops[i].message() << '\n';
       return stops.front();
     }
-    return profile::Execute(plan, f, runner, ctx.out, ctx.err);
+    profile::ExecuteOptions eo;
+    eo.live = !quiet_;
+    return profile::Execute(plan, f, runner, ctx.out, ctx.err, eo);
   }
 
  private:
   profile::ProfileOptions o_;
   std::string nsys_;
+  bool quiet_ = false;
 };
 
 }  // namespace

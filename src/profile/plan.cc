@@ -7,7 +7,10 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
+
+#include "doctor/functions_trace.h"
 
 namespace cpprof::profile {
 
@@ -43,6 +46,23 @@ bool ValidName(const std::string& n) {
          std::all_of(n.begin(), n.end(), [](char c) {
            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
          });
+}
+
+// The value of the last `--flag V` or `--flag=V` in args (argparse: the last one wins).
+std::optional<std::string> LastFlagValue(const std::vector<std::string>& args, const std::string& flag) {
+  std::optional<std::string> v;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == flag && i + 1 < args.size()) {
+      v = args[i + 1];
+    } else if (StartsWith(args[i], flag + "=")) {
+      v = args[i].substr(flag.size() + 1);
+    }
+  }
+  return v;
+}
+
+int IntOr(const std::optional<std::string>& v, int fallback) {
+  return v && IsNumber(*v) ? std::stoi(*v) : fallback;
 }
 
 const doctor::Check* FindCheck(const DoctorFindings& f, const std::string& id) {
@@ -91,7 +111,8 @@ class OptionChecker {
 }  // namespace
 
 std::vector<std::string> OutputPaths::Results() const {
-  return {nsys_rep, qdstrm, sqlite, readout_md, report_json, command_txt, doctor_json, stdout_log, stderr_log};
+  return {nsys_rep,   qdstrm,     sqlite,           readout_md,      report_json,     command_txt,
+          doctor_json, stdout_log, stderr_log,       probe_json,      probe_stdout_log, probe_stderr_log};
 }
 
 StatusOr<Preset> ParsePreset(const std::string& s) {
@@ -126,11 +147,36 @@ StatusOr<Shorthand> ParseShorthand(const std::vector<std::string>& args) {
   return s;
 }
 
+Status CheckOptions(const ProfileOptions& o) {
+  if (o.probe && o.no_probe) return Error(ExitCode::kUsage, "--probe and --no-probe exclude each other");
+  if ((!o.trace_functions.empty() || !o.trace_discover.empty()) && !o.trace_json.empty()) {
+    return Error(ExitCode::kUsage, "--trace-json FILE excludes --trace-function and --trace-discover: pass a file "
+                                   "you made, or let cpprof make one from --trace-function/--trace-discover");
+  }
+  if (!o.trace_match.empty() && o.trace_discover.empty()) {
+    return Error(ExitCode::kUsage, "--trace-match REGEX goes with --trace-discover PKG");
+  }
+  for (const auto& fn : o.trace_functions) {
+    auto e = doctor::ParseFunctionFlag(fn);
+    if (!e.ok()) {
+      return Error(ExitCode::kUsage, fmt::format("--trace-function '{}' is not MODULE:Class.method (e.g. "
+                                                 "pkg.layers:Trunk.forward)",
+                                                 fn));
+    }
+  }
+  if (!o.trace_discover.empty() && !doctor::IsDottedName(o.trace_discover)) {
+    return Error(ExitCode::kUsage, fmt::format("--trace-discover '{}' is not a package name", o.trace_discover));
+  }
+  return OkStatus();
+}
+
 StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const PlanInputs& in) {
   Plan plan;
   CPPROF_ASSIGN_OR_RETURN(plan.preset, ParsePreset(o.preset));
   if (o.timeout_s <= 0) return Error(ExitCode::kUsage, "--timeout must be positive");
   if (o.nnodes < 1) return Error(ExitCode::kUsage, "--nnodes must be at least 1");
+  CPPROF_RETURN_IF_ERROR(CheckOptions(o));
+  const bool trace_request = !o.trace_functions.empty() || !o.trace_discover.empty();
   if (o.nnodes > 1 && o.rdzv_endpoint.empty()) {
     return Error(ExitCode::kUsage, "--nnodes > 1 needs --rdzv-endpoint HOST:PORT (the same on every node)");
   }
@@ -261,6 +307,11 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   p.tmp_folder = fmt::format("{}/{}/cpprof/{}", in.tmp_root, in.user, plan.name);
   p.tmp_stdout_log = p.tmp_folder + "/stdout.log";
   p.tmp_stderr_log = p.tmp_folder + "/stderr.log";
+  p.probe_json = p.base + ".probe.json";
+  p.probe_stdout_log = p.base + ".probe.stdout.log";
+  p.probe_stderr_log = p.base + ".probe.stderr.log";
+  p.tmp_probe_stdout_log = p.tmp_folder + "/probe.stdout.log";
+  p.tmp_probe_stderr_log = p.tmp_folder + "/probe.stderr.log";
   p.gitignore = o.results_dir + "/.gitignore";
 
   // ---- nsys ----
@@ -287,8 +338,23 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   if (const doctor::Check* c = FindCheck(f, "cpu-sampling")) sampling_why = c->detail;
   if (sampling_why.empty()) sampling_why = "CPU sampling is not available";
 
-  // The functions-trace JSON: given, or cpfold's spec merged with the shipped pytorch.json.
-  if (!o.trace_json.empty()) {
+  // The functions-trace JSON: given; made from --trace-function/--trace-discover (validated by
+  // import at run time, as 'cpprof trace-json' does); or cpfold's spec merged with the shipped
+  // pytorch.json.
+  if (plan.workload.size() > 1 && plan.workload[0] == "-m") plan.entry_module = plan.workload[1];
+  if (trace_request) {
+    plan.trace_json = p.base + ".functions-trace.json";
+    plan.out.functions_trace = plan.trace_json;
+    plan.trace_functions = o.trace_functions;
+    plan.trace_discover = o.trace_discover;
+    plan.trace_match = o.trace_match;
+    plan.trace_base = f.functions_trace_base;
+    if (plan.cpfold && !in.cpfold_spec.empty()) plan.trace_spec = in.cpfold_spec;
+    if (f.functions_trace_base.empty()) {
+      plan.warnings.push_back("no pytorch.json shipped with this nsys: the functions-trace JSON names only the "
+                              "functions given");
+    }
+  } else if (!o.trace_json.empty()) {
     plan.trace_json = o.trace_json;
   } else if (plan.preset == Preset::kFull && plan.cpfold && !in.cpfold_spec.empty()) {
     plan.trace_json = p.base + ".functions-trace.json";
@@ -350,20 +416,60 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
                                    "the python/cpprof_helpers folder of cpprof's checkout");
   }
   std::string torchrun = f.python.torchrun.empty() ? "torchrun" : f.python.torchrun;
-  plan.launch = {torchrun};
-  if (o.nnodes == 1) {
-    plan.launch.push_back("--standalone");
-    plan.launch.push_back("--nnodes=1");
+  auto make_launch = [&](const std::vector<std::string>& workload, const std::string& rdzv_suffix) {
+    std::vector<std::string> l = {torchrun};
+    if (o.nnodes == 1) {
+      l.push_back("--standalone");
+      l.push_back("--nnodes=1");
+    } else {
+      l.push_back(fmt::format("--nnodes={}", o.nnodes));
+      l.push_back("--rdzv_backend=c10d");
+      l.push_back("--rdzv_endpoint=" + o.rdzv_endpoint);
+      l.push_back("--rdzv_id=cpprof-" + (o.name.empty() ? plan.workflow : o.name) + rdzv_suffix);
+    }
+    l.push_back(fmt::format("--nproc_per_node={}", plan.ranks));
+    l.push_back(in.launcher);
+    l.push_back("--");
+    l.insert(l.end(), workload.begin(), workload.end());
+    return l;
+  };
+  plan.launch = make_launch(plan.workload, "");
+
+  // ---- the feasibility probe: the same launch without nsys, one iteration ----
+  plan.overhead = plan.preset == Preset::kFull ? 3.0 : 1.1;
+  if (o.no_probe) {
+    plan.probe_why = "off (--no-probe)";
+  } else if (o.probe) {
+    plan.probe = true;
+    plan.probe_why = "on (--probe)";
+  } else if (plan.preset == Preset::kFull && plan.cpfold) {
+    plan.probe = true;
+    plan.probe_why = "on (the default for the full preset; --no-probe skips it)";
   } else {
-    plan.launch.push_back(fmt::format("--nnodes={}", o.nnodes));
-    plan.launch.push_back("--rdzv_backend=c10d");
-    plan.launch.push_back("--rdzv_endpoint=" + o.rdzv_endpoint);
-    plan.launch.push_back("--rdzv_id=cpprof-" + (o.name.empty() ? plan.workflow : o.name));
+    plan.probe_why = plan.cpfold ? "off (the fast preset; --probe runs it)"
+                                 : "off (a workload cpprof does not know is probed only with --probe)";
   }
-  plan.launch.push_back(fmt::format("--nproc_per_node={}", plan.ranks));
-  plan.launch.push_back(in.launcher);
-  plan.launch.push_back("--");
-  plan.launch.insert(plan.launch.end(), plan.workload.begin(), plan.workload.end());
+  if (plan.probe) {
+    std::vector<std::string> w = plan.workload;
+    if (plan.cpfold) {
+      const std::vector<std::string>& a = plan.workload;
+      plan.planned_iters = IntOr(LastFlagValue(a, "--iters"), 3) + IntOr(LastFlagValue(a, "--warmup"), 1);
+      for (const char* x : {"--iters", "1", "--warmup", "0"}) w.push_back(x);
+      if (plan.cpfold_mode == "e2e") {
+        // cpfold's presets: tiny 3, small 10, af3 200 diffusion steps (python/cpfold/config.py).
+        std::string preset = LastFlagValue(a, "--preset").value_or("small");
+        int preset_steps = preset == "tiny" ? 3 : preset == "af3" ? 200 : 10;
+        int planned = IntOr(LastFlagValue(a, "--diffusion-steps"), preset_steps);
+        int probe_steps = std::min(planned, 2);
+        if (probe_steps >= 1 && probe_steps < planned) {
+          w.push_back("--diffusion-steps");
+          w.push_back(std::to_string(probe_steps));
+          plan.iter_scale = static_cast<double>(planned) / probe_steps;
+        }
+      }
+    }
+    plan.probe_argv = make_launch(w, "-probe");
+  }
 
   plan.argv = {plan.nsys, "profile"};
   plan.argv.insert(plan.argv.end(), plan.nsys_options.begin(), plan.nsys_options.end());
@@ -522,6 +628,20 @@ std::string DescribePlan(const Plan& plan) {
     for (const auto& kv : plan.kept_from_caller) s += "  " + kv + "\n";
   }
   s += fmt::format("timeout: {} s (the process group's: {} s)\n", plan.timeout_s, plan.pg_timeout_s);
+  s += fmt::format("probe: {}\n", plan.probe_why);
+  if (plan.probe) {
+    s += "probe command, run first without nsys (argv, one per line):\n";
+    for (const auto& a : plan.probe_argv) s += "  " + a + "\n";
+    s += fmt::format("probe predictions: memory per rank against its GPU with {:.0f}% kept free for nsys; time = "
+                     "startup + {} x the probe's time per iteration{} x {:.1f} (the preset's overhead factor, a "
+                     "guess) against --timeout\n",
+                     100 * plan.headroom,
+                     plan.planned_iters > 0 ? fmt::format("{} iterations", plan.planned_iters)
+                                            : std::string("(the whole probe: iterations unknown)"),
+                     plan.iter_scale > 1 ? fmt::format(" (up to x{:.1f} for the diffusion steps it skips)", plan.iter_scale)
+                                         : std::string(),
+                     plan.overhead);
+  }
   if (!plan.dropped.empty()) {
     s += "dropped options:\n";
     for (const auto& d : plan.dropped) s += "  " + d + "\n";
@@ -536,7 +656,23 @@ std::string DescribePlan(const Plan& plan) {
                         p.stderr_log, p.tmp_stdout_log, p.tmp_stderr_log}) {
     s += "  " + x + "\n";
   }
-  if (!p.functions_trace.empty()) {
+  if (plan.probe) {
+    for (const auto& x : {p.probe_json, p.probe_stdout_log, p.probe_stderr_log, p.tmp_probe_stdout_log,
+                          p.tmp_probe_stderr_log}) {
+      s += "  " + x + "\n";
+    }
+  }
+  if (!plan.trace_functions.empty() || !plan.trace_discover.empty()) {
+    std::vector<std::string> from;
+    for (const auto& fn : plan.trace_functions) from.push_back("--trace-function " + fn);
+    if (!plan.trace_discover.empty()) {
+      from.push_back("--trace-discover " + plan.trace_discover +
+                     (plan.trace_match.empty() ? "" : " --trace-match " + plan.trace_match));
+    }
+    if (!plan.trace_spec.empty()) from.push_back(plan.trace_spec);
+    s += fmt::format("  {} (written from {}, validated by import with the workload's Python{})\n", p.functions_trace,
+                     fmt::join(from, ", "), plan.trace_base.empty() ? "" : ", merged with " + plan.trace_base);
+  } else if (!p.functions_trace.empty()) {
     s += fmt::format("  {} (written from {}{})\n", p.functions_trace, plan.trace_spec,
                      plan.trace_base.empty() ? "" : " + " + plan.trace_base);
   }

@@ -25,6 +25,11 @@ struct ProfileOptions {
   std::string rdzv_endpoint;              // --rdzv-endpoint HOST:PORT (needed with --nnodes > 1)
   std::vector<int> gpus;                  // --gpus; empty: the first free GPUs
   std::string trace_json;                 // --trace-json FILE
+  std::vector<std::string> trace_functions;  // --trace-function MODULE:Class.method (repeatable)
+  std::string trace_discover;             // --trace-discover PKG
+  std::string trace_match;                // --trace-match REGEX (with --trace-discover; default: every class)
+  bool probe = false;                     // --probe: probe a workload that is not cpfold too
+  bool no_probe = false;                  // --no-probe
   double timeout_s = 1800;                // --timeout
   std::string results_dir = "profiling/results";
   std::string workflow;                   // --workflow; empty: inference / training / custom
@@ -55,7 +60,10 @@ struct OutputPaths {
   std::string stdout_log, stderr_log;          // in the results folder
   std::string tmp_folder;                      // /tmp/$USER/cpprof/<name>
   std::string tmp_stdout_log, tmp_stderr_log;
-  std::string functions_trace;                 // written by cpprof (cpfold spec); empty: none
+  std::string functions_trace;                 // written by cpprof (cpfold spec, --trace-function); empty: none
+  std::string probe_json;                      // <name>.probe.json
+  std::string probe_stdout_log, probe_stderr_log;          // <name>.probe.{stdout,stderr}.log
+  std::string tmp_probe_stdout_log, tmp_probe_stderr_log;  // /tmp/$USER/cpprof/<name>/probe.*.log
   std::string gitignore;                       // <results>/.gitignore
 
   // The result files an earlier run of the same name leaves (what --force replaces).
@@ -84,6 +92,17 @@ struct Plan {
   double pg_timeout_s = 0;
   std::string trace_json;                  // the --python-functions-trace file; empty: none
   std::string trace_spec, trace_base;      // trace_json is written from these (cpfold's spec)
+  std::vector<std::string> trace_functions;  // --trace-function: validated by import, then merged
+  std::string trace_discover, trace_match;   // --trace-discover PKG [--trace-match REGEX]
+  std::string entry_module;                // the workload's -m MODULE (runs as __main__)
+  // The feasibility probe: the same launch without nsys, shortened, run first.
+  bool probe = false;
+  std::string probe_why;                   // why it runs or not
+  std::vector<std::string> probe_argv;     // torchrun ... launcher -- workload (shortened)
+  int planned_iters = 0;                   // the profiled run's iterations (warmup included); 0: unknown
+  double iter_scale = 1;                   // e2e: planned diffusion steps / the probe's
+  double overhead = 1.1;                   // the preset's overhead factor under nsys (a guess)
+  double headroom = 0.10;                  // GPU memory kept free for nsys
   std::vector<std::string> warnings;       // printed, and kept in command.txt and the readout
   std::vector<std::string> dropped;        // "--cudabacktrace=all: CPU sampling is unavailable ..."
   OutputPaths out;
@@ -100,6 +119,10 @@ bool LooksLikeShorthand(const std::vector<std::string>& args);
 StatusOr<Shorthand> ParseShorthand(const std::vector<std::string>& args);
 // A square grid when ranks is a square, else 1 x ranks.
 std::pair<int, int> CpGrid(int ranks);
+
+// The usage errors that need no findings (options that exclude each other, malformed
+// --trace-function): checked by the CLI before the doctor runs, and again by BuildPlan.
+Status CheckOptions(const ProfileOptions& options);
 
 StatusOr<Plan> BuildPlan(const ProfileOptions& options, const doctor::DoctorFindings& findings,
                          const PlanInputs& inputs);

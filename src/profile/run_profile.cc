@@ -10,14 +10,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "doctor/doctor_render.h"
 #include "doctor/functions_trace.h"
 #include "pipeline/build_report.h"
+#include "profile/probe.h"
 #include "profile/process_tree.h"
 #include "render/report_render.h"
 #include "runner/environment.h"
@@ -148,15 +152,273 @@ std::vector<std::string> WorkloadSummaries(const std::string& out) {
   return lines;
 }
 
-Status WriteFunctionsTrace(const Plan& plan) {
-  CPPROF_ASSIGN_OR_RETURN(std::vector<doctor::FunctionEntry> entries, doctor::ReadSpecFile(plan.trace_spec));
+// The functions-trace JSON cpprof writes: cpfold's spec as it is, or --trace-function and
+// --trace-discover entries validated by import with the workload's Python (as 'cpprof trace-json'
+// does, in the run's environment), each merged with the pytorch.json shipped with nsys.
+Status WriteFunctionsTrace(const Plan& plan, runner::ProcessRunner& runner, std::ostream& err) {
+  std::vector<doctor::FunctionEntry> entries;
+  if (!plan.trace_spec.empty()) {
+    CPPROF_ASSIGN_OR_RETURN(entries, doctor::ReadSpecFile(plan.trace_spec));
+  }
   std::vector<doctor::TraceEntry> base;
   if (!plan.trace_base.empty()) {
     auto text = runner::Environment::ReadText(plan.trace_base, 16u << 20);
     if (!text) return Error(ExitCode::kBadInput, fmt::format("cannot read '{}'", plan.trace_base));
     CPPROF_ASSIGN_OR_RETURN(base, doctor::ParseTraceJson(*text, plan.trace_base));
   }
-  return doctor::WriteTraceAtomically(plan.trace_json, doctor::MergeTrace(base, entries, "cpfold"));
+  const bool requested = !plan.trace_functions.empty() || !plan.trace_discover.empty();
+  if (!requested) return doctor::WriteTraceAtomically(plan.trace_json, doctor::MergeTrace(base, entries, "cpfold"));
+
+  doctor::TraceRequest req;
+  req.entries = entries;
+  for (const auto& fn : plan.trace_functions) {
+    CPPROF_ASSIGN_OR_RETURN(doctor::FunctionEntry e, doctor::ParseFunctionFlag(fn));
+    e.origin = "--trace-function";
+    req.entries.push_back(e);
+  }
+  if (!plan.trace_discover.empty()) req.discover.push_back({plan.trace_discover, plan.trace_match});
+  req.entry_module = plan.entry_module;
+  runner::Environment env(plan.env);
+  doctor::WorkloadPython py = doctor::FindWorkloadPython(env, "");
+  if (py.path.empty()) {
+    return Error(ExitCode::kExternal, fmt::format("{}: cannot validate the --trace-function entries. Make the JSON "
+                                                  "with 'cpprof trace-json --python PATH' and pass --trace-json",
+                                                  py.why));
+  }
+  CPPROF_ASSIGN_OR_RETURN(doctor::Validation v, doctor::ValidateByImport(req, py.path, runner, env));
+  for (const auto& r : v.rejected) {
+    err << fmt::format("cpprof: warning: profile: functions trace: rejected {}\n", r.message);
+    if (!r.hint.empty()) err << fmt::format("  hint: {}\n", r.hint);
+  }
+  for (const auto& n : v.notes) err << "cpprof: note: profile: functions trace: " << n << '\n';
+  if (v.accepted.empty()) {
+    return Error(ExitCode::kCheckFailed,
+                 fmt::format("no --trace-function/--trace-discover entry was accepted by {} (see the rejections "
+                             "above), so the functions trace would name none of the model's functions. Fix the "
+                             "entries (try 'cpprof trace-json' with the same ones), or leave them out.",
+                             v.python));
+  }
+  CPPROF_RETURN_IF_ERROR(doctor::WriteTraceAtomically(plan.trace_json, doctor::MergeTrace(base, v.accepted, "")));
+  err << fmt::format("cpprof: profile: wrote {}: {} function{} validated with {}{}\n", plan.trace_json,
+                     v.accepted.size(), v.accepted.size() == 1 ? "" : "s", v.python,
+                     v.rejected.empty() ? "" : fmt::format("; {} rejected", v.rejected.size()));
+  return OkStatus();
+}
+
+// A run's output as it comes: into the logs under /tmp/$USER/cpprof/<name>/ (so they are there
+// even when cpprof itself is killed) and, unless --quiet, onto cpprof's stderr, unprefixed (the
+// ranks' lines are the workload's own; cpprof's are "cpprof: ...").
+class LiveTee {
+ public:
+  LiveTee(const std::string& out_path, const std::string& err_path, std::ostream* echo)
+      : out_(out_path, std::ios::binary | std::ios::trunc), err_(err_path, std::ios::binary | std::ios::trunc),
+        echo_(echo) {}
+  void operator()(bool is_err, std::string_view chunk) {
+    std::ofstream& f = is_err ? err_ : out_;
+    f.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    f.flush();
+    if (echo_) {
+      echo_->write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      echo_->flush();
+    }
+  }
+
+ private:
+  std::ofstream out_, err_;
+  std::ostream* echo_;
+};
+
+// nvidia-smi's memory.used per GPU, polled from a thread while the probe runs: the peak memory
+// of a workload that does not print it.
+class GpuMemoryPoller {
+ public:
+  GpuMemoryPoller(runner::ProcessRunner& runner, std::map<std::string, std::string> env, double every_s)
+      : runner_(runner), env_(std::move(env)), every_s_(every_s) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~GpuMemoryPoller() { Stop(); }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  std::map<int, int64_t> PeakMib() {
+    std::lock_guard<std::mutex> l(mu_);
+    return peak_;
+  }
+
+ private:
+  void Loop() {
+    while (true) {
+      if (!Sample()) return;  // no nvidia-smi, or one that does not answer: stop asking
+      std::unique_lock<std::mutex> l(mu_);
+      if (cv_.wait_for(l, std::chrono::milliseconds(static_cast<int64_t>(every_s_ * 1000)), [this] { return stop_; })) {
+        return;
+      }
+    }
+  }
+  bool Sample() {
+    runner::RunOptions o;
+    o.env = env_;
+    o.timeout_s = 20;
+    auto r = runner_.Run({"nvidia-smi", "--query-gpu=index,name,compute_cap,memory.used,memory.total,uuid",
+                          "--format=csv"},
+                         o);
+    if (!r.ok() || !r->ok()) return false;
+    auto gpus = doctor::ParseGpuQuery(r->out);
+    if (!gpus.ok()) return false;
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& g : *gpus) {
+      if (g.memory_used_mib < 0) continue;
+      auto [it, inserted] = peak_.emplace(g.index, g.memory_used_mib);
+      if (!inserted) it->second = std::max(it->second, g.memory_used_mib);
+    }
+    return true;
+  }
+
+  runner::ProcessRunner& runner_;
+  std::map<std::string, std::string> env_;
+  double every_s_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::map<int, int64_t> peak_;
+  std::thread thread_;
+};
+
+// One command under the watchdog (--timeout, Ctrl-C), its output teed live.
+struct Watched {
+  StatusOr<runner::ProcessResult> result = Error(ExitCode::kError, "not run");
+  bool timed_out = false, interrupted = false;
+  int killed = 0;
+  double wall_s = 0;
+};
+
+Watched RunWatched(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                   double timeout_s, double grace_s, runner::ProcessRunner& runner, LiveTee& tee) {
+  runner::RunOptions ro;
+  ro.env = env;
+  ro.timeout_s = timeout_s + grace_s + 60;  // a backstop: the watchdog stops it first
+  ro.max_output = 256u << 20;
+  ro.on_output = [&tee](bool is_err, std::string_view chunk) { tee(is_err, chunk); };
+  Watched w;
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    Watchdog dog(timeout_s, grace_s);
+    w.result = runner.Run(argv, ro);
+    dog.Stop();
+    w.timed_out = dog.timed_out();
+    w.interrupted = dog.interrupted();
+    w.killed = dog.killed();
+  }
+  w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (w.result.ok()) w.timed_out = w.timed_out || w.result->timed_out;
+  return w;
+}
+
+struct ProbeOutcome {
+  bool interrupted = false;
+  std::vector<std::string> lines;  // for the readout and command.txt
+};
+
+// The feasibility probe: the launch without nsys, shortened. Stops (an error with the fix) when
+// it fails, passes --timeout by itself, or predicts that the profiled run will not fit.
+StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& f, runner::ProcessRunner& runner,
+                                std::ostream& err, const ExecuteOptions& options) {
+  const OutputPaths& p = plan.out;
+  ProbeOutcome outcome;
+  err << fmt::format("cpprof: profile: probe: the same launch without nsys{} (timeout {} s); logs go to {}\n",
+                     plan.cpfold ? ", one iteration" : "", plan.timeout_s, p.tmp_folder);
+  std::unique_ptr<GpuMemoryPoller> poller;
+  if (f.nvidia_smi_found && !plan.gpus.empty() && options.poll_s > 0) {
+    poller = std::make_unique<GpuMemoryPoller>(runner, plan.env, options.poll_s);
+  }
+  Watched w;
+  {
+    LiveTee tee(p.tmp_probe_stdout_log, p.tmp_probe_stderr_log, options.live ? &err : nullptr);
+    w = RunWatched(plan.probe_argv, plan.env, plan.timeout_s, options.kill_grace_s, runner, tee);
+  }
+  std::map<int, int64_t> smi_peak_mib;
+  if (poller) {
+    poller->Stop();
+    smi_peak_mib = poller->PeakMib();
+  }
+  if (!w.result.ok()) return w.result.status();
+  const runner::ProcessResult& res = *w.result;
+  CPPROF_RETURN_IF_ERROR(WriteText(p.probe_stdout_log, res.out));
+  CPPROF_RETURN_IF_ERROR(WriteText(p.probe_stderr_log, res.err));
+  std::string logs = fmt::format("{} and {} (copies in {})", p.probe_stderr_log, p.probe_stdout_log, p.tmp_folder);
+  if (w.interrupted) {
+    err << fmt::format("cpprof: profile: interrupted during the probe: stopped it ({} processes); logs: {}\n",
+                       w.killed, logs);
+    outcome.interrupted = true;
+    return outcome;
+  }
+  if (w.timed_out) {
+    return Error(ExitCode::kCheckFailed,
+                 fmt::format("the probe (the launch without nsys{}) alone passed --timeout {} s and was killed ({} "
+                             "processes), so the profiled run would too. Fix: a larger --timeout, a smaller problem, "
+                             "more ranks, or --no-probe to skip the probe. Logs: {}",
+                             plan.cpfold ? ", one iteration" : "", plan.timeout_s, w.killed, logs));
+  }
+  if (!res.ok()) {
+    return Error(ExitCode::kExternal,
+                 fmt::format("the probe (the same launch without nsys) failed ({}), so the profiled run would fail "
+                             "too: a rank crashed. Read the logs: {}. Last lines of stderr:\n{}",
+                             res.Describe(), logs, LastLines(res.err, 12)));
+  }
+
+  ProbeOutput po = ParseProbeOutput(res.out);
+  Measurement m;
+  m.wall_s = w.wall_s;
+  m.peak_by_rank = PeakByRank(po);
+  m.iter_s = IterSeconds(po);
+  m.iter_total_s = IterTotalSeconds(po);
+  const int64_t kMib = 1024 * 1024;
+  if (!m.peak_by_rank.empty()) {
+    m.peak_source = "the workload's cpfold-iter lines" + (po.peak_mem_kind.empty() ? "" : " (" + po.peak_mem_kind + ")");
+  } else if (!smi_peak_mib.empty()) {
+    for (size_t i = 0; i < plan.gpus.size() && static_cast<int>(i) < plan.ranks; ++i) {
+      auto it = smi_peak_mib.find(plan.gpus[i]);
+      if (it == smi_peak_mib.end()) continue;
+      int64_t before = 0;
+      for (const auto& g : f.gpus) {
+        if (g.index == plan.gpus[i] && g.memory_used_mib > 0) before = g.memory_used_mib;
+      }
+      m.peak_by_rank[static_cast<int>(i)] = std::max<int64_t>(0, it->second - before) * kMib;
+    }
+    m.peak_source = fmt::format("nvidia-smi's memory.used every {} s, less what was in use before (by local rank)",
+                                options.poll_s);
+  }
+  ProbeLimits l;
+  l.ranks_per_node = plan.ranks;
+  l.headroom = plan.headroom;
+  l.timeout_s = plan.timeout_s;
+  l.overhead = plan.overhead;
+  l.planned_iters = m.iter_s ? plan.planned_iters : 0;
+  l.iter_scale = plan.iter_scale;
+  if (po.peak_mem_kind != "cpu_max_rss") {  // host memory is not compared with a GPU's
+    for (size_t i = 0; i < plan.gpus.size(); ++i) {
+      for (const auto& g : f.gpus) {
+        if (g.index == plan.gpus[i] && g.memory_total_mib > 0) l.gpu_total_bytes[static_cast<int>(i)] = g.memory_total_mib * kMib;
+      }
+    }
+  }
+  Prediction pr = Predict(m, l);
+  for (const auto& b : po.bad_lines) pr.warnings.push_back("unreadable cpfold-iter line: " + b);
+  CPPROF_RETURN_IF_ERROR(WriteText(p.probe_json, ProbeJson(plan.probe_argv, m, l, pr, po).dump(2) + "\n"));
+  for (const auto& line : pr.lines) err << "cpprof: profile: probe: " << line << '\n';
+  for (const auto& wl : pr.warnings) err << "cpprof: warning: profile: probe: " << wl << '\n';
+  if (!pr.ok()) {
+    return Error(ExitCode::kCheckFailed, fmt::format("the probe predicts a failure: {} (probe results: {})",
+                                                     fmt::join(pr.problems, " "), p.probe_json));
+  }
+  outcome.lines = pr.lines;
+  for (const auto& wl : pr.warnings) outcome.lines.push_back("warning: " + wl);
+  return outcome;
 }
 
 const char* kGitignore =
@@ -176,7 +438,7 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
   if (ec) return Error(ExitCode::kError, fmt::format("cannot create '{}': {}", p.tmp_folder, ec.message()));
   for (const auto& r : p.Results()) fs::remove(r, ec);  // Guards allowed it (--force or none there)
   if (!Exists(p.gitignore)) CPPROF_RETURN_IF_ERROR(WriteText(p.gitignore, kGitignore));
-  if (!plan.trace_spec.empty()) CPPROF_RETURN_IF_ERROR(WriteFunctionsTrace(plan));
+  if (!plan.out.functions_trace.empty()) CPPROF_RETURN_IF_ERROR(WriteFunctionsTrace(plan, runner, err));
   CPPROF_RETURN_IF_ERROR(WriteText(p.command_txt, DescribePlan(plan)));
   {
     std::ostringstream dj;
@@ -185,34 +447,35 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
   }
   for (const auto& w : plan.warnings) err << "cpprof: warning: profile: " << w << '\n';
   const double timeout_s = plan.timeout_s;
-  err << fmt::format("cpprof: profile: running {} rank(s) under nsys (timeout {} s); logs go to {}\n", plan.ranks,
-                     timeout_s, p.tmp_folder);
+
+  // ---- the feasibility probe ----
+  std::vector<std::string> probe_lines;
+  if (plan.probe) {
+    CPPROF_ASSIGN_OR_RETURN(ProbeOutcome po, RunProbe(plan, findings, runner, err, options));
+    if (po.interrupted) return static_cast<int>(ExitCode::kInterrupted);
+    probe_lines = po.lines;
+    std::string probe_text = fmt::format("probe results ({}):\n", p.probe_json);
+    for (const auto& l : probe_lines) probe_text += "  " + l + "\n";
+    CPPROF_RETURN_IF_ERROR(WriteText(p.command_txt, DescribePlan(plan) + probe_text));
+  }
+
+  err << fmt::format("cpprof: profile: running {} rank(s) under nsys (timeout {} s); logs go to {}{}\n", plan.ranks,
+                     timeout_s, p.tmp_folder, options.live ? "; the run's output follows (--quiet hides it)" : "");
 
   // ---- the run ----
-  runner::RunOptions ro;
-  ro.env = plan.env;
-  ro.timeout_s = timeout_s + options.kill_grace_s + 60;  // a backstop: the watchdog stops it first
-  ro.max_output = 256u << 20;
-  auto t0 = std::chrono::steady_clock::now();
-  StatusOr<runner::ProcessResult> r = Error(ExitCode::kError, "not run");
-  bool timed_out = false, interrupted = false;
-  int killed = 0;
+  Watched watched;
   {
-    Watchdog dog(timeout_s, options.kill_grace_s);
-    r = runner.Run(plan.argv, ro);
-    dog.Stop();
-    timed_out = dog.timed_out();
-    interrupted = dog.interrupted();
-    killed = dog.killed();
+    LiveTee tee(p.tmp_stdout_log, p.tmp_stderr_log, options.live ? &err : nullptr);
+    watched = RunWatched(plan.argv, plan.env, timeout_s, options.kill_grace_s, runner, tee);
   }
-  double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!r.ok()) return r.status();
-  const runner::ProcessResult& res = *r;
-  timed_out = timed_out || res.timed_out;
-  for (const auto& [path, text] : {std::pair{p.stdout_log, &res.out}, {p.stderr_log, &res.err},
-                                   {p.tmp_stdout_log, &res.out}, {p.tmp_stderr_log, &res.err}}) {
-    CPPROF_RETURN_IF_ERROR(WriteText(path, *text));
-  }
+  const bool timed_out = watched.timed_out, interrupted = watched.interrupted;
+  const int killed = watched.killed;
+  const double wall_s = watched.wall_s;
+  if (!watched.result.ok()) return watched.result.status();
+  const runner::ProcessResult& res = *watched.result;
+  // The /tmp copies were written live (all of it, even past what is kept in memory).
+  CPPROF_RETURN_IF_ERROR(WriteText(p.stdout_log, res.out));
+  CPPROF_RETURN_IF_ERROR(WriteText(p.stderr_log, res.err));
   std::string logs = fmt::format("{} and {} (copies in {})", p.stderr_log, p.stdout_log, p.tmp_folder);
   if (interrupted) {
     err << fmt::format("cpprof: profile: interrupted: stopped the run ({} processes); logs: {}\n", killed, logs);
@@ -292,6 +555,10 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
   if (!plan.dropped.empty()) {
     md += "\n## Options dropped or inert\n\n";
     for (const auto& d : plan.dropped) md += "- " + d + "\n";
+  }
+  if (plan.probe) {
+    md += fmt::format("\n## Feasibility probe (without nsys; `{}`)\n\n", fs::path(p.probe_json).filename().string());
+    for (const auto& l : probe_lines) md += "- " + l + "\n";
   }
   if (!plan.warnings.empty()) {
     md += "\n## Warnings\n\n";

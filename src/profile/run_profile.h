@@ -13,6 +13,8 @@ namespace cpprof::profile {
 
 struct ExecuteOptions {
   double kill_grace_s = 5;  // SIGTERM, then SIGKILL after this long
+  bool live = true;         // echo the run's output to `err` as it comes (--quiet: false)
+  double poll_s = 1;        // the probe polls nvidia-smi's memory.used this often (0: never)
 };
 
 // Runs `plan` (already checked by Guards) and writes its results. `out` gets the readout; `err`

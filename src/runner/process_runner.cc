@@ -221,6 +221,7 @@ StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& a
       std::string& dst = p.fd == out_r.get() ? result.out : result.err;
       ssize_t r = ::read(src.get(), buf, sizeof buf);
       if (r > 0) {
+        if (options.on_output) options.on_output(p.fd == err_r.get(), std::string_view(buf, static_cast<size_t>(r)));
         size_t room = options.max_output > dst.size() ? options.max_output - dst.size() : 0;
         if (static_cast<size_t>(r) > room) result.truncated = true;
         dst.append(buf, std::min(room, static_cast<size_t>(r)));

@@ -6,9 +6,11 @@
 // fake tools (small scripts) first on the PATH they pass in RunOptions::env.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -23,6 +25,9 @@ struct RunOptions {
   std::optional<std::string> stdin_data;  // unset: the child reads /dev/null
   double timeout_s = 60;              // then the child's process group is killed
   size_t max_output = 64u << 20;      // bytes kept per stream; the rest is drained and dropped
+  // Called with each chunk as it is read (is_err: from stderr), before max_output applies: for
+  // live logs and echoing a long run's output. Runs on the calling thread.
+  std::function<void(bool is_err, std::string_view chunk)> on_output;
 };
 
 struct ProcessResult {

@@ -137,6 +137,26 @@ TEST(ProcessRunner, OutputBeyondTheCapIsDropped) {
   EXPECT_TRUE(res->truncated);
 }
 
+// on_output sees every chunk as it comes, the part past max_output too, each from its stream.
+TEST(ProcessRunner, OnOutputStreamsEachChunkAsItComes) {
+  RealProcessRunner r;
+  RunOptions o;
+  o.env = BaseEnv();
+  o.max_output = 10;
+  std::string out, err;
+  bool saw_first_before_end = false;
+  o.on_output = [&](bool is_err, std::string_view chunk) {
+    (is_err ? err : out).append(chunk);
+    if (out.find("first") != std::string::npos && out.find("second") == std::string::npos) saw_first_before_end = true;
+  };
+  auto res = r.Run({"sh", "-c", "echo first; sleep 0.3; echo oops >&2; echo second-line-past-the-cap"}, o);
+  ASSERT_TRUE(res.ok());
+  EXPECT_EQ(out, "first\nsecond-line-past-the-cap\n");
+  EXPECT_EQ(err, "oops\n");
+  EXPECT_TRUE(saw_first_before_end);
+  EXPECT_EQ(res->out.size(), 10u);
+}
+
 TEST(Environment, RootPrefixesFixedLocationsOnly) {
   Environment env({{"HOME", "/home/u"}, {"PATH", "/x"}}, "/tmp/root/");
   EXPECT_EQ(env.System("/opt/nvidia"), "/tmp/root/opt/nvidia");

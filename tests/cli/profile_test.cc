@@ -298,6 +298,83 @@ TEST(ProfilePlan, MultiNodeUsesRendezvousArgumentsAndNamesTheHost) {
   EXPECT_EQ(std::vector<std::string>(p.launch.begin(), p.launch.begin() + 6), want);
 }
 
+TEST(ProfilePlan, FullCpfoldRunsTheProbeFirstWithOneIterationAndFewDiffusionSteps) {
+  Plan p = MustPlan(Opts({"e2e", "512", "2", "--iters", "5"}, "full"), H200Findings());
+  EXPECT_TRUE(p.probe);
+  EXPECT_EQ(p.probe_why, "on (the default for the full preset; --no-probe skips it)");
+  // The same launch without nsys, the workload's flags last so they win over the user's.
+  std::vector<std::string> want = {"torchrun", "--standalone", "--nnodes=1", "--nproc_per_node=2", Launcher(), "--",
+                                   "-m", "cpfold.run", "--mode", "e2e", "--n-token", "512", "--cp0", "1", "--cp1", "2",
+                                   "--pg-timeout", "600", "--iters", "5", "--iters", "1", "--warmup", "0",
+                                   "--diffusion-steps", "2"};
+  EXPECT_EQ(p.probe_argv, want);
+  EXPECT_EQ(p.planned_iters, 6);    // --iters 5 + the default --warmup 1
+  EXPECT_DOUBLE_EQ(p.iter_scale, 5);  // the small preset's 10 diffusion steps / 2
+  EXPECT_DOUBLE_EQ(p.overhead, 3.0);
+  std::string d = profile::DescribePlan(p);
+  EXPECT_CONTAINS(d, "probe command, run first without nsys (argv, one per line):\n  torchrun\n");
+  EXPECT_CONTAINS(d, "time = startup + 6 iterations x the probe's time per iteration (up to x5.0 for the diffusion "
+                     "steps it skips) x 3.0 (the preset's overhead factor, a guess)");
+  EXPECT_CONTAINS(d, "  " + p.out.probe_json + "\n");
+  // The trunk: no diffusion steps to shorten; --iters=N form read too.
+  Plan t = MustPlan(Opts({"trunk", "256", "1", "--iters=2", "--warmup", "0"}, "full"), H200Findings());
+  EXPECT_EQ(t.planned_iters, 2);
+  EXPECT_DOUBLE_EQ(t.iter_scale, 1);
+  EXPECT_EQ(std::vector<std::string>(t.probe_argv.end() - 4, t.probe_argv.end()),
+            (std::vector<std::string>{"--iters", "1", "--warmup", "0"}));
+}
+
+TEST(ProfilePlan, ProbeDefaultsAndSwitches) {
+  ProfileOptions full = Opts({"trunk", "256", "1"}, "full");
+  full.no_probe = true;
+  Plan p = MustPlan(full, H200Findings());
+  EXPECT_FALSE(p.probe);
+  EXPECT_CONTAINS(profile::DescribePlan(p), "probe: off (--no-probe)\n");
+  EXPECT_EQ(profile::DescribePlan(p).find("probe command"), std::string::npos);
+  EXPECT_FALSE(MustPlan(Opts({"trunk", "256", "1"}), H200Findings()).probe);  // fast: only with --probe
+  EXPECT_FALSE(MustPlan(Opts({"-m", "pkg.entry"}, "full"), H200Findings()).probe);
+  ProfileOptions own = Opts({"-m", "pkg.entry", "--n", "5"});
+  own.probe = true;
+  Plan q = MustPlan(own, H200Findings());
+  EXPECT_TRUE(q.probe);
+  EXPECT_EQ(q.planned_iters, 0);  // unknown: the probe runs the whole workload as it is
+  EXPECT_EQ(std::vector<std::string>(q.probe_argv.end() - 4, q.probe_argv.end()),
+            (std::vector<std::string>{"-m", "pkg.entry", "--n", "5"}));
+  own.no_probe = true;
+  auto both = profile::BuildPlan(own, H200Findings(), Inputs());
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.status().code(), ExitCode::kUsage);
+}
+
+TEST(ProfilePlan, TraceFunctionWritesTheJsonBesideTheResultsAndExcludesTraceJson) {
+  ProfileOptions o = Opts({"-m", "pkg.entry"});
+  o.trace_functions = {"pkg.model:Trunk.forward"};
+  o.trace_discover = "pkg.model";
+  o.trace_match = "Trunk|Diffusion";
+  Plan p = MustPlan(o, H200Findings());
+  std::string json = p.out.base + ".functions-trace.json";
+  EXPECT_EQ(p.trace_json, json);
+  EXPECT_EQ(p.out.functions_trace, json);
+  EXPECT_EQ(p.entry_module, "pkg.entry");
+  EXPECT_EQ(p.nsys_options.back(), "--python-functions-trace=" + json);  // the fast preset takes it too
+  EXPECT_CONTAINS(profile::DescribePlan(p),
+                  json + " (written from --trace-function pkg.model:Trunk.forward, --trace-discover pkg.model "
+                         "--trace-match Trunk|Diffusion, validated by import with the workload's Python, merged with ");
+  ProfileOptions both = o;
+  both.trace_json = "/tmp/x.json";
+  auto bad = profile::BuildPlan(both, H200Findings(), Inputs());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ExitCode::kUsage);
+  EXPECT_CONTAINS(bad.status().message(), "--trace-json FILE excludes --trace-function and --trace-discover");
+  ProfileOptions match_only = Opts({"-m", "pkg.entry"});
+  match_only.trace_match = "Trunk";
+  EXPECT_EQ(profile::CheckOptions(match_only).message(), "--trace-match REGEX goes with --trace-discover PKG");
+  ProfileOptions malformed = Opts({"-m", "pkg.entry"});
+  malformed.trace_functions = {"pkg.model.Trunk.forward"};
+  EXPECT_CONTAINS(profile::CheckOptions(malformed).message(), "--trace-function 'pkg.model.Trunk.forward' is not "
+                                                              "MODULE:Class.method");
+}
+
 // ---- guards ----------------------------------------------------------------------------------
 
 TEST(ProfileGuards, BusyTargetGpusAreRefusedNamingThePids) {
@@ -412,6 +489,8 @@ class FakeRun {
     options_.name = name;
   }
   ProfileOptions& options() { return options_; }
+  doctor::DoctorFindings& findings() { return findings_; }
+  profile::ExecuteOptions& execute_options() { return eo_; }
   std::map<std::string, std::string>& env() { return env_; }
   std::string pids() const { return dir_ + "/pids"; }
   const std::string& dir() const { return dir_; }
@@ -424,11 +503,9 @@ class FakeRun {
   }
   StatusOr<int> Execute(const Plan& plan) {
     runner::RealProcessRunner r;
-    profile::ExecuteOptions eo;
-    eo.kill_grace_s = 1;
     out_.str("");
     err_.str("");
-    return profile::Execute(plan, findings_, r, out_, err_, eo);
+    return profile::Execute(plan, findings_, r, out_, err_, eo_);
   }
   std::string out() const { return out_.str(); }
   std::string err() const { return err_.str(); }
@@ -438,6 +515,7 @@ class FakeRun {
   doctor::DoctorFindings findings_;
   std::map<std::string, std::string> env_;
   ProfileOptions options_;
+  profile::ExecuteOptions eo_{.kill_grace_s = 1};
   std::ostringstream out_, err_;
 };
 
@@ -462,6 +540,22 @@ TEST(ProfileRun, WritesTheResultsAndTheWorkloadGetsItsArgumentsIntact) {
   EXPECT_CONTAINS(ReadFile(p.out.doctor_json), "cpprof.doctor/1");
   EXPECT_CONTAINS(ReadFile(p.out.gitignore), "*.sqlite\n");
   EXPECT_FALSE(run.out().empty());
+  // The run's output was echoed live to stderr (unprefixed), after cpprof said so.
+  EXPECT_CONTAINS(run.err(), "the run's output follows (--quiet hides it)\n");
+  EXPECT_CONTAINS(run.err(), "fakework rank 1: argv=[\"--n\", \"512\"]\n");
+  EXPECT_FALSE(fs::exists(p.out.probe_json));  // no probe for a workload cpprof does not know
+}
+
+TEST(ProfileRun, QuietKeepsTheRunsOutputInTheLogsOnly) {
+  FakeRun run("quiet");
+  run.options().args = {"-m", "fakework", "--n", "7"};
+  run.execute_options().live = false;
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_EQ(run.err().find("fakework rank"), std::string::npos) << run.err();
+  EXPECT_CONTAINS(ReadFile(p.out.tmp_stdout_log), "fakework rank 0: argv=[\"--n\", \"7\"]");
+  EXPECT_CONTAINS(ReadFile(p.out.stdout_log), "fakework rank 0: argv=[\"--n\", \"7\"]");
 }
 
 TEST(ProfileRun, TimeoutKillsAHangingRankAndKeepsTheLogs) {
@@ -563,6 +657,126 @@ TEST(ProfileRun, CtrlCStopsTheTreeAndExits130) {
   EXPECT_TRUE(fs::exists(p.out.stdout_log));
 }
 
+// The probe: a workload that claims a peak larger than the H200's memory is stopped before nsys
+// runs; the numbers go to NAME.probe.json and the message says what to do.
+TEST(ProfileRun, ProbePredictingOutOfMemoryStopsBeforeNsys) {
+  FakeRun run("probe-oom");
+  for (auto& g : run.findings().gpus) g.memory_total_mib = 143771;
+  run.options().args = {"-m", "fakework", "--iter-lines", "1", "--peak-bytes", "150000000000"};
+  run.options().probe = true;
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_FALSE(rc.ok());
+  EXPECT_EQ(rc.status().code(), ExitCode::kCheckFailed);
+  EXPECT_CONTAINS(rc.status().message(), "the probe predicts a failure: rank 0 would run out of GPU memory: the probe "
+                                         "peaked at 139.7 GiB, more than the 126.4 GiB its GPU leaves");
+  EXPECT_CONTAINS(rc.status().message(), "--no-probe to run anyway");
+  EXPECT_CONTAINS(rc.status().message(), "(probe results: " + p.out.probe_json + ")");
+  EXPECT_FALSE(fs::exists(p.out.nsys_rep));  // nsys never ran
+  EXPECT_FALSE(fs::exists(p.out.stdout_log));
+  EXPECT_CONTAINS(ReadFile(p.out.probe_json), "\"memory_ok\": false");
+  EXPECT_CONTAINS(ReadFile(p.out.probe_stdout_log), "cpfold-iter: ");
+  EXPECT_CONTAINS(ReadFile(p.out.tmp_probe_stdout_log), "cpfold-iter: ");
+  // The probe's own launch had no nsys in front.
+  EXPECT_EQ(ReadFile(p.out.probe_stdout_log).find("fake nsys"), std::string::npos);
+}
+
+TEST(ProfileRun, ProbePredictingATimeoutStops) {
+  FakeRun run("probe-slow");
+  run.options().args = {"-m", "fakework", "--iter-lines", "1", "--iter-s", "100"};
+  run.options().probe = true;
+  run.options().timeout_s = 120;
+  Plan p = run.MakePlan();
+  p.planned_iters = 4;  // as for cpfold: 4 x 100 s x 1.1 > 120 s
+  auto rc = run.Execute(p);
+  ASSERT_FALSE(rc.ok());
+  EXPECT_EQ(rc.status().code(), ExitCode::kCheckFailed);
+  EXPECT_CONTAINS(rc.status().message(), "the profiled run would pass --timeout 120 s: predicted ");
+  EXPECT_CONTAINS(rc.status().message(), "4 iterations x 100 s x 1.1");
+  EXPECT_FALSE(fs::exists(p.out.nsys_rep));
+}
+
+TEST(ProfileRun, AProbeThatHangsIsKilledAtTheTimeoutAndNsysNeverRuns) {
+  FakeRun run("probe-hang");
+  run.options().args = {"-m", "fakework", "--hang", "--pid-dir", run.pids()};
+  run.options().probe = true;
+  run.options().timeout_s = 2;
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_FALSE(rc.ok());
+  EXPECT_EQ(rc.status().code(), ExitCode::kCheckFailed);
+  EXPECT_CONTAINS(rc.status().message(), "the probe (the launch without nsys) alone passed --timeout 2 s and was "
+                                         "killed");
+  EXPECT_CONTAINS(rc.status().message(), "--no-probe to skip the probe. Logs: " + p.out.probe_stderr_log);
+  EXPECT_FALSE(fs::exists(p.out.nsys_rep));
+}
+
+TEST(ProfileRun, AProbeThatFitsIsInTheReadoutAndCommandTxt) {
+  FakeRun run("probe-ok");
+  for (auto& g : run.findings().gpus) g.memory_total_mib = 143771;
+  run.options().args = {"-m", "fakework", "--iter-lines", "2", "--peak-bytes", "2147483648"};
+  run.options().probe = true;
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_EQ(*rc, 0);
+  std::string md = ReadFile(p.out.readout_md);
+  EXPECT_CONTAINS(md, "## Feasibility probe (without nsys; `probe-ok.probe.json`)\n");
+  EXPECT_CONTAINS(md, "- rank 1: peak memory 2.0 GiB of 140.4 GiB (1%;");
+  EXPECT_CONTAINS(md, "- peak memory from the workload's cpfold-iter lines\n");
+  EXPECT_CONTAINS(ReadFile(p.out.command_txt), "probe results (" + p.out.probe_json + "):\n  rank 0: peak memory");
+  EXPECT_CONTAINS(ReadFile(p.out.probe_json), "\"schema\": \"cpprof.probe/1\"");
+  EXPECT_CONTAINS(run.err(), "cpprof: profile: probe: predicted profiled run: ");
+}
+
+// A workload that prints no memory: nvidia-smi's memory.used, polled during the probe.
+TEST(ProfileRun, ProbeReadsPeakMemoryFromNvidiaSmiWhenTheWorkloadPrintsNone) {
+  FakeRun run("probe-smi");
+  for (auto& g : run.findings().gpus) g.memory_total_mib = 143771, g.memory_used_mib = 0;
+  WriteFile(run.dir() + "/bin/nvidia-smi",
+            "#!/bin/sh\necho 'index, name, compute_cap, memory.used [MiB], memory.total [MiB], uuid'\n"
+            "echo '0, NVIDIA H200, 9.0, 140000 MiB, 143771 MiB, GPU-0'\n"
+            "echo '1, NVIDIA H200, 9.0, 1000 MiB, 143771 MiB, GPU-1'\n");
+  fs::permissions(run.dir() + "/bin/nvidia-smi", fs::perms::owner_all);
+  run.options().args = {"-m", "fakework"};
+  run.options().probe = true;
+  run.execute_options().poll_s = 0.1;
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_FALSE(rc.ok());
+  EXPECT_CONTAINS(rc.status().message(), "rank 0 would run out of GPU memory: the probe peaked at 136.7 GiB");
+  EXPECT_CONTAINS(ReadFile(p.out.probe_json), "nvidia-smi's memory.used every 0.1 s");
+}
+
+TEST(ProfileRun, TraceFunctionIsValidatedByImportAndMergedWithTheShippedJson) {
+  FakeRun run("tracefn");
+  run.options().args = {"-m", "fakework"};
+  run.options().trace_functions = {"fakemodel:Trunk.forward", "fakemodel:Gone.forward"};
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_EQ(p.trace_json, p.out.base + ".functions-trace.json");
+  std::string json = ReadFile(p.trace_json);
+  EXPECT_CONTAINS(json, "\"module\": \"fakemodel\"");
+  EXPECT_CONTAINS(json, "\"Trunk.forward\"");
+  EXPECT_EQ(json.find("Gone"), std::string::npos);
+  EXPECT_CONTAINS(json, "\"module\": \"torch");  // the shipped entries are kept
+  EXPECT_CONTAINS(run.err(), "rejected fakemodel:Gone.forward");
+  EXPECT_CONTAINS(run.err(), "wrote " + p.trace_json + ": 1 function validated with ");
+  // nsys got it.
+  EXPECT_CONTAINS(ReadFile(p.out.command_txt), "--python-functions-trace=" + p.trace_json);
+  // Nothing accepted: stop before running anything.
+  FakeRun none("tracefn-none");
+  none.options().args = {"-m", "fakework"};
+  none.options().trace_functions = {"fakemodel:Gone.forward"};
+  Plan q = none.MakePlan();
+  auto bad = none.Execute(q);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ExitCode::kCheckFailed);
+  EXPECT_CONTAINS(bad.status().message(), "no --trace-function/--trace-discover entry was accepted");
+  EXPECT_FALSE(fs::exists(q.out.stdout_log));
+}
+
 // ---- the command line ------------------------------------------------------------------------
 
 TEST(ProfileCli, HelpListsTheOptions) {
@@ -591,6 +805,40 @@ TEST(ProfileCli, DryRunPrintsTheExactCommandAndRunsNothing) {
   EXPECT_CONTAINS(r.out, "  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n");
   EXPECT_FALSE(fs::exists(dir + "/ran"));
   EXPECT_FALSE(fs::exists(dir + "/results"));
+  EXPECT_CONTAINS(r.out, "probe: off (a workload cpprof does not know is probed only with --probe)\n");
+  // With --probe the dry run shows the probe's command too (no nsys in front of it).
+  CliResult q = RunBinary({"profile", "--nsys", dir + "/nsys", "--dry-run", "--probe", "--results-dir",
+                           dir + "/results", "--", "-m", "pkg.entry", "--n", "512"});
+  EXPECT_EQ(q.rc, 0) << q.err;
+  size_t at = q.out.find("probe command, run first without nsys (argv, one per line):\n");
+  ASSERT_NE(at, std::string::npos) << q.out;
+  std::string probe = q.out.substr(at, q.out.find("probe predictions", at) - at);
+  EXPECT_EQ(probe.find("nsys"), probe.find("nsys (argv"));  // only the heading names nsys
+  EXPECT_CONTAINS(probe, "/launch_workload.py\n  --\n  -m\n  pkg.entry\n  --n\n  512\n");
+  EXPECT_FALSE(fs::exists(dir + "/ran"));
+}
+
+// Usage errors are found before the doctor runs: exit 2 with the reason.
+TEST(ProfileCli, TraceJsonExcludesTraceFunctionAndProbeExcludesNoProbe) {
+  CliResult r = RunCli({"profile", "--dry-run", "--trace-json", "t.json", "--trace-function", "pkg.m:A.forward", "--",
+                        "-m", "pkg.entry"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_CONTAINS(r.err, "cpprof: error: profile: --trace-json FILE excludes --trace-function and --trace-discover");
+  CliResult d = RunCli({"profile", "--dry-run", "--trace-json", "t.json", "--trace-discover", "pkg", "--", "-m", "x"});
+  // A repeatable option right before '--' leaves the separator to the workload.
+  CliResult g = RunCli({"profile", "--dry-run", "--gpus", "0,1", "--trace-function", "a:B.c", "--trace-function",
+                        "a:D.e", "--probe", "--no-probe", "--", "-m", "x"});
+  EXPECT_EQ(g.rc, 2);
+  EXPECT_CONTAINS(g.err, "--probe and --no-probe exclude each other");
+  EXPECT_EQ(d.rc, 2);
+  CliResult p = RunCli({"profile", "--dry-run", "--probe", "--no-probe", "--", "-m", "pkg.entry"});
+  EXPECT_EQ(p.rc, 2);
+  EXPECT_CONTAINS(p.err, "--probe and --no-probe exclude each other");
+  CliResult h = RunCli({"help", "profile"});
+  for (const char* opt : {"--trace-function", "--trace-discover", "--trace-match", "--no-probe", "--probe", "--quiet",
+                          "--name", "--nproc-per-node", "--nnodes", "--rdzv-endpoint", "--timeout"}) {
+    EXPECT_CONTAINS(h.out, opt);
+  }
 }
 
 }  // namespace

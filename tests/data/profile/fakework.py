@@ -1,4 +1,5 @@
-"""A fake workload for cpprof profile's tests: prints its arguments, can hang or crash a rank."""
+"""A fake workload for cpprof profile's tests: prints its arguments, can hang or crash a rank, and
+speaks cpfold's probe protocol (a `cpfold-iter: {...}` line per iteration) with made-up numbers."""
 import argparse
 import json
 import os
@@ -11,6 +12,9 @@ p.add_argument("--n", type=int)
 p.add_argument("--hang", action="store_true", help="sleep, ignoring SIGTERM (only SIGKILL stops it)")
 p.add_argument("--crash-rank", type=int, default=-1)
 p.add_argument("--pid-dir")
+p.add_argument("--iter-lines", type=int, default=0, help="print this many cpfold-iter lines per rank")
+p.add_argument("--iter-s", type=float, default=0.25, help="the wall_s they claim (nothing sleeps)")
+p.add_argument("--peak-bytes", type=int, default=1 << 30, help="the peak_mem_bytes they claim")
 a = p.parse_args()
 rank = int(os.environ.get("RANK", "0"))
 if a.pid_dir:
@@ -23,4 +27,7 @@ if rank == a.crash_rank:
 if a.hang:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(3600)
+for it in range(a.iter_lines):
+    print("cpfold-iter: " + json.dumps({"rank": rank, "iter": it, "warmup": False, "wall_s": a.iter_s,
+                                        "peak_mem_bytes": a.peak_bytes + rank}), flush=True)
 print("cpfold: " + json.dumps({"rank": rank, "n": a.n, "median_iter_s": 0.5}), flush=True)

@@ -1,0 +1,233 @@
+#include "profile/probe.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace cpprof::profile {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The JSON object that follows `tag` in `line`, or nothing.
+std::optional<Json> TaggedJson(const std::string& line, const std::string& tag) {
+  size_t at = line.find(tag);
+  if (at == std::string::npos) return std::nullopt;
+  size_t brace = at + tag.size();
+  while (brace < line.size() && line[brace] == ' ') ++brace;
+  if (brace >= line.size() || line[brace] != '{') return std::nullopt;
+  size_t end = line.size();
+  while (end > brace && (line[end - 1] == '\r' || line[end - 1] == ' ')) --end;
+  Json j = Json::parse(line.substr(brace, end - brace), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Json();  // null: a tagged line that did not parse
+  return j;
+}
+
+std::string Seconds(double s) { return s >= 100 ? fmt::format("{:.0f} s", s) : fmt::format("{:.1f} s", s); }
+
+}  // namespace
+
+std::string Bytes(int64_t b) {
+  double gib = static_cast<double>(b) / (1024.0 * 1024 * 1024);
+  if (gib >= 1) return fmt::format("{:.1f} GiB", gib);
+  return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1024.0 * 1024));
+}
+
+ProbeOutput ParseProbeOutput(const std::string& text) {
+  ProbeOutput out;
+  std::istringstream s(text);
+  for (std::string line; std::getline(s, line);) {
+    if (auto j = TaggedJson(line, "cpfold-iter:")) {
+      const Json& o = *j;
+      if (!o.is_object() || !o.contains("rank") || !o["rank"].is_number_integer() || !o.contains("wall_s") ||
+          !o["wall_s"].is_number()) {
+        out.bad_lines.push_back(line);
+        continue;
+      }
+      ProbeIter it;
+      it.rank = o["rank"].get<int>();
+      it.iter = o.contains("iter") && o["iter"].is_number_integer() ? o["iter"].get<int>() : 0;
+      it.warmup = o.contains("warmup") && o["warmup"].is_boolean() && o["warmup"].get<bool>();
+      it.wall_s = o["wall_s"].get<double>();
+      if (o.contains("peak_mem_bytes") && o["peak_mem_bytes"].is_number()) {
+        it.peak_mem_bytes = static_cast<int64_t>(o["peak_mem_bytes"].get<double>());
+      }
+      out.iters.push_back(it);
+    } else if (auto k = TaggedJson(line, "cpfold:")) {
+      out.summaries.push_back(line);
+      if (k->is_object() && k->contains("peak_mem_kind") && (*k)["peak_mem_kind"].is_string()) {
+        out.peak_mem_kind = (*k)["peak_mem_kind"].get<std::string>();
+      }
+    }
+  }
+  return out;
+}
+
+std::map<int, int64_t> PeakByRank(const ProbeOutput& out) {
+  std::map<int, int64_t> peak;
+  for (const auto& it : out.iters) {
+    if (it.peak_mem_bytes < 0) continue;
+    auto [p, inserted] = peak.emplace(it.rank, it.peak_mem_bytes);
+    if (!inserted) p->second = std::max(p->second, it.peak_mem_bytes);
+  }
+  return peak;
+}
+
+std::optional<double> IterSeconds(const ProbeOutput& out) {
+  std::map<int, std::pair<double, int>> timed, warm;  // rank -> (sum, count)
+  for (const auto& it : out.iters) {
+    auto& m = it.warmup ? warm : timed;
+    m[it.rank].first += it.wall_s;
+    m[it.rank].second += 1;
+  }
+  std::optional<double> slowest;
+  for (const auto* m : {&timed, &warm}) {
+    for (const auto& [rank, sc] : *m) {
+      if (m == &warm && timed.count(rank)) continue;
+      double mean = sc.first / sc.second;
+      slowest = std::max(slowest.value_or(0.0), mean);
+    }
+  }
+  return slowest;
+}
+
+double IterTotalSeconds(const ProbeOutput& out) {
+  std::map<int, double> sum;
+  for (const auto& it : out.iters) sum[it.rank] += it.wall_s;
+  double m = 0;
+  for (const auto& [r, s] : sum) m = std::max(m, s);
+  return m;
+}
+
+Prediction Predict(const Measurement& m, const ProbeLimits& l) {
+  Prediction p;
+  // ---- memory: each rank's peak against its GPU, with headroom for nsys ----
+  for (const auto& [rank, peak] : m.peak_by_rank) {
+    int local = l.ranks_per_node > 0 ? rank % l.ranks_per_node : rank;
+    auto total = l.gpu_total_bytes.find(local);
+    if (total == l.gpu_total_bytes.end() || total->second <= 0) {
+      p.lines.push_back(fmt::format("rank {}: peak memory {} (the GPU's total is unknown)", rank, Bytes(peak)));
+      continue;
+    }
+    p.memory_known = true;
+    auto limit = static_cast<int64_t>(static_cast<double>(total->second) * (1 - l.headroom));
+    bool fits = peak <= limit;
+    p.lines.push_back(fmt::format("rank {}: peak memory {} of {} ({:.0f}%; at most {} with {:.0f}% kept free for nsys)",
+                                  rank, Bytes(peak), Bytes(total->second),
+                                  100.0 * static_cast<double>(peak) / static_cast<double>(total->second), Bytes(limit),
+                                  100 * l.headroom));
+    if (!fits) {
+      p.memory_ok = false;
+      p.problems.push_back(fmt::format(
+          "rank {} would run out of GPU memory: the probe peaked at {}, more than the {} its GPU leaves with {:.0f}% "
+          "kept free for nsys (of {}). Fix: a smaller problem (cpfold: a smaller N_TOKEN or --n-token), more ranks, "
+          "or --no-probe to run anyway.",
+          rank, Bytes(peak), Bytes(limit), 100 * l.headroom, Bytes(total->second)));
+    }
+  }
+  if (m.peak_by_rank.empty()) {
+    p.lines.push_back("peak memory: not measured (the workload printed no cpfold-iter lines with peak_mem_bytes and "
+                      "nvidia-smi gave nothing)");
+  } else if (!m.peak_source.empty()) {
+    p.lines.push_back("peak memory from " + m.peak_source);
+  }
+
+  // ---- time: startup + iterations x time per iteration x the preset's overhead factor ----
+  std::string how;
+  if (m.iter_s && l.planned_iters > 0) {
+    p.time_known = true;
+    p.startup_s = std::max(0.0, m.wall_s - m.iter_total_s);
+    double iters = l.planned_iters * *m.iter_s * l.overhead;
+    p.predicted_s = p.startup_s + iters;
+    p.predicted_max_s = p.startup_s + iters * std::max(1.0, l.iter_scale);
+    how = fmt::format("startup {} + {} iteration{} x {} x {:.1f} (the preset's overhead factor under nsys, a guess)",
+                      Seconds(p.startup_s), l.planned_iters, l.planned_iters == 1 ? "" : "s", Seconds(*m.iter_s),
+                      l.overhead);
+    p.lines.push_back(fmt::format("probe: {} in all, {} per iteration, {} outside iterations", Seconds(m.wall_s),
+                                  Seconds(*m.iter_s), Seconds(p.startup_s)));
+  } else if (m.wall_s > 0) {
+    p.time_known = true;
+    p.predicted_s = p.predicted_max_s = m.wall_s * l.overhead;
+    how = fmt::format("the probe's {} x {:.1f} (the preset's overhead factor under nsys, a guess)", Seconds(m.wall_s),
+                      l.overhead);
+    p.lines.push_back(fmt::format("probe: {} in all", Seconds(m.wall_s)));
+  }
+  if (p.time_known) {
+    if (p.predicted_max_s > p.predicted_s) {
+      p.lines.push_back(fmt::format("predicted profiled run: {} to {} ({}; up to {:.1f}x per iteration for the "
+                                    "steps the probe skipped) against --timeout {}",
+                                    Seconds(p.predicted_s), Seconds(p.predicted_max_s), how, l.iter_scale,
+                                    Seconds(l.timeout_s)));
+    } else {
+      p.lines.push_back(fmt::format("predicted profiled run: {} ({}) against --timeout {}", Seconds(p.predicted_s), how,
+                                    Seconds(l.timeout_s)));
+    }
+    if (p.predicted_s > l.timeout_s) {
+      p.time_ok = false;
+      p.problems.push_back(fmt::format(
+          "the profiled run would pass --timeout {}: predicted {} ({}). Fix: a larger --timeout (say {:.0f}), fewer "
+          "iterations (cpfold: --iters), a smaller problem, more ranks, or --no-probe to run anyway.",
+          Seconds(l.timeout_s), Seconds(p.predicted_s), how, std::ceil(p.predicted_max_s * 1.5 / 60) * 60));
+    } else if (p.predicted_max_s > l.timeout_s) {
+      p.warnings.push_back(fmt::format("the profiled run may pass --timeout {}: predicted {} to {}; consider "
+                                       "--timeout {:.0f}",
+                                       Seconds(l.timeout_s), Seconds(p.predicted_s), Seconds(p.predicted_max_s),
+                                       std::ceil(p.predicted_max_s * 1.5 / 60) * 60));
+    }
+  } else {
+    p.lines.push_back("time: not measured");
+  }
+  return p;
+}
+
+nlohmann::ordered_json ProbeJson(const std::vector<std::string>& argv, const Measurement& m, const ProbeLimits& l,
+                                 const Prediction& p, const ProbeOutput& out) {
+  Json j;
+  j["schema"] = "cpprof.probe/1";
+  j["argv"] = argv;
+  j["wall_s"] = m.wall_s;
+  j["iter_s"] = m.iter_s ? Json(*m.iter_s) : Json(nullptr);
+  j["iter_total_s"] = m.iter_total_s;
+  Json peaks = Json::array();
+  for (const auto& [rank, b] : m.peak_by_rank) {
+    int local = l.ranks_per_node > 0 ? rank % l.ranks_per_node : rank;
+    auto t = l.gpu_total_bytes.find(local);
+    peaks.push_back({{"rank", rank},
+                     {"peak_mem_bytes", b},
+                     {"gpu_total_bytes", t == l.gpu_total_bytes.end() ? Json(nullptr) : Json(t->second)}});
+  }
+  j["peak_mem"] = peaks;
+  j["peak_mem_source"] = m.peak_source;
+  j["peak_mem_kind"] = out.peak_mem_kind;
+  j["limits"] = {{"headroom", l.headroom},
+                 {"timeout_s", l.timeout_s},
+                 {"overhead_factor", l.overhead},
+                 {"overhead_factor_is_a_guess", true},
+                 {"planned_iters", l.planned_iters},
+                 {"iter_scale", l.iter_scale}};
+  j["prediction"] = {{"memory_ok", p.memory_ok},
+                     {"time_ok", p.time_ok},
+                     {"memory_known", p.memory_known},
+                     {"time_known", p.time_known},
+                     {"startup_s", p.startup_s},
+                     {"predicted_s", p.predicted_s},
+                     {"predicted_max_s", p.predicted_max_s},
+                     {"problems", p.problems},
+                     {"warnings", p.warnings}};
+  Json iters = Json::array();
+  for (const auto& it : out.iters) {
+    iters.push_back({{"rank", it.rank},
+                     {"iter", it.iter},
+                     {"warmup", it.warmup},
+                     {"wall_s", it.wall_s},
+                     {"peak_mem_bytes", it.peak_mem_bytes}});
+  }
+  j["iters"] = iters;
+  j["summaries"] = out.summaries;
+  return j;
+}
+
+}  // namespace cpprof::profile

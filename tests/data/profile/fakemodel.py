@@ -1,0 +1,10 @@
+"""A model module for cpprof profile's --trace-function tests: importable with the standard library."""
+
+
+class Trunk:
+    def forward(self, x):
+        return x
+
+
+def helper():
+    return None
