@@ -214,7 +214,6 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   CPPROF_ASSIGN_OR_RETURN(report.capture, nsys::ReadCaptureInfo(db));
   CPPROF_ASSIGN_OR_RETURN(model::NvtxFacts facts, nsys::ReadNvtxFacts(db));
   report.diagnostics = analysis::DiagnoseCapture(report.capture, facts);
-  if (!memory.captured && !memory.note.empty()) report.notes.push_back(memory.note);
   report.memory = std::move(memory);
   report.interconnect = ReadInterconnect(path);
 

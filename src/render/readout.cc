@@ -290,6 +290,111 @@ void PrintPhases(const model::Report& r, const ReadoutOptions& o, std::ostream& 
   out << "  " << definition << "\n\n";
 }
 
+std::string MiB(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+
+void PrintMemory(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  bool any = std::any_of(r.ranks.begin(), r.ranks.end(), [](const auto& s) { return s.peak_mem_bytes >= 0; });
+  std::string definition =
+      "GPU memory as the CUDA driver sees it (allocations minus frees of device memory: " +
+      (r.memory.counted_kinds.empty() ? std::string("device kinds") : r.memory.counted_kinds) +
+      "); PyTorch's caching allocator keeps what it reserved, so this is reserved memory plus CUDA/NCCL's own, "
+      "not torch.cuda.max_memory_allocated. module = the module of the CUDA call that reached the peak.";
+  if (!any) {
+    std::string why = r.memory.captured ? "no memory events for the ranks' processes"
+                                        : "no memory events in this export (nsys profile --cuda-memory-usage true "
+                                          "records them)";
+    if (o.markdown) {
+      out << "### Peak GPU memory\n\n" << why << "\n\n";
+    } else {
+      out << "Peak GPU memory: " << why << "\n\n";
+    }
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  int64_t max = 0, min = INT64_MAX;
+  for (const auto& s : r.ranks) {
+    if (s.peak_mem_bytes < 0) {
+      rows.push_back({std::to_string(s.rank), "-", "-", "-"});
+      continue;
+    }
+    max = std::max(max, s.peak_mem_bytes);
+    min = std::min(min, s.peak_mem_bytes);
+    rows.push_back({std::to_string(s.rank), MiB(s.peak_mem_bytes), fmt::format("{:.3f}", s.peak_mem_ns / 1e9),
+                    s.peak_mem_module.empty() ? "-" : s.peak_mem_module});
+  }
+  std::string spread = max > 0 ? fmt::format("spread (max - min) / max = {:.1f}%", 100.0 * static_cast<double>(max - min) / static_cast<double>(max))
+                               : "";
+  if (o.markdown) {
+    out << "### Peak GPU memory\n\n";
+    MdTable t({"rank", "peak MiB", "at s", "inside module"}, {true, true, true, false});
+    for (auto& row : rows) t.AddRow(std::move(row));
+    t.Print(out);
+    out << '\n' << spread << ". " << definition << "\n\n";
+    return;
+  }
+  out << "Peak GPU memory per rank (" << spread << "):\n";
+  TextTable t({{"rank"}, {"peak MiB"}, {"at s"}, {"inside module", TextTable::Align::kLeft, 90}});
+  for (auto& row : rows) t.AddRow(std::move(row));
+  t.Print(out, "  ");
+  out << "  " << definition << "\n\n";
+}
+
+void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  const auto& c = r.capture;
+  const auto& e = r.export_info;
+  std::vector<std::string> lines;
+  lines.push_back(fmt::format("nsys {} (export schema {})", e.nsys_version.empty() ? "unknown" : e.nsys_version,
+                              e.schema_version.empty() ? "unknown" : e.schema_version));
+  if (c.recorded) {
+    lines.push_back("options (reconstructed from what the export records): " +
+                    (c.reconstructed_flags.empty() ? std::string("-") : c.reconstructed_flags));
+    std::string cmd = c.command;
+    for (const auto& a : c.arguments) cmd += " " + a;
+    if (!cmd.empty()) lines.push_back("command: " + cmd);
+    if (!c.env.empty()) {
+      std::string env;
+      for (const auto& [k, v] : c.env) env += (env.empty() ? "" : " ") + k + "=" + v;
+      lines.push_back("environment (profiling-relevant only): " + env);
+    }
+  } else {
+    lines.push_back("the export records no capture options (META_DATA_CAPTURE absent)");
+  }
+  if (!r.interconnect.empty()) lines.push_back("interconnect: " + r.interconnect);
+  if (o.markdown) {
+    out << "### Capture\n\n";
+    for (const auto& l : lines) out << "- " << l << '\n';
+    out << '\n';
+    out << "### Diagnostics\n\n";
+    if (r.diagnostics.empty()) out << "Nothing to report: no inert options, empty domains, open or cross-thread ranges.\n";
+    for (const auto& d : r.diagnostics) {
+      out << fmt::format("- **{}**: {}. {}", model::SeverityName(d.severity), d.title, d.detail);
+      if (!d.fix.empty()) out << " *Fix:* " << d.fix;
+      out << '\n';
+    }
+    for (const auto& m : c.messages) {
+      out << fmt::format("- nsys {} ({}{}): {}\n", m.severity, m.source, m.count > 1 ? fmt::format(", x{}", m.count) : "",
+                         m.text);
+    }
+    out << '\n';
+    return;
+  }
+  out << "Capture:\n";
+  for (const auto& l : lines) out << "  " << l << '\n';
+  out << '\n';
+  if (!r.diagnostics.empty() || !c.messages.empty()) {
+    out << "Diagnostics:\n";
+    for (const auto& d : r.diagnostics) {
+      out << fmt::format("  {}: {}\n    {}\n", model::SeverityName(d.severity), d.title, d.detail);
+      if (!d.fix.empty()) out << "    fix: " << d.fix << '\n';
+    }
+    for (const auto& m : c.messages) {
+      out << fmt::format("  nsys {} ({}{}): {}\n", m.severity, m.source, m.count > 1 ? fmt::format(", x{}", m.count) : "",
+                         m.text);
+    }
+    out << '\n';
+  }
+}
+
 void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
   ReadoutOptions md = o;
   md.markdown = true;
@@ -314,6 +419,8 @@ void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::o
   PrintCommunication(r, md, out);
   PrintImbalance(r, md, out);
   PrintPhases(r, md, out);
+  PrintMemory(r, md, out);
+  PrintCapture(r, md, out);
 }
 
 }  // namespace cpprof::render

@@ -29,6 +29,10 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
 void PrintCommunication(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
 void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
 void PrintPhases(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+void PrintMemory(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+// nsys version, the options it recorded, the launched command, the interconnect, and the
+// diagnostics (inert options and why, what nsys did not say).
+void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
 
 // The whole readout in Markdown, short enough to paste into a PR.
 void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::ostream& out);

@@ -85,6 +85,63 @@ Json PhasesJson(const model::Report& r) {
   return per;
 }
 
+Json MemoryJson(const model::Report& r) {
+  const auto& m = r.memory;
+  Json j;
+  j["captured"] = m.captured;
+  j["note"] = m.note;
+  j["counted_kinds"] = m.counted_kinds;
+  j["ignored_events"] = m.ignored_events;
+  Json series = Json::array();
+  for (const auto& s : m.series) {
+    Json points = Json::array();
+    for (const auto& p : s.timeline) points.push_back({p.time_ns, p.bytes});
+    series.push_back({{"pid", s.pid}, {"device", s.device}, {"peak_bytes", s.peak_bytes}, {"peak_ns", s.peak_ns},
+                      {"final_bytes", s.final_bytes}, {"events", s.events}, {"unmatched_frees", s.unmatched_frees},
+                      {"timeline", points}});
+  }
+  j["series"] = series;
+  return j;
+}
+
+Json CaptureJson(const model::Report& r) {
+  const auto& c = r.capture;
+  Json j;
+  j["recorded"] = c.recorded;
+  j["traced"] = c.traced;
+  j["reconstructed_flags"] = c.reconstructed_flags;
+  j["gpu_memory_usage"] = c.gpu_memory_usage;
+  j["cuda_backtrace_kinds"] = c.cuda_backtrace_kinds;
+  j["python_backtraces"] = c.python_backtraces;
+  j["cpu_sampling"] = c.cpu_sampling;
+  j["pytorch_autograd"] = c.pytorch_autograd;
+  j["cuda_graph_trace_mode"] = c.cuda_graph_trace_mode;
+  Json ft = Json::array();
+  for (const auto& e : c.functions_trace) ft.push_back({{"domain", e.domain}, {"module", e.module}, {"functions", e.functions}});
+  j["functions_trace"] = ft;
+  j["command"] = c.command;
+  j["arguments"] = c.arguments;
+  Json env = Json::object();
+  for (const auto& [k, v] : c.env) env[k] = v;
+  j["env"] = env;
+  j["run_duration_ms"] = c.run_duration_ms;
+  Json msgs = Json::array();
+  for (const auto& m : c.messages) {
+    msgs.push_back({{"severity", m.severity}, {"source", m.source}, {"text", m.text}, {"count", m.count}});
+  }
+  j["nsys_messages"] = msgs;
+  return j;
+}
+
+Json DiagnosticsJson(const model::Report& r) {
+  Json a = Json::array();
+  for (const auto& d : r.diagnostics) {
+    a.push_back({{"severity", model::SeverityName(d.severity)}, {"id", d.id}, {"title", d.title},
+                 {"detail", d.detail}, {"fix", d.fix}});
+  }
+  return a;
+}
+
 Json ImbalanceJson(const model::Report& r) {
   Json j;
   j["slowest_rank"] = r.imbalance.slowest_rank;
@@ -132,6 +189,8 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
   PrintCommunication(r, ro, out);
   PrintImbalance(r, ro, out);
   PrintPhases(r, ro, out);
+  PrintMemory(r, ro, out);
+  PrintCapture(r, ro, out);
 
   for (const auto& s : r.ranks) {
     out << fmt::format("Rank {} ({}, pid {}{}): GPU time by class\n", s.rank, Device(s.device), s.pid,
@@ -187,6 +246,9 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
     x["compute_ns"] = s.compute_ns;
     x["ops"] = s.ops;
     x["invalid_ops"] = s.invalid_ops;
+    x["peak_mem_bytes"] = s.peak_mem_bytes >= 0 ? Json(s.peak_mem_bytes) : Json(nullptr);
+    x["peak_mem_ns"] = s.peak_mem_bytes >= 0 ? Json(s.peak_mem_ns) : Json(nullptr);
+    x["peak_mem_module"] = s.peak_mem_module;
     Json cls = Json::object();
     for (int k : ClassesByTime(s)) {
       const auto& ct = s.classes[k];
@@ -216,6 +278,10 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
   j["modules"] = ModulesJson(r);
   j["phases"] = PhasesJson(r);
   j["imbalance"] = ImbalanceJson(r);
+  j["memory"] = MemoryJson(r);
+  j["capture"] = CaptureJson(r);
+  j["diagnostics"] = DiagnosticsJson(r);
+  j["interconnect"] = r.interconnect.empty() ? Json(nullptr) : Json(r.interconnect);
   j["notes"] = r.notes;
   out << j.dump(2) << '\n';
 }

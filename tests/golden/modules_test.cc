@@ -196,3 +196,34 @@ TEST(ModulesMarkdown, TheWholeReadout) {
 
 }  // namespace
 }  // namespace cpprof::testing
+
+namespace cpprof::testing {
+namespace {
+
+TEST(ReadoutDiagnostics, EmptyFunctionsTraceDomainIsFlaggedWithItsCause) {
+  CliResult md = RunCli({"report", "--format", "md", RealExport("inline-main")});
+  ASSERT_EQ(md.rc, 0) << md.err;
+  EXPECT_NE(md.out.find("functions-trace domain 'inline' recorded no ranges"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("launched with `-m cpwork.inline_main`, so that module ran as __main__"), std::string::npos)
+      << md.out;
+  CliResult text = RunCli({"report", RealExport("inline-main")});
+  EXPECT_NE(text.out.find("warning: functions-trace domain 'inline' recorded no ranges"), std::string::npos);
+  // Where the domain did record ranges, no such warning.
+  CliResult ok = RunCli({"report", "--format", "json", RealExport("cpfold-e2e-1x2")});
+  for (const json& d : json::parse(ok.out)["diagnostics"]) EXPECT_NE(d["id"], "functions-trace-domain-empty");
+}
+
+TEST(ReadoutMemory, PeakPerRankWithTheModuleThatReachedIt) {
+  json j = ReportJson(RealExport("cpfold-trunk-2x2"));
+  ASSERT_EQ(j["per_rank"].size(), 4u);
+  for (const json& r : j["per_rank"]) {
+    EXPECT_GT(int64_t(r["peak_mem_bytes"]), int64_t{1} << 30) << "cpfold trunk N=512 holds GiBs";
+    EXPECT_FALSE(std::string(r["peak_mem_module"]).empty());
+  }
+  json none = ReportJson(RealExport("cpwork-trace"));
+  EXPECT_TRUE(none["per_rank"][0]["peak_mem_bytes"].is_null());
+  EXPECT_FALSE(none["memory"]["captured"]);
+}
+
+}  // namespace
+}  // namespace cpprof::testing
