@@ -60,6 +60,9 @@ class ProfileCommand : public Command {
                  "cpfold with the full preset");
     app.add_flag("--no-probe", o_.no_probe, "Skip the feasibility probe");
     app.add_flag("--quiet", quiet_, "Do not echo the run's output to stderr (it still goes to the logs)");
+    app.add_option("--compare", compare_,
+                   "An earlier result (RESULT.sqlite or its base path): after the run, 'cpprof diff --sanity' "
+                   "against it; exit 3 when the GPU work differs (the results are still written)");
     app.add_option("--timeout", o_.timeout_s, "Seconds before the whole run (nsys, torchrun, ranks) is killed")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
@@ -75,6 +78,15 @@ class ProfileCommand : public Command {
   }
 
   StatusOr<int> Run(Context& ctx) override {
+    std::string resolved_compare;
+    if (!compare_.empty()) {
+      resolved_compare = profile::ResolveCompare(compare_);
+      if (resolved_compare.empty()) {
+        return Status(ExitCode::kUsage, fmt::format("--compare {}: no earlier result there (give RESULT.sqlite or the "
+                                                    "result's base path, e.g. profiling/results/inference/NAME)",
+                                                    compare_));
+      }
+    }
     runner::Environment env = runner::Environment::FromProcess();
     runner::RealProcessRunner runner;
     profile::PlanInputs in;
@@ -132,6 +144,7 @@ class ProfileCommand : public Command {
     }
     profile::ExecuteOptions eo;
     eo.live = !quiet_;
+    eo.compare = resolved_compare;
     return profile::Execute(plan, f, runner, ctx.out, ctx.err, eo);
   }
 
@@ -139,6 +152,7 @@ class ProfileCommand : public Command {
   profile::ProfileOptions o_;
   std::string nsys_;
   bool quiet_ = false;
+  std::string compare_;
 };
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "analysis/report_diff.h"
 #include "doctor/doctor_render.h"
 #include "doctor/functions_trace.h"
 #include "pipeline/build_report.h"
@@ -536,10 +537,24 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
   }
 
   // ---- the readout ----
-  CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(p.sqlite, {}));
-  std::ostringstream text, json;
+  pipeline::ReportOptions report_options;
+  if (!options.compare.empty()) report_options.top_kernels = 0;  // the sanity check compares every kernel
+  CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(p.sqlite, report_options));
+  std::ostringstream text, json, readout;
   render::PrintReportText(report, {}, text);
   render::PrintReportJson(report, {}, json);
+  render::PrintReportMarkdown(report, {}, readout);
+  int rc = 0;
+  std::string compared;
+  if (!options.compare.empty()) {
+    // The seed's rule: a launcher or annotation change must not change the GPU work.
+    CPPROF_ASSIGN_OR_RETURN(model::Report before, pipeline::BuildReport(options.compare, report_options));
+    analysis::ReportDiff d = analysis::DiffReports(before, report, {}, pipeline::PeakMemoryPerRank);
+    compared = fmt::format("\n## Compared with {} (`cpprof diff --sanity`)\n\n{}\n", options.compare, d.sanity_line);
+    for (const auto& s : d.sanity_details) compared += "- " + s + "\n";
+    err << "cpprof: profile: compared with " << options.compare << ": " << d.sanity_line << '\n';
+    if (!d.same_work) rc = static_cast<int>(ExitCode::kCheckFailed);
+  }
   CPPROF_RETURN_IF_ERROR(WriteText(p.report_json, json.str()));
   std::string md = fmt::format("# cpprof profile: {}\n\n", plan.name);
   md += fmt::format("- nsys: `{}` ({})\n", plan.nsys, plan.nsys_version);
@@ -569,11 +584,20 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
     for (const auto& l : lines) md += l + "\n";
     md += "```\n";
   }
-  md += "\n## Report\n\n```\n" + text.str() + "```\n";
+  md += compared;
+  md += "\n" + readout.str();
   CPPROF_RETURN_IF_ERROR(WriteText(p.readout_md, md));
   out << text.str();
   err << fmt::format("cpprof: profile: wrote {} and {} ({:.1f} s)\n", p.readout_md, p.report_json, wall_s);
-  return 0;
+  return rc;
+}
+
+std::string ResolveCompare(const std::string& previous) {
+  for (const std::string& c : {previous, previous + ".sqlite"}) {
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec) && c.size() > 7 && c.compare(c.size() - 7, 7, ".sqlite") == 0) return c;
+  }
+  return "";
 }
 
 }  // namespace cpprof::profile

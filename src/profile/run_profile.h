@@ -15,7 +15,12 @@ struct ExecuteOptions {
   double kill_grace_s = 5;  // SIGTERM, then SIGKILL after this long
   bool live = true;         // echo the run's output to `err` as it comes (--quiet: false)
   double poll_s = 1;        // the probe polls nvidia-smi's memory.used this often (0: never)
+  std::string compare;      // --compare: an earlier result's export; `cpprof diff --sanity` against it
 };
+
+// An earlier result named by --compare: RESULT.sqlite, or the result's base path (RESULT, as in
+// RESULT.readout.md); "" when there is no export there.
+std::string ResolveCompare(const std::string& previous);
 
 // Runs `plan` (already checked by Guards) and writes its results. `out` gets the readout; `err`
 // progress and what was done on the way. Returns the exit code (130 after Ctrl-C) or an error

@@ -534,7 +534,8 @@ TEST(ProfileRun, WritesTheResultsAndTheWorkloadGetsItsArgumentsIntact) {
   std::string md = ReadFile(p.out.readout_md);
   EXPECT_CONTAINS(md, "# cpprof profile: ok\n");
   EXPECT_CONTAINS(md, "cpfold: {\"rank\": 0, \"n\": 512, \"median_iter_s\": 0.5}");
-  EXPECT_CONTAINS(md, "## Report");
+  EXPECT_CONTAINS(md, "## cpprof readout: 2 ranks");
+  EXPECT_CONTAINS(md, "### GPU time per rank");
   EXPECT_CONTAINS(ReadFile(p.out.report_json), "\"per_rank\"");
   EXPECT_CONTAINS(ReadFile(p.out.command_txt), "  NCCL_NVLS_ENABLE=0\n");
   EXPECT_CONTAINS(ReadFile(p.out.doctor_json), "cpprof.doctor/1");
@@ -621,6 +622,32 @@ TEST(ProfileRun, ForceReplacesAnEarlierResult) {
   auto rc = run.Execute(p);
   ASSERT_TRUE(rc.ok()) << rc.status().message();
   EXPECT_CONTAINS(ReadFile(p.out.readout_md), "# cpprof profile: force");
+}
+
+TEST(ProfileRun, CompareRunsTheSanityDiffAgainstAnEarlierResult) {
+  FakeRun run("compare");
+  run.options().args = {"-m", "fakework"};
+  Plan first = run.MakePlan();
+  ASSERT_TRUE(run.Execute(first).ok()) << run.err();
+  // The same work again (the fake nsys writes the same export): the same GPU work, exit 0.
+  run.options().name = "compare-again";
+  Plan again = run.MakePlan();
+  run.execute_options().compare = profile::ResolveCompare(first.out.base);
+  ASSERT_EQ(run.execute_options().compare, first.out.sqlite);
+  auto rc = run.Execute(again);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_EQ(*rc, 0);
+  EXPECT_CONTAINS(ReadFile(again.out.readout_md), "SAME GPU work");
+  EXPECT_CONTAINS(run.err(), "compared with " + first.out.sqlite + ": SAME GPU work");
+  // Against other work: exit 3, the results are still written.
+  run.options().name = "compare-other";
+  Plan other = run.MakePlan();
+  run.execute_options().compare = RealExport("cpwork-trace");
+  rc = run.Execute(other);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_EQ(*rc, 3);
+  EXPECT_CONTAINS(ReadFile(other.out.readout_md), "GPU work DIFFERS");
+  EXPECT_EQ(profile::ResolveCompare(run.dir() + "/nothing-here"), "");
 }
 
 TEST(ProfileRun, WritesTheFunctionsTraceJsonFromCpfoldsSpecMergedWithTheShippedOne) {
