@@ -67,6 +67,14 @@ class MdTable {
 
 std::string Rank(int r) { return r < 0 ? "-" : std::to_string(r); }
 
+// An nsys message a diagnostic already quotes (and explains) is not printed twice.
+bool Covered(const model::Report& r, const model::NsysMessage& m) {
+  for (const auto& d : r.diagnostics) {
+    if (d.detail.find(m.text) != std::string::npos || d.title.find(m.text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<CpSplit> CpSplitPerRank(const model::Report& r) {
@@ -372,6 +380,7 @@ void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream&
       out << '\n';
     }
     for (const auto& m : c.messages) {
+      if (Covered(r, m)) continue;
       out << fmt::format("- nsys {} ({}{}): {}\n", m.severity, m.source, m.count > 1 ? fmt::format(", x{}", m.count) : "",
                          m.text);
     }
@@ -388,6 +397,7 @@ void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream&
       if (!d.fix.empty()) out << "    fix: " << d.fix << '\n';
     }
     for (const auto& m : c.messages) {
+      if (Covered(r, m)) continue;
       out << fmt::format("  nsys {} ({}{}): {}\n", m.severity, m.source, m.count > 1 ? fmt::format(", x{}", m.count) : "",
                          m.text);
     }

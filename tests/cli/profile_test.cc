@@ -104,6 +104,8 @@ TEST(ProfilePlan, FastPresetExactCommandForTheE2eShorthand) {
                                    "--trace=cuda,nvtx",
                                    "--sample=none",
                                    "--cpuctxsw=none",
+                                   // cpfold's classes name the readout's modules (no torch.* list)
+                                   "--python-functions-trace=" + base + ".functions-trace.json",
                                    "torchrun",
                                    "--standalone",
                                    "--nnodes=1",
@@ -129,6 +131,8 @@ TEST(ProfilePlan, FastPresetExactCommandForTheE2eShorthand) {
   EXPECT_EQ(p.out.sqlite, base + ".sqlite");
   EXPECT_EQ(p.out.readout_md, base + ".readout.md");
   EXPECT_EQ(p.out.tmp_stderr_log, "/tmp/tester/cpprof/cpfold-e2e-n512-1x2-fast/stderr.log");
+  EXPECT_TRUE(p.trace_base.empty()) << "fast: cpfold's spec alone, not merged with nsys's pytorch.json";
+  EXPECT_FALSE(p.trace_spec.empty());
   EXPECT_TRUE(p.dropped.empty());
   EXPECT_TRUE(profile::Guards(p, o, H200Findings()).empty());
 }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The GPU-machine check of `cpprof profile` (issue 5) and the CP readout (issue 3), run from the
+# repository root on an H200 machine with 2 or 4 GPUs:
+#
+#   tools/device/profile_check.sh OUT_DIR STEP...      steps: none fast full e2e own
+#
+# cpprof: $CPPROF, else .devbin/cpprof (a static build carried along). DEBS_DIR (.debs) holds
+# Debian's libdw1/libelf1 .deb files for the importer fix (../shared/notes/device-nsys.md).
+#   none   cpfold trunk N=1024 on 4 ranks (2x2; 2 ranks, 1x2, on a 2-GPU machine) under plain
+#          torchrun: the unprofiled time per iteration
+#   fast   the same under `cpprof profile --preset fast`
+#   full   the same under `cpprof profile --preset full --compare <fast>` (sanity: same GPU work)
+#   e2e    `cpprof profile e2e 512 2 --preset full`: the whole model on 2 GPUs (1x2)
+#   own    a torchrun script of our own (tools/testdata/cpwork) with --preset full --trace-discover
+# Each step leaves its results folder's small files (readout, report JSON, command, logs) and
+# the .sqlite.xz under OUT_DIR/<step>/, and a line with the wall time in OUT_DIR/summary.txt.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:?usage: tools/device/profile_check.sh OUT_DIR STEP...}; shift
+mkdir -p "$out"; out=$(cd "$out" && pwd)
+cd "$repo"
+cpprof=${CPPROF:-$repo/.devbin/cpprof}
+debs=${DEBS_DIR:-$repo/.debs}
+say() { echo "$*" | tee -a "$out/summary.txt"; }
+
+# The importer fix and the settings every child needs.
+mkdir -p /tmp/dl; for f in "$debs"/*.deb; do dpkg -x "$f" /tmp/dl; done
+nsys=$(ls /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | sort -V | tail -1)
+hostdir=$(ls -d "$(dirname "$(dirname "$nsys")")"/linux-desktop-*-x64 | head -1)
+export LD_LIBRARY_PATH=/tmp/dl/usr/lib/x86_64-linux-gnu:$hostdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export CPPROF_HELPERS_DIR=$repo/python/cpprof_helpers
+export PYTHONPATH=$repo/python:$repo/tools/testdata${PYTHONPATH:+:$PYTHONPATH}
+gpus=$(nvidia-smi -L | wc -l)
+# The trunk steps use 4 ranks (2x2) on a 4-GPU machine, else 2 (1x2).
+if [ "$gpus" -ge 4 ]; then ranks=4 cp0=2 cp1=2; else ranks=2 cp0=1 cp1=2; fi
+say "cpprof $("$cpprof" --version) | nsys $nsys | $gpus GPUs"
+nvidia-smi -L >"$out/gpus.txt"
+results=$out/results
+iters=(--iters 5 --warmup 2)
+# An older cpprof (carried before --compare and --trace-discover existed) still measures.
+has() { "$cpprof" profile --help 2>&1 | grep -q -- "$1"; }
+compare=(); has --compare && compare=(--compare "$results/inference/trunk1024-fast")
+
+keep() {  # STEP WORKFLOW NAME: copy a result's small files and its compressed export
+  local d=$out/$1; mkdir -p "$d"
+  for f in "$results/$2/$3".{readout.md,report.json,command.txt,doctor.json,probe.json,functions-trace.json}; do
+    [ -f "$f" ] && cp "$f" "$d/"
+  done
+  cp "$results/$2/$3".*log "$d/" 2>/dev/null
+  [ -f "$results/$2/$3.sqlite" ] && xz -T0 -c "$results/$2/$3.sqlite" >"$d/$3.sqlite.xz"
+}
+timed() {  # STEP LOG CMD...: run, record rc, wall time and cpfold's own summary (median s/iteration)
+  local step=$1 log=$2; shift 2
+  local t0=$EPOCHREALTIME
+  "$@" >"$log" 2>&1
+  local rc=$?
+  local wall; wall=$(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $t0}")
+  local newest; newest=$(ls -t "$results"/*/*.stdout.log 2>/dev/null | head -1)  # this step's result
+  local summary; summary=$(cat "$log" $newest 2>/dev/null | grep -h '^cpfold: ' | tail -1)
+  say "$step: rc=$rc wall_s=$wall | $(echo "$summary" | python3 -c 'import json,sys; l=sys.stdin.read().strip(); d=json.loads(l[8:]) if l else {}; print("median_iter_s=%s peak_mem_max_bytes=%s" % (d.get("median_iter_s"), d.get("peak_mem_max_bytes")))')"
+}
+
+for step in "$@"; do
+  mkdir -p "$out/$step"
+  case $step in
+    none)
+      timed none "$out/none/run.log" torchrun --standalone --nnodes=1 --nproc_per_node=$ranks -m cpfold.run \
+        --mode trunk --n-token 1024 --cp0 $cp0 --cp1 $cp1 "${iters[@]}" ;;
+    fast)
+      timed fast "$out/fast/profile.log" "$cpprof" profile --results-dir "$results" --name trunk1024-fast \
+        --preset fast trunk 1024 $ranks -- "${iters[@]}"
+      keep fast inference trunk1024-fast ;;
+    full)
+      timed full "$out/full/profile.log" "$cpprof" profile --results-dir "$results" --name trunk1024-full \
+        --preset full "${compare[@]}" trunk 1024 $ranks -- "${iters[@]}"
+      keep full inference trunk1024-full ;;
+    e2e)
+      timed e2e "$out/e2e/profile.log" "$cpprof" profile --results-dir "$results" --name e2e512-full \
+        --preset full e2e 512 2
+      keep e2e inference e2e512-full ;;
+    own)
+      if has --trace-discover; then
+        trace=(--trace-discover cpwork --trace-match 'TriMul|Pairformer|Trunk|Confidence')
+      else
+        "$cpprof" trace-json --discover cpwork --match 'TriMul|Pairformer|Trunk|Confidence' --entry-module cpwork.run \
+          -o "$out/own/cpwork-trace.json" >"$out/own/trace-json.log" 2>&1
+        trace=(--trace-json "$out/own/cpwork-trace.json")
+      fi
+      timed own "$out/own/profile.log" "$cpprof" profile --results-dir "$results" --name cpwork-full \
+        --preset full --nproc-per-node 2 --gpus 0,1 "${trace[@]}" -- -m cpwork.run --iters 3
+      keep own custom cpwork-full ;;
+    *) say "unknown step $step" ;;
+  esac
+done
+ls -la "$results"/* >"$out/results-ls.txt" 2>&1
