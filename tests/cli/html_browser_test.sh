@@ -29,12 +29,12 @@ for xz in "$data"/real/*/*.sqlite.xz; do
   html="$out/$name.html"
   "$cpprof" report "$db" --format html -o "$html" 2> /dev/null
   url="file://$(cd "$(dirname "$html")" && pwd)/$(basename "$html")"
-  dom=$(run_browser "$url" --dump-dom)
+  run_browser "$url" --dump-dom > "$out/$name.dom.html"
   errors=$(grep -E "Uncaught|CONSOLE.*(Error|error)|:ERROR:CONSOLE" "$out/browser.err" || true)
-  title=$(printf '%s' "$dom" | grep -o '<title>[^<]*</title>' | head -1)
-  if ! printf '%s' "$dom" | grep -q 'data-rendered="1"'; then
+  title=$(grep -o -m1 '<title>[^<]*</title>' "$out/$name.dom.html" || true)
+  if ! grep -q 'data-rendered="1"' "$out/$name.dom.html"; then
     echo "FAIL $name: the page's script did not finish drawing (no data-rendered=\"1\"); title: $title"; fail=1
-  elif printf '%s' "$title" | grep -q 'cpprof: error'; then
+  elif [[ $title == *"cpprof: error"* ]]; then
     echo "FAIL $name: script error: $title"; fail=1
   elif [ -n "$errors" ]; then
     echo "FAIL $name: console errors:"; echo "$errors"; fail=1
