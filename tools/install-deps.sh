@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what cpprof needs to build and test on Debian 12 / Ubuntu 22.04+ (apt only).
+# Installs what cpprof needs to build and test on Debian 12 / Ubuntu 22.04+ (apt only);
+# chromium runs the HTML report in a real browser (tests/cli/html_browser_test.sh).
 set -euo pipefail
 sudo=""
 [ "$(id -u)" = 0 ] || sudo=sudo
@@ -8,5 +9,6 @@ $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
   cmake ninja-build g++ pkg-config \
   libsqlite3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev \
   sqlite3 xz-utils time \
-  python3 python3-torch python3-pytest > /dev/null
+  python3 python3-torch python3-pytest \
+  chromium > /dev/null
 echo "tools/install-deps.sh: dependencies installed"

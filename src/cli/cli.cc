@@ -15,7 +15,8 @@ constexpr CommandDef kCommands[] = {
     {"report", "the CP readout of an nsys SQLite export: per rank compute vs communication",
      "  cpprof report run.sqlite\n"
      "  cpprof report run.sqlite --format json | jq '.per_rank[0].comm_ns'\n"
-     "  cpprof report run.sqlite --format csv --top 20 > run.csv\n",
+     "  cpprof report run.sqlite --format csv --top 20 > run.csv\n"
+     "  cpprof report run.sqlite --format html -o run.html\n",
      MakeReportCommand},
     {"stats", "drop-in for 'nsys stats' reports on an export: same CSV, far faster",
      "  cpprof stats --report cuda_gpu_kern_sum run.sqlite\n"

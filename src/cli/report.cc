@@ -1,13 +1,45 @@
-// cpprof report FILE.sqlite [--format text|md|json|csv] [--top N] [--depth N] [--modules FILE] [--show-paths]
+// cpprof report FILE.sqlite [--format text|md|json|csv|html] [-o FILE] [--top N] [--depth N] [--modules FILE] [--show-paths]
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "cli/command.h"
 #include "pipeline/build_report.h"
+#include "render/html_render.h"
 #include "render/report_render.h"
 
 namespace cpprof::cli {
 
 namespace {
+
+// Writes next to `path` and renames at the end: never a half-written file.
+template <typename F>
+Status WriteFileAtomically(const std::string& path, F print) {
+  std::string part = path + ".part";
+  {
+    std::ofstream out(part, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      return Error(ExitCode::kError, fmt::format("report: cannot write '{}'. Check that the directory exists and is "
+                                                 "writable.", part));
+    }
+    print(out);
+    out.close();
+    if (!out) {
+      std::remove(part.c_str());
+      return Error(ExitCode::kError, fmt::format("report: could not write '{}' (disk full?).", path));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(part, path, ec);
+  if (ec) {
+    std::remove(part.c_str());
+    return Error(ExitCode::kError, fmt::format("report: cannot write '{}': {}.", path, ec.message()));
+  }
+  return Status();
+}
 
 class ReportCommand : public Command {
  public:
@@ -15,8 +47,14 @@ class ReportCommand : public Command {
     app.add_option("file", file_, "An nsys SQLite export (nsys export --type sqlite REPORT.nsys-rep)");
     app.add_option("--format", format_,
                    "Output format: text (terminal), md (the readout to paste into a PR), json (schema "
-                   "cpprof.report/1, everything), csv")
-        ->check(CLI::IsMember({"text", "md", "json", "csv"}))
+                   "cpprof.report/1, everything), csv, html (one self-contained page: timeline, modules, "
+                   "overlap, memory; needs -o unless stdout is redirected)")
+        ->check(CLI::IsMember({"text", "md", "json", "csv", "html"}))
+        ->capture_default_str();
+    app.add_option("-o,--output", output_, "Write the output to this file instead of stdout ('-': stdout)");
+    app.add_option("--timeline-bins", options_.timeline_bins,
+                   "html: at most this many bins per timeline lane and rank (ops are merged beyond it)")
+        ->check(CLI::Range(100, 1000000))
         ->capture_default_str();
     app.add_option("--depth", render_.module_depth, "Module rows shown down to this depth (text, md)")
         ->check(CLI::Range(0, 64))
@@ -42,15 +80,30 @@ class ReportCommand : public Command {
       CPPROF_ASSIGN_OR_RETURN(config, analysis::LoadModuleConfig(modules_file_));
       options_.modules = &config;
     }
+    const bool to_stdout = output_.empty() || output_ == "-";
+    if (format_ == "html" && to_stdout && isatty(STDOUT_FILENO)) {
+      return Status(ExitCode::kUsage, "report: --format html writes a whole page: give -o OUT.html (or redirect "
+                                      "stdout: cpprof report RUN.sqlite --format html > OUT.html)");
+    }
+    options_.timeline = format_ == "html";
     CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(file_, options_));
-    if (format_ == "json") {
-      render::PrintReportJson(report, render_, ctx.out);
-    } else if (format_ == "md") {
-      render::PrintReportMarkdown(report, render_, ctx.out);
-    } else if (format_ == "csv") {
-      render::PrintReportCsv(report, render_, ctx.out);
+    auto print = [&](std::ostream& out) {
+      if (format_ == "json") {
+        render::PrintReportJson(report, render_, out);
+      } else if (format_ == "md") {
+        render::PrintReportMarkdown(report, render_, out);
+      } else if (format_ == "csv") {
+        render::PrintReportCsv(report, render_, out);
+      } else if (format_ == "html") {
+        render::PrintReportHtml(report, render_, out);
+      } else {
+        render::PrintReportText(report, render_, out);
+      }
+    };
+    if (to_stdout) {
+      print(ctx.out);
     } else {
-      render::PrintReportText(report, render_, ctx.out);
+      CPPROF_RETURN_IF_ERROR(WriteFileAtomically(output_, print));
     }
     // Diagnostics go to stderr (JSON carries them too): what the export lacks, said once.
     if (!report.export_info.not_captured.empty()) {
@@ -65,6 +118,7 @@ class ReportCommand : public Command {
  private:
   std::string file_;
   std::string format_ = "text";
+  std::string output_;
   std::string modules_file_;
   bool print_config_ = false;
   pipeline::ReportOptions options_;

@@ -11,6 +11,7 @@
 #include "model/capture.h"
 #include "model/memory.h"
 #include "model/op_class.h"
+#include "model/timeline.h"
 
 namespace cpprof::model {
 
@@ -145,6 +146,7 @@ struct Report {
   MemoryUsage memory;                    // memory over time per process and device
   std::string interconnect;              // from doctor's findings beside the export; "" unknown
   std::vector<std::string> notes;  // diagnostics for stderr / the readout ("not captured: ...")
+  Timeline timeline;  // lanes per rank for the HTML report; built only when asked (ReportOptions::timeline)
 };
 
 }  // namespace cpprof::model

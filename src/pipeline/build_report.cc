@@ -22,6 +22,7 @@
 #include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_facts.h"
 #include "pipeline/attribution.h"
+#include "pipeline/report_timeline.h"
 
 namespace cpprof::pipeline {
 
@@ -209,6 +210,11 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
       p.busy_ns = s.phase_busy_ns;
       report.phases.push_back(p);
     }
+  }
+
+  if (options.timeline) {
+    CPPROF_RETURN_IF_ERROR(AddTimeline(db, work, ranks.process_of_rank, attribution.modules.get(),
+                                       options.timeline_bins, report));
   }
 
   CPPROF_ASSIGN_OR_RETURN(report.capture, nsys::ReadCaptureInfo(db));

@@ -1,0 +1,24 @@
+// The timeline part of `cpprof report` (for --format html): lanes and module runs per rank from
+// the GPU ops, iteration markers from NVTX. A hook of BuildReport (ReportOptions::timeline).
+#pragma once
+
+#include <vector>
+
+#include "analysis/module_attribution.h"
+#include "base/status.h"
+#include "model/gpu_work.h"
+#include "model/report.h"
+#include "nsys/sqlite_db.h"
+
+namespace cpprof::pipeline {
+
+// Fills report.timeline. Needs report.ranks and report.modules filled; `modules` is null when the
+// export has no module ranges. May reorder the processes' ops.
+Status AddTimeline(const nsys::Database& db, model::GpuWork& work, const std::vector<size_t>& process_of_rank,
+                   const analysis::ModuleAttribution* modules, int max_bins, model::Report& report);
+
+// By module node id: the row of model::Report::modules that shows the node, found by the path of
+// names from its top-level row; -1 when no row shows it.
+std::vector<int> ModuleRowOfNode(const analysis::ModuleAttribution& modules, const model::Report& report);
+
+}  // namespace cpprof::pipeline
