@@ -40,9 +40,17 @@ int main(int argc, char** argv) {
                nullptr, nullptr);
   int64_t acc = 0;
   if (std::strcmp(argv[1], "report") == 0) {
-    acc += Scan(db, "SELECT start, end, globalPid, deviceId, streamId, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL");
-    acc += Scan(db, "SELECT start, end, globalPid, deviceId, streamId, bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY");
-    acc += Scan(db, "SELECT start, end, globalPid, deviceId, streamId, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET");
+    // GPU ops with the correlation id of their launch; the launches; the NVTX ranges (module
+    // attribution); GPU memory events.
+    acc += Scan(db, "SELECT start, end, globalPid, deviceId, streamId, demangledName, correlationId "
+                    "FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    acc += Scan(db, "SELECT start, end, globalPid, deviceId, streamId, bytes, copyKind, correlationId "
+                    "FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+    acc += Scan(db, "SELECT start, end, globalPid, deviceId, streamId, bytes, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET");
+    acc += Scan(db, "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME");
+    acc += Scan(db, "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid FROM NVTX_EVENTS");
+    acc += Scan(db, "SELECT start, globalPid, deviceId, bytes, memKind, memoryOperationType, correlationId "
+                    "FROM CUDA_GPU_MEMORY_USAGE_EVENTS");
   } else {
     acc += Scan(db, "SELECT demangledName, end - start FROM CUPTI_ACTIVITY_KIND_KERNEL");
   }

@@ -10,7 +10,10 @@ ModuleAttribution::ModuleAttribution(std::vector<KeptRange> ranges, std::vector<
   nodes_.push_back({"[unattributed]", "", -1, 0, false});
   for (const auto& g : config.groups) group_names_.push_back(g.name);
   group_mask_.reserve(names_.size());
-  for (const auto& n : names_) group_mask_.push_back(config.GroupMask(n));
+  for (const auto& n : names_) {
+    group_mask_.push_back(config.GroupMask(n));
+    short_names_.push_back(ShortModuleName(n));
+  }
 
   std::sort(ranges_.begin(), ranges_.end(), [](const KeptRange& a, const KeptRange& b) {
     if (a.tid != b.tid) return a.tid < b.tid;
@@ -59,6 +62,15 @@ int ModuleAttribution::Intern(int parent, const std::string& name, const std::st
   return static_cast<int>(nodes_.size() - 1);
 }
 
+int ModuleAttribution::InternRange(int parent, uint32_t name) {
+  uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(parent)) << 32) | name;
+  auto it = range_index_.find(key);
+  if (it != range_index_.end()) return it->second;
+  int node = Intern(parent, short_names_[name], names_[name], false);
+  range_index_[key] = node;
+  return node;
+}
+
 uint16_t ModuleAttribution::GroupNode(const std::string& name) {
   return static_cast<uint16_t>(Intern(-1, name, "", true));
 }
@@ -87,10 +99,7 @@ uint16_t ModuleAttribution::NodeOfRange(size_t i) {
   } else {
     node = GroupNode("[other modules]");
   }
-  for (size_t k = anchor; k < path.size(); ++k) {
-    const std::string& range = names_[path[k]];
-    node = Intern(node, ShortModuleName(range), range, false);
-  }
+  for (size_t k = anchor; k < path.size(); ++k) node = InternRange(node, path[k]);
   return static_cast<uint16_t>(node);
 }
 
@@ -115,6 +124,15 @@ LaunchTag ModuleAttribution::ForCall(int64_t tid, int64_t t) const {
   }
   if (autograd && tag.node == kUnattributed) tag.node = backward_node_;
   return tag;
+}
+
+void ModuleAttribution::ReleaseRanges() {
+  std::vector<KeptRange>().swap(ranges_);
+  std::vector<int32_t>().swap(parent_);
+  std::vector<uint16_t>().swap(node_);
+  std::vector<uint8_t>().swap(optimizer_);
+  threads_ = {};
+  range_index_ = {};
 }
 
 void CallTags::Add(int64_t global_pid, int64_t correlation, LaunchTag tag) {

@@ -54,11 +54,14 @@ class ModuleAttribution {
   LaunchTag ForCall(int64_t tid, int64_t t) const;
 
   const std::vector<ModuleTreeNode>& nodes() const { return nodes_; }
+  // Frees what ForCall needs (the ranges) once every launch is tagged; nodes() stays.
+  void ReleaseRanges();
   int64_t module_ranges() const { return module_names_; }  // distinct names that are modules
   bool overflowed() const { return overflowed_; }         // more than kMaxModuleNodes paths
 
  private:
   int Intern(int parent, const std::string& name, const std::string& range, bool is_group);
+  int InternRange(int parent, uint32_t name);  // Intern for a range name, with a cheap key
   uint16_t NodeOfRange(size_t i);
   uint16_t GroupNode(const std::string& name);
 
@@ -73,6 +76,8 @@ class ModuleAttribution {
   std::vector<std::string> group_names_;
   std::vector<ModuleTreeNode> nodes_;
   std::map<std::pair<int, std::string>, int> index_;  // (parent, range or group name) -> node
+  std::unordered_map<uint64_t, int> range_index_;       // (parent, name index) -> node
+  std::vector<std::string> short_names_;                // per name
   uint16_t backward_node_ = kUnattributed;
   int64_t module_names_ = 0;
   bool overflowed_ = false;

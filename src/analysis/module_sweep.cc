@@ -95,6 +95,9 @@ RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>
   std::array<int32_t, model::kNumPhases> phase_active{};
   std::array<int32_t, model::kNumOpClasses> class_active{};
   int64_t active = 0, compute_active = 0;
+  uint32_t class_mask = 0;  // classes with a running op
+  static_assert(model::kNumOpClasses <= 32);
+  int64_t first = INT64_MAX, last = INT64_MIN;
   int64_t now = INT64_MIN;
 
   auto segment = [&](int64_t until) {
@@ -103,6 +106,9 @@ RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>
     now = until;
     if (active == 0) return;
     out.busy_ns += len;
+    for (uint32_t m = class_mask; m; m &= m - 1) out.class_union_ns[__builtin_ctz(m)] += len;
+    if (compute_active > 0) out.compute_union_ns += len;
+    if (compute_active < active) out.comm_union_ns += len;
     const auto& owners = own.list();
     double share = static_cast<double>(len) / static_cast<double>(owners.size());
     for (uint32_t id : owners) own_share[id] += share;
@@ -130,6 +136,11 @@ RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>
     int c = static_cast<int>(cls);
     active += d;
     class_active[c] += d;
+    if (class_active[c] > 0) {
+      class_mask |= 1u << c;
+    } else {
+      class_mask &= ~(1u << c);
+    }
     phase_active[phase] += d;
     bool comm = model::IsComm(cls);
     if (!comm) compute_active += d;
@@ -162,6 +173,12 @@ RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>
     uint16_t node = op.node < n ? op.node : 0;
     uint8_t phase = op.phase < model::kNumPhases ? op.phase : 0;
     ++out.nodes[node].ops;
+    ++out.ops;
+    int c = static_cast<int>(op.cls);
+    out.class_sum_ns[c] += op.end - op.start;
+    ++out.class_instances[c];
+    first = std::min(first, op.start);
+    last = std::max(last, op.end);
     if (op.end <= op.start) return;  // zero-length ops add no time
     change(op.cls, phase, node, +1);
     ending.push({op.end, op.cls, phase, node});
@@ -175,6 +192,7 @@ RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>
     change(e.cls, e.phase, e.node, -1);
   }
 
+  if (out.ops) out.first_start = first, out.last_end = last;
   std::vector<int64_t> own_ns = RoundShares(own_share, out.busy_ns);
   std::vector<double> ps(phase_share.begin(), phase_share.end());
   std::vector<int64_t> phase_ns = RoundShares(ps, out.busy_ns);

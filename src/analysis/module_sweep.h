@@ -26,7 +26,13 @@ struct RankModuleTimes {
   // Per class: for communication classes, the part of the class's union during which
   // non-communication work ran (hidden under compute).
   std::array<int64_t, model::kNumOpClasses> hidden_ns{};
-  int64_t busy_ns = 0;  // equals RankSummary::busy_ns (checked by the tests)
+  int64_t busy_ns = 0;  // union of all ops
+  // What the per-rank summary needs, from the same sweep: per class the sum of durations, the
+  // union and the instances; unions of communication and of everything else; first and last.
+  std::array<int64_t, model::kNumOpClasses> class_sum_ns{}, class_union_ns{}, class_instances{};
+  int64_t comm_union_ns = 0, compute_union_ns = 0;
+  int64_t first_start = 0, last_end = 0;
+  int64_t ops = 0;
   // Per communication class, its ops in start order (when collect_comm_ops).
   std::array<std::vector<CommOp>, model::kNumOpClasses> comm_ops;
 };

@@ -1,5 +1,7 @@
 #include "analysis/module_sweep.h"
 
+#include "analysis/rank_summary.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -143,6 +145,18 @@ TEST(ModuleSweep, MatchesBruteForceOnRandomOps) {
       if (kParents[p] < 0) top += t.nodes[p].busy_ns;
     }
     EXPECT_EQ(top, busy) << round;
+    // The per-rank summary from this sweep equals the one from its own pass.
+    model::GpuNames names;
+    model::RankSummary one = SummarizeRankFromSweep(w, names, 0, t), two = SummarizeRank(w, names, 0);
+    EXPECT_EQ(one.busy_ns, two.busy_ns);
+    EXPECT_EQ(one.both_ns, two.both_ns);
+    EXPECT_EQ(one.comm_ns, two.comm_ns);
+    EXPECT_EQ(one.span_ns, two.span_ns);
+    for (int c = 0; c < model::kNumOpClasses; ++c) {
+      EXPECT_EQ(one.classes[c].union_ns, two.classes[c].union_ns) << round << " class " << c;
+      EXPECT_EQ(one.classes[c].sum_ns, two.classes[c].sum_ns);
+      EXPECT_EQ(one.classes[c].instances, two.classes[c].instances);
+    }
   }
 }
 

@@ -10,6 +10,53 @@ namespace cpprof::analysis {
 
 using model::OpClass;
 
+namespace {
+
+void TopKernels(const model::ProcessGpuWork& work, const model::GpuNames& names, size_t top, model::RankSummary& s) {
+  for (const auto& [id, t] : work.kernels) {
+    s.top_kernels.push_back({names.kernel_names.at(id), names.kernel_classes.at(id), t.total_ns, t.instances});
+  }
+  for (const auto& [kind, t] : work.mem_ops) {
+    s.top_kernels.push_back({names.mem_op_names.at(kind), t.cls, t.total_ns, t.instances});
+  }
+  std::sort(s.top_kernels.begin(), s.top_kernels.end(), [](const auto& a, const auto& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  if (top && s.top_kernels.size() > top) s.top_kernels.resize(top);
+}
+
+}  // namespace
+
+model::RankSummary SummarizeRankFromSweep(const model::ProcessGpuWork& work, const model::GpuNames& names, size_t top,
+                                          const RankModuleTimes& sweep) {
+  model::RankSummary s;
+  s.global_pid = work.global_pid;
+  s.pid = work.pid;
+  s.device = work.MainDevice();
+  s.process = work.name;
+  s.invalid_ops = work.invalid_ops;
+  for (int c = 0; c < model::kNumOpClasses; ++c) {
+    s.classes[c].sum_ns = sweep.class_sum_ns[c];
+    s.classes[c].union_ns = sweep.class_union_ns[c];
+    s.classes[c].instances = sweep.class_instances[c];
+    s.classes[c].hidden_ns = sweep.hidden_ns[c];
+  }
+  s.ops = sweep.ops;
+  if (s.ops == 0) return s;
+  s.first_start = sweep.first_start;
+  s.last_end = sweep.last_end;
+  s.span_ns = s.last_end - s.first_start;
+  s.busy_ns = sweep.busy_ns;
+  s.comm_ns = sweep.comm_union_ns;
+  s.compute_ns = sweep.compute_union_ns;
+  s.both_ns = s.comm_ns + s.compute_ns - s.busy_ns;
+  s.comm_only_ns = s.comm_ns - s.both_ns;
+  s.compute_only_ns = s.compute_ns - s.both_ns;
+  s.idle_ns = s.span_ns - s.busy_ns;
+  TopKernels(work, names, top, s);
+  return s;
+}
+
 model::RankSummary SummarizeRank(model::ProcessGpuWork& work, const model::GpuNames& names, size_t top) {
   model::RankSummary s;
   s.global_pid = work.global_pid;
@@ -52,16 +99,7 @@ model::RankSummary SummarizeRank(model::ProcessGpuWork& work, const model::GpuNa
   s.compute_only_ns = s.compute_ns - s.both_ns;
   s.idle_ns = s.span_ns - s.busy_ns;
 
-  for (const auto& [id, t] : work.kernels) {
-    s.top_kernels.push_back({names.kernel_names.at(id), names.kernel_classes.at(id), t.total_ns, t.instances});
-  }
-  for (const auto& [kind, t] : work.mem_ops) {
-    s.top_kernels.push_back({names.mem_op_names.at(kind), t.cls, t.total_ns, t.instances});
-  }
-  std::sort(s.top_kernels.begin(), s.top_kernels.end(), [](const auto& a, const auto& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
-  if (top && s.top_kernels.size() > top) s.top_kernels.resize(top);
+  TopKernels(work, names, top, s);
   return s;
 }
 

@@ -13,11 +13,6 @@ namespace cpprof::nsys {
 
 namespace {
 
-bool IsRange(int64_t event_type) {
-  return event_type == kNvtxPushPop || event_type == kNvtxStartEnd || event_type == kNvtxtPushPop ||
-         event_type == kNvtxtStartEnd;
-}
-
 StatusOr<int64_t> CountRows(const Database& db, const char* table) {
   if (!db.HasTable(table)) return int64_t{-1};
   CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT count(*) FROM {}", table),
@@ -38,59 +33,75 @@ std::vector<std::string> DistinctNames(const NvtxDomains& domains, int64_t domai
 
 }  // namespace
 
-StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db) {
+void NvtxRangeTally::Add(const std::vector<std::string>& names, const NvtxRangeRow& r) {
+  auto add = [&](const std::string& n) {
+    Counts& c = ranges[n];
+    ++c.ranges;
+    c.open += r.open;
+    c.cross_thread += r.ends_on_other_thread;
+    if (!n.empty()) {
+      // One buffer, so that the millions of ranges of a big export allocate only for new names.
+      static thread_local std::string key;
+      key.assign(n).append(":").append(r.text);
+      if (!named.count(key)) named.insert(key);
+    } else if (r.text.substr(0, 6) == "aten::") {
+      ++autograd_op_ranges;
+      if (r.text.find("sizes = [") != std::string_view::npos) ++autograd_shape_ranges;
+    }
+  };
+  if (names.size() == 1) {
+    add(names.front());
+    return;
+  }
+  std::vector<std::string> distinct = names;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  for (const auto& n : distinct) add(n);
+}
+
+StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* given_domains,
+                                         const NvtxRangeTally* given_tally) {
   model::NvtxFacts facts;
   std::map<std::string, model::NvtxDomainFacts> by_name;
   if (db.HasTable(kNvtxTable)) {
     facts.has_nvtx = true;
-    CPPROF_ASSIGN_OR_RETURN(NvtxDomains domains, NvtxDomains::Read(db));
-    // Every domain created counts, even one that recorded nothing: that is what the checks need.
-    {
-      CPPROF_ASSIGN_OR_RETURN(
-          Statement st, db.Prepare(fmt::format("SELECT DISTINCT domainId, globalTid FROM {} WHERE eventType == {}",
-                                               kNvtxTable, kNvtxDomainCreate),
-                                   "reading NVTX domains"));
-      while (st.Step()) {
-        for (const auto& n : DistinctNames(domains, st.Int(0), st.Int(1))) by_name[n].name = n;
-      }
-      CPPROF_RETURN_IF_ERROR(st.status());
+    NvtxDomains read_domains;
+    if (!given_domains) {
+      CPPROF_ASSIGN_OR_RETURN(read_domains, NvtxDomains::Read(db));
     }
-    std::set<std::string> named;
-    CPPROF_RETURN_IF_ERROR(ForEachNvtxRange(db, OpenEnd::kLastRange, [&](const NvtxRangeRow& r) {
-      for (const auto& n : DistinctNames(domains, r.domain_id, r.global_tid)) {
-        auto& d = by_name[n];
-        d.name = n;
-        ++d.ranges;
-        if (!n.empty()) {
-          named.insert(n + ":" + std::string(r.text));
-        } else if (r.text.substr(0, 6) == "aten::") {
-          ++facts.autograd_op_ranges;
-          if (r.text.find("sizes = [") != std::string_view::npos) ++facts.autograd_shape_ranges;
-        }
-      }
-    }));
+    const NvtxDomains& domains = given_domains ? *given_domains : read_domains;
+    // Every domain created counts, even one that recorded nothing: that is what the checks need.
+    for (const auto& n : domains.AllNames()) by_name[n].name = n;
+    NvtxRangeTally read_tally;
+    if (!given_tally) {
+      CPPROF_RETURN_IF_ERROR(ForEachNvtxRange(db, OpenEnd::kLastRange, [&](const NvtxRangeRow& r) {
+        read_tally.Add(domains.NamesFor(r.domain_id, r.global_tid), r);
+      }));
+    }
+    const NvtxRangeTally& tally = given_tally ? *given_tally : read_tally;
+    for (const auto& [n, c] : tally.ranges) {
+      auto& d = by_name[n];
+      d.name = n;
+      d.ranges += c.ranges;
+      d.open_ranges += c.open;
+      d.cross_thread_ranges += c.cross_thread;
+    }
+    std::set<std::string> named(tally.named.begin(), tally.named.end());
+    facts.autograd_op_ranges = tally.autograd_op_ranges;
+    facts.autograd_shape_ranges = tally.autograd_shape_ranges;
     facts.named_ranges.assign(named.begin(), named.end());
-    // Open and cross-thread ranges, and the other events (marks), per domain.
-    bool has_end_tid = db.HasColumn(kNvtxTable, "endGlobalTid");
+    // The other events (marks), per domain; ranges, open and cross-thread ones were tallied above.
     CPPROF_ASSIGN_OR_RETURN(
         Statement st,
-        db.Prepare(fmt::format("SELECT domainId, globalTid, eventType, end IS NULL, {}, count(*) FROM {} "
-                               "WHERE eventType != {} GROUP BY 1, 2, 3, 4, 5",
-                               has_end_tid ? "endGlobalTid IS NOT NULL AND endGlobalTid != globalTid" : "0",
-                               kNvtxTable, kNvtxDomainCreate),
+        db.Prepare(fmt::format("SELECT domainId, globalTid, count(*) FROM {} WHERE eventType NOT IN ({}, {}, {}, {}, {}) "
+                               "GROUP BY 1, 2",
+                               kNvtxTable, kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate),
                    "reading NVTX events"));
     while (st.Step()) {
-      int64_t type = st.Int(2), n = st.Int(5);
-      bool open = st.Int(3) != 0, cross = st.Int(4) != 0;
       for (const auto& name : DistinctNames(domains, st.Int(0), st.Int(1))) {
         auto& d = by_name[name];
         d.name = name;
-        if (!IsRange(type)) {
-          d.marks += n;
-          continue;
-        }
-        if (open) d.open_ranges += n;
-        if (cross) d.cross_thread_ranges += n;
+        d.marks += st.Int(2);
       }
     }
     CPPROF_RETURN_IF_ERROR(st.status());

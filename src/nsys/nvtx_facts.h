@@ -2,15 +2,35 @@
 // analysis/capture_diagnostics checks the capture options against.
 #pragma once
 
+#include <map>
+#include <string>
+#include <unordered_set>
+
 #include "base/status.h"
 #include "model/capture.h"
+#include "nsys/nvtx_reader.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::nsys {
 
+// The per-range part of the facts, filled by whoever already streams the ranges (the report's
+// module attribution does), so that NVTX_EVENTS is not read once more for them.
+struct NvtxRangeTally {
+  struct Counts {
+    int64_t ranges = 0, open = 0, cross_thread = 0;
+  };
+  std::map<std::string, Counts> ranges;   // per domain name
+  std::unordered_set<std::string> named;  // "domain:text" outside the default domain
+  int64_t autograd_op_ranges = 0, autograd_shape_ranges = 0;
+  // `r` of the ranges ForEachNvtxRange streams; `names` = domains.NamesFor(r.domain_id, r.global_tid).
+  void Add(const std::vector<std::string>& names, const NvtxRangeRow& r);
+};
+
 // Reads NVTX_EVENTS (ranges named as nsys names them, see nvtx_reader.h), the cudaGraphLaunch
 // calls of CUPTI_ACTIVITY_KIND_RUNTIME, and the row counts of the sample and backtrace tables.
 // Absent tables give zero counts (-1 for the row counts), never an error.
-StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db);
+// With `domains` and `tally` (from a pass over the ranges made before), the ranges are not read again.
+StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* domains = nullptr,
+                                         const NvtxRangeTally* tally = nullptr);
 
 }  // namespace cpprof::nsys

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "nsys/export_reader.h"
 
 namespace cpprof::nsys {
@@ -33,6 +35,12 @@ StatusOr<NvtxDomains> NvtxDomains::Read(const Database& db) {
   return d;
 }
 
+std::vector<std::string> NvtxDomains::AllNames() const {
+  std::set<std::string> all;
+  for (const auto& [key, names] : names_) all.insert(names.begin(), names.end());
+  return {all.begin(), all.end()};
+}
+
 const std::vector<std::string>& NvtxDomains::NamesFor(int64_t domain_id, int64_t global_tid) const {
   auto it = names_.find({domain_id, global_tid & kPidMask});
   return it == names_.end() ? none_ : it->second;
@@ -55,7 +63,7 @@ Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::functio
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
       db.Prepare(fmt::format("SELECT ne.start, coalesce(ne.end, {}), ne.eventType, ne.domainId, ne.globalTid, "
-                             "coalesce(sid.value, ne.text, ''), {} FROM {} AS ne LEFT JOIN StringIds AS sid "
+                             "coalesce(sid.value, ne.text, ''), {}, ne.end IS NULL FROM {} AS ne LEFT JOIN StringIds AS sid "
                              "ON ne.textId == sid.id WHERE ne.{}",
                              max_ts, db.HasColumn(kNvtxTable, "endGlobalTid") ? "ne.endGlobalTid IS NOT NULL" : "0",
                              kNvtxTable, ranges_only),
@@ -69,6 +77,7 @@ Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::functio
     r.global_tid = st.Int(4);
     r.text = st.Text(5);
     r.ends_on_other_thread = st.Int(6) != 0;
+    r.open = st.Int(7) != 0;
     fn(r);
   }
   return st.status();

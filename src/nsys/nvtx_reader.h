@@ -24,6 +24,8 @@ inline constexpr int kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxtPushPop = 70, 
 class NvtxDomains {
  public:
   static StatusOr<NvtxDomains> Read(const Database& db);
+  // Every domain name created anywhere (distinct, sorted).
+  std::vector<std::string> AllNames() const;
   // The names a range of `domain_id` on thread `global_tid` takes; {""} when none.
   const std::vector<std::string>& NamesFor(int64_t domain_id, int64_t global_tid) const;
 
@@ -39,6 +41,7 @@ struct NvtxRangeRow {
   int64_t domain_id;
   int64_t global_tid;
   bool ends_on_other_thread;  // endGlobalTid set: nsys leaves it out of GPU projection
+  bool open;                  // no end recorded: still open when the capture ended
   std::string_view text;      // valid during the callback only
 };
 

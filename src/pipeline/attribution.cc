@@ -17,7 +17,9 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   std::vector<analysis::KeptRange> kept;
   std::vector<std::string> names;
   if (db.HasTable(nsys::kNvtxTable) && db.HasTable("StringIds")) {
-    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains, nsys::NvtxDomains::Read(db));
+    a.has_nvtx = true;
+    CPPROF_ASSIGN_OR_RETURN(a.domains, nsys::NvtxDomains::Read(db));
+    const nsys::NvtxDomains& domains = a.domains;
     struct Flags {
       int32_t index;  // into names; -1: not kept
       bool module, optimizer;
@@ -25,11 +27,13 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     std::unordered_map<std::string, Flags> seen;
     std::string full;
     CPPROF_RETURN_IF_ERROR(nsys::ForEachNvtxRange(db, nsys::OpenEnd::kLastRange, [&](const nsys::NvtxRangeRow& r) {
+      const auto& domain_names = domains.NamesFor(r.domain_id, r.global_tid);
+      a.tally.Add(domain_names, r);
       if (r.ends_on_other_thread) {
         ++a.cross_thread;
         return;
       }
-      full.assign(domains.NamesFor(r.domain_id, r.global_tid).front()).append(":").append(r.text);
+      full.assign(domain_names.front()).append(":").append(r.text);
       auto it = seen.find(full);
       if (it == seen.end()) {
         Flags f{-1, config.IsModule(full), config.IsOptimizer(full)};
@@ -55,6 +59,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     if (!(tag == none)) a.calls.Add(nsys::ProcessOfThread(tid), corr, tag);
   }));
   a.calls.Finish();
+  a.modules->ReleaseRanges();  // every launch is tagged: only the module tree is needed from here
   return a;
 }
 

@@ -7,6 +7,8 @@
 #include "analysis/module_attribution.h"
 #include "analysis/module_config.h"
 #include "base/status.h"
+#include "nsys/nvtx_facts.h"
+#include "nsys/nvtx_reader.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::pipeline {
@@ -17,6 +19,10 @@ struct Attribution {
   int64_t kept_ranges = 0;     // NVTX ranges that are modules or optimizer markers
   int64_t cross_thread = 0;    // ranges ending on another thread (left out, as nsys does)
   bool has_autograd_threads = false;
+  // Read on the way, for the capture diagnostics (nsys::ReadNvtxFacts), so NVTX is read once.
+  nsys::NvtxDomains domains;
+  nsys::NvtxRangeTally tally;
+  bool has_nvtx = false;
 };
 
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config);

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -27,6 +30,23 @@
 namespace cpprof::pipeline {
 
 namespace {
+
+// CPPROF_TIMING=1 prints how long each stage of the report took (stderr): where time goes on a
+// big export, without a profiler.
+class StageTimer {
+ public:
+  StageTimer() : on_(std::getenv("CPPROF_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
+  void Mark(const char* stage) {
+    if (!on_) return;
+    auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "cpprof: timing: %-28s %8.3f s\n", stage, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point last_;
+};
 
 // "trunk/CPFoldModel.trunk/...": the node's path from its top-level row.
 std::string NodePath(const analysis::ModuleAttribution& a, int node) {
@@ -125,7 +145,9 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   const analysis::ModuleConfig default_config =
       options.modules ? analysis::ModuleConfig{} : analysis::DefaultModuleConfig();
   const analysis::ModuleConfig& config = options.modules ? *options.modules : default_config;
+  StageTimer timer;
   CPPROF_ASSIGN_OR_RETURN(Attribution attribution, ReadAttribution(db, config));
+  timer.Mark("attribution (NVTX, runtime)");
   nsys::LaunchTagger tagger;
   if (attribution.modules) {
     tagger = [&](int64_t gpid, int64_t corr) {
@@ -134,7 +156,9 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     };
   }
   CPPROF_ASSIGN_OR_RETURN(model::GpuWork work, nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, tagger));
+  timer.Mark("GPU ops");
   CPPROF_ASSIGN_OR_RETURN(model::MemoryUsage memory, nsys::ReadMemoryUsage(db));
+  timer.Mark("memory");
   std::vector<model::MemorySeries> peaks = nsys::PeakSeriesPerProcess(memory);
   // The module of the call that reached each peak, while the call tags are still here.
   std::map<int64_t, std::string> peak_module;
@@ -145,6 +169,7 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   }
   attribution.calls = {};  // no longer needed: free it before the sweeps
   CPPROF_ASSIGN_OR_RETURN(auto nccl, nsys::ReadNcclRanks(db));
+  timer.Mark("NCCL ranks");
 
   model::Report report;
   report.export_info.file = path;
@@ -166,22 +191,23 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   std::vector<analysis::RankModuleTimes> sweeps;
   for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
     auto& proc = work.processes[ranks.process_of_rank[r]];
-    model::RankSummary s = analysis::SummarizeRank(proc, work.names, options.top_kernels);
+    // One sweep over the rank's ops gives the summary and the modules.
+    sweeps.push_back(analysis::SweepModules(proc, parent, /*collect_comm_ops=*/true));
+    model::RankSummary s = analysis::SummarizeRankFromSweep(proc, work.names, options.top_kernels, sweeps.back());
     s.rank = static_cast<int>(r);
     if (s.invalid_ops) {
       report.notes.push_back(fmt::format("rank {}: {} GPU ops end before they start and were left out",
                                          r, s.invalid_ops));
     }
-    sweeps.push_back(analysis::SweepModules(proc, parent, /*collect_comm_ops=*/true));
     for (const auto& p : peaks) {
       if (p.global_pid != proc.global_pid) continue;
       s.peak_mem_bytes = p.peak_bytes;
       s.peak_mem_ns = p.peak_ns;
       if (peak_module.count(p.global_pid)) s.peak_mem_module = peak_module[p.global_pid];
     }
-    for (int c = 0; c < model::kNumOpClasses; ++c) s.classes[c].hidden_ns = sweeps.back().hidden_ns[c];
     report.ranks.push_back(std::move(s));
   }
+  timer.Mark("sweeps");
   if (report.ranks.empty()) {
     report.notes.push_back(fmt::format("'{}' has a kernel table but no GPU work in it: did the "
                                        "profiled run reach the GPU?", path));
@@ -218,7 +244,11 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   }
 
   CPPROF_ASSIGN_OR_RETURN(report.capture, nsys::ReadCaptureInfo(db));
-  CPPROF_ASSIGN_OR_RETURN(model::NvtxFacts facts, nsys::ReadNvtxFacts(db));
+  timer.Mark("capture info");
+  CPPROF_ASSIGN_OR_RETURN(model::NvtxFacts facts,
+                          attribution.has_nvtx ? nsys::ReadNvtxFacts(db, &attribution.domains, &attribution.tally)
+                                               : nsys::ReadNvtxFacts(db));
+  timer.Mark("NVTX facts");
   report.diagnostics = analysis::DiagnoseCapture(report.capture, facts);
   report.memory = std::move(memory);
   report.interconnect = ReadInterconnect(path);
