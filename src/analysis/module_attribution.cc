@@ -42,6 +42,7 @@ ModuleAttribution::ModuleAttribution(std::vector<KeptRange> ranges, std::vector<
   }
   node_.assign(ranges_.size(), kUnattributed);
   optimizer_.assign(ranges_.size(), 0);
+  flags_.assign(ranges_.size(), 0);
   for (size_t i = 0; i < ranges_.size(); ++i) node_[i] = NodeOfRange(i);
   // Backward work with no module range around it (PyTorch's engine thread runs it, outside the
   // model's own ranges) gets a row of its own rather than landing in [unattributed].
@@ -83,6 +84,7 @@ uint16_t ModuleAttribution::NodeOfRange(size_t i) {
     const KeptRange& r = ranges_[cur];
     if (r.module) path.push_back(r.name);
     optimizer = optimizer || r.optimizer;
+    flags_[i] |= (r.warmup ? kInWarmup : 0) | (r.excluded ? kExcluded : 0);
   }
   optimizer_[i] = optimizer;
   if (path.empty()) return kUnattributed;
@@ -117,6 +119,7 @@ LaunchTag ModuleAttribution::ForCall(int64_t tid, int64_t t) const {
       if (ranges_[cur].end >= t) {
         tag.node = node_[cur];
         if (optimizer_[cur]) tag.phase = model::Phase::kOptimizer;
+        tag.flags = flags_[cur];
         break;
       }
       if (parent_[cur] < 0) break;
@@ -131,6 +134,7 @@ void ModuleAttribution::ReleaseRanges() {
   std::vector<int32_t>().swap(parent_);
   std::vector<uint16_t>().swap(node_);
   std::vector<uint8_t>().swap(optimizer_);
+  std::vector<uint8_t>().swap(flags_);
   threads_ = {};
   range_index_ = {};
 }

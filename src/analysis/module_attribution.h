@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/module_config.h"
+#include "model/gpu_work.h"
 #include "model/report.h"
 
 namespace cpprof::analysis {
@@ -35,11 +36,17 @@ struct KeptRange {
   uint32_t name = 0;   // index into the names given to Build
   bool module = false;
   bool optimizer = false;
+  bool warmup = false;    // a warm-up range (ModuleConfig::IsWarmup)
+  bool excluded = false;  // its GPU work is left out of the readout (--exclude-ranges)
 };
+
+// Launch flags (LaunchTag::flags, model::OpTag::flags).
+inline constexpr uint8_t kInWarmup = model::kOpInWarmup, kExcluded = model::kOpExcluded;
 
 struct LaunchTag {
   uint16_t node = kUnattributed;
   model::Phase phase = model::Phase::kForward;
+  uint8_t flags = 0;  // kInWarmup, kExcluded
   bool operator==(const LaunchTag&) const = default;
 };
 
@@ -71,6 +78,7 @@ class ModuleAttribution {
   std::vector<int32_t> parent_;       // per range: tightest containing kept range on its thread
   std::vector<uint16_t> node_;        // per range: the node of a call whose innermost range it is
   std::vector<uint8_t> optimizer_;    // per range: an optimizer range is on its path
+  std::vector<uint8_t> flags_;        // per range: kInWarmup, kExcluded from its path
   std::unordered_map<int64_t, std::pair<size_t, size_t>> threads_;  // tid -> [begin, end)
   std::set<int64_t> autograd_;
   std::vector<std::string> group_names_;

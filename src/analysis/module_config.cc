@@ -29,7 +29,8 @@ constexpr std::string_view kDefaultConfig = R"json({
     {"name": "input embedder", "match": "InputEmbedder|InputFeatureEmbedder|RelativePosition|AtomAttentionEncoder"},
     {"name": "trunk", "match": "[Tt]runk|Pairformer|Triangle|TriMul|Transition|AttentionPairBias|Template"}
   ],
-  "optimizer": "optim\\.|Optimizer\\.step|optimizer_step"
+  "optimizer": "optim\\.|Optimizer\\.step|optimizer_step",
+  "warmup": "(^|[^A-Za-z])[Ww]arm[-_ ]?up"
 })json";
 
 StatusOr<std::regex> Compile(const std::string& pattern, const std::string& where, const std::string& source) {
@@ -54,6 +55,22 @@ bool ModuleConfig::IsModule(std::string_view range) const {
 
 bool ModuleConfig::IsOptimizer(std::string_view range) const {
   return !optimizer_pattern.empty() && std::regex_search(range.begin(), range.end(), optimizer);
+}
+
+bool ModuleConfig::IsWarmup(std::string_view range) const {
+  return !warmup_pattern.empty() && std::regex_search(range.begin(), range.end(), warmup);
+}
+
+bool ModuleConfig::IsExcludedWork(std::string_view range) const {
+  return !exclude_work_pattern.empty() && std::regex_search(range.begin(), range.end(), exclude_work);
+}
+
+Status ModuleConfig::SetExcludedWork(const std::string& pattern) {
+  auto re = Compile(pattern, "--exclude-ranges", "the command line");
+  if (!re.ok()) return Status(ExitCode::kUsage, re.status().message());
+  exclude_work_pattern = pattern;
+  exclude_work = std::move(re).value();
+  return OkStatus();
 }
 
 uint64_t ModuleConfig::GroupMask(std::string_view range) const {
@@ -89,7 +106,9 @@ StatusOr<ModuleConfig> ParseModuleConfig(std::string_view text, const std::strin
   };
   if (!j.is_object()) return bad("the top level must be an object");
   for (const auto& [key, value] : j.items()) {
-    if (key != "exclude" && key != "groups" && key != "optimizer") return bad(fmt::format("unknown field '{}'", key));
+    if (key != "exclude" && key != "groups" && key != "optimizer" && key != "warmup") {
+      return bad(fmt::format("unknown field '{}'", key));
+    }
   }
   ModuleConfig c;
   c.source = source;
@@ -124,6 +143,13 @@ StatusOr<ModuleConfig> ParseModuleConfig(std::string_view text, const std::strin
     c.optimizer_pattern = j["optimizer"].get<std::string>();
     if (!c.optimizer_pattern.empty()) {
       CPPROF_ASSIGN_OR_RETURN(c.optimizer, Compile(c.optimizer_pattern, "optimizer pattern", source));
+    }
+  }
+  if (j.contains("warmup")) {
+    if (!j["warmup"].is_string()) return bad("'warmup' must be a regex");
+    c.warmup_pattern = j["warmup"].get<std::string>();
+    if (!c.warmup_pattern.empty()) {
+      CPPROF_ASSIGN_OR_RETURN(c.warmup, Compile(c.warmup_pattern, "warmup pattern", source));
     }
   }
   return c;

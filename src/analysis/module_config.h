@@ -35,9 +35,17 @@ struct ModuleConfig {
   std::vector<ModuleGroup> groups;
   std::string optimizer_pattern;  // ranges that mark the optimizer step (phase), modules or not
   std::regex optimizer;
+  std::string warmup_pattern;     // ranges that mark warm-up iterations (said in the readout)
+  std::regex warmup;
+  std::string exclude_work_pattern;  // --exclude-ranges: GPU work launched inside is left out
+  std::regex exclude_work;
 
   bool IsModule(std::string_view range) const;
   bool IsOptimizer(std::string_view range) const;
+  bool IsWarmup(std::string_view range) const;
+  bool IsExcludedWork(std::string_view range) const;
+  // Sets exclude_work (errors: kUsage, naming the option).
+  Status SetExcludedWork(const std::string& pattern);
   // Bit g set when groups[g]'s pattern is found in `range` (at most 64 groups).
   uint64_t GroupMask(std::string_view range) const;
 };

@@ -63,6 +63,9 @@ class ReportCommand : public Command {
                    "A JSON file that says which NVTX ranges are modules and how they group (replaces the "
                    "built-in AF3/Boltz grouping; see --print-modules-config)");
     app.add_flag("--print-modules-config", print_config_, "Print the built-in module grouping (JSON) and exit");
+    app.add_option("--exclude-ranges", exclude_ranges_,
+                   "Leave out the GPU work launched inside NVTX ranges matching this regex (e.g. 'warmup' for "
+                   "warm-up iterations): every number then covers the rest");
     app.add_option("--top", options_.top_kernels, "Kernels listed per rank (0: all)")->capture_default_str();
     app.add_flag("--show-paths", render_.show_paths, "Include the export's path in the output");
   }
@@ -75,11 +78,12 @@ class ReportCommand : public Command {
     if (file_.empty()) {
       return Status(ExitCode::kUsage, "report needs an export: cpprof report RUN.sqlite (see 'cpprof help report')");
     }
-    analysis::ModuleConfig config;
+    analysis::ModuleConfig config = analysis::DefaultModuleConfig();
     if (!modules_file_.empty()) {
       CPPROF_ASSIGN_OR_RETURN(config, analysis::LoadModuleConfig(modules_file_));
-      options_.modules = &config;
     }
+    if (!exclude_ranges_.empty()) CPPROF_RETURN_IF_ERROR(config.SetExcludedWork(exclude_ranges_));
+    options_.modules = &config;
     const bool to_stdout = output_.empty() || output_ == "-";
     if (format_ == "html" && to_stdout && isatty(STDOUT_FILENO)) {
       return Status(ExitCode::kUsage, "report: --format html writes a whole page: give -o OUT.html (or redirect "
@@ -120,6 +124,7 @@ class ReportCommand : public Command {
   std::string format_ = "text";
   std::string output_;
   std::string modules_file_;
+  std::string exclude_ranges_;
   bool print_config_ = false;
   pipeline::ReportOptions options_;
   render::RenderOptions render_;

@@ -32,7 +32,9 @@ inline constexpr int64_t kMaxOpDuration = UINT32_MAX;  // ~4.29 s
 struct OpTag {
   uint8_t phase = 0;
   uint16_t node = 0;
+  uint8_t flags = 0;  // analysis::kInWarmup (counted), analysis::kExcluded (left out)
 };
+inline constexpr uint8_t kOpInWarmup = 1, kOpExcluded = 2;
 
 struct LongOp {
   Interval iv;
@@ -85,6 +87,8 @@ struct ProcessGpuWork {
   std::unordered_map<int64_t, NameTotal> kernels;  // StringIds id -> totals
   std::map<int, NameTotal> mem_ops;  // memcpy kind (ENUM_CUDA_MEMCPY_OPER id; -1: memset) -> totals
   int64_t invalid_ops = 0;                   // end < start, left out
+  int64_t excluded_ops = 0;                  // launched inside --exclude-ranges ranges, left out
+  int64_t warmup_ops = 0, warmup_ns = 0;     // launched inside warm-up ranges (kept)
 
   // The device that ran most of this process's work (lowest id on a tie).
   int MainDevice() const {

@@ -57,6 +57,19 @@ void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c, mode
   }
 }
 
+// Ops launched inside excluded ranges are counted and left out; warm-up ops are counted.
+bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, int64_t duration) {
+  if (t.flags & model::kOpExcluded) {
+    ++p.excluded_ops;
+    return true;
+  }
+  if (t.flags & model::kOpInWarmup) {
+    ++p.warmup_ops;
+    p.warmup_ns += duration;
+  }
+  return false;
+}
+
 }  // namespace
 
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema,
@@ -89,8 +102,10 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
       ++p.invalid_ops;
       return;
     }
+    model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
+    if (Skip(p, ot, r.end - r.start)) return;
     OpClass c = class_of(r.name_id);
-    AddOp(p, r.start, r.end, c, tag ? tag(r.global_pid, r.correlation) : model::OpTag{});
+    AddOp(p, r.start, r.end, c, ot);
     auto& t = p.kernels[r.name_id];
     t.total_ns += r.end - r.start;
     ++t.instances;
@@ -108,7 +123,9 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     OpClass c = r.copy_kind < 0                     ? OpClass::kMemset
                 : r.copy_kind == kMemcpyPeerToPeer ? OpClass::kPeerCopy
                                                    : OpClass::kMemcpy;
-    AddOp(p, r.start, r.end, c, tag ? tag(r.global_pid, r.correlation) : model::OpTag{});
+    model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
+    if (Skip(p, ot, r.end - r.start)) return;
+    AddOp(p, r.start, r.end, c, ot);
     auto& t = p.mem_ops[r.copy_kind];
     t.cls = c;
     t.total_ns += r.end - r.start;

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "nsys/export_reader.h"
 
@@ -60,11 +62,24 @@ Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::functio
     if (st.Step()) max_ts = st.Int(0);
     CPPROF_RETURN_IF_ERROR(st.status());
   }
+  // Registered strings are resolved here, once per id, rather than joined with StringIds per row
+  // (exports hold millions of ranges over a few hundred names). Same rule as the join:
+  // coalesce(StringIds.value, text, '').
+  CPPROF_ASSIGN_OR_RETURN(Statement lookup, db.Prepare("SELECT value FROM StringIds WHERE id = ?", "reading StringIds"));
+  std::unordered_map<int64_t, std::optional<std::string>> registered;
+  auto resolve = [&](int64_t id) -> const std::optional<std::string>& {
+    auto it = registered.find(id);
+    if (it != registered.end()) return it->second;
+    lookup.Reset();
+    lookup.Bind(1, id);
+    std::optional<std::string> v;
+    if (lookup.Step() && !lookup.IsNull(0)) v = std::string(lookup.Text(0));
+    return registered.emplace(id, std::move(v)).first->second;
+  };
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
       db.Prepare(fmt::format("SELECT ne.start, coalesce(ne.end, {}), ne.eventType, ne.domainId, ne.globalTid, "
-                             "coalesce(sid.value, ne.text, ''), {}, ne.end IS NULL FROM {} AS ne LEFT JOIN StringIds AS sid "
-                             "ON ne.textId == sid.id WHERE ne.{}",
+                             "ne.textId, ne.text, {}, ne.end IS NULL FROM {} AS ne WHERE ne.{}",
                              max_ts, db.HasColumn(kNvtxTable, "endGlobalTid") ? "ne.endGlobalTid IS NOT NULL" : "0",
                              kNvtxTable, ranges_only),
                  "reading NVTX ranges"));
@@ -75,11 +90,17 @@ Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::functio
     r.event_type = static_cast<int>(st.Int(2));
     r.domain_id = st.Int(3);
     r.global_tid = st.Int(4);
-    r.text = st.Text(5);
-    r.ends_on_other_thread = st.Int(6) != 0;
-    r.open = st.Int(7) != 0;
+    const std::optional<std::string>* text = st.IsNull(5) ? nullptr : &resolve(st.Int(5));
+    if (text && *text) {
+      r.text = **text;
+    } else {
+      r.text = st.IsNull(6) ? std::string_view() : st.Text(6);
+    }
+    r.ends_on_other_thread = st.Int(7) != 0;
+    r.open = st.Int(8) != 0;
     fn(r);
   }
+  CPPROF_RETURN_IF_ERROR(lookup.status());
   return st.status();
 }
 

@@ -22,7 +22,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     const nsys::NvtxDomains& domains = a.domains;
     struct Flags {
       int32_t index;  // into names; -1: not kept
-      bool module, optimizer;
+      bool module, optimizer, warmup, excluded;
     };
     std::unordered_map<std::string, Flags> seen;
     std::string full;
@@ -36,8 +36,9 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       full.assign(domain_names.front()).append(":").append(r.text);
       auto it = seen.find(full);
       if (it == seen.end()) {
-        Flags f{-1, config.IsModule(full), config.IsOptimizer(full)};
-        if (f.module || f.optimizer) {
+        Flags f{-1, config.IsModule(full), config.IsOptimizer(full), config.IsWarmup(full),
+                config.IsExcludedWork(full)};
+        if (f.module || f.optimizer || f.warmup || f.excluded) {
           f.index = static_cast<int32_t>(names.size());
           names.push_back(full);
         }
@@ -45,7 +46,9 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       }
       const Flags& f = it->second;
       if (f.index < 0) return;
-      kept.push_back({r.start, r.end, r.global_tid, static_cast<uint32_t>(f.index), f.module, f.optimizer});
+      kept.push_back({r.start, r.end, r.global_tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup,
+                      f.excluded});
+      if (f.warmup && a.warmup_range.empty()) a.warmup_range = full;
     }));
   }
   a.kept_ranges = static_cast<int64_t>(kept.size());

@@ -19,6 +19,7 @@ struct Attribution {
   int64_t kept_ranges = 0;     // NVTX ranges that are modules or optimizer markers
   int64_t cross_thread = 0;    // ranges ending on another thread (left out, as nsys does)
   bool has_autograd_threads = false;
+  std::string warmup_range;    // the first warm-up range seen ("" none), named in the readout
   // Read on the way, for the capture diagnostics (nsys::ReadNvtxFacts), so NVTX is read once.
   nsys::NvtxDomains domains;
   nsys::NvtxRangeTally tally;

@@ -152,7 +152,7 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   if (attribution.modules) {
     tagger = [&](int64_t gpid, int64_t corr) {
       analysis::LaunchTag t = attribution.calls.Find(gpid, corr);
-      return model::OpTag{static_cast<uint8_t>(t.phase), t.node};
+      return model::OpTag{static_cast<uint8_t>(t.phase), t.node, t.flags};
     };
   }
   CPPROF_ASSIGN_OR_RETURN(model::GpuWork work, nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, tagger));
@@ -195,6 +195,19 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     sweeps.push_back(analysis::SweepModules(proc, parent, /*collect_comm_ops=*/true));
     model::RankSummary s = analysis::SummarizeRankFromSweep(proc, work.names, options.top_kernels, sweeps.back());
     s.rank = static_cast<int>(r);
+    if (proc.excluded_ops) {
+      report.notes.push_back(fmt::format("rank {}: {} GPU ops launched inside ranges matching --exclude-ranges '{}' "
+                                         "were left out", r, proc.excluded_ops, config.exclude_work_pattern));
+    }
+    if (proc.warmup_ops && config.exclude_work_pattern.empty()) {
+      int64_t total = 0;
+      for (const auto& c : s.classes) total += c.sum_ns;
+      report.notes.push_back(fmt::format(
+          "rank {}: {} GPU ops ({:.1f}% of its GPU op time) were launched inside warm-up ranges (such as '{}'); "
+          "they count in every number here: --exclude-ranges warmup leaves them out",
+          r, proc.warmup_ops, total ? 100.0 * static_cast<double>(proc.warmup_ns) / static_cast<double>(total) : 0.0,
+          attribution.warmup_range));
+    }
     if (s.invalid_ops) {
       report.notes.push_back(fmt::format("rank {}: {} GPU ops end before they start and were left out",
                                          r, s.invalid_ops));

@@ -227,3 +227,35 @@ TEST(ReadoutMemory, PeakPerRankWithTheModuleThatReachedIt) {
 
 }  // namespace
 }  // namespace cpprof::testing
+
+namespace cpprof::testing {
+namespace {
+
+TEST(ReadoutWarmup, SaidByDefaultAndLeftOutOnRequest) {
+  std::string path = RealExport("cpfold-e2e-1x2");
+  CliResult all = RunCli({"report", "--format", "json", path});
+  ASSERT_EQ(all.rc, 0) << all.err;
+  EXPECT_NE(all.err.find("were launched inside warm-up ranges (such as ':cpfold:warmup0')"), std::string::npos)
+      << all.err;
+  CliResult cut = RunCli({"report", "--format", "json", "--exclude-ranges", "warmup", path});
+  ASSERT_EQ(cut.rc, 0) << cut.err;
+  EXPECT_NE(cut.err.find("GPU ops launched inside ranges matching --exclude-ranges 'warmup' were left out"),
+            std::string::npos);
+  json a = json::parse(all.out), b = json::parse(cut.out);
+  for (size_t r = 0; r < a["per_rank"].size(); ++r) {
+    EXPECT_LT(int64_t(b["per_rank"][r]["ops"]), int64_t(a["per_rank"][r]["ops"]));
+    EXPECT_LT(int64_t(b["per_rank"][r]["busy_ns"]), int64_t(a["per_rank"][r]["busy_ns"]));
+    // What is left still adds up: top-level module rows = busy.
+    int64_t top = 0;
+    for (const json& row : b["modules"]["rows"]) {
+      if (int(row["parent"]) < 0) top += int64_t(row["per_rank"][r]["busy_ns"]);
+    }
+    EXPECT_EQ(top, int64_t(b["per_rank"][r]["busy_ns"]));
+  }
+  CliResult bad = RunCli({"report", "--exclude-ranges", "warm(", path});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--exclude-ranges 'warm(' is not a valid regular expression"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace cpprof::testing
