@@ -156,11 +156,24 @@ LaunchTag CallTags::Find(int64_t global_pid, int64_t correlation) const {
     auto it = by_process_.find(global_pid);
     last_ = it == by_process_.end() ? nullptr : &it->second;
     last_pid_ = global_pid;
+    hint_ = 0;
   }
-  if (!last_) return {};
-  auto it = std::lower_bound(last_->begin(), last_->end(), correlation,
+  if (!last_ || last_->empty()) return {};
+  const std::vector<Entry>& v = *last_;
+  // Near the last answer first (O(1) for ascending lookups, hits and misses alike), else search.
+  size_t h = hint_ < v.size() ? hint_ : v.size() - 1;
+  if (v[h].correlation == correlation) return v[h].tag;
+  if (v[h].correlation < correlation) {
+    if (h + 1 == v.size() || v[h + 1].correlation > correlation) return {};
+    if (v[h + 1].correlation == correlation) {
+      hint_ = h + 1;
+      return v[h + 1].tag;
+    }
+  }
+  auto it = std::lower_bound(v.begin(), v.end(), correlation,
                              [](const Entry& e, int64_t c) { return e.correlation < c; });
-  return it != last_->end() && it->correlation == correlation ? it->tag : LaunchTag{};
+  hint_ = it == v.end() ? v.size() - 1 : static_cast<size_t>(it - v.begin());
+  return it != v.end() && it->correlation == correlation ? it->tag : LaunchTag{};
 }
 
 size_t CallTags::size() const {

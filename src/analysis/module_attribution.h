@@ -108,6 +108,7 @@ class CallTags {
   std::unordered_map<int64_t, std::vector<Entry>> by_process_;
   mutable int64_t last_pid_ = -1;
   mutable const std::vector<Entry>* last_ = nullptr;
+  mutable size_t hint_ = 0;  // where the last lookup landed: ops come in nearly ascending correlation order
 };
 
 }  // namespace cpprof::analysis

@@ -69,6 +69,24 @@ TEST(ModuleAttribution, BackwardThreadsAndOptimizerPhase) {
   EXPECT_EQ(NodePath(a, opt.node), "optimizer/SGD.step");
 }
 
+TEST(CallTags, FindsByProcessAndCorrelationInAnyOrder) {
+  CallTags tags;
+  constexpr int64_t P = 1 << 24, Q = 2 << 24;
+  for (int64_t c : {10, 12, 14, 20, 30}) tags.Add(P, c, LaunchTag{static_cast<uint16_t>(c), model::Phase::kForward, 0});
+  tags.Add(Q, 12, LaunchTag{99, model::Phase::kBackward, kInWarmup});
+  tags.Finish();
+  // Ascending with misses between and after, then descending, then another process, then back.
+  std::vector<std::pair<int64_t, int>> asks = {{9, 0},  {10, 10}, {11, 0}, {12, 12}, {13, 0}, {14, 14}, {15, 0},
+                                               {20, 20}, {30, 30}, {31, 0}, {1000, 0}, {30, 30}, {12, 12}, {10, 10}};
+  for (auto [c, want] : asks) EXPECT_EQ(tags.Find(P, c).node, want) << c;
+  EXPECT_EQ(tags.Find(Q, 12).node, 99);
+  EXPECT_EQ(tags.Find(Q, 12).flags, kInWarmup);
+  EXPECT_EQ(tags.Find(Q, 14).node, 0);
+  EXPECT_EQ(tags.Find(P, 14).node, 14);
+  EXPECT_EQ(tags.Find(3 << 24, 14).node, 0);  // a process without tags
+  EXPECT_EQ(tags.size(), 6u);
+}
+
 TEST(ModuleConfig, DefaultsSayWhatIsAModule) {
   ModuleConfig c = DefaultModuleConfig();
   EXPECT_TRUE(c.IsModule("cpfold:cpfold.model.pairformer.TriangleMultiplicationOutgoing.forward"));

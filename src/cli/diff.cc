@@ -48,7 +48,7 @@ class DiffCommand : public Command {
       render::PrintDiffText(d, render_, ctx.out);
     }
     if (sanity_) return d.same_work ? 0 : static_cast<int>(ExitCode::kCheckFailed);
-    if ((max_time_pct_ || max_mem_pct_) && (max_mem_pct_ && !d.memory_compared)) {
+    if (max_mem_pct_ && !d.memory_compared) {
       ctx.err << "cpprof: note: --max-mem-delta: peak memory was not captured in both exports "
                  "(nsys profile --cuda-memory-usage true captures it)\n";
     }
