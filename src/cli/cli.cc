@@ -12,8 +12,10 @@ namespace cpprof::cli {
 namespace {
 
 constexpr CommandDef kCommands[] = {
-    {"report", "the CP readout of an nsys SQLite export: per rank compute vs communication",
+    {"report", "the CP readout: time per module (CP vs serial), comm vs compute and overlap, imbalance, memory",
      "  cpprof report run.sqlite\n"
+     "  cpprof report run.sqlite --format md --exclude-ranges warmup > readout.md\n"
+     "  cpprof report run.sqlite --modules modules.json --depth 5   # see --print-modules-config\n"
      "  cpprof report run.sqlite --format json | jq '.per_rank[0].comm_ns'\n"
      "  cpprof report run.sqlite --format csv --top 20 > run.csv\n"
      "  cpprof report run.sqlite --format html -o run.html\n",
