@@ -210,7 +210,8 @@ TEST(ReadoutDiagnostics, EmptyFunctionsTraceDomainIsFlaggedWithItsCause) {
   EXPECT_NE(text.out.find("warning: functions-trace domain 'inline' recorded no ranges"), std::string::npos);
   // Where the domain did record ranges, no such warning.
   CliResult ok = RunCli({"report", "--format", "json", RealExport("cpfold-e2e-1x2")});
-  for (const json& d : json::parse(ok.out)["diagnostics"]) EXPECT_NE(d["id"], "functions-trace-domain-empty");
+  json parsed = json::parse(ok.out);  // kept: a range-for over a temporary's member would dangle
+  for (const json& d : parsed["diagnostics"]) EXPECT_NE(d["id"], "functions-trace-domain-empty");
 }
 
 TEST(ReadoutMemory, PeakPerRankWithTheModuleThatReachedIt) {
