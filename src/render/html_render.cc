@@ -8,6 +8,7 @@
 
 #include "render/html_template.h"  // generated from src/render/html_template.html (CMakeLists.txt)
 #include "render/readout.h"
+#include "render/report_json.h"
 #include "render/table.h"
 
 namespace cpprof::render {
@@ -28,87 +29,29 @@ int64_t Origin(const model::Report& r) {
   return t0 == std::numeric_limits<int64_t>::max() ? 0 : t0;
 }
 
+// The per-rank objects of the JSON readout, plus the percentages as the text readout prints them
+// (render/table.h: "-" when the whole is 0) and the raw peak (-1: not captured) the page reads.
 Json RanksJson(const model::Report& r) {
   Json per = Json::array();
   for (const auto& s : r.ranks) {
-    Json x;
-    x["rank"] = s.rank;
-    x["device"] = s.device;
-    x["pid"] = s.pid;
-    x["process"] = s.process;
-    x["first_start_ns"] = s.first_start;
-    x["last_end_ns"] = s.last_end;
-    x["span_ns"] = s.span_ns;
-    x["busy_ns"] = s.busy_ns;
-    x["compute_only_ns"] = s.compute_only_ns;
-    x["comm_only_ns"] = s.comm_only_ns;
-    x["both_ns"] = s.both_ns;
-    x["idle_ns"] = s.idle_ns;
-    x["comm_ns"] = s.comm_ns;
-    x["compute_ns"] = s.compute_ns;
-    x["ops"] = s.ops;
-    // As the text readout prints them (render/table.h): "-" when the whole is 0.
+    Json x = RankJson(s);
+    x.erase("top_kernels");
     x["comm_pct_of_busy"] = Percent(s.comm_ns, s.busy_ns);
     x["hidden_comm_pct"] = Percent(s.both_ns, s.comm_ns);
-    Json cls = Json::object();
     for (int k = 0; k < model::kNumOpClasses; ++k) {
       const auto& ct = s.classes[k];
-      if (!ct.instances) continue;
-      Json c = {{"kind", model::Kind(static_cast<OpClass>(k))}, {"instances", ct.instances},
-                {"sum_ns", ct.sum_ns}, {"union_ns", ct.union_ns}};
-      if (model::IsComm(static_cast<OpClass>(k))) {
-        c["hidden_ns"] = ct.hidden_ns;
-        c["hidden_pct"] = Percent(ct.hidden_ns, ct.union_ns);
-      }
-      cls[std::string(model::kOpClassNames[k])] = c;
+      if (!ct.instances || !model::IsComm(static_cast<OpClass>(k))) continue;
+      Json& c = x["classes"][std::string(model::kOpClassNames[k])];
+      c["hidden_ns"] = ct.hidden_ns;
+      c["hidden_pct"] = Percent(ct.hidden_ns, ct.union_ns);
     }
-    x["classes"] = cls;
     x["peak_mem_bytes"] = s.peak_mem_bytes;
     x["peak_mem_ns"] = s.peak_mem_ns;
-    x["peak_mem_module"] = s.peak_mem_module;
     per.push_back(x);
   }
   return per;
 }
 
-Json ModulesJson(const model::Report& r) {
-  Json j;
-  j["grouping"] = {{"source", r.grouping.source}, {"groups", r.grouping.groups},
-                   {"module_ranges", r.grouping.module_ranges}};
-  Json rows = Json::array();
-  for (const auto& m : r.modules) {
-    Json x;
-    x["name"] = m.name;
-    x["range"] = m.range;
-    x["parent"] = m.parent;
-    x["depth"] = m.depth;
-    x["group"] = m.is_group;
-    x["cp_distributed"] = m.cp_distributed;
-    x["mean_busy_ns"] = m.mean_busy_ns;
-    x["max_busy_ns"] = m.max_busy_ns;
-    x["slowest_rank"] = m.slowest_rank;
-    Json per = Json::array();
-    for (const auto& t : m.per_rank) {
-      Json kinds = Json::object();
-      for (int k = 0; k < model::kNumOpClasses; ++k) {
-        if (t.comm_kind_ns[k]) kinds[std::string(model::kOpClassNames[k])] = t.comm_kind_ns[k];
-      }
-      per.push_back({{"busy_ns", t.busy_ns}, {"own_ns", t.own_ns}, {"comm_ns", t.comm_ns},
-                     {"hidden_ns", t.hidden_ns}, {"comm_by_kind", kinds}, {"ops", t.ops}});
-    }
-    x["per_rank"] = per;
-    rows.push_back(x);
-  }
-  j["rows"] = rows;
-  Json split = Json::array();
-  for (const auto& s : CpSplitPerRank(r)) {
-    split.push_back({{"cp_ns", s.cp_ns}, {"serial_ns", s.serial_ns}, {"unattributed_ns", s.unattributed_ns}});
-  }
-  j["cp_split"] = split;
-  return j;
-}
-
-// Flat [start, end, busy, class, ...] relative to t0: four numbers per bin keep the page small.
 Json BinsJson(const std::vector<model::TimelineBin>& bins, int64_t t0) {
   Json a = Json::array();
   for (const auto& b : bins) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "render/csv.h"
+#include "render/report_json.h"
 #include "render/readout.h"
 #include "render/table.h"
 
@@ -37,40 +38,6 @@ Json CommKinds(const std::array<int64_t, model::kNumOpClasses>& ns) {
   for (int k = 0; k < model::kNumOpClasses; ++k) {
     if (ns[k]) j[std::string(model::kOpClassNames[k])] = ns[k];
   }
-  return j;
-}
-
-Json ModulesJson(const model::Report& r) {
-  Json j;
-  j["definition"] =
-      "busy_ns: GPU busy time attributed to the innermost module range around the CUDA call that launched "
-      "the work (overlapping work of several modules is shared equally), including the module's children; "
-      "top-level rows plus [unattributed] add up to the rank's busy_ns. comm_ns and comm_by_kind: wall time "
-      "during which communication of the module or its children ran; hidden_ns: the part of comm_ns during "
-      "which compute (any non-communication GPU work) ran. cp_distributed: communication on two or more ranks.";
-  j["grouping"] = {{"source", r.grouping.source}, {"groups", r.grouping.groups},
-                   {"module_ranges", r.grouping.module_ranges}};
-  Json rows = Json::array();
-  for (const auto& m : r.modules) {
-    Json x;
-    x["name"] = m.name;
-    x["range"] = m.range;
-    x["parent"] = m.parent;
-    x["depth"] = m.depth;
-    x["group"] = m.is_group;
-    x["cp_distributed"] = m.cp_distributed;
-    x["mean_busy_ns"] = m.mean_busy_ns;
-    x["max_busy_ns"] = m.max_busy_ns;
-    x["slowest_rank"] = m.slowest_rank;
-    Json per = Json::array();
-    for (const auto& t : m.per_rank) {
-      per.push_back({{"busy_ns", t.busy_ns}, {"own_ns", t.own_ns}, {"comm_ns", t.comm_ns},
-                     {"hidden_ns", t.hidden_ns}, {"comm_by_kind", CommKinds(t.comm_kind_ns)}, {"ops", t.ops}});
-    }
-    x["per_rank"] = per;
-    rows.push_back(x);
-  }
-  j["rows"] = rows;
   return j;
 }
 
@@ -159,6 +126,87 @@ Json ImbalanceJson(const model::Report& r) {
 
 }  // namespace
 
+Json RankJson(const model::RankSummary& s) {
+  Json x;
+  x["rank"] = s.rank;
+  x["device"] = s.device;
+  x["pid"] = s.pid;
+  x["process"] = s.process;
+  x["first_start_ns"] = s.first_start;
+  x["last_end_ns"] = s.last_end;
+  x["span_ns"] = s.span_ns;
+  x["busy_ns"] = s.busy_ns;
+  x["compute_only_ns"] = s.compute_only_ns;
+  x["comm_only_ns"] = s.comm_only_ns;
+  x["both_ns"] = s.both_ns;
+  x["idle_ns"] = s.idle_ns;
+  x["comm_ns"] = s.comm_ns;
+  x["compute_ns"] = s.compute_ns;
+  x["ops"] = s.ops;
+  x["invalid_ops"] = s.invalid_ops;
+  x["peak_mem_bytes"] = s.peak_mem_bytes >= 0 ? Json(s.peak_mem_bytes) : Json(nullptr);
+  x["peak_mem_ns"] = s.peak_mem_bytes >= 0 ? Json(s.peak_mem_ns) : Json(nullptr);
+  x["peak_mem_module"] = s.peak_mem_module;
+  Json cls = Json::object();
+  for (int k : ClassesByTime(s)) {
+    const auto& ct = s.classes[k];
+    cls[std::string(model::kOpClassNames[k])] = {
+        {"kind", model::Kind(static_cast<OpClass>(k))},
+        {"instances", ct.instances},
+        {"sum_ns", ct.sum_ns},
+        {"union_ns", ct.union_ns}};
+  }
+  x["classes"] = cls;
+  Json comm_kinds = Json::object();
+  for (int k = 0; k < model::kNumOpClasses; ++k) {
+    const auto& ct = s.classes[k];
+    if (!model::IsComm(static_cast<OpClass>(k)) || ct.instances == 0) continue;
+    comm_kinds[std::string(model::kOpClassNames[k])] = {{"union_ns", ct.union_ns}, {"hidden_ns", ct.hidden_ns}};
+  }
+  x["comm_by_kind"] = comm_kinds;
+  Json top = Json::array();
+  for (const auto& kt : s.top_kernels) {
+    top.push_back({{"name", kt.name}, {"class", model::Name(kt.cls)}, {"total_ns", kt.total_ns},
+                   {"instances", kt.instances}});
+  }
+  x["top_kernels"] = top;
+  return x;
+}
+
+Json ModulesJson(const model::Report& r) {
+  Json j;
+  j["definition"] =
+      "busy_ns: GPU busy time attributed to the innermost module range around the CUDA call that launched "
+      "the work (overlapping work of several modules is shared equally), including the module's children; "
+      "top-level rows plus [unattributed] add up to the rank's busy_ns. comm_ns and comm_by_kind: wall time "
+      "during which communication of the module or its children ran; hidden_ns: the part of comm_ns during "
+      "which compute (any non-communication GPU work) ran. cp_distributed: communication on two or more ranks.";
+  j["grouping"] = {{"source", r.grouping.source}, {"groups", r.grouping.groups},
+                   {"module_ranges", r.grouping.module_ranges}};
+  Json rows = Json::array();
+  for (const auto& m : r.modules) {
+    Json x;
+    x["name"] = m.name;
+    x["range"] = m.range;
+    x["parent"] = m.parent;
+    x["depth"] = m.depth;
+    x["group"] = m.is_group;
+    x["cp_distributed"] = m.cp_distributed;
+    x["mean_busy_ns"] = m.mean_busy_ns;
+    x["max_busy_ns"] = m.max_busy_ns;
+    x["slowest_rank"] = m.slowest_rank;
+    Json per = Json::array();
+    for (const auto& t : m.per_rank) {
+      per.push_back({{"busy_ns", t.busy_ns}, {"own_ns", t.own_ns}, {"comm_ns", t.comm_ns},
+                     {"hidden_ns", t.hidden_ns}, {"comm_by_kind", CommKinds(t.comm_kind_ns)}, {"ops", t.ops}});
+    }
+    x["per_rank"] = per;
+    rows.push_back(x);
+  }
+  j["rows"] = rows;
+  return j;
+}
+
 void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostream& out) {
   const auto& e = r.export_info;
   out << "cpprof report";
@@ -228,52 +276,7 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
   j["export"] = ex;
   j["ranks"] = {{"method", r.rank_method}, {"world_size", r.world_size}, {"count", r.ranks.size()}};
   Json per = Json::array();
-  for (const auto& s : r.ranks) {
-    Json x;
-    x["rank"] = s.rank;
-    x["device"] = s.device;
-    x["pid"] = s.pid;
-    x["process"] = s.process;
-    x["first_start_ns"] = s.first_start;
-    x["last_end_ns"] = s.last_end;
-    x["span_ns"] = s.span_ns;
-    x["busy_ns"] = s.busy_ns;
-    x["compute_only_ns"] = s.compute_only_ns;
-    x["comm_only_ns"] = s.comm_only_ns;
-    x["both_ns"] = s.both_ns;
-    x["idle_ns"] = s.idle_ns;
-    x["comm_ns"] = s.comm_ns;
-    x["compute_ns"] = s.compute_ns;
-    x["ops"] = s.ops;
-    x["invalid_ops"] = s.invalid_ops;
-    x["peak_mem_bytes"] = s.peak_mem_bytes >= 0 ? Json(s.peak_mem_bytes) : Json(nullptr);
-    x["peak_mem_ns"] = s.peak_mem_bytes >= 0 ? Json(s.peak_mem_ns) : Json(nullptr);
-    x["peak_mem_module"] = s.peak_mem_module;
-    Json cls = Json::object();
-    for (int k : ClassesByTime(s)) {
-      const auto& ct = s.classes[k];
-      cls[std::string(model::kOpClassNames[k])] = {
-          {"kind", model::Kind(static_cast<OpClass>(k))},
-          {"instances", ct.instances},
-          {"sum_ns", ct.sum_ns},
-          {"union_ns", ct.union_ns}};
-    }
-    x["classes"] = cls;
-    Json comm_kinds = Json::object();
-    for (int k = 0; k < model::kNumOpClasses; ++k) {
-      const auto& ct = s.classes[k];
-      if (!model::IsComm(static_cast<OpClass>(k)) || ct.instances == 0) continue;
-      comm_kinds[std::string(model::kOpClassNames[k])] = {{"union_ns", ct.union_ns}, {"hidden_ns", ct.hidden_ns}};
-    }
-    x["comm_by_kind"] = comm_kinds;
-    Json top = Json::array();
-    for (const auto& kt : s.top_kernels) {
-      top.push_back({{"name", kt.name}, {"class", model::Name(kt.cls)}, {"total_ns", kt.total_ns},
-                     {"instances", kt.instances}});
-    }
-    x["top_kernels"] = top;
-    per.push_back(x);
-  }
+  for (const auto& s : r.ranks) per.push_back(RankJson(s));
   j["per_rank"] = per;
   j["modules"] = ModulesJson(r);
   j["phases"] = PhasesJson(r);
