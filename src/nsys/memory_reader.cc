@@ -105,7 +105,7 @@ StatusOr<model::MemoryUsage> ReadMemoryUsage(const Database& db, const MemoryOpt
   for (auto& [key, r] : series) {
     if (r.series.peak_correlation_id != 0) wanted.insert(r.series.peak_correlation_id);
   }
-  if (!wanted.empty() && db.HasTable(kRuntimeTable)) {
+  if (options.peak_threads && !wanted.empty() && db.HasTable(kRuntimeTable)) {
     std::string list;
     for (int64_t id : wanted) list += (list.empty() ? "" : ",") + std::to_string(id);
     CPPROF_ASSIGN_OR_RETURN(Statement rt, db.Prepare(fmt::format("SELECT correlationId, globalTid FROM {} "

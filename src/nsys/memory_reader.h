@@ -11,6 +11,9 @@ namespace cpprof::nsys {
 
 struct MemoryOptions {
   int max_points = 512;  // per series timeline; at least 3
+  // Fill peak_global_tid (one more scan of the runtime table). The report leaves it off: it
+  // finds the peak's module from the launches it has tagged already.
+  bool peak_threads = true;
 };
 
 // Memory kinds (ENUM_CUDA_MEM_KIND) counted as GPU memory: Device (2), Array (3), Device Static

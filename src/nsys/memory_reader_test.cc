@@ -27,6 +27,15 @@ model::MemoryUsage Read(const std::string& path, MemoryOptions options = {}) {
   return *usage;
 }
 
+TEST(MemoryReader, PeakThreadsCanBeLeftUnresolved) {
+  MemoryOptions o;
+  o.peak_threads = false;
+  model::MemoryUsage u = Read(Fixture("capture_memory"), o);
+  ASSERT_EQ(u.series.size(), 3u);
+  EXPECT_EQ(u.series[0].peak_correlation_id, 3);  // still known: the caller resolves it
+  EXPECT_EQ(u.series[0].peak_global_tid, 0);
+}
+
 TEST(MemoryReader, FixtureByHand) {
   model::MemoryUsage u = Read(Fixture("capture_memory"));
   ASSERT_TRUE(u.captured);

@@ -157,7 +157,9 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   }
   CPPROF_ASSIGN_OR_RETURN(model::GpuWork work, nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, tagger));
   timer.Mark("GPU ops");
-  CPPROF_ASSIGN_OR_RETURN(model::MemoryUsage memory, nsys::ReadMemoryUsage(db));
+  nsys::MemoryOptions memory_options;
+  memory_options.peak_threads = false;  // the peak's module comes from the tagged launches below
+  CPPROF_ASSIGN_OR_RETURN(model::MemoryUsage memory, nsys::ReadMemoryUsage(db, memory_options));
   timer.Mark("memory");
   std::vector<model::MemorySeries> peaks = nsys::PeakSeriesPerProcess(memory);
   // The module of the call that reached each peak, while the call tags are still here.
