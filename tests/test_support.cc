@@ -66,6 +66,10 @@ std::string RealExport(const std::string& name) {
   return out;
 }
 
+std::string SqlFixture(const std::string& name) {
+  return MakeDatabase(name + ".sqlite", ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/" + name + ".sql")));
+}
+
 std::string MakeDatabase(const std::string& name, const std::string& sql) {
   std::string path = TempDir() + "/" + name;
   fs::remove(path);

@@ -19,6 +19,8 @@ std::vector<std::string> RealExportNames();
 
 // A fresh SQLite database built from `sql` (run with the sqlite3 API); returns its path.
 std::string MakeDatabase(const std::string& name, const std::string& sql);
+// tests/data/sql/_schema.sql + tests/data/sql/<name>.sql as a fresh database; returns its path.
+std::string SqlFixture(const std::string& name);
 
 // A scratch directory unique to this test process.
 std::string TempDir();

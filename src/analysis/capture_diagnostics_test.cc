@@ -59,9 +59,7 @@ std::string Dump(const std::vector<Diagnostic>& ds) {
   return out;
 }
 
-std::string Fixture(const std::string& name) {
-  return MakeDatabase(name + ".sqlite", ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/" + name + ".sql")));
-}
+using testing::SqlFixture;
 
 TEST(EntryModule, FindsTheMinusMModule) {
   model::CaptureInfo c;
@@ -80,7 +78,7 @@ TEST(EntryModule, FindsTheMinusMModule) {
 }
 
 TEST(CaptureDiagnostics, FixtureByHand) {
-  Read r = ReadExport(Fixture("capture_memory"));
+  Read r = ReadExport(SqlFixture("capture_memory"));
   // Facts first: what the fixture recorded.
   EXPECT_TRUE(r.facts.has_nvtx);
   ASSERT_NE(r.facts.Domain("d"), nullptr);

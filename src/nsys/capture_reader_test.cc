@@ -12,9 +12,7 @@ using testing::MakeDatabase;
 using testing::ReadFile;
 using testing::RealExport;
 
-std::string Fixture(const std::string& name) {
-  return MakeDatabase(name + ".sqlite", ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/" + name + ".sql")));
-}
+using testing::SqlFixture;
 
 model::CaptureInfo Read(const std::string& path) {
   auto db = Database::Open(path);
@@ -73,7 +71,7 @@ TEST(NotableInfo, KeepsWhatMattersDropsRoutine) {
 }
 
 TEST(CaptureReader, FixtureByHand) {
-  model::CaptureInfo c = Read(Fixture("capture_memory"));
+  model::CaptureInfo c = Read(SqlFixture("capture_memory"));
   EXPECT_TRUE(c.recorded);
   EXPECT_EQ(c.traced, (std::vector<std::string>{"Cuda", "NvtxEvents", "OSRuntime"}));
   EXPECT_EQ(c.command, "python");
@@ -124,7 +122,7 @@ TEST(CaptureReader, FixtureByHand) {
 }
 
 TEST(CaptureReader, NoSecretLeaves) {
-  model::CaptureInfo c = Read(Fixture("capture_memory"));
+  model::CaptureInfo c = Read(SqlFixture("capture_memory"));
   for (const auto& [k, v] : c.env) {
     EXPECT_NE(k, "SECRET_TOKEN");
     EXPECT_NE(k, "PATH");
@@ -135,7 +133,7 @@ TEST(CaptureReader, NoSecretLeaves) {
 }
 
 TEST(CaptureReader, SyntheticExportIsUnrecordedNotAnError) {
-  model::CaptureInfo c = Read(Fixture("overlapping_streams"));
+  model::CaptureInfo c = Read(SqlFixture("overlapping_streams"));
   EXPECT_FALSE(c.recorded);
   EXPECT_TRUE(c.traced.empty());
   EXPECT_TRUE(c.messages.empty());

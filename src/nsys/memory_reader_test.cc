@@ -15,9 +15,7 @@ using testing::MakeDatabase;
 using testing::ReadFile;
 using testing::RealExport;
 
-std::string Fixture(const std::string& name) {
-  return MakeDatabase(name + ".sqlite", ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/" + name + ".sql")));
-}
+using testing::SqlFixture;
 
 model::MemoryUsage Read(const std::string& path, MemoryOptions options = {}) {
   auto db = Database::Open(path);
@@ -30,14 +28,14 @@ model::MemoryUsage Read(const std::string& path, MemoryOptions options = {}) {
 TEST(MemoryReader, PeakThreadsCanBeLeftUnresolved) {
   MemoryOptions o;
   o.peak_threads = false;
-  model::MemoryUsage u = Read(Fixture("capture_memory"), o);
+  model::MemoryUsage u = Read(SqlFixture("capture_memory"), o);
   ASSERT_EQ(u.series.size(), 3u);
   EXPECT_EQ(u.series[0].peak_correlation_id, 3);  // still known: the caller resolves it
   EXPECT_EQ(u.series[0].peak_global_tid, 0);
 }
 
 TEST(MemoryReader, FixtureByHand) {
-  model::MemoryUsage u = Read(Fixture("capture_memory"));
+  model::MemoryUsage u = Read(SqlFixture("capture_memory"));
   ASSERT_TRUE(u.captured);
   EXPECT_EQ(u.ignored_events, 2);  // pinned and managed
   ASSERT_EQ(u.series.size(), 3u);
@@ -79,7 +77,7 @@ TEST(MemoryReader, FixtureByHand) {
 }
 
 TEST(MemoryReader, NotCapturedSaysHow) {
-  model::MemoryUsage u = Read(Fixture("overlapping_streams"));
+  model::MemoryUsage u = Read(SqlFixture("overlapping_streams"));
   EXPECT_FALSE(u.captured);
   EXPECT_TRUE(u.series.empty());
   EXPECT_NE(u.note.find("--cuda-memory-usage true"), std::string::npos) << u.note;
@@ -150,7 +148,7 @@ std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> SqlPeaks(cons
 }
 
 TEST(MemoryReader, FixtureMatchesSql) {
-  std::string path = Fixture("capture_memory");
+  std::string path = SqlFixture("capture_memory");
   auto sql = SqlPeaks(path);
   model::MemoryUsage u = Read(path);
   ASSERT_EQ(u.series.size(), sql.size());

@@ -121,9 +121,7 @@ void CheckInvariants(const Trace& t) {
   }
 }
 
-std::string Fixture(const std::string& name) {
-  return MakeDatabase(name + ".sqlite", ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/" + name + ".sql")));
-}
+using testing::SqlFixture;
 
 const json* Find(const Trace& t, const std::string& ph, const std::string& name) {
   for (const auto& e : t.events) {
@@ -140,7 +138,7 @@ std::string ThreadName(const Trace& t, int64_t tid) {
 }
 
 TEST(ChromeTraceFixture, HostileNamesComeOutAsValidJson) {
-  Trace t = Export(Fixture("special_names"), {"--flows"});
+  Trace t = Export(SqlFixture("special_names"), {"--flows"});
   CheckInvariants(t);
   ASSERT_NE(Find(t, "X", "kernel<\"quoted\">(\\path\\to, \ttab)"), nullptr);
   ASSERT_NE(Find(t, "X", std::string("ctl\x01\x1f\nend")), nullptr);
@@ -158,7 +156,7 @@ TEST(ChromeTraceFixture, HostileNamesComeOutAsValidJson) {
 }
 
 TEST(ChromeTraceFixture, TimesTracksNvtxAndFlows) {
-  Trace t = Export(Fixture("special_names"), {"--flows"});
+  Trace t = Export(SqlFixture("special_names"), {"--flows"});
   // A kernel that starts before time 0 is clamped, and says so.
   const json* early = nullptr;
   for (const auto& e : t.events) {
@@ -221,7 +219,7 @@ TEST(ChromeTraceFixture, TimesTracksNvtxAndFlows) {
 }
 
 TEST(ChromeTraceFixture, WithoutFlagsNoApiNoFlows) {
-  Trace t = Export(Fixture("special_names"), {"--no-nvtx"});
+  Trace t = Export(SqlFixture("special_names"), {"--no-nvtx"});
   for (const auto& e : t.events) {
     EXPECT_NE(e["ph"], "s");
     EXPECT_NE(e["ph"], "f");
@@ -232,7 +230,7 @@ TEST(ChromeTraceFixture, WithoutFlagsNoApiNoFlows) {
 }
 
 TEST(ChromeTraceFixture, TimeWindowKeepsOverlappingEvents) {
-  Trace t = Export(Fixture("special_names"), {"--start-ns", "2600", "--end-ns", "3100", "--api"});
+  Trace t = Export(SqlFixture("special_names"), {"--start-ns", "2600", "--end-ns", "3100", "--api"});
   std::set<std::string> names;
   for (const auto& e : t.events) {
     if (e["ph"] != "X") continue;

@@ -15,9 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Fixture(const std::string& name) {
-  return MakeDatabase(name + ".sqlite", ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/" + name + ".sql")));
-}
 
 json ReportJson(const std::string& path, std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"report", "--format", "json", path};
@@ -28,7 +25,7 @@ json ReportJson(const std::string& path, std::vector<std::string> extra = {}) {
 }
 
 TEST(ReportFixture, OverlappingStreamsByHand) {
-  json j = ReportJson(Fixture("overlapping_streams"));
+  json j = ReportJson(SqlFixture("overlapping_streams"));
   ASSERT_EQ(j["per_rank"].size(), 1u);
   const json& r = j["per_rank"][0];
   EXPECT_EQ(r["span_ns"], 700);
@@ -49,14 +46,14 @@ TEST(ReportFixture, OverlappingStreamsByHand) {
 }
 
 TEST(ReportFixture, ZeroKernelsIsAnEmptyReportWithANote) {
-  CliResult r = RunCli({"report", Fixture("zero_kernels")});
+  CliResult r = RunCli({"report", SqlFixture("zero_kernels")});
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("0 ranks"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("has a kernel table but no GPU work"), std::string::npos) << r.err;
 }
 
 TEST(ReportFixture, RanksByDeviceWithoutNcclPayload) {
-  json j = ReportJson(Fixture("ranks_by_device"));
+  json j = ReportJson(SqlFixture("ranks_by_device"));
   EXPECT_EQ(j["ranks"]["method"], "device order (the export has no NCCL rank payloads)");
   ASSERT_EQ(j["per_rank"].size(), 2u);
   EXPECT_EQ(j["per_rank"][0]["pid"], 300);
@@ -65,7 +62,7 @@ TEST(ReportFixture, RanksByDeviceWithoutNcclPayload) {
 }
 
 TEST(ReportFixture, RanksFromNcclPayloads) {
-  json j = ReportJson(Fixture("nccl_payload"));
+  json j = ReportJson(SqlFixture("nccl_payload"));
   EXPECT_EQ(j["ranks"]["method"], "NCCL NVTX payloads (ncclCommInitRank: Rank, No. of ranks)");
   EXPECT_EQ(j["ranks"]["world_size"], 2);
   ASSERT_EQ(j["per_rank"].size(), 2u);
@@ -76,7 +73,7 @@ TEST(ReportFixture, RanksFromNcclPayloads) {
 }
 
 TEST(ReportFixture, NotCapturedIsSaidOnceOnStderr) {
-  CliResult r = RunCli({"report", Fixture("overlapping_streams")});
+  CliResult r = RunCli({"report", SqlFixture("overlapping_streams")});
   EXPECT_EQ(r.rc, 0);
   size_t first = r.err.find("not captured:");
   ASSERT_NE(first, std::string::npos);
