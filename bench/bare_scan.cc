@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // The same settings as cpprof's reader (src/nsys/sqlite_db.cc).
-  sqlite3_exec(db, "PRAGMA mmap_size=0; PRAGMA cache_size=-8192; PRAGMA query_only=1;", nullptr,
+  sqlite3_exec(db, "PRAGMA mmap_size=0; PRAGMA cache_size=-2048; PRAGMA query_only=1;", nullptr,
                nullptr, nullptr);
   int64_t acc = 0;
   if (std::strcmp(argv[1], "report") == 0) {

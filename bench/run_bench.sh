@@ -40,6 +40,7 @@ measure() {
 
 read -r t_bare_r m_bare_r < <(measure "$build/bench/bare_scan" report "$db")
 read -r t_report m_report < <(measure "$build/cpprof" report --format json "$db")
+read -r t_report1 m_report1 < <(CPPROF_THREADS=1 measure "$build/cpprof" report --format json "$db")
 read -r t_bare_k m_bare_k < <(measure "$build/bench/bare_scan" kern_sum "$db")
 read -r t_stats m_stats < <(measure "$build/cpprof" stats --report cuda_gpu_kern_sum --format csv "$db")
 
@@ -51,11 +52,12 @@ echo "cpprof benchmark: $db"
 echo "  $(sqlite3 "$db" 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL' 2>/dev/null || echo "$kernels") kernels, $ranks ranks, file $(awk "BEGIN{printf \"%.1f\", $size/1048576}") MiB, best of $repeat runs, warm page cache, $(nproc) cores"
 printf '  %-44s %9s %12s %10s\n' "command" "seconds" "peak RSS MB" "RSS/file"
 printf '  %-44s %9s %12s %10s\n' "bare scan of report's columns" "$t_bare_r" "$(mb "$m_bare_r")" "$(pct "$m_bare_r" "$size")"
-printf '  %-44s %9s %12s %10s\n' "cpprof report --format json" "$t_report" "$(mb "$m_report")" "$(pct "$m_report" "$size")"
+printf '  %-44s %9s %12s %10s\n' "cpprof report --format json ($(nproc) threads)" "$t_report" "$(mb "$m_report")" "$(pct "$m_report" "$size")"
+printf '  %-44s %9s %12s %10s\n' "the same with CPPROF_THREADS=1" "$t_report1" "$(mb "$m_report1")" "$(pct "$m_report1" "$size")"
 printf '  %-44s %9s %12s %10s\n' "bare scan of cuda_gpu_kern_sum's columns" "$t_bare_k" "$(mb "$m_bare_k")" "$(pct "$m_bare_k" "$size")"
 printf '  %-44s %9s %12s %10s\n' "cpprof stats --report cuda_gpu_kern_sum" "$t_stats" "$(mb "$m_stats")" "$(pct "$m_stats" "$size")"
 echo
-echo "  report / bare scan:          $(ratio "$t_report" "$t_bare_r")   (target <= 1.5)"
+echo "  report / bare scan:          $(ratio "$t_report" "$t_bare_r")   (target <= 1.5; one thread: $(ratio "$t_report1" "$t_bare_r"))"
 echo "  stats / bare scan:           $(ratio "$t_stats" "$t_bare_k")"
 echo "  report peak RSS / file size: $(pct "$m_report" "$size")   (target <= 25%)"
 echo "  stats peak RSS / file size:  $(pct "$m_stats" "$size")"

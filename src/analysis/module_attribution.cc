@@ -140,7 +140,11 @@ void ModuleAttribution::ReleaseRanges() {
 }
 
 void CallTags::Add(int64_t global_pid, int64_t correlation, LaunchTag tag) {
-  by_process_[global_pid].push_back({correlation, tag});
+  if (correlation < 0 || correlation > int64_t{UINT32_MAX}) {
+    wide_[{global_pid, correlation}] = tag;
+    return;
+  }
+  by_process_[global_pid].push_back({static_cast<uint32_t>(correlation), tag});
 }
 
 void CallTags::Finish() {
@@ -151,10 +155,15 @@ void CallTags::Finish() {
   }
 }
 
-LaunchTag CallTags::Find(int64_t global_pid, int64_t correlation) const {
+LaunchTag CallTags::Reader::Find(int64_t global_pid, int64_t wide_correlation) {
+  if (wide_correlation < 0 || wide_correlation > int64_t{UINT32_MAX}) {
+    auto it = tags_->wide_.find({global_pid, wide_correlation});
+    return it == tags_->wide_.end() ? LaunchTag{} : it->second;
+  }
+  const auto correlation = static_cast<uint32_t>(wide_correlation);
   if (last_pid_ != global_pid) {
-    auto it = by_process_.find(global_pid);
-    last_ = it == by_process_.end() ? nullptr : &it->second;
+    auto it = tags_->by_process_.find(global_pid);
+    last_ = it == tags_->by_process_.end() ? nullptr : &it->second;
     last_pid_ = global_pid;
     hint_ = 0;
   }
@@ -171,13 +180,13 @@ LaunchTag CallTags::Find(int64_t global_pid, int64_t correlation) const {
     }
   }
   auto it = std::lower_bound(v.begin(), v.end(), correlation,
-                             [](const Entry& e, int64_t c) { return e.correlation < c; });
+                             [](const Entry& e, uint32_t c) { return e.correlation < c; });
   hint_ = it == v.end() ? v.size() - 1 : static_cast<size_t>(it - v.begin());
   return it != v.end() && it->correlation == correlation ? it->tag : LaunchTag{};
 }
 
 size_t CallTags::size() const {
-  size_t n = 0;
+  size_t n = wide_.size();
   for (const auto& [pid, v] : by_process_) n += v.size();
   return n;
 }

@@ -94,21 +94,37 @@ class ModuleAttribution {
 // Tags of CUDA calls by (process, correlation id), for the ops they launched. Built from the
 // runtime table streamed in any order; lookups are cheap when asked in correlation order.
 class CallTags {
+ private:
+  // 8 bytes: CUPTI correlation ids are 32-bit; anything else (never seen) goes to `wide_`.
+  struct Entry {
+    uint32_t correlation;
+    LaunchTag tag;
+  };
+  static_assert(sizeof(Entry) == 8, "a tag per CUDA call: exports hold millions");
  public:
   void Add(int64_t global_pid, int64_t correlation, LaunchTag tag);
   void Finish();  // sorts; call once after the last Add
-  LaunchTag Find(int64_t global_pid, int64_t correlation) const;
   size_t size() const;
 
- private:
-  struct Entry {
-    int64_t correlation;
-    LaunchTag tag;
+  // Lookups with a memory of the last answer (cheap when asked in correlation order). One
+  // Reader per thread: readers of the same CallTags may run at once.
+  class Reader {
+   public:
+    explicit Reader(const CallTags& tags) : tags_(&tags) {}
+    LaunchTag Find(int64_t global_pid, int64_t correlation);
+
+   private:
+    const CallTags* tags_;
+    int64_t last_pid_ = -1;
+    const std::vector<CallTags::Entry>* last_ = nullptr;
+    size_t hint_ = 0;  // where the last lookup landed: ops come in nearly ascending correlation order
   };
+  // One lookup (a binary search); a Reader is faster for many.
+  LaunchTag Find(int64_t global_pid, int64_t correlation) const { return Reader(*this).Find(global_pid, correlation); }
+
+ private:
   std::unordered_map<int64_t, std::vector<Entry>> by_process_;
-  mutable int64_t last_pid_ = -1;
-  mutable const std::vector<Entry>* last_ = nullptr;
-  mutable size_t hint_ = 0;  // where the last lookup landed: ops come in nearly ascending correlation order
+  std::map<std::pair<int64_t, int64_t>, LaunchTag> wide_;  // (process, correlation) outside uint32
 };
 
 }  // namespace cpprof::analysis

@@ -87,6 +87,21 @@ TEST(CallTags, FindsByProcessAndCorrelationInAnyOrder) {
   EXPECT_EQ(tags.size(), 6u);
 }
 
+TEST(CallTags, CorrelationIdsBeyond32BitsStillFound) {
+  CallTags tags;
+  constexpr int64_t P = 1 << 24;
+  constexpr int64_t kWide = (int64_t{1} << 32) + 12;  // would alias 12 if cut to 32 bits
+  tags.Add(P, 12, LaunchTag{1, model::Phase::kForward, 0});
+  tags.Add(P, kWide, LaunchTag{2, model::Phase::kBackward, 0});
+  tags.Add(P, -5, LaunchTag{3, model::Phase::kForward, 0});
+  tags.Finish();
+  EXPECT_EQ(tags.Find(P, 12).node, 1);
+  EXPECT_EQ(tags.Find(P, kWide).node, 2);
+  EXPECT_EQ(tags.Find(P, kWide + 1).node, 0);
+  EXPECT_EQ(tags.Find(P, -5).node, 3);
+  EXPECT_EQ(tags.size(), 3u);
+}
+
 TEST(ModuleConfig, DefaultsSayWhatIsAModule) {
   ModuleConfig c = DefaultModuleConfig();
   EXPECT_TRUE(c.IsModule("cpfold:cpfold.model.pairformer.TriangleMultiplicationOutgoing.forward"));

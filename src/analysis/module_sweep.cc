@@ -82,10 +82,33 @@ std::vector<int64_t> RoundShares(const std::vector<double>& shares, int64_t tota
   return out;
 }
 
-RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, bool collect_comm_ops) {
-  const size_t n = parent.size();
+RankModuleTimes StartSweep(const model::ProcessGpuWork& work, size_t nodes, bool collect_comm_ops) {
   RankModuleTimes out;
-  out.nodes.assign(n, {});
+  out.nodes.assign(nodes, {});
+  out.collect_comm_ops = collect_comm_ops;
+  if (collect_comm_ops) {
+    // Exact sizes: doubling vectors would hold up to twice the memory at the peak.
+    std::array<size_t, model::kNumOpClasses> count{};
+    for (size_t c = 0; c < work.ops.num_chunks(); ++c) {
+      for (const auto& op : work.ops.chunk(c)) ++count[static_cast<int>(op.cls)];
+    }
+    for (const auto& op : work.long_ops) ++count[static_cast<int>(op.cls)];
+    for (int c = 0; c < model::kNumOpClasses; ++c) {
+      if (model::IsComm(static_cast<OpClass>(c))) out.comm_ops[c].reserve(count[c]);
+    }
+  }
+  return out;
+}
+
+RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, bool collect_comm_ops) {
+  RankModuleTimes out = StartSweep(work, parent.size(), collect_comm_ops);
+  SweepModules(work, parent, out);
+  return out;
+}
+
+void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, RankModuleTimes& out) {
+  const size_t n = parent.size();
+  const bool collect_comm_ops = out.collect_comm_ops;
   std::vector<double> own_share(n, 0.0);
   std::array<double, model::kNumPhases> phase_share{};
 
@@ -208,7 +231,6 @@ RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>
       out.nodes[parent[i]].ops += out.nodes[i].ops;
     }
   }
-  return out;
 }
 
 }  // namespace cpprof::analysis

@@ -35,11 +35,18 @@ struct RankModuleTimes {
   int64_t ops = 0;
   // Per communication class, its ops in start order (when collect_comm_ops).
   std::array<std::vector<CommOp>, model::kNumOpClasses> comm_ops;
+  bool collect_comm_ops = false;
 };
 
 // `parent[i]` is the parent node of node i (-1 for roots). Sorts the ops' chunks in place when
 // they are out of order (see op_sweep.h).
 RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, bool collect_comm_ops);
+
+// The same in two steps, for sweeping ranks on several threads: StartSweep allocates what the
+// sweep fills (on the calling thread, so that it reuses memory freed there), then
+// SweepModules(work, parent, out) fills it.
+RankModuleTimes StartSweep(const model::ProcessGpuWork& work, size_t nodes, bool collect_comm_ops);
+void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, RankModuleTimes& out);
 
 // Rounds shares (which add up to `total` in exact arithmetic) to integers that add up to
 // exactly `total`: the largest remainders get the leftover nanoseconds (ties: lower index).

@@ -57,6 +57,15 @@ class ChunkedVector {
     chunks_.back()[sizes_.back()++] = v;
     ++size_;
   }
+  // Moves `other`'s elements to the end (its chunks, no copy); `other` is left empty.
+  void Append(ChunkedVector&& other) {
+    if (other.chunks_.empty()) return;
+    for (auto& c : other.chunks_) chunks_.push_back(std::move(c));
+    sizes_.insert(sizes_.end(), other.sizes_.begin(), other.sizes_.end());
+    capacity_ = other.capacity_;  // of the last chunk, which later push_backs fill
+    size_ += other.size_;
+    other = ChunkedVector();
+  }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   size_t num_chunks() const { return chunks_.size(); }

@@ -74,13 +74,22 @@ struct KernelRow {
   int64_t correlation;  // of the CUDA call that launched it (0 when NULL)
 };
 
-// Streams the kernel table in table order.
+// Rows [first, last] of a table by rowid (both inclusive); the whole table when unset.
+struct RowidRange {
+  int64_t first = INT64_MIN, last = INT64_MAX;
+  bool whole() const { return first == INT64_MIN && last == INT64_MAX; }
+};
+
+// Streams the kernel table (or a rowid range of it) in table order.
 template <typename Fn>
-Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn) {
+Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn, RowidRange rows = {}) {
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
       db.Prepare("SELECT start, end, globalPid, deviceId, streamId, " + schema.kernel_name_column +
-                     ", correlationId FROM " + kKernelTable,
+                     ", correlationId FROM " + kKernelTable +
+                     (rows.whole() ? std::string()
+                                   : " WHERE rowid BETWEEN " + std::to_string(rows.first) + " AND " +
+                                         std::to_string(rows.last)),
                  "reading kernels"));
   KernelRow r{};
   while (st.Step()) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "base/parallel.h"
+
 namespace cpprof::nsys {
 
 using model::OpClass;
@@ -25,7 +27,9 @@ namespace {
 // hit is remembered.
 class ProcessIndex {
  public:
-  explicit ProcessIndex(model::GpuWork& work) : work_(work) {}
+  explicit ProcessIndex(model::GpuWork& work) : work_(work) {
+    for (size_t i = 0; i < work.processes.size(); ++i) index_.emplace(work.processes[i].global_pid, i);
+  }
   model::ProcessGpuWork& Get(int64_t global_pid) {
     if (last_ && last_gpid_ == global_pid) return work_.processes[last_idx_];
     auto [it, inserted] = index_.try_emplace(global_pid, work_.processes.size());
@@ -70,14 +74,13 @@ bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, int64_t duration) {
   return false;
 }
 
-}  // namespace
 
-StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema,
-                                     const KernelClassifier& classify, const LaunchTagger& tag) {
-  model::GpuWork work;
+// Reads the kernels of `rows` into `work` (in table order), with a string table, class cache
+// and tagger of its own: one call per reading thread.
+Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
+                   const LaunchTagger& tag, RowidRange rows, model::GpuWork& work) {
   ProcessIndex index(work);
   StringTable strings(db);
-
   // Class per StringIds id, resolved on first sight (a vector: ids are small and dense).
   std::vector<int8_t> class_of_id;
   auto class_of = [&](int64_t id) -> OpClass {
@@ -94,24 +97,52 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     }
     return c;
   };
+  CPPROF_RETURN_IF_ERROR(ForEachKernel(
+      db, schema,
+      [&](const KernelRow& r) {
+        model::ProcessGpuWork& p = index.Get(r.global_pid);
+        ++p.ops_per_device[r.device];
+        if (r.end < r.start) {
+          ++p.invalid_ops;
+          return;
+        }
+        model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
+        if (Skip(p, ot, r.end - r.start)) return;
+        OpClass c = class_of(r.name_id);
+        AddOp(p, r.start, r.end, c, ot);
+        auto& t = p.kernels[r.name_id];
+        t.total_ns += r.end - r.start;
+        ++t.instances;
+      },
+      rows));
+  return strings.status();
+}
 
-  CPPROF_RETURN_IF_ERROR(ForEachKernel(db, schema, [&](const KernelRow& r) {
-    model::ProcessGpuWork& p = index.Get(r.global_pid);
-    ++p.ops_per_device[r.device];
-    if (r.end < r.start) {
-      ++p.invalid_ops;
-      return;
+// Adds `part` (read from later rows) to `work`.
+void Merge(model::GpuWork&& part, model::GpuWork& work) {
+  ProcessIndex index(work);
+  for (auto& q : part.processes) {
+    model::ProcessGpuWork& p = index.Get(q.global_pid);
+    for (const auto& [dev, n] : q.ops_per_device) p.ops_per_device[dev] += n;
+    p.ops.Append(std::move(q.ops));
+    p.long_ops.insert(p.long_ops.end(), q.long_ops.begin(), q.long_ops.end());
+    for (const auto& [id, t] : q.kernels) {
+      auto& k = p.kernels[id];
+      k.total_ns += t.total_ns;
+      k.instances += t.instances;
     }
-    model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
-    if (Skip(p, ot, r.end - r.start)) return;
-    OpClass c = class_of(r.name_id);
-    AddOp(p, r.start, r.end, c, ot);
-    auto& t = p.kernels[r.name_id];
-    t.total_ns += r.end - r.start;
-    ++t.instances;
-  }));
-  CPPROF_RETURN_IF_ERROR(strings.status());
+    p.invalid_ops += q.invalid_ops;
+    p.excluded_ops += q.excluded_ops;
+    p.warmup_ops += q.warmup_ops;
+    p.warmup_ns += q.warmup_ns;
+  }
+  work.names.kernel_names.merge(part.names.kernel_names);
+  work.names.kernel_classes.merge(part.names.kernel_classes);
+}
 
+// Memcpys and memsets (after the kernels: ops of a process stay in table order per table).
+Status LoadMemOps(const Database& db, const LaunchTagger& tag, model::GpuWork& work) {
+  ProcessIndex index(work);
   CPPROF_ASSIGN_OR_RETURN(auto kind_names, ReadMemcpyKindNames(db));
   CPPROF_RETURN_IF_ERROR(ForEachMemOp(db, [&](const MemOpRow& r) {
     model::ProcessGpuWork& p = index.Get(r.global_pid);
@@ -142,6 +173,52 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     }
   }
 
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
+                                     const LaunchTaggerFactory& make_tagger, size_t threads,
+                                     int64_t min_rows_per_thread) {
+  model::GpuWork work;
+  auto tagger = [&] { return make_tagger ? make_tagger() : LaunchTagger{}; };
+
+  int64_t first = 0, last = -1;
+  if (threads > 1) {
+    CPPROF_ASSIGN_OR_RETURN(
+        Statement st, db.Prepare(std::string("SELECT min(rowid), max(rowid) FROM ") + kKernelTable, "reading kernels"));
+    if (st.Step() && !st.IsNull(0)) first = st.Int(0), last = st.Int(1);
+    CPPROF_RETURN_IF_ERROR(st.status());
+    int64_t most = (last - first + 1) / std::max<int64_t>(1, min_rows_per_thread);
+    threads = std::min<size_t>(threads, static_cast<size_t>(std::max<int64_t>(1, most)));
+  }
+  if (threads <= 1) {
+    CPPROF_RETURN_IF_ERROR(ReadKernels(db, schema, classify, tagger(), {}, work));
+  } else {
+    // Rowid ranges of equal size, each read on its own connection (the first on `db`), then
+    // merged in rowid order: the ops stay in table order.
+    std::vector<model::GpuWork> parts(threads);
+    std::vector<Status> status(threads);
+    std::vector<LaunchTagger> taggers;
+    for (size_t i = 0; i < threads; ++i) taggers.push_back(tagger());
+    const auto n = static_cast<int64_t>(threads);
+    const int64_t step = (last - first + n) / n;
+    ParallelFor(threads, [&](size_t i) {
+      const auto k = static_cast<int64_t>(i);
+      RowidRange rows{i == 0 ? INT64_MIN : first + k * step, k + 1 == n ? INT64_MAX : first + (k + 1) * step - 1};
+      if (i == 0) {
+        status[i] = ReadKernels(db, schema, classify, taggers[i], rows, parts[i]);
+        return;
+      }
+      StatusOr<Database> own = Database::Open(db.path());
+      status[i] = own.ok() ? ReadKernels(*own, schema, classify, taggers[i], rows, parts[i]) : own.status();
+    });
+    for (const Status& st : status) CPPROF_RETURN_IF_ERROR(st);
+    work = std::move(parts[0]);
+    for (size_t i = 1; i < threads; ++i) Merge(std::move(parts[i]), work);
+  }
+  CPPROF_RETURN_IF_ERROR(LoadMemOps(db, tagger(), work));
   CPPROF_ASSIGN_OR_RETURN(auto procs, ReadProcesses(db));
   for (auto& p : work.processes) {
     auto it = procs.find(p.global_pid);

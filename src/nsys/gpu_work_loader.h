@@ -17,9 +17,19 @@ using KernelClassifier = std::function<model::OpClass(std::string_view)>;
 // The tag (module node, phase) of the launch with this (globalPid, correlationId).
 using LaunchTagger = std::function<model::OpTag(int64_t global_pid, int64_t correlation)>;
 
-// `tag` may be empty: every op is then untagged (node 0, forward).
+// Makes a tagger for one reading thread (a tagger may keep lookup state of its own).
+using LaunchTaggerFactory = std::function<LaunchTagger()>;
+
+// Below this many kernel rows per thread, fewer threads read them: a connection of its own
+// costs more than it saves.
+inline constexpr int64_t kMinKernelRowsPerThread = 250'000;
+
+// `make_tagger` may be empty: every op is then untagged (node 0, forward). With `threads` > 1
+// and a big kernel table, the table is read in up to that many rowid ranges at once, each on its
+// own connection, and merged in rowid order: the result is the same as with one thread.
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema,
-                                     const KernelClassifier& classify, const LaunchTagger& tag = {});
+                                     const KernelClassifier& classify, const LaunchTaggerFactory& make_tagger = {},
+                                     size_t threads = 1, int64_t min_rows_per_thread = kMinKernelRowsPerThread);
 
 // ENUM_CUDA_MEMCPY_OPER: copyKind -> display name as nsys prints it ("[CUDA memcpy Host-to-Device]").
 StatusOr<std::unordered_map<int, std::string>> ReadMemcpyKindNames(const Database& db);

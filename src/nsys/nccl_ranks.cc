@@ -53,12 +53,10 @@ bool DecodeRankPayload(std::string_view blob, const RankSchema& schema, model::N
   return true;
 }
 
-StatusOr<std::map<int64_t, model::NcclRankInfo>> ReadNcclRanks(const Database& db) {
-  std::map<int64_t, model::NcclRankInfo> out;
-  if (!db.HasTable("NVTX_PAYLOAD_SCHEMA_ENTRIES") || !db.HasColumn(kNvtxTable, "binaryData")) return out;
-
-  // Schemas (by schema id) that carry both "Rank" and "No. of ranks".
-  std::map<int64_t, RankSchema> schemas;
+StatusOr<NcclRankDecoder> NcclRankDecoder::Open(const Database& db) {
+  NcclRankDecoder d;
+  if (!db.HasTable("NVTX_PAYLOAD_SCHEMA_ENTRIES") || !db.HasColumn(kNvtxTable, "binaryData")) return d;
+  std::map<int64_t, RankSchema>& schemas = d.schemas_;
   {
     CPPROF_ASSIGN_OR_RETURN(
         Statement st,
@@ -76,7 +74,7 @@ StatusOr<std::map<int64_t, model::NcclRankInfo>> ReadNcclRanks(const Database& d
     CPPROF_RETURN_IF_ERROR(st.status());
   }
   std::erase_if(schemas, [](const auto& kv) { return kv.second.rank.offset < 0 || kv.second.nranks.offset < 0; });
-  if (schemas.empty()) return out;
+  if (schemas.empty()) return d;
   if (db.HasTable("NVTX_PAYLOAD_SCHEMAS") && db.HasColumn("NVTX_PAYLOAD_SCHEMAS", "payloadSize")) {
     CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT schemaId, payloadSize FROM NVTX_PAYLOAD_SCHEMAS",
                                                      "reading NCCL payload schemas"));
@@ -86,30 +84,36 @@ StatusOr<std::map<int64_t, model::NcclRankInfo>> ReadNcclRanks(const Database& d
     }
     CPPROF_RETURN_IF_ERROR(st.status());
   }
+  return d;
+}
 
+void NcclRankDecoder::Add(int64_t global_tid, std::string_view blob) {
+  // With nsys's header the schema id is known; without it, try every rank schema.
+  for (const auto& [id, schema] : schemas_) {
+    if (blob.size() >= kHeaderSize) {
+      uint32_t sid;
+      std::memcpy(&sid, blob.data() + 8, 4);
+      if (blob.size() != static_cast<size_t>(schema.payload_size) && sid != id) continue;
+    }
+    model::NcclRankInfo info;
+    if (DecodeRankPayload(blob, schema, &info)) {
+      int64_t gpid = global_tid & ~int64_t{0xFFFFFF};  // globalTid -> globalPid
+      out_.emplace(gpid, info);  // the first communicator (the world one) wins
+      return;
+    }
+  }
+}
+
+StatusOr<std::map<int64_t, model::NcclRankInfo>> ReadNcclRanks(const Database& db) {
+  CPPROF_ASSIGN_OR_RETURN(NcclRankDecoder decoder, NcclRankDecoder::Open(db));
+  if (!decoder.wanted()) return decoder.ranks();
   CPPROF_ASSIGN_OR_RETURN(
       Statement st, db.Prepare(std::string("SELECT globalTid, binaryData FROM ") + kNvtxTable +
                                    " WHERE binaryData IS NOT NULL",
                                "reading NCCL payloads"));
-  while (st.Step()) {
-    std::string_view blob = st.Blob(1);
-    // With nsys's header the schema id is known; without it, try every rank schema.
-    for (const auto& [id, schema] : schemas) {
-      if (blob.size() >= kHeaderSize) {
-        uint32_t sid;
-        std::memcpy(&sid, blob.data() + 8, 4);
-        if (blob.size() != static_cast<size_t>(schema.payload_size) && sid != id) continue;
-      }
-      model::NcclRankInfo info;
-      if (DecodeRankPayload(blob, schema, &info)) {
-        int64_t gpid = st.Int(0) & ~int64_t{0xFFFFFF};  // globalTid -> globalPid
-        out.emplace(gpid, info);  // the first communicator (the world one) wins
-        break;
-      }
-    }
-  }
+  while (st.Step()) decoder.Add(st.Int(0), st.Blob(1));
   CPPROF_RETURN_IF_ERROR(st.status());
-  return out;
+  return decoder.ranks();
 }
 
 }  // namespace cpprof::nsys

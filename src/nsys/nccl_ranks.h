@@ -29,6 +29,21 @@ struct RankSchema {
 // Returns false when the blob does not fit the schema.
 bool DecodeRankPayload(std::string_view blob, const RankSchema& schema, model::NcclRankInfo* out);
 
+// Decodes NCCL's rank payloads from binaryData blobs streamed by someone else (the report's one
+// pass over NVTX_EVENTS). Open() reads the payload schemas; wanted() is false when the export
+// declares none, and then no blob needs reading.
+class NcclRankDecoder {
+ public:
+  static StatusOr<NcclRankDecoder> Open(const Database& db);
+  bool wanted() const { return !schemas_.empty(); }
+  void Add(int64_t global_tid, std::string_view blob);
+  const std::map<int64_t, model::NcclRankInfo>& ranks() const { return out_; }  // globalPid ->
+
+ private:
+  std::map<int64_t, RankSchema> schemas_;  // by schema id: those with "Rank" and "No. of ranks"
+  std::map<int64_t, model::NcclRankInfo> out_;
+};
+
 // globalPid -> NCCL rank info. Empty when the export has no such payloads (nsys 2025.3.1
 // declares the schemas but stores no values: see docs/nsys-export-notes.md).
 StatusOr<std::map<int64_t, model::NcclRankInfo>> ReadNcclRanks(const Database& db);

@@ -65,20 +65,22 @@ StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* 
   std::map<std::string, model::NvtxDomainFacts> by_name;
   if (db.HasTable(kNvtxTable)) {
     facts.has_nvtx = true;
+    // Without a pass made before, one pass of our own (ScanNvtx) gives the domains and the tally.
     NvtxDomains read_domains;
-    if (!given_domains) {
-      CPPROF_ASSIGN_OR_RETURN(read_domains, NvtxDomains::Read(db));
+    NvtxRangeTally read_tally;
+    if (!given_domains || !given_tally) {
+      NvtxScanCallbacks callbacks;
+      callbacks.range = [&](const NvtxRangeRow& r, const std::vector<std::string>& names) { read_tally.Add(names, r); };
+      callbacks.restart = [&] { read_tally = {}; };
+      CPPROF_ASSIGN_OR_RETURN(NvtxScan scan, ScanNvtx(db, OpenEnd::kLastRange, callbacks));
+      read_tally.marks = std::move(scan.marks);
+      read_domains = std::move(scan.domains);
     }
-    const NvtxDomains& domains = given_domains ? *given_domains : read_domains;
+    const bool given = given_domains && given_tally;
+    const NvtxDomains& domains = given ? *given_domains : read_domains;
     // Every domain created counts, even one that recorded nothing: that is what the checks need.
     for (const auto& n : domains.AllNames()) by_name[n].name = n;
-    NvtxRangeTally read_tally;
-    if (!given_tally) {
-      CPPROF_RETURN_IF_ERROR(ForEachNvtxRange(db, OpenEnd::kLastRange, [&](const NvtxRangeRow& r) {
-        read_tally.Add(domains.NamesFor(r.domain_id, r.global_tid), r);
-      }));
-    }
-    const NvtxRangeTally& tally = given_tally ? *given_tally : read_tally;
+    const NvtxRangeTally& tally = given ? *given_tally : read_tally;
     for (const auto& [n, c] : tally.ranges) {
       auto& d = by_name[n];
       d.name = n;
@@ -91,20 +93,14 @@ StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* 
     facts.autograd_shape_ranges = tally.autograd_shape_ranges;
     facts.named_ranges.assign(named.begin(), named.end());
     // The other events (marks), per domain; ranges, open and cross-thread ones were tallied above.
-    CPPROF_ASSIGN_OR_RETURN(
-        Statement st,
-        db.Prepare(fmt::format("SELECT domainId, globalTid, count(*) FROM {} WHERE eventType NOT IN ({}, {}, {}, {}, {}) "
-                               "GROUP BY 1, 2",
-                               kNvtxTable, kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate),
-                   "reading NVTX events"));
-    while (st.Step()) {
-      for (const auto& name : DistinctNames(domains, st.Int(0), st.Int(1))) {
+    const auto& marks = tally.marks;
+    for (const auto& [key, count] : marks) {
+      for (const auto& name : DistinctNames(domains, key.first, key.second)) {
         auto& d = by_name[name];
         d.name = name;
-        d.marks += st.Int(2);
+        d.marks += count;
       }
     }
-    CPPROF_RETURN_IF_ERROR(st.status());
   }
   for (auto& [name, d] : by_name) facts.domains.push_back(std::move(d));
   if (const auto* pb = facts.Domain("Python Backtrace on CUDA")) facts.python_backtrace_marks = pb->marks;

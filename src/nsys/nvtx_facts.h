@@ -22,14 +22,17 @@ struct NvtxRangeTally {
   std::map<std::string, Counts> ranges;   // per domain name
   std::unordered_set<std::string> named;  // "domain:text" outside the default domain
   int64_t autograd_op_ranges = 0, autograd_shape_ranges = 0;
-  // `r` of the ranges ForEachNvtxRange streams; `names` = domains.NamesFor(r.domain_id, r.global_tid).
+  // (domainId, globalTid) -> the other events (marks): NvtxScan::marks of the same pass.
+  std::map<std::pair<int64_t, int64_t>, int64_t> marks;
+  // `r` of the ranges ScanNvtx streams, with its `names`.
   void Add(const std::vector<std::string>& names, const NvtxRangeRow& r);
 };
 
 // Reads NVTX_EVENTS (ranges named as nsys names them, see nvtx_reader.h), the cudaGraphLaunch
 // calls of CUPTI_ACTIVITY_KIND_RUNTIME, and the row counts of the sample and backtrace tables.
 // Absent tables give zero counts (-1 for the row counts), never an error.
-// With `domains` and `tally` (from a pass over the ranges made before), the ranges are not read again.
+// With `domains` and `tally` (from a ScanNvtx pass made before, marks included), NVTX_EVENTS is
+// not read again; without them, one ScanNvtx pass reads it.
 StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* domains = nullptr,
                                          const NvtxRangeTally* tally = nullptr);
 

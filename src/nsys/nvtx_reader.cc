@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
+#include <string>
 #include <unordered_map>
 
 #include "nsys/export_reader.h"
@@ -11,30 +13,88 @@
 namespace cpprof::nsys {
 
 namespace {
+
 constexpr int64_t kPidMask = 0x0000FFFFFF000000;
+
+std::string RangesOnly() {
+  return fmt::format("eventType IN ({}, {}, {}, {})", kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd);
 }
+
+bool IsRange(int64_t event_type) {
+  return event_type == kNvtxPushPop || event_type == kNvtxStartEnd || event_type == kNvtxtPushPop ||
+         event_type == kNvtxtStartEnd;
+}
+
+// Registered strings, resolved once per id rather than joined with StringIds per row (exports
+// hold millions of ranges over a few hundred names). Same rule as the join:
+// coalesce(StringIds.value, text, '').
+class RegisteredStrings {
+ public:
+  static StatusOr<RegisteredStrings> Open(const Database& db) {
+    CPPROF_ASSIGN_OR_RETURN(Statement lookup, db.Prepare("SELECT value FROM StringIds WHERE id = ?", "reading StringIds"));
+    return RegisteredStrings(std::move(lookup));
+  }
+  // The text of a row whose textId is column `id_col` and text column `text_col`.
+  std::string_view TextOf(const Statement& st, int id_col, int text_col) {
+    if (!st.IsNull(id_col)) {
+      const std::optional<std::string>& v = Resolve(st.Int(id_col));
+      if (v) return *v;
+    }
+    return st.IsNull(text_col) ? std::string_view() : st.Text(text_col);
+  }
+  const Status& status() const { return lookup_.status(); }
+
+ private:
+  explicit RegisteredStrings(Statement lookup) : lookup_(std::move(lookup)) {}
+  const std::optional<std::string>& Resolve(int64_t id) {
+    auto it = values_.find(id);
+    if (it != values_.end()) return it->second;
+    lookup_.Reset();
+    lookup_.Bind(1, id);
+    std::optional<std::string> v;
+    if (lookup_.Step() && !lookup_.IsNull(0)) v = std::string(lookup_.Text(0));
+    return values_.emplace(id, std::move(v)).first->second;
+  }
+  Statement lookup_;
+  std::unordered_map<int64_t, std::optional<std::string>> values_;
+};
+
+}  // namespace
 
 StatusOr<NvtxDomains> NvtxDomains::Read(const Database& db) {
   NvtxDomains d;
-  // The first create event (by start) of each (domainId, globalTid) names it.
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
-      db.Prepare(fmt::format("SELECT ne.domainId, ne.globalTid, coalesce(sid.value, ne.text) FROM {} AS ne "
-                             "LEFT JOIN StringIds AS sid ON ne.textId == sid.id WHERE ne.eventType == {} "
-                             "ORDER BY ne.domainId, ne.globalTid, ne.start",
+      db.Prepare(fmt::format("SELECT ne.domainId, ne.globalTid, ne.start, coalesce(sid.value, ne.text) FROM {} AS ne "
+                             "LEFT JOIN StringIds AS sid ON ne.textId == sid.id WHERE ne.eventType == {}",
                              kNvtxTable, kNvtxDomainCreate),
                  "reading NVTX domains"));
-  int64_t last_domain = -1, last_tid = -1;
-  bool any = false;
-  while (st.Step()) {
-    int64_t domain = st.Int(0), tid = st.Int(1);
-    if (any && domain == last_domain && tid == last_tid) continue;
-    any = true;
-    last_domain = domain, last_tid = tid;
-    d.names_[{domain, tid & kPidMask}].emplace_back(st.Text(2));
-  }
+  while (st.Step()) d.Add(st.Int(0), st.Int(1), st.Int(2), st.Text(3));
   CPPROF_RETURN_IF_ERROR(st.status());
   return d;
+}
+
+bool NvtxDomains::Add(int64_t domain_id, int64_t global_tid, int64_t start, std::string_view name) {
+  std::pair<int64_t, int64_t> key{domain_id, global_tid & kPidMask};
+  auto& creators = creators_[key];
+  auto& names = names_[key];
+  auto it = std::lower_bound(creators.begin(), creators.end(), global_tid,
+                             [](const Creator& c, int64_t tid) { return c.tid < tid; });
+  size_t i = static_cast<size_t>(it - creators.begin());
+  if (it != creators.end() && it->tid == global_tid) {
+    if (start >= it->start) return false;  // a later create of the same thread: the first names it
+    it->start = start;
+    if (names[i] == name) return false;
+    names[i] = std::string(name);
+    return true;
+  }
+  creators.insert(it, Creator{global_tid, start});
+  names.insert(names.begin() + static_cast<std::ptrdiff_t>(i), std::string(name));
+  return true;
+}
+
+bool NvtxDomains::Has(int64_t domain_id, int64_t global_tid) const {
+  return names_.count({domain_id, global_tid & kPidMask}) > 0;
 }
 
 std::vector<std::string> NvtxDomains::AllNames() const {
@@ -49,8 +109,7 @@ const std::vector<std::string>& NvtxDomains::NamesFor(int64_t domain_id, int64_t
 }
 
 Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn) {
-  std::string ranges_only = fmt::format("eventType IN ({}, {}, {}, {})", kNvtxPushPop, kNvtxStartEnd,
-                                        kNvtxtPushPop, kNvtxtStartEnd);
+  std::string ranges_only = RangesOnly();
   // Ranges still open when the capture ended get the last NVTX timestamp of the export.
   int64_t max_ts = 0;
   {
@@ -62,20 +121,7 @@ Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::functio
     if (st.Step()) max_ts = st.Int(0);
     CPPROF_RETURN_IF_ERROR(st.status());
   }
-  // Registered strings are resolved here, once per id, rather than joined with StringIds per row
-  // (exports hold millions of ranges over a few hundred names). Same rule as the join:
-  // coalesce(StringIds.value, text, '').
-  CPPROF_ASSIGN_OR_RETURN(Statement lookup, db.Prepare("SELECT value FROM StringIds WHERE id = ?", "reading StringIds"));
-  std::unordered_map<int64_t, std::optional<std::string>> registered;
-  auto resolve = [&](int64_t id) -> const std::optional<std::string>& {
-    auto it = registered.find(id);
-    if (it != registered.end()) return it->second;
-    lookup.Reset();
-    lookup.Bind(1, id);
-    std::optional<std::string> v;
-    if (lookup.Step() && !lookup.IsNull(0)) v = std::string(lookup.Text(0));
-    return registered.emplace(id, std::move(v)).first->second;
-  };
+  CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
       db.Prepare(fmt::format("SELECT ne.start, coalesce(ne.end, {}), ne.eventType, ne.domainId, ne.globalTid, "
@@ -90,18 +136,92 @@ Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::functio
     r.event_type = static_cast<int>(st.Int(2));
     r.domain_id = st.Int(3);
     r.global_tid = st.Int(4);
-    const std::optional<std::string>* text = st.IsNull(5) ? nullptr : &resolve(st.Int(5));
-    if (text && *text) {
-      r.text = **text;
-    } else {
-      r.text = st.IsNull(6) ? std::string_view() : st.Text(6);
-    }
+    r.text = registered.TextOf(st, 5, 6);
     r.ends_on_other_thread = st.Int(7) != 0;
     r.open = st.Int(8) != 0;
     fn(r);
   }
-  CPPROF_RETURN_IF_ERROR(lookup.status());
+  CPPROF_RETURN_IF_ERROR(registered.status());
   return st.status();
+}
+
+StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScanCallbacks& callbacks) {
+  NvtxScan out;
+  CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
+  const bool payloads = callbacks.payload && db.HasColumn(kNvtxTable, "binaryData");
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, {} FROM {}",
+                             db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid IS NOT NULL" : "0",
+                             payloads ? "binaryData" : "NULL", kNvtxTable),
+                 "reading NVTX events"));
+  struct Held {
+    NvtxRangeRow row;
+    std::string text;
+  };
+  std::vector<Held> held;  // open ranges (their end is known at the end) and ranges of unnamed domains
+  std::set<std::pair<int64_t, int64_t>> used;  // (domainId, pid bits) of ranges already given
+  std::pair<int64_t, int64_t> last_used{-1, -1};
+  bool conflict = false;
+  int64_t max_event = INT64_MIN, max_range = INT64_MIN;
+  NvtxRangeRow r{};
+  while (st.Step()) {
+    const int64_t type = st.Int(2);
+    const int64_t start = st.Int(0);
+    const bool has_end = !st.IsNull(1);
+    const int64_t end = has_end ? st.Int(1) : start;
+    const int64_t tid = st.Int(4);
+    max_event = std::max({max_event, start, end});
+    if (payloads && !st.IsNull(8)) callbacks.payload(tid, st.Blob(8));
+    if (type == kNvtxDomainCreate) {
+      int64_t domain = st.Int(3);
+      if (out.domains.Add(domain, tid, start, registered.TextOf(st, 5, 6)) &&
+          used.count({domain, tid & kPidMask})) {
+        conflict = true;  // ranges already given took fewer (or other) names
+      }
+      continue;
+    }
+    if (!IsRange(type)) {
+      ++out.marks[{st.Int(3), tid}];
+      continue;
+    }
+    max_range = std::max({max_range, start, end});
+    if (conflict) continue;  // they are read again below
+    r.start = start;
+    r.end = end;
+    r.event_type = static_cast<int>(type);
+    r.domain_id = st.Int(3);
+    r.global_tid = tid;
+    r.text = registered.TextOf(st, 5, 6);
+    r.ends_on_other_thread = st.Int(7) != 0;
+    r.open = !has_end;
+    if (r.open || (r.domain_id != 0 && !out.domains.Has(r.domain_id, tid))) {
+      held.push_back({r, std::string(r.text)});
+      continue;
+    }
+    std::pair<int64_t, int64_t> key{r.domain_id, tid & kPidMask};
+    if (key != last_used) used.insert(key), last_used = key;
+    callbacks.range(r, out.domains.NamesFor(r.domain_id, tid));
+  }
+  CPPROF_RETURN_IF_ERROR(st.status());
+  CPPROF_RETURN_IF_ERROR(registered.status());
+  if (conflict) {
+    out.two_pass = true;
+    if (callbacks.restart) callbacks.restart();
+    CPPROF_RETURN_IF_ERROR(ForEachNvtxRange(db, open_end, [&](const NvtxRangeRow& row) {
+      callbacks.range(row, out.domains.NamesFor(row.domain_id, row.global_tid));
+    }));
+    return out;
+  }
+  // Ranges still open when the capture ended get the last NVTX timestamp, as ForEachNvtxRange.
+  int64_t last = open_end == OpenEnd::kLastRange ? max_range : max_event;
+  if (last == INT64_MIN) last = 0;
+  for (Held& h : held) {
+    if (h.row.open) h.row.end = last;
+    h.row.text = h.text;
+    callbacks.range(h.row, out.domains.NamesFor(h.row.domain_id, h.row.global_tid));
+  }
+  return out;
 }
 
 }  // namespace cpprof::nsys

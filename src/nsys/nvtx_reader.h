@@ -24,13 +24,23 @@ inline constexpr int kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxtPushPop = 70, 
 class NvtxDomains {
  public:
   static StatusOr<NvtxDomains> Read(const Database& db);
+  // Records one domain-create event: the earliest create (by start) of a (domainId, globalTid)
+  // names the domain on that thread. Returns true when the names of (domainId, process) changed.
+  bool Add(int64_t domain_id, int64_t global_tid, int64_t start, std::string_view name);
+  // Whether a create event of (domainId, process) has been seen.
+  bool Has(int64_t domain_id, int64_t global_tid) const;
   // Every domain name created anywhere (distinct, sorted).
   std::vector<std::string> AllNames() const;
   // The names a range of `domain_id` on thread `global_tid` takes; {""} when none.
   const std::vector<std::string>& NamesFor(int64_t domain_id, int64_t global_tid) const;
 
  private:
-  std::map<std::pair<int64_t, int64_t>, std::vector<std::string>> names_;  // (domainId, pid bits)
+  struct Creator {
+    int64_t tid, start;
+  };
+  // (domainId, pid bits) -> one name per creating thread, by thread id (as nsys's join lists them).
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::string>> names_;
+  std::map<std::pair<int64_t, int64_t>, std::vector<Creator>> creators_;  // parallel to names_
   std::vector<std::string> none_{""};
 };
 
@@ -51,5 +61,31 @@ enum class OpenEnd { kLastNvtxEvent, kLastRange };
 
 // Streams the push/pop and start/end ranges in table order.
 Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn);
+
+// What one pass over every NVTX event (ScanNvtx) gives besides the ranges.
+struct NvtxScan {
+  NvtxDomains domains;  // the same as NvtxDomains::Read
+  // (domainId, globalTid) -> events that are neither ranges nor domain creates (marks, ...).
+  std::map<std::pair<int64_t, int64_t>, int64_t> marks;
+  bool two_pass = false;  // a domain gained a name after its ranges were streamed: read again
+};
+
+struct NvtxScanCallbacks {
+  // Every range, named: `names` = domains.NamesFor(row.domain_id, row.global_tid).
+  std::function<void(const NvtxRangeRow&, const std::vector<std::string>& names)> range;
+  // Every non-NULL binaryData (typed payloads, e.g. NCCL's ranks); optional.
+  std::function<void(int64_t global_tid, std::string_view blob)> payload;
+  // Forget every range given so far: they all come again (rare: see NvtxScan::two_pass).
+  std::function<void()> restart;
+};
+
+// One pass over NVTX_EVENTS for everything the report needs from it (the table is the biggest
+// of a training export after the kernels): the domains, the ranges named as ForEachNvtxRange +
+// NamesFor name them, the marks and the payloads. Ranges come in table order, except those still
+// open at the end of the capture or in a domain whose create event comes later in the table:
+// those come after the others. When a domain gets a second creating thread after some of its
+// ranges were given (two names for one domain), restart() is called and the ranges are read
+// again with the final domains, so the result never depends on table order.
+StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScanCallbacks& callbacks);
 
 }  // namespace cpprof::nsys

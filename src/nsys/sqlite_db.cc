@@ -132,7 +132,7 @@ StatusOr<Database> Database::Open(const std::string& path) {
 
   // Reading is one sequential pass: a small page cache is enough, and no memory map (mapped
   // pages would count as resident memory, and exports are often larger than RAM budgets).
-  sqlite3_exec(raw, "PRAGMA mmap_size=0; PRAGMA cache_size=-8192; PRAGMA query_only=1;",
+  sqlite3_exec(raw, "PRAGMA mmap_size=0; PRAGMA cache_size=-2048; PRAGMA query_only=1;",
                nullptr, nullptr, nullptr);
 
   std::vector<std::string> tables;

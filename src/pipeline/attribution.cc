@@ -5,6 +5,7 @@
 
 #include "nsys/export_reader.h"
 #include "nsys/launch_reader.h"
+#include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_reader.h"
 
 namespace cpprof::pipeline {
@@ -18,16 +19,15 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   std::vector<std::string> names;
   if (db.HasTable(nsys::kNvtxTable) && db.HasTable("StringIds")) {
     a.has_nvtx = true;
-    CPPROF_ASSIGN_OR_RETURN(a.domains, nsys::NvtxDomains::Read(db));
-    const nsys::NvtxDomains& domains = a.domains;
     struct Flags {
       int32_t index;  // into names; -1: not kept
       bool module, optimizer, warmup, excluded;
     };
     std::unordered_map<std::string, Flags> seen;
     std::string full;
-    CPPROF_RETURN_IF_ERROR(nsys::ForEachNvtxRange(db, nsys::OpenEnd::kLastRange, [&](const nsys::NvtxRangeRow& r) {
-      const auto& domain_names = domains.NamesFor(r.domain_id, r.global_tid);
+    CPPROF_ASSIGN_OR_RETURN(nsys::NcclRankDecoder nccl, nsys::NcclRankDecoder::Open(db));
+    nsys::NvtxScanCallbacks callbacks;
+    callbacks.range = [&](const nsys::NvtxRangeRow& r, const std::vector<std::string>& domain_names) {
       a.tally.Add(domain_names, r);
       if (r.ends_on_other_thread) {
         ++a.cross_thread;
@@ -49,7 +49,20 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       kept.push_back({r.start, r.end, r.global_tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup,
                       f.excluded});
       if (f.warmup && a.warmup_range.empty()) a.warmup_range = full;
-    }));
+    };
+    callbacks.restart = [&] {
+      a.tally = {};
+      a.cross_thread = 0;
+      a.warmup_range.clear();
+      kept.clear();
+    };
+    if (nccl.wanted()) callbacks.payload = [&](int64_t tid, std::string_view blob) { nccl.Add(tid, blob); };
+    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxScan scan, nsys::ScanNvtx(db, nsys::OpenEnd::kLastRange, callbacks));
+    a.domains = std::move(scan.domains);
+    a.tally.marks = std::move(scan.marks);
+    a.nccl_ranks = nccl.ranks();
+  } else {
+    CPPROF_ASSIGN_OR_RETURN(a.nccl_ranks, nsys::ReadNcclRanks(db));
   }
   a.kept_ranges = static_cast<int64_t>(kept.size());
   if (kept.empty() && autograd.empty()) return a;

@@ -2,11 +2,13 @@
 // CUDA API calls) and tags every launch with its module node and phase.
 #pragma once
 
+#include <map>
 #include <memory>
 
 #include "analysis/module_attribution.h"
 #include "analysis/module_config.h"
 #include "base/status.h"
+#include "model/nccl.h"
 #include "nsys/nvtx_facts.h"
 #include "nsys/nvtx_reader.h"
 #include "nsys/sqlite_db.h"
@@ -20,9 +22,11 @@ struct Attribution {
   int64_t cross_thread = 0;    // ranges ending on another thread (left out, as nsys does)
   bool has_autograd_threads = false;
   std::string warmup_range;    // the first warm-up range seen ("" none), named in the readout
-  // Read on the way, for the capture diagnostics (nsys::ReadNvtxFacts), so NVTX is read once.
+  // Read on the way, so that NVTX_EVENTS is read once: for the capture diagnostics
+  // (nsys::ReadNvtxFacts) and the ranks (NCCL's payloads, globalPid ->).
   nsys::NvtxDomains domains;
   nsys::NvtxRangeTally tally;
+  std::map<int64_t, model::NcclRankInfo> nccl_ranks;
   bool has_nvtx = false;
 };
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/capture_diagnostics.h"
+#include "base/parallel.h"
 #include "analysis/classify.h"
 #include "analysis/collectives.h"
 #include "analysis/module_sweep.h"
@@ -22,7 +23,6 @@
 #include "nsys/gpu_work_loader.h"
 #include "nsys/capture_reader.h"
 #include "nsys/memory_reader.h"
-#include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_facts.h"
 #include "pipeline/attribution.h"
 #include "pipeline/report_timeline.h"
@@ -31,15 +31,26 @@ namespace cpprof::pipeline {
 
 namespace {
 
-// CPPROF_TIMING=1 prints how long each stage of the report took (stderr): where time goes on a
-// big export, without a profiler.
+// The process's peak resident set so far (VmHWM), in MB; 0 where /proc is not there.
+double PeakRssMb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  }
+  return 0;
+}
+
+// CPPROF_TIMING=1 prints how long each stage of the report took and the peak memory so far
+// (stderr): where time and memory go on a big export, without a profiler.
 class StageTimer {
  public:
   StageTimer() : on_(std::getenv("CPPROF_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
   void Mark(const char* stage) {
     if (!on_) return;
     auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "cpprof: timing: %-28s %8.3f s\n", stage, std::chrono::duration<double>(now - last_).count());
+    std::fprintf(stderr, "cpprof: timing: %-28s %8.3f s   peak RSS so far %6.1f MB\n", stage,
+                 std::chrono::duration<double>(now - last_).count(), PeakRssMb());
     last_ = now;
   }
 
@@ -148,14 +159,17 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   StageTimer timer;
   CPPROF_ASSIGN_OR_RETURN(Attribution attribution, ReadAttribution(db, config));
   timer.Mark("attribution (NVTX, runtime)");
-  nsys::LaunchTagger tagger;
+  nsys::LaunchTaggerFactory make_tagger;
   if (attribution.modules) {
-    tagger = [&](int64_t gpid, int64_t corr) {
-      analysis::LaunchTag t = attribution.calls.Find(gpid, corr);
-      return model::OpTag{static_cast<uint8_t>(t.phase), t.node, t.flags};
+    make_tagger = [&] {
+      return [reader = analysis::CallTags::Reader(attribution.calls)](int64_t gpid, int64_t corr) mutable {
+        analysis::LaunchTag t = reader.Find(gpid, corr);
+        return model::OpTag{static_cast<uint8_t>(t.phase), t.node, t.flags};
+      };
     };
   }
-  CPPROF_ASSIGN_OR_RETURN(model::GpuWork work, nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, tagger));
+  CPPROF_ASSIGN_OR_RETURN(model::GpuWork work,
+                          nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, make_tagger, WorkerThreads()));
   timer.Mark("GPU ops");
   nsys::MemoryOptions memory_options;
   memory_options.peak_threads = false;  // the peak's module comes from the tagged launches below
@@ -170,8 +184,6 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     peak_module[p.global_pid] = NodePath(*attribution.modules, t.node);
   }
   attribution.calls = {};  // no longer needed: free it before the sweeps
-  CPPROF_ASSIGN_OR_RETURN(auto nccl, nsys::ReadNcclRanks(db));
-  timer.Mark("NCCL ranks");
 
   model::Report report;
   report.export_info.file = path;
@@ -180,7 +192,7 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   report.export_info.captured = schema.present;
   report.export_info.not_captured = schema.absent;
 
-  analysis::RankAssignment ranks = analysis::AssignRanks(work, nccl);
+  analysis::RankAssignment ranks = analysis::AssignRanks(work, attribution.nccl_ranks);
   report.rank_method = ranks.method;
   report.world_size = ranks.world_size;
   report.notes = ranks.notes;
@@ -190,12 +202,17 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     parent.clear();
     for (const auto& n : attribution.modules->nodes()) parent.push_back(n.parent);
   }
+  // One sweep over each rank's ops gives the summary and the modules; ranks are independent.
   std::vector<analysis::RankModuleTimes> sweeps;
+  for (size_t p : ranks.process_of_rank) {
+    sweeps.push_back(analysis::StartSweep(work.processes[p], parent.size(), /*collect_comm_ops=*/true));
+  }
+  ParallelFor(sweeps.size(), [&](size_t r) {
+    analysis::SweepModules(work.processes[ranks.process_of_rank[r]], parent, sweeps[r]);
+  });
   for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
     auto& proc = work.processes[ranks.process_of_rank[r]];
-    // One sweep over the rank's ops gives the summary and the modules.
-    sweeps.push_back(analysis::SweepModules(proc, parent, /*collect_comm_ops=*/true));
-    model::RankSummary s = analysis::SummarizeRankFromSweep(proc, work.names, options.top_kernels, sweeps.back());
+    model::RankSummary s = analysis::SummarizeRankFromSweep(proc, work.names, options.top_kernels, sweeps[r]);
     s.rank = static_cast<int>(r);
     if (proc.excluded_ops) {
       report.notes.push_back(fmt::format("rank {}: {} GPU ops launched inside ranges matching --exclude-ranges '{}' "

@@ -1,0 +1,152 @@
+#include "nsys/nvtx_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "test_support.h"
+
+namespace cpprof::nsys {
+namespace {
+
+// One line per (range, name) as a reader gives it, sorted: what ScanNvtx must agree on with
+// the two-pass reading (NvtxDomains::Read, then ForEachNvtxRange).
+std::string Line(const NvtxRangeRow& r, const std::vector<std::string>& names) {
+  std::string all;
+  for (const auto& n : names) all += n + ";";
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", all, r.start, r.end, r.event_type, r.domain_id, r.global_tid,
+                     r.text, r.open, r.ends_on_other_thread);
+}
+
+std::vector<std::string> TwoPass(const Database& db, OpenEnd open_end) {
+  auto domains = NvtxDomains::Read(db);
+  EXPECT_TRUE(domains.ok()) << domains.status().message();
+  std::vector<std::string> lines;
+  Status s = ForEachNvtxRange(db, open_end, [&](const NvtxRangeRow& r) {
+    lines.push_back(Line(r, domains->NamesFor(r.domain_id, r.global_tid)));
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+struct OnePassResult {
+  std::vector<std::string> lines;
+  NvtxScan scan;
+  int restarts = 0;
+  int64_t payload_bytes = 0;
+};
+
+OnePassResult OnePass(const Database& db, OpenEnd open_end) {
+  OnePassResult out;
+  NvtxScanCallbacks callbacks;
+  callbacks.range = [&](const NvtxRangeRow& r, const std::vector<std::string>& names) {
+    out.lines.push_back(Line(r, names));
+  };
+  callbacks.restart = [&] {
+    out.lines.clear();
+    ++out.restarts;
+  };
+  callbacks.payload = [&](int64_t, std::string_view blob) { out.payload_bytes += static_cast<int64_t>(blob.size()); };
+  auto scan = ScanNvtx(db, open_end, callbacks);
+  EXPECT_TRUE(scan.ok()) << scan.status().message();
+  if (scan.ok()) out.scan = std::move(*scan);
+  std::sort(out.lines.begin(), out.lines.end());
+  return out;
+}
+
+std::map<std::pair<int64_t, int64_t>, int64_t> MarksBySql(const Database& db) {
+  std::map<std::pair<int64_t, int64_t>, int64_t> marks;
+  auto st = db.Prepare("SELECT domainId, globalTid, count(*) FROM NVTX_EVENTS "
+                       "WHERE eventType NOT IN (59, 60, 70, 71, 75) GROUP BY 1, 2",
+                       "marks");
+  EXPECT_TRUE(st.ok());
+  while (st->Step()) marks[{st->Int(0), st->Int(1)}] = st->Int(2);
+  return marks;
+}
+
+// Process 100: threads 1..3 (globalTid = pid << 24 | tid).
+constexpr const char* kFixture = R"sql(
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES (1, 'registered'), (2, 'registered-domain');
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER,
+  category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER,
+  domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER,
+  int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData BLOB);
+INSERT INTO NVTX_EVENTS (start, end, eventType, domainId, globalTid, textId, text, endGlobalTid, binaryData) VALUES
+  (100, 200, 59, 5, 1677721601, NULL, 'before its domain in the table', NULL, NULL),
+  (50, NULL, 75, 5, 1677721601, NULL, 'late', NULL, NULL),
+  (10, 20, 59, 0, 1677721601, 1, NULL, NULL, NULL),
+  (30, NULL, 34, 5, 1677721601, NULL, 'a mark', NULL, x'0102'),
+  (35, NULL, 34, 0, 1677721602, NULL, 'another mark', NULL, NULL),
+  (300, NULL, 60, 0, 1677721602, NULL, 'still open', NULL, NULL),
+  (400, 500, 59, 5, 1677721601, NULL, 'after', NULL, NULL),
+  (40, NULL, 75, 5, 1677721601, NULL, 'late', NULL, NULL),
+  (450, 700, 60, 0, 1677721601, NULL, 'ends elsewhere', 1677721602, NULL),
+  (60, NULL, 75, 7, 1677721601, 2, NULL, NULL, NULL),
+  (610, 620, 70, 7, 1677721602, NULL, 'registered domain', NULL, x'030405'),
+  (900, NULL, 34, 0, 1677721601, NULL, 'last event', NULL, NULL);
+)sql";
+
+TEST(ScanNvtx, OnePassGivesWhatTwoPassesGive) {
+  auto db = Database::Open(testing::MakeDatabase("scan_nvtx.sqlite", kFixture));
+  ASSERT_TRUE(db.ok());
+  for (OpenEnd open_end : {OpenEnd::kLastRange, OpenEnd::kLastNvtxEvent}) {
+    OnePassResult one = OnePass(*db, open_end);
+    EXPECT_EQ(one.lines, TwoPass(*db, open_end));
+    EXPECT_EQ(one.restarts, 0);
+    EXPECT_FALSE(one.scan.two_pass);
+    EXPECT_EQ(one.scan.marks, MarksBySql(*db));
+    EXPECT_EQ(one.payload_bytes, 5);
+    EXPECT_EQ(one.scan.domains.AllNames(), (std::vector<std::string>{"late", "registered-domain"}));
+  }
+  // The range before its domain's create event (in table order) is still named by it; the open
+  // range ends at the last range timestamp (700) or the last event (900).
+  OnePassResult by_range = OnePass(*db, OpenEnd::kLastRange);
+  EXPECT_NE(std::find(by_range.lines.begin(), by_range.lines.end(),
+                      "late;|100|200|59|5|1677721601|before its domain in the table|false|false"),
+            by_range.lines.end());
+  EXPECT_NE(std::find(by_range.lines.begin(), by_range.lines.end(), ";|300|700|60|0|1677721602|still open|true|false"),
+            by_range.lines.end());
+  OnePassResult by_event = OnePass(*db, OpenEnd::kLastNvtxEvent);
+  EXPECT_NE(std::find(by_event.lines.begin(), by_event.lines.end(), ";|300|900|60|0|1677721602|still open|true|false"),
+            by_event.lines.end());
+}
+
+TEST(ScanNvtx, DomainCreatedOnASecondThreadLaterReadsAgain) {
+  // Domain 5 gets a second creating thread (3) after ranges of it were given: both names apply
+  // to every range of the domain in the process, as in nsys's join.
+  std::string sql = std::string(kFixture) +
+                    "INSERT INTO NVTX_EVENTS (start, end, eventType, domainId, globalTid, text) VALUES "
+                    "(800, NULL, 75, 5, 1677721603, 'late-too'), (810, 820, 59, 5, 1677721603, 'third');";
+  auto db = Database::Open(testing::MakeDatabase("scan_nvtx_restart.sqlite", sql));
+  ASSERT_TRUE(db.ok());
+  OnePassResult one = OnePass(*db, OpenEnd::kLastRange);
+  EXPECT_EQ(one.restarts, 1);
+  EXPECT_TRUE(one.scan.two_pass);
+  EXPECT_EQ(one.lines, TwoPass(*db, OpenEnd::kLastRange));
+  EXPECT_NE(std::find(one.lines.begin(), one.lines.end(), "late;late-too;|400|500|59|5|1677721601|after|false|false"),
+            one.lines.end());
+  EXPECT_EQ(one.scan.marks, MarksBySql(*db));
+}
+
+TEST(ScanNvtx, RealExportsOnePassEqualsTwoPasses) {
+  for (const auto& name : testing::RealExportNames()) {
+    SCOPED_TRACE(name);
+    auto db = Database::Open(testing::RealExport(name));
+    ASSERT_TRUE(db.ok());
+    OnePassResult one = OnePass(*db, OpenEnd::kLastRange);
+    EXPECT_FALSE(one.scan.two_pass);
+    EXPECT_GT(one.lines.size(), 0u);
+    EXPECT_EQ(one.lines, TwoPass(*db, OpenEnd::kLastRange));
+    EXPECT_EQ(one.scan.marks, MarksBySql(*db));
+  }
+}
+
+}  // namespace
+}  // namespace cpprof::nsys
