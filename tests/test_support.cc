@@ -66,6 +66,14 @@ std::string RealExport(const std::string& name) {
   return out;
 }
 
+std::string ReadFileOrXz(const std::string& path) {
+  if (fs::exists(path) || !fs::exists(path + ".xz")) return ReadFile(path);
+  std::string out = TempDir() + "/" + fs::path(path).filename().string();
+  std::string cmd = "xz -dc '" + path + ".xz' > '" + out + "'";
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot decompress " + path + ".xz (is xz installed?)");
+  return ReadFile(out);
+}
+
 std::string SqlFixture(const std::string& name) {
   return MakeDatabase(name + ".sqlite", ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/" + name + ".sql")));
 }

@@ -26,6 +26,8 @@ std::string SqlFixture(const std::string& name);
 std::string TempDir();
 
 std::string ReadFile(const std::string& path);
+// `path`, or `path`.xz decompressed when only that exists (big nsys CSVs are committed so).
+std::string ReadFileOrXz(const std::string& path);
 void WriteFile(const std::string& path, const std::string& content);
 
 struct CliResult {

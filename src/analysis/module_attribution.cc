@@ -40,13 +40,98 @@ ModuleAttribution::ModuleAttribution(std::vector<KeptRange> ranges, std::vector<
     if (!stack.empty()) parent_[i] = static_cast<int32_t>(stack.back());
     stack.push_back(i);
   }
+  // evaluate_function ranges take the number of their first child with one.
+  for (size_t i = 0; i < ranges_.size(); ++i) {
+    if (ranges_[i].seq != kSeqOfChild) continue;
+    ranges_[i].seq = -1;
+    for (size_t j = i + 1; j < ranges_.size() && ranges_[j].tid == ranges_[i].tid && ranges_[j].start <= ranges_[i].end;
+         ++j) {
+      if (parent_[j] == static_cast<int32_t>(i) && ranges_[j].seq >= 0) {
+        ranges_[i].seq = ranges_[j].seq;
+        break;
+      }
+    }
+  }
   node_.assign(ranges_.size(), kUnattributed);
   optimizer_.assign(ranges_.size(), 0);
   flags_.assign(ranges_.size(), 0);
-  for (size_t i = 0; i < ranges_.size(); ++i) node_[i] = NodeOfRange(i);
-  // Backward work with no module range around it (PyTorch's engine thread runs it, outside the
-  // model's own ranges) gets a row of its own rather than landing in [unattributed].
-  if (!autograd_.empty()) backward_node_ = GroupNode("[backward]");
+  for (size_t i = 0; i < ranges_.size(); ++i) {
+    if (!autograd_.count(ranges_[i].tid)) node_[i] = NodeOfRange(i);
+  }
+  // Backward work that cannot be mapped to a forward module (PyTorch's engine thread runs it,
+  // outside the model's own ranges) gets a row of its own rather than landing in [unattributed].
+  if (!autograd_.empty()) {
+    backward_node_ = GroupNode("[backward]");
+    MapBackward();
+  }
+}
+
+int64_t AutogradSeq(std::string_view text) {
+  constexpr std::string_view kKey = ", seq = ";
+  size_t at = text.find(kKey);
+  if (at == std::string_view::npos) return -1;
+  int64_t seq = -1;
+  for (size_t i = at + kKey.size(); i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (seq > (INT64_MAX - 9) / 10) return -1;
+    seq = (seq < 0 ? 0 : seq * 10) + (text[i] - '0');
+  }
+  return seq;
+}
+
+bool IsAutogradEvaluate(std::string_view text) {
+  return text.substr(0, 37) == "autograd::engine::evaluate_function: ";
+}
+
+void ModuleAttribution::MapBackward() {
+  // (process, seq) -> the module of the forward op that created autograd node `seq`: the last
+  // range with that number on its thread (ops nested in it share the number until the node is
+  // made). Sequence numbers count per thread: one seen on two threads of a process is ambiguous.
+  struct Forward {
+    uint16_t node;
+    uint8_t flags;
+    int64_t tid;  // -1: ambiguous
+  };
+  constexpr int64_t kSeqLimit = int64_t{1} << 40;
+  auto key = [](int64_t tid, int64_t seq) {
+    return (static_cast<uint64_t>(tid >> 24) & 0xFFFFFF) << 40 | static_cast<uint64_t>(seq);
+  };
+  std::unordered_map<uint64_t, Forward> forward;
+  for (size_t i = 0; i < ranges_.size(); ++i) {
+    const KeptRange& r = ranges_[i];
+    if (r.seq < 0 || r.seq >= kSeqLimit || autograd_.count(r.tid)) continue;
+    auto [it, fresh] = forward.try_emplace(key(r.tid, r.seq), Forward{node_[i], flags_[i], r.tid});
+    if (fresh) continue;
+    if (it->second.tid == r.tid) {
+      it->second = {node_[i], flags_[i], r.tid};
+    } else {
+      it->second = {kUnattributed, 0, -1};
+    }
+  }
+  for (size_t i = 0; i < ranges_.size(); ++i) {
+    const KeptRange& r = ranges_[i];
+    if (!autograd_.count(r.tid)) continue;
+    // The innermost seq range on the chain (the backward function running the call).
+    int64_t stop = -1;
+    for (int64_t cur = static_cast<int64_t>(i); cur >= 0; cur = parent_[cur]) {
+      if (ranges_[cur].seq >= 0) {
+        stop = cur;
+        break;
+      }
+    }
+    int base = -1;
+    if (stop >= 0 && ranges_[stop].seq < kSeqLimit) {
+      auto it = forward.find(key(ranges_[stop].tid, ranges_[stop].seq));
+      if (it != forward.end() && it->second.tid >= 0 && it->second.node != kUnattributed) {
+        base = it->second.node;
+        flags_[i] |= it->second.flags;
+      }
+    }
+    if (r.seq >= 0 && stop == static_cast<int64_t>(i) && (parent_[i] < 0 || ranges_[parent_[i]].seq != r.seq)) {
+      ++backward_ranges_;  // one per backward node run (not its evaluate_function wrapper too)
+      backward_mapped_ += base >= 0;
+    }
+    node_[i] = NodeOfRange(i, base, stop);
+  }
 }
 
 int ModuleAttribution::Intern(int parent, const std::string& name, const std::string& range, bool is_group) {
@@ -76,19 +161,27 @@ uint16_t ModuleAttribution::GroupNode(const std::string& name) {
   return static_cast<uint16_t>(Intern(-1, name, "", true));
 }
 
-uint16_t ModuleAttribution::NodeOfRange(size_t i) {
-  // The module path, outermost first, and whether an optimizer range is on it.
+uint16_t ModuleAttribution::NodeOfRange(size_t i, int base, int64_t stop) {
+  // The module path, outermost first, and whether an optimizer range is on it. With a `base`
+  // node (the forward module of the backward range `stop`), only the modules inside `stop`
+  // count, and they hang below `base`.
   std::vector<uint32_t> path;
-  bool optimizer = false;
+  bool optimizer = false, inside = true;
   for (int64_t cur = static_cast<int64_t>(i); cur >= 0; cur = parent_[cur]) {
     const KeptRange& r = ranges_[cur];
-    if (r.module) path.push_back(r.name);
+    if (r.module && inside) path.push_back(r.name);
+    if (base >= 0 && cur == stop) inside = false;
     optimizer = optimizer || r.optimizer;
     flags_[i] |= (r.warmup ? kInWarmup : 0) | (r.excluded ? kExcluded : 0);
   }
   optimizer_[i] = optimizer;
-  if (path.empty()) return kUnattributed;
   std::reverse(path.begin(), path.end());
+  if (base >= 0) {
+    int node = base;
+    for (uint32_t n : path) node = InternRange(node, n);
+    return static_cast<uint16_t>(node);
+  }
+  if (path.empty()) return kUnattributed;
 
   uint64_t any = 0;
   for (uint32_t n : path) any |= group_mask_[n];

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -29,16 +30,30 @@ struct ModuleTreeNode {
   bool is_group = false;
 };
 
-// An NVTX range kept for attribution: a module, or an optimizer marker (or both).
+// An NVTX range kept for attribution: a module, or an optimizer marker (or both), or one of
+// autograd's op ranges that carries a sequence number (see AutogradSeq).
 struct KeptRange {
   int64_t start = 0, end = 0;
   int64_t tid = 0;     // globalTid
-  uint32_t name = 0;   // index into the names given to Build
+  uint32_t name = 0;   // index into the names given to Build (unused for seq ranges)
   bool module = false;
   bool optimizer = false;
   bool warmup = false;    // a warm-up range (ModuleConfig::IsWarmup)
   bool excluded = false;  // its GPU work is left out of the readout (--exclude-ranges)
+  int64_t seq = -1;       // autograd's sequence number; -1: not an autograd op range
 };
+
+// The sequence number of one of autograd's NVTX ranges (`--pytorch=autograd-nvtx` and
+// `autograd-shapes-nvtx`): "aten::mm, seq = 12, op_id = ..." on the forward thread and
+// "MmBackward0, seq = 12, ..." on autograd's thread name the same autograd node. -1 when the
+// text carries none.
+int64_t AutogradSeq(std::string_view text);
+
+// KeptRange::seq of autograd's "autograd::engine::evaluate_function: MmBackward0, op_id = ..."
+// ranges: they carry no number, but wrap the node's own seq range and also the work that adds
+// up the gradients it produced, so they take the number of the seq range inside them.
+inline constexpr int64_t kSeqOfChild = -2;
+bool IsAutogradEvaluate(std::string_view text);
 
 // Launch flags (LaunchTag::flags, model::OpTag::flags).
 inline constexpr uint8_t kInWarmup = model::kOpInWarmup, kExcluded = model::kOpExcluded;
@@ -54,6 +69,10 @@ class ModuleAttribution {
  public:
   // `names[i]` is the full range name ("domain:text") of KeptRange::name == i.
   // `autograd_threads`: globalTids of PyTorch's autograd engine threads (backward work).
+  // Backward work goes to the module of the forward op with the same sequence number (the
+  // innermost seq range around the call on autograd's thread; the forward op's innermost
+  // module on its own thread), with any module ranges inside the backward range below it; work
+  // that cannot be mapped so goes to a [backward] row.
   ModuleAttribution(std::vector<KeptRange> ranges, std::vector<std::string> names, const ModuleConfig& config,
                     std::set<int64_t> autograd_threads);
 
@@ -64,12 +83,16 @@ class ModuleAttribution {
   // Frees what ForCall needs (the ranges) once every launch is tagged; nodes() stays.
   void ReleaseRanges();
   int64_t module_ranges() const { return module_names_; }  // distinct names that are modules
+  // Backward ranges (seq ranges on autograd's threads) whose forward op was found in a module.
+  int64_t backward_ranges_mapped() const { return backward_mapped_; }
+  int64_t backward_ranges() const { return backward_ranges_; }
   bool overflowed() const { return overflowed_; }         // more than kMaxModuleNodes paths
 
  private:
   int Intern(int parent, const std::string& name, const std::string& range, bool is_group);
   int InternRange(int parent, uint32_t name);  // Intern for a range name, with a cheap key
-  uint16_t NodeOfRange(size_t i);
+  uint16_t NodeOfRange(size_t i, int base = -1, int64_t stop = -1);
+  void MapBackward();
   uint16_t GroupNode(const std::string& name);
 
   std::vector<KeptRange> ranges_;  // by (tid, start, longest first)
@@ -88,6 +111,7 @@ class ModuleAttribution {
   std::vector<std::string> short_names_;                // per name
   uint16_t backward_node_ = kUnattributed;
   int64_t module_names_ = 0;
+  int64_t backward_mapped_ = 0, backward_ranges_ = 0;
   bool overflowed_ = false;
 };
 

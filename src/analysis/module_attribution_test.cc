@@ -14,6 +14,7 @@ const std::vector<std::string> kNames = {
     "m:pkg.embed.AtomAttentionEncoder.forward",                 // 5: input embedder
     "PyTorch:torch.optim.SGD.step",                             // 6: optimizer
     ":Optimizer.step#SGD.step",                                 // 7: not a module, optimizer marker
+    ":cpfold:warmup0",                                          // 8: warm-up marker
 };
 
 std::string NodePath(const ModuleAttribution& a, uint16_t node) {
@@ -67,6 +68,65 @@ TEST(ModuleAttribution, BackwardThreadsAndOptimizerPhase) {
   LaunchTag opt = a.ForCall(Main, 250);  // inside the non-module marker: node of its module parent
   EXPECT_EQ(opt.phase, model::Phase::kOptimizer);
   EXPECT_EQ(NodePath(a, opt.node), "optimizer/SGD.step");
+}
+
+TEST(AutogradSeq, ParsesTheSequenceNumber) {
+  EXPECT_EQ(AutogradSeq("aten::mm, seq = 12, op_id = 5, sizes = [[2, 2]]"), 12);
+  EXPECT_EQ(AutogradSeq("MmBackward0, seq = 12, op_id = 9"), 12);
+  EXPECT_EQ(AutogradSeq("MmBackward0, seq = 7"), 7);
+  EXPECT_EQ(AutogradSeq("aten::empty, op_id = 3"), -1);
+  EXPECT_EQ(AutogradSeq("x, seq = "), -1);
+  EXPECT_EQ(AutogradSeq("x, seq = 99999999999999999999999"), -1);  // overflow: not a number we can use
+  EXPECT_TRUE(IsAutogradEvaluate("autograd::engine::evaluate_function: MmBackward0, op_id = 8"));
+  EXPECT_FALSE(IsAutogradEvaluate("MmBackward0, seq = 12"));
+}
+
+// A seq range: not a module, carries autograd's sequence number.
+KeptRange Seq(int64_t start, int64_t end, int64_t tid, int64_t seq) {
+  KeptRange r{start, end, tid, 0, false, false};
+  r.seq = seq;
+  return r;
+}
+
+TEST(ModuleAttribution, BackwardWorkGoesToTheForwardOpsModule) {
+  ModuleConfig c = DefaultModuleConfig();
+  constexpr int64_t P = int64_t{5} << 24;
+  constexpr int64_t Main = P | 1, Other = P | 2, Autograd = P | 3, OtherProcessAutograd = (int64_t{6} << 24) | 3;
+  KeptRange warm{0, 2000, Main, 8, false, false, true};  // a warm-up range around it all
+  std::vector<KeptRange> r = {
+      warm,
+      {0, 1000, Main, 1, true, false},    // trunk
+      {100, 200, Main, 3, true, false},   // TriMul inside trunk
+      Seq(110, 120, Main, 5),             // aten::mm, seq = 5 (in TriMul)
+      Seq(112, 118, Main, 5),             // nested op with the same number: the last one counts
+      Seq(300, 310, Main, 6),             // an op of trunk itself
+      Seq(1500, 1510, Main, 7),           // outside every module
+      Seq(400, 410, Main, 8), Seq(500, 510, Other, 8),  // the same number on two threads: ambiguous
+      // autograd's thread: evaluate_function(seq 5) > MmBackward0, seq = 5 > a module range inside it
+      KeptRange{3000, 3100, Autograd, 0, false, false, false, false, kSeqOfChild},
+      Seq(3010, 3050, Autograd, 5),
+      {3020, 3030, Autograd, 4, true, false},  // DiffusionModule.forward (as if a traced backward helper)
+      Seq(3200, 3210, Autograd, 6), Seq(3300, 3310, Autograd, 7), Seq(3400, 3410, Autograd, 8),
+      Seq(3500, 3510, Autograd, 99),            // no forward op with that number
+      Seq(3600, 3610, OtherProcessAutograd, 5),  // numbers are per process
+  };
+  ModuleAttribution a(r, kNames, c, {Autograd, OtherProcessAutograd});
+  LaunchTag fwd = a.ForCall(Main, 115);
+  EXPECT_EQ(NodePath(a, fwd.node), "trunk/Model.trunk/TriangleMultiplicationOutgoing.forward");
+  LaunchTag bwd = a.ForCall(Autograd, 3040);
+  EXPECT_EQ(bwd.phase, model::Phase::kBackward);
+  EXPECT_EQ(NodePath(a, bwd.node), NodePath(a, fwd.node));
+  EXPECT_EQ(bwd.flags & kInWarmup, kInWarmup);  // the forward op's warm-up range counts for its backward
+  // Inside the evaluate_function range, outside the seq range (adding up gradients): same node.
+  EXPECT_EQ(a.ForCall(Autograd, 3080).node, fwd.node);
+  // A module range inside the backward range hangs below the forward module.
+  EXPECT_EQ(NodePath(a, a.ForCall(Autograd, 3025).node),
+            "trunk/Model.trunk/TriangleMultiplicationOutgoing.forward/DiffusionModule.forward");
+  EXPECT_EQ(NodePath(a, a.ForCall(Autograd, 3205).node), "trunk/Model.trunk");
+  for (int64_t t : {3305, 3405, 3505, 3700}) EXPECT_EQ(NodePath(a, a.ForCall(Autograd, t).node), "[backward]") << t;
+  EXPECT_EQ(NodePath(a, a.ForCall(OtherProcessAutograd, 3605).node), "[backward]");
+  EXPECT_EQ(a.backward_ranges(), 6);  // the evaluate_function wrapper is not counted twice
+  EXPECT_EQ(a.backward_ranges_mapped(), 2);
 }
 
 TEST(CallTags, FindsByProcessAndCorrelationInAnyOrder) {

@@ -110,6 +110,10 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
   const size_t n = parent.size();
   const bool collect_comm_ops = out.collect_comm_ops;
   std::vector<double> own_share(n, 0.0);
+  // The backward part of each node's share: a node running forward and backward work at once
+  // gives half of its share to each.
+  std::vector<double> backward_share(n, 0.0);
+  std::vector<int32_t> backward_active(n, 0);  // running backward ops per node
   std::array<double, model::kNumPhases> phase_share{};
 
   ActiveSet own(n);                 // nodes with a running op attributed to them
@@ -134,7 +138,10 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
     if (compute_active < active) out.comm_union_ns += len;
     const auto& owners = own.list();
     double share = static_cast<double>(len) / static_cast<double>(owners.size());
-    for (uint32_t id : owners) own_share[id] += share;
+    for (uint32_t id : owners) {
+      own_share[id] += share;
+      if (backward_active[id] > 0) backward_share[id] += backward_active[id] == own.count(id) ? share : share / 2;
+    }
     int phases = 0;
     for (int p = 0; p < model::kNumPhases; ++p) phases += phase_active[p] > 0;
     for (int p = 0; p < model::kNumPhases; ++p) {
@@ -167,6 +174,7 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
     phase_active[phase] += d;
     bool comm = model::IsComm(cls);
     if (!comm) compute_active += d;
+    if (phase == static_cast<uint8_t>(model::Phase::kBackward)) backward_active[node] += d;
     if (d > 0) {
       own.Inc(node);
     } else {
@@ -220,14 +228,19 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
   std::vector<double> ps(phase_share.begin(), phase_share.end());
   std::vector<int64_t> phase_ns = RoundShares(ps, out.busy_ns);
   for (int p = 0; p < model::kNumPhases; ++p) out.phase_busy_ns[p] = phase_ns[p];
+  double backward_total = 0;
+  for (double b : backward_share) backward_total += b;
+  std::vector<int64_t> backward_ns = RoundShares(backward_share, std::llround(backward_total));
   for (size_t i = 0; i < n; ++i) {
     out.nodes[i].own_ns = own_ns[i];
     out.nodes[i].busy_ns += own_ns[i];
+    out.nodes[i].backward_ns += std::min(backward_ns[i], own_ns[i]);  // rounded apart: keep it a part
   }
   // Children before parents: a child's id is always larger than its parent's (interned after).
   for (size_t i = n; i-- > 0;) {
     if (parent[i] >= 0) {
       out.nodes[parent[i]].busy_ns += out.nodes[i].busy_ns;
+      out.nodes[parent[i]].backward_ns += out.nodes[i].backward_ns;
       out.nodes[parent[i]].ops += out.nodes[i].ops;
     }
   }

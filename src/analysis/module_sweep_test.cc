@@ -88,6 +88,20 @@ TEST(ModuleSweep, PhasesAddUpToBusy) {
   EXPECT_EQ(t.phase_busy_ns[2], 10);
 }
 
+TEST(ModuleSweep, BackwardPartOfEachModule) {
+  // Node 2: forward [0,10), backward [20,30) and [25,35); node 3 (child of 2): backward [40,50)
+  // while node 4 runs forward [45,50); node 2 forward and backward at once [60,70).
+  auto w = Work({{0, 10, kGemm, 2, 0}, {20, 30, kGemm, 2, 1}, {25, 35, kGemm, 2, 1}, {40, 50, kGemm, 3, 1},
+                 {45, 50, kGemm, 4, 0}, {60, 70, kGemm, 2, 0}, {60, 70, kGemm, 2, 1}});
+  RankModuleTimes t = SweepModules(w, kParents, false);
+  EXPECT_EQ(t.nodes[3].backward_ns, 8);       // [40,45) + half of [45,50)
+  EXPECT_EQ(t.nodes[3].busy_ns, 8);
+  EXPECT_EQ(t.nodes[2].own_ns, 35);           // [0,10) + [20,35) + [60,70)
+  EXPECT_EQ(t.nodes[2].backward_ns, 15 + 5 + 8);  // its own backward, half of [60,70), and node 3's
+  EXPECT_EQ(t.nodes[1].backward_ns, 28);      // the group includes its subtree
+  EXPECT_EQ(t.nodes[4].backward_ns, 0);
+}
+
 TEST(RoundShares, AddsUpExactly) {
   EXPECT_EQ(RoundShares({1.0 / 3, 1.0 / 3, 1.0 / 3}, 1), (std::vector<int64_t>{1, 0, 0}));
   EXPECT_EQ(RoundShares({2.5, 2.5}, 5), (std::vector<int64_t>{3, 2}));
@@ -112,15 +126,16 @@ TEST(ModuleSweep, MatchesBruteForceOnRandomOps) {
     RankModuleTimes t = SweepModules(w, kParents, true);
 
     int64_t busy = 0;
-    std::vector<double> own(kParents.size(), 0);
+    std::vector<double> own(kParents.size(), 0), backward(kParents.size(), 0);
     std::vector<int64_t> comm(kParents.size(), 0), hidden(kParents.size(), 0);
     for (int64_t x = 0; x < 240; ++x) {
-      std::map<int, int> nodes;
+      std::map<int, int> nodes, backward_ops;
       bool compute = false;
       std::vector<bool> comm_in(kParents.size(), false);
       for (const auto& o : ops) {
         if (o.start <= x && x < o.end) {
           ++nodes[o.node];
+          if (o.phase == static_cast<uint8_t>(model::Phase::kBackward)) ++backward_ops[o.node];
           if (model::IsComm(o.cls)) {
             for (int p = o.node; p >= 0; p = kParents[p]) comm_in[p] = true;
           } else {
@@ -130,7 +145,12 @@ TEST(ModuleSweep, MatchesBruteForceOnRandomOps) {
       }
       if (nodes.empty()) continue;
       ++busy;
-      for (auto& [node, cnt] : nodes) own[node] += 1.0 / static_cast<double>(nodes.size());
+      for (auto& [node, cnt] : nodes) {
+        double share = 1.0 / static_cast<double>(nodes.size());
+        own[node] += share;
+        // A module running forward and backward work at once gives half of its share to each.
+        if (backward_ops[node]) backward[node] += backward_ops[node] == cnt ? share : share / 2;
+      }
       for (size_t p = 0; p < kParents.size(); ++p) {
         comm[p] += comm_in[p];
         hidden[p] += comm_in[p] && compute;
@@ -140,6 +160,14 @@ TEST(ModuleSweep, MatchesBruteForceOnRandomOps) {
     int64_t top = 0;
     for (size_t p = 0; p < kParents.size(); ++p) {
       EXPECT_NEAR(static_cast<double>(t.nodes[p].own_ns), own[p], 1.0) << round << " node " << p;
+      double backward_inclusive = 0;  // over p's subtree (a child's id is larger than its parent's)
+      for (size_t q = 0; q < kParents.size(); ++q) {
+        for (int a = static_cast<int>(q); a >= 0; a = kParents[a]) {
+          if (a == static_cast<int>(p)) backward_inclusive += backward[q];
+        }
+      }
+      EXPECT_NEAR(static_cast<double>(t.nodes[p].backward_ns), backward_inclusive, 3.0) << round << " node " << p;
+      EXPECT_LE(t.nodes[p].backward_ns, t.nodes[p].busy_ns);
       EXPECT_EQ(t.nodes[p].comm_ns, comm[p]) << round << " node " << p;
       EXPECT_EQ(t.nodes[p].hidden_ns, hidden[p]) << round << " node " << p;
       if (kParents[p] < 0) top += t.nodes[p].busy_ns;

@@ -75,6 +75,9 @@ struct RankSummary {
 struct ModuleRankTime {
   int64_t busy_ns = 0;
   int64_t own_ns = 0;  // busy_ns less the children's: work launched by this module itself
+  // The part of busy_ns launched by the backward pass (autograd's threads), mapped to this
+  // module through autograd's sequence numbers (see analysis/module_attribution.h).
+  int64_t backward_ns = 0;
   int64_t comm_ns = 0;
   int64_t hidden_ns = 0;
   std::array<int64_t, kNumOpClasses> comm_kind_ns{};  // union per communication class

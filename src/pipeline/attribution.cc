@@ -17,6 +17,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
 
   std::vector<analysis::KeptRange> kept;
   std::vector<std::string> names;
+  const bool map_backward = a.has_autograd_threads;
   if (db.HasTable(nsys::kNvtxTable) && db.HasTable("StringIds")) {
     a.has_nvtx = true;
     struct Flags {
@@ -32,6 +33,16 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       if (r.ends_on_other_thread) {
         ++a.cross_thread;
         return;
+      }
+      // Autograd's op ranges link backward work to the forward op's module by sequence number
+      // (their texts are unique per op: they never go through `seen`).
+      if (map_backward) {
+        int64_t seq = analysis::AutogradSeq(r.text);
+        if (seq < 0 && analysis::IsAutogradEvaluate(r.text)) seq = analysis::kSeqOfChild;
+        if (seq != -1) {
+          kept.push_back({r.start, r.end, r.global_tid, 0, false, false, false, false, seq});
+          return;
+        }
       }
       full.assign(domain_names.front()).append(":").append(r.text);
       auto it = seen.find(full);
@@ -64,7 +75,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   } else {
     CPPROF_ASSIGN_OR_RETURN(a.nccl_ranks, nsys::ReadNcclRanks(db));
   }
-  a.kept_ranges = static_cast<int64_t>(kept.size());
+  a.kept_ranges = static_cast<int64_t>(kept.size());  // seq ranges included
   if (kept.empty() && autograd.empty()) return a;
 
   a.modules = std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config,

@@ -92,6 +92,11 @@ std::vector<CpSplit> CpSplitPerRank(const model::Report& r) {
   return out;
 }
 
+constexpr const char* kBackwardNote =
+    "bwd % = the part of the module's time launched by the backward pass (mapped to the forward op's "
+    "module through autograd's sequence numbers, --pytorch=autograd-nvtx); [backward] = backward work "
+    "that could not be mapped.";
+
 std::string CommByKindMs(const model::ModuleNode& m) {
   std::vector<std::pair<int64_t, int>> kinds;
   for (int k = 0; k < model::kNumOpClasses; ++k) {
@@ -109,6 +114,8 @@ std::string CommByKindMs(const model::ModuleNode& m) {
 void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
   if (r.modules.empty()) return;
   const int64_t mean_busy = MeanBusy(r);
+  // A training run: each module's time also says how much of it the backward pass launched.
+  const bool training = !r.phases.empty();
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : r.modules) {
     if (m.depth > o.module_depth) continue;
@@ -119,6 +126,10 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
     rows.push_back({name, Split(m), Ms(m.mean_busy_ns), Ms(m.max_busy_ns), Percent(m.mean_busy_ns, mean_busy),
                     r.ranks.size() > 1 ? Rank(m.slowest_rank) : "-", comm ? Ms(comm) : "-",
                     comm ? Percent(hidden, comm) : "-", CommByKindMs(m)});
+    if (training) {
+      int64_t backward = MeanOver(m, [](const auto& t) { return t.backward_ns; });
+      rows.back().insert(rows.back().begin() + 4, m.mean_busy_ns ? Percent(backward, m.mean_busy_ns) : "-");
+    }
   }
   std::vector<CpSplit> split = CpSplitPerRank(r);
   CpSplit mean;
@@ -129,17 +140,20 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
   }
   if (o.markdown) {
     out << fmt::format("### Modules ({})\n\n", r.grouping.source);
-    MdTable t({"module", "split", "mean ms", "max ms", "share", "slowest rank", "comm ms", "hidden", "comm by kind (ms)"},
-              {false, false, true, true, true, true, true, true, false});
+    std::vector<std::string> header{"module", "split", "mean ms", "max ms", "share", "slowest rank", "comm ms", "hidden",
+                                    "comm by kind (ms)"};
+    std::vector<bool> right{false, false, true, true, true, true, true, true, false};
+    if (training) header.insert(header.begin() + 4, "bwd %"), right.insert(right.begin() + 4, true);
+    MdTable t(header, right);
     for (auto& row : rows) t.AddRow(std::move(row));
     t.Print(out);
     out << fmt::format(
         "\nTime per module = GPU busy time attributed to the innermost module range that launched the work "
         "(children included; overlapping modules share time equally), mean and max over ranks; top-level rows "
         "add up to busy. CP = the module communicates on two or more ranks. CP-distributed modules hold {} of "
-        "busy time, serial modules {}, no module {}.\n\n",
+        "busy time, serial modules {}, no module {}.{}\n\n",
         Percent(mean.cp_ns, mean_busy) + "%", Percent(mean.serial_ns, mean_busy) + "%",
-        Percent(mean.unattributed_ns, mean_busy) + "%");
+        Percent(mean.unattributed_ns, mean_busy) + "%", training ? std::string(" ") + kBackwardNote : "");
     return;
   }
   out << fmt::format("Modules ({}, {} module ranges), time per rank in ms:\n", r.grouping.source,
@@ -148,11 +162,19 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
          "  included (work of several modules at once is shared equally): top-level rows add up to busy.\n"
          "  CP = the module communicates on two or more ranks; comm = wall time of its communication;\n"
          "  hidden = the part of comm during which compute ran.\n";
-  TextTable t({{"module", TextTable::Align::kLeft, 60}, {"split", TextTable::Align::kLeft}, {"mean"}, {"max"},
-               {"share %"}, {"slowest"}, {"comm"}, {"hidden %"}, {"comm by kind (mean)", TextTable::Align::kLeft}});
+  if (training) {
+    out << "  bwd % = the part of the module's time launched by the backward pass (mapped to the forward\n"
+           "  op's module through autograd's sequence numbers); [backward] = backward work not mapped.\n";
+  }
+  std::vector<TextTable::Column> columns{{"module", TextTable::Align::kLeft, 60}, {"split", TextTable::Align::kLeft},
+                                         {"mean"}, {"max"}, {"share %"}, {"slowest"}, {"comm"}, {"hidden %"},
+                                         {"comm by kind (mean)", TextTable::Align::kLeft}};
+  std::vector<std::string> total{"busy (sum of top-level rows)", "", Ms(mean_busy), "", "100.0", "", "", "", ""};
+  if (training) columns.insert(columns.begin() + 4, {"bwd %"}), total.insert(total.begin() + 4, "");
+  TextTable t(columns);
   for (auto& row : rows) t.AddRow(std::move(row));
   t.AddRule();
-  t.AddRow({"busy (sum of top-level rows)", "", Ms(mean_busy), "", "100.0", "", "", "", ""});
+  t.AddRow(std::move(total));
   t.Print(out, "  ");
   out << fmt::format("  CP-distributed modules {}% of busy, serial modules {}%, no module {}% (mean over ranks).\n",
                      Percent(mean.cp_ns, mean_busy), Percent(mean.serial_ns, mean_busy),

@@ -180,7 +180,10 @@ Json ModulesJson(const model::Report& r) {
       "the work (overlapping work of several modules is shared equally), including the module's children; "
       "top-level rows plus [unattributed] add up to the rank's busy_ns. comm_ns and comm_by_kind: wall time "
       "during which communication of the module or its children ran; hidden_ns: the part of comm_ns during "
-      "which compute (any non-communication GPU work) ran. cp_distributed: communication on two or more ranks.";
+      "which compute (any non-communication GPU work) ran. cp_distributed: communication on two or more ranks. "
+      "backward_ns: the part of busy_ns launched by the backward pass (autograd's threads), mapped to the module "
+      "of the forward op through autograd's sequence numbers (--pytorch=autograd-nvtx ranges); backward work "
+      "that cannot be mapped stays in the [backward] row.";
   j["grouping"] = {{"source", r.grouping.source}, {"groups", r.grouping.groups},
                    {"module_ranges", r.grouping.module_ranges}};
   Json rows = Json::array();
@@ -197,8 +200,9 @@ Json ModulesJson(const model::Report& r) {
     x["slowest_rank"] = m.slowest_rank;
     Json per = Json::array();
     for (const auto& t : m.per_rank) {
-      per.push_back({{"busy_ns", t.busy_ns}, {"own_ns", t.own_ns}, {"comm_ns", t.comm_ns},
-                     {"hidden_ns", t.hidden_ns}, {"comm_by_kind", CommKinds(t.comm_kind_ns)}, {"ops", t.ops}});
+      per.push_back({{"busy_ns", t.busy_ns}, {"own_ns", t.own_ns}, {"backward_ns", t.backward_ns},
+                     {"comm_ns", t.comm_ns}, {"hidden_ns", t.hidden_ns}, {"comm_by_kind", CommKinds(t.comm_kind_ns)},
+                     {"ops", t.ops}});
     }
     x["per_rank"] = per;
     rows.push_back(x);

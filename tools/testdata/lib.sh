@@ -52,6 +52,9 @@ capture() {
   [ -n "$json" ] && cp "$json" "$d/"
   rm -f "$d/$name.nsys-rep"
   xzf "$d/$name.sqlite"
+  # Big CSVs (autograd ranges make nvtx_sum tens of MB) are kept xz-compressed; the tests read
+  # <name>_<report>.csv.xz when there is no .csv.
+  for f in "$d"/*.csv; do [ "$(stat -c %s "$f")" -gt 1000000 ] && xzf "$f"; done
   tail -5 "$d/$name.log"
   tar -C "$work" -cf "$out/$name.tar" "$name"
 }
