@@ -18,7 +18,8 @@ constexpr CommandDef kCommands[] = {
      "  cpprof report run.sqlite --modules modules.json --depth 5   # see --print-modules-config\n"
      "  cpprof report run.sqlite --format json | jq '.per_rank[0].comm_ns'\n"
      "  cpprof report run.sqlite --format csv --top 20 > run.csv\n"
-     "  cpprof report run.sqlite --format html -o run.html\n",
+     "  cpprof report run.sqlite --format html -o run.html\n"
+     "  CPPROF_TIMING=1 CPPROF_THREADS=1 cpprof report big.sqlite   # time and memory per stage, one thread\n",
      MakeReportCommand},
     {"stats", "drop-in for 'nsys stats' reports on an export: same CSV, far faster",
      "  cpprof stats --report cuda_gpu_kern_sum run.sqlite\n"
