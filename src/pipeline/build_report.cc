@@ -268,6 +268,16 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
       p.busy_ns = s.phase_busy_ns;
       report.phases.push_back(p);
     }
+    // Say how well backward work maps to modules, and how to get it when it does not.
+    const analysis::ModuleAttribution* m = attribution.modules.get();
+    if (m && m->backward_ranges() > 0) {
+      report.notes.push_back(fmt::format("backward per module: {} of {} backward ranges of autograd mapped to the "
+                                         "module of their forward op", m->backward_ranges_mapped(),
+                                         m->backward_ranges()));
+    } else {
+      report.notes.push_back("backward work is not mapped to modules (it is all in [backward]): the capture has no "
+                             "autograd ranges with sequence numbers; profile with --pytorch=autograd-nvtx to get them");
+    }
   }
 
   if (options.timeline) {
