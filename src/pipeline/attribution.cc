@@ -75,7 +75,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   } else {
     CPPROF_ASSIGN_OR_RETURN(a.nccl_ranks, nsys::ReadNcclRanks(db));
   }
-  a.kept_ranges = static_cast<int64_t>(kept.size());  // seq ranges included
+  a.kept_ranges = static_cast<int64_t>(kept.size());
   if (kept.empty() && autograd.empty()) return a;
 
   a.modules = std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config,

@@ -18,7 +18,7 @@ namespace cpprof::pipeline {
 struct Attribution {
   std::unique_ptr<analysis::ModuleAttribution> modules;  // null when nothing can be attributed
   analysis::CallTags calls;
-  int64_t kept_ranges = 0;     // NVTX ranges that are modules or optimizer markers
+  int64_t kept_ranges = 0;     // NVTX ranges kept: modules, optimizer and warm-up markers, autograd's
   int64_t cross_thread = 0;    // ranges ending on another thread (left out, as nsys does)
   bool has_autograd_threads = false;
   std::string warmup_range;    // the first warm-up range seen ("" none), named in the readout

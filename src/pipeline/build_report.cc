@@ -13,12 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/capture_diagnostics.h"
-#include "base/parallel.h"
 #include "analysis/classify.h"
 #include "analysis/collectives.h"
 #include "analysis/module_sweep.h"
 #include "analysis/rank_summary.h"
 #include "analysis/ranks.h"
+#include "base/parallel.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
 #include "nsys/capture_reader.h"
