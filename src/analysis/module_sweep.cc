@@ -14,6 +14,7 @@ using model::OpClass;
 namespace {
 
 constexpr int kCommClasses = static_cast<int>(OpClass::kPeerCopy) + 1;
+constexpr uint32_t kCommMask = (1u << kCommClasses) - 1;  // classes 0 .. kPeerCopy communicate
 
 // A set of small ids with counts, listing the ids whose count is positive (O(1) add/remove).
 class ActiveSet {
@@ -148,16 +149,16 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
       if (phase_active[p] > 0) phase_share[p] += static_cast<double>(len) / phases;
     }
     bool hidden = compute_active > 0;
+    const uint32_t comm_mask = class_mask & kCommMask;  // communication classes running now
     if (hidden) {
-      for (int c = 0; c < kCommClasses; ++c) {
-        if (class_active[c] > 0) out.hidden_ns[c] += len;
-      }
+      for (uint32_t m = comm_mask; m; m &= m - 1) out.hidden_ns[__builtin_ctz(m)] += len;
     }
     for (uint32_t id : comm_nodes.list()) {
       auto& t = out.nodes[id];
       t.comm_ns += len;
       if (hidden) t.hidden_ns += len;
-      for (int c = 0; c < kCommClasses; ++c) {
+      for (uint32_t m = comm_mask; m; m &= m - 1) {
+        int c = __builtin_ctz(m);
         if (kind_active[id][c] > 0) t.comm_kind_ns[c] += len;
       }
     }

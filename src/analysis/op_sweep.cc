@@ -3,7 +3,30 @@
 namespace cpprof::analysis::op_sweep_detail {
 
 namespace {
+
 bool ByStart(const model::GpuOp& a, const model::GpuOp& b) { return a.start < b.start; }
+
+// Sorts a nearly sorted chunk (ops of one stream interleaved with a few of another) by insertion
+// in O(n + moves). Gives up after `budget` moves, leaving the chunk a permutation of itself.
+bool InsertionSort(std::span<model::GpuOp> ch, size_t budget) {
+  size_t moves = 0;
+  for (size_t i = 1; i < ch.size(); ++i) {
+    if (!(ch[i].start < ch[i - 1].start)) continue;
+    model::GpuOp x = ch[i];
+    size_t j = i;
+    while (j > 0 && x.start < ch[j - 1].start) {
+      ch[j] = ch[j - 1];
+      --j;
+      if (++moves > budget) {
+        ch[j] = x;
+        return false;
+      }
+    }
+    ch[j] = x;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<RunCursor> PrepareRuns(model::ProcessGpuWork& w) {
@@ -14,7 +37,7 @@ std::vector<RunCursor> PrepareRuns(model::ProcessGpuWork& w) {
   for (size_t c = 0; c < w.ops.num_chunks(); ++c) {
     auto ch = w.ops.chunk(c);
     if (ch.empty()) continue;
-    if (!std::is_sorted(ch.begin(), ch.end(), ByStart)) std::sort(ch.begin(), ch.end(), ByStart);
+    if (!InsertionSort(ch, 8 * ch.size())) std::sort(ch.begin(), ch.end(), ByStart);
     if (!runs.empty() && ch.front().start >= last_start) {
       runs.back().last = c;  // continues the run
     } else {
