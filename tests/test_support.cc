@@ -21,10 +21,22 @@ namespace fs = std::filesystem;
 
 std::string DataPath(const std::string& rel) { return std::string(CPPROF_TEST_DATA) + "/" + rel; }
 
+namespace {
+char g_temp_dir[4096];  // plain storage: the exit handler runs after static destructors may have
+void RemoveTempDir() {
+  std::error_code ec;
+  fs::remove_all(g_temp_dir, ec);
+}
+}  // namespace
+
 std::string TempDir() {
   static std::string dir = [] {
     std::string tmpl = (fs::temp_directory_path() / "cpprof-test-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    if (tmpl.size() >= sizeof(g_temp_dir) || !mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    // Every test runs in a process of its own (gtest_discover_tests): remove the directory at
+    // exit, or thousands of them pile up. Children of RunBinary leave with _exit, not exit.
+    std::snprintf(g_temp_dir, sizeof(g_temp_dir), "%s", tmpl.c_str());
+    std::atexit(RemoveTempDir);
     return tmpl;
   }();
   return dir;
@@ -58,10 +70,15 @@ std::vector<std::string> RealExportNames() {
 std::string RealExport(const std::string& name) {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  std::string out = TempDir() + "/" + name + ".sqlite";
-  if (fs::exists(out)) return out;
+  // Decompressed once per machine into a cache shared by the test processes (keyed by the
+  // compressed size, so a changed export gets a new copy), written whole then renamed.
   std::string src = DataPath("real/" + name + "/" + name + ".sqlite.xz");
-  std::string cmd = "xz -dc '" + src + "' > '" + out + ".part' && mv '" + out + ".part' '" + out + "'";
+  fs::path cache = fs::temp_directory_path() / ("cpprof-test-exports-" + std::to_string(getuid()));
+  fs::create_directories(cache);
+  std::string out = (cache / (name + "-" + std::to_string(fs::file_size(src)) + ".sqlite")).string();
+  if (fs::exists(out)) return out;
+  std::string part = out + ".part" + std::to_string(getpid());
+  std::string cmd = "xz -dc '" + src + "' > '" + part + "' && mv '" + part + "' '" + out + "'";
   if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot decompress " + src + " (is xz installed?)");
   return out;
 }

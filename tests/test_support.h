@@ -11,7 +11,8 @@ namespace cpprof::testing {
 std::string DataPath(const std::string& rel);
 
 // A real export committed as tests/data/real/<name>/<name>.sqlite.xz, decompressed on first use
-// into a temporary directory; returns the .sqlite path.
+// into a cache in the temporary directory shared by all test processes; returns the .sqlite path
+// (open it read-only).
 std::string RealExport(const std::string& name);
 
 // The names of the committed real exports.
@@ -22,7 +23,7 @@ std::string MakeDatabase(const std::string& name, const std::string& sql);
 // tests/data/sql/_schema.sql + tests/data/sql/<name>.sql as a fresh database; returns its path.
 std::string SqlFixture(const std::string& name);
 
-// A scratch directory unique to this test process.
+// A scratch directory unique to this test process, removed when it exits.
 std::string TempDir();
 
 std::string ReadFile(const std::string& path);
