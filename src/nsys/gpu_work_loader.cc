@@ -186,8 +186,12 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
 
   int64_t first = 0, last = -1;
   if (threads > 1) {
-    CPPROF_ASSIGN_OR_RETURN(
-        Statement st, db.Prepare(std::string("SELECT min(rowid), max(rowid) FROM ") + kKernelTable, "reading kernels"));
+    // Two subqueries: SQLite reads min or max of the rowid from the b-tree's ends only when the
+    // query has one of them; both in one SELECT scan the whole table.
+    CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT (SELECT min(rowid) FROM {0}), "
+                                                                 "(SELECT max(rowid) FROM {0})",
+                                                                 kKernelTable),
+                                                     "reading kernels"));
     if (st.Step() && !st.IsNull(0)) first = st.Int(0), last = st.Int(1);
     CPPROF_RETURN_IF_ERROR(st.status());
     int64_t most = (last - first + 1) / std::max<int64_t>(1, min_rows_per_thread);
