@@ -79,7 +79,7 @@ int64_t AutogradSeq(std::string_view text) {
 }
 
 bool IsAutogradEvaluate(std::string_view text) {
-  return text.substr(0, 37) == "autograd::engine::evaluate_function: ";
+  return text.starts_with("autograd::engine::evaluate_function: ");
 }
 
 void ModuleAttribution::MapBackward() {
