@@ -126,7 +126,15 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
   uint32_t class_mask = 0;  // classes with a running op
   static_assert(model::kNumOpClasses <= 32);
   int64_t first = INT64_MAX, last = INT64_MIN;
-  int64_t now = INT64_MIN;
+  const bool windowed = out.window_end > out.window_start;
+  int64_t now = windowed ? out.window_start : INT64_MIN;
+  out.host_idle_ns.assign(n, 0);
+  auto gap = [&](int64_t until, uint16_t node) {
+    if (active != 0 || now == INT64_MIN || until <= now) return;
+    int64_t len = until - now;
+    out.host_idle_ns[node] += len;
+    (len < model::kLaunchGapNs ? out.launch_gap_ns : out.host_stall_ns) += len;
+  };
 
   auto segment = [&](int64_t until) {
     if (until <= now) return;
@@ -201,8 +209,9 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
       segment(e.end);
       change(e.cls, e.phase, e.node, -1);
     }
-    segment(op.start);
     uint16_t node = op.node < n ? op.node : 0;
+    gap(op.start, node);
+    segment(op.start);
     uint8_t phase = op.phase < model::kNumPhases ? op.phase : 0;
     ++out.nodes[node].ops;
     ++out.ops;
@@ -215,7 +224,7 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
     change(op.cls, phase, node, +1);
     ending.push({op.end, op.cls, phase, node});
     if (phase == static_cast<uint8_t>(model::Phase::kBackward)) out.has_backward = true;
-    if (collect_comm_ops && model::IsComm(op.cls)) out.comm_ops[static_cast<int>(op.cls)].push_back({op.start, op.end});
+    if (collect_comm_ops && model::IsComm(op.cls)) out.comm_ops[static_cast<int>(op.cls)].push_back({op.start, op.end, node});
   });
   while (!ending.empty()) {
     Ending e = ending.top();
@@ -223,6 +232,7 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
     segment(e.end);
     change(e.cls, e.phase, e.node, -1);
   }
+  if (windowed) gap(out.window_end, 0);
 
   if (out.ops) out.first_start = first, out.last_end = last;
   std::vector<int64_t> own_ns = RoundShares(own_share, out.busy_ns);
@@ -243,8 +253,10 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
       out.nodes[parent[i]].busy_ns += out.nodes[i].busy_ns;
       out.nodes[parent[i]].backward_ns += out.nodes[i].backward_ns;
       out.nodes[parent[i]].ops += out.nodes[i].ops;
+      out.host_idle_ns[parent[i]] += out.host_idle_ns[i];
     }
   }
+  for (size_t i = 0; i < n; ++i) out.nodes[i].host_idle_ns = out.host_idle_ns[i];
 }
 
 }  // namespace cpprof::analysis

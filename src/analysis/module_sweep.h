@@ -16,6 +16,7 @@ namespace cpprof::analysis {
 
 struct CommOp {
   int64_t start, end;
+  uint16_t node;  // module node of the launch
 };
 
 struct RankModuleTimes {
@@ -33,6 +34,13 @@ struct RankModuleTimes {
   int64_t comm_union_ns = 0, compute_union_ns = 0;
   int64_t first_start = 0, last_end = 0;
   int64_t ops = 0;
+  // With a window (window_end > window_start): idle time before each node's launches (the
+  // GPU waited for the host to launch them; own, then children added in), the leading gap from
+  // the window's start included and the trailing gap to its end given to node 0; and the same
+  // idle split into short launch gaps (< model::kLaunchGapNs) and longer host stalls.
+  int64_t window_start = 0, window_end = 0;
+  std::vector<int64_t> host_idle_ns;  // by node
+  int64_t launch_gap_ns = 0, host_stall_ns = 0;
   // Per communication class, its ops in start order (when collect_comm_ops).
   std::array<std::vector<CommOp>, model::kNumOpClasses> comm_ops;
   bool collect_comm_ops = false;

@@ -13,6 +13,7 @@ namespace {
 
 struct Totals {
   int64_t count = 0, ns = 0;
+  int64_t work_ns = 0;  // modules: mean busy less the NCCL waiting
   std::string label;
 };
 
@@ -29,8 +30,8 @@ std::vector<DiffRow> Rows(const std::map<std::string, Totals>& a, const std::map
     auto ia = a.find(k), ib = b.find(k);
     DiffRow r;
     r.key = k;
-    if (ia != a.end()) r.a_count = ia->second.count, r.a_ns = ia->second.ns, r.label = ia->second.label;
-    if (ib != b.end()) r.b_count = ib->second.count, r.b_ns = ib->second.ns, r.label = ib->second.label;
+    if (ia != a.end()) r.a_count = ia->second.count, r.a_ns = ia->second.ns, r.a_work_ns = ia->second.work_ns, r.label = ia->second.label;
+    if (ib != b.end()) r.b_count = ib->second.count, r.b_ns = ib->second.ns, r.b_work_ns = ib->second.work_ns, r.label = ib->second.label;
     r.a_share = Share(r.a_ns, a_whole);
     r.b_share = Share(r.b_ns, b_whole);
     r.marker = ia == a.end()                            ? DiffMarker::kNew
@@ -78,8 +79,16 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
   for (size_t r = 0; r < std::max(d.a_ranks, d.b_ranks); ++r) {
     RankDiff x;
     x.rank = static_cast<int>(r);
-    if (r < d.a_ranks) x.in_a = true, x.a_busy = a.ranks[r].busy_ns, x.a_comm = a.ranks[r].comm_ns;
-    if (r < d.b_ranks) x.in_b = true, x.b_busy = b.ranks[r].busy_ns, x.b_comm = b.ranks[r].comm_ns;
+    if (r < d.a_ranks) {
+      const auto& s = a.ranks[r];
+      x.in_a = true, x.a_busy = s.busy_ns, x.a_comm = s.comm_ns, x.a_compute = s.compute_ns;
+      x.a_transfer = s.exposed_transfer_ns, x.a_wait = s.exposed_wait_ns, x.a_idle = s.idle_ns;
+    }
+    if (r < d.b_ranks) {
+      const auto& s = b.ranks[r];
+      x.in_b = true, x.b_busy = s.busy_ns, x.b_comm = s.comm_ns, x.b_compute = s.compute_ns;
+      x.b_transfer = s.exposed_transfer_ns, x.b_wait = s.exposed_wait_ns, x.b_idle = s.idle_ns;
+    }
     if (r < pa.size()) x.a_peak = pa[r];
     if (r < pb.size()) x.b_peak = pb[r];
     d.ranks.push_back(x);
@@ -119,8 +128,11 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
       const auto& m = rep.modules[i];
       path[i] = m.parent < 0 ? m.name : path[m.parent] + "/" + m.name;
       auto& t = out[path[i]];
-      for (const auto& pr : m.per_rank) t.count += pr.ops;
+      int64_t wait = 0;
+      for (const auto& pr : m.per_rank) t.count += pr.ops, wait += pr.wait_ns;
+      if (!m.per_rank.empty()) wait /= static_cast<int64_t>(m.per_rank.size());
       t.ns += m.mean_busy_ns;
+      t.work_ns += std::max<int64_t>(0, m.mean_busy_ns - wait);
       t.label = m.name == "[unattributed]" ? "-" : m.cp_distributed ? "CP" : "serial";
     }
     int64_t sum = 0;
@@ -151,11 +163,11 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
       }
     }
   }
-  std::vector<std::string> problems;
-  if (d.a_ranks != d.b_ranks) problems.push_back(fmt::format("{} ranks vs {}", d.a_ranks, d.b_ranks));
-  if (news) problems.push_back(fmt::format("{} kernel name{} only in B", news, news == 1 ? "" : "s"));
-  if (gone) problems.push_back(fmt::format("{} only in A", gone));
-  if (changed) problems.push_back(fmt::format("{} (rank, kernel) counts differ", changed));
+  std::vector<std::string> kernel_problems, memory_problems;
+  if (d.a_ranks != d.b_ranks) kernel_problems.push_back(fmt::format("{} ranks vs {}", d.a_ranks, d.b_ranks));
+  if (news) kernel_problems.push_back(fmt::format("{} kernel name{} only in B", news, news == 1 ? "" : "s"));
+  if (gone) kernel_problems.push_back(fmt::format("{} only in A", gone));
+  if (changed) kernel_problems.push_back(fmt::format("{} (rank, kernel) counts differ", changed));
   int64_t launches = 0;
   for (const auto& [k, v] : ra) launches += v;
   for (const auto& r : d.ranks) {
@@ -163,11 +175,23 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
     d.memory_compared = true;
     double rel = *r.a_peak > 0 ? static_cast<double>(*r.b_peak - *r.a_peak) / static_cast<double>(*r.a_peak) : 0;
     if (std::fabs(rel) > options.mem_tolerance) {
-      problems.push_back(fmt::format("rank {} peak memory {} (tolerance {:.1f}%)", r.rank, Pct(rel),
-                                     100.0 * options.mem_tolerance));
+      memory_problems.push_back(fmt::format("rank {} peak memory {} (tolerance {:.1f}%)", r.rank, Pct(rel),
+                                            100.0 * options.mem_tolerance));
     }
   }
-  d.same_work = problems.empty();
+  d.kernels_same = kernel_problems.empty();
+  d.memory_same = memory_problems.empty();
+  d.same_work = d.kernels_same && d.memory_same;
+  if (a.capture.reconstructed_flags != b.capture.reconstructed_flags ||
+      a.capture.pytorch_autograd != b.capture.pytorch_autograd) {
+    auto flags = [](const model::Report& r) {
+      std::string f = r.capture.recorded ? r.capture.reconstructed_flags : "(not recorded)";
+      if (r.capture.pytorch_autograd) f += " --pytorch autograd-*";
+      return f;
+    };
+    d.options_a = flags(a), d.options_b = flags(b);
+  }
+  d.window_a = a.window.description, d.window_b = b.window.description;
   if (d.same_work) {
     d.sanity_line = fmt::format("SAME GPU work: {} kernel and memory op names, {} launches on {} rank{}, identical "
                                 "counts per rank; {}",
@@ -177,17 +201,22 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
                                                   : "peak memory not compared (not captured in both)");
   } else {
     std::string list;
-    for (const auto& p : problems) list += (list.empty() ? "" : "; ") + p;
+    if (!kernel_problems.empty()) list = "kernel check failed: " + fmt::format("{}", fmt::join(kernel_problems, "; "));
+    if (!memory_problems.empty()) {
+      list += (list.empty() ? "" : "; ") + std::string("memory check failed: ") +
+              fmt::format("{}", fmt::join(memory_problems, "; "));
+    }
+    if (d.kernels_same) list += "; the kernels match (names and counts per rank)";
     d.sanity_line = "GPU work DIFFERS: " + list;
   }
 
   // Thresholds: growth from A to B.
   for (const auto& r : d.ranks) {
-    if (options.max_time_delta && r.in_a && r.in_b && r.a_busy > 0) {
-      double rel = static_cast<double>(r.b_busy - r.a_busy) / static_cast<double>(r.a_busy);
+    if (options.max_time_delta && r.in_a && r.in_b && r.a_compute > 0) {
+      double rel = static_cast<double>(r.b_compute - r.a_compute) / static_cast<double>(r.a_compute);
       if (rel > *options.max_time_delta) {
-        d.regressions.push_back(fmt::format("rank {} GPU busy time {} ({:.3f} -> {:.3f} ms), over --max-time-delta {:.1f}%",
-                                            r.rank, Pct(rel), r.a_busy / 1e6, r.b_busy / 1e6,
+        d.regressions.push_back(fmt::format("rank {} GPU compute time {} ({:.3f} -> {:.3f} ms), over --max-time-delta {:.1f}%",
+                                            r.rank, Pct(rel), r.a_compute / 1e6, r.b_compute / 1e6,
                                             100.0 * *options.max_time_delta));
       }
     }
@@ -202,11 +231,13 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
   }
   if (options.max_time_delta) {
     for (const auto& m : d.modules) {
-      if (m.marker != DiffMarker::kSame || m.a_ns <= 0 || m.a_share < 0.01) continue;
-      double rel = static_cast<double>(m.b_ns - m.a_ns) / static_cast<double>(m.a_ns);
+      if (m.marker != DiffMarker::kSame || m.a_work_ns <= 0 || m.a_share < 0.01) continue;
+      double rel = static_cast<double>(m.b_work_ns - m.a_work_ns) / static_cast<double>(m.a_work_ns);
       if (rel > *options.max_time_delta) {
-        d.regressions.push_back(fmt::format("module {} {} ({:.3f} -> {:.3f} ms mean per rank), over --max-time-delta {:.1f}%",
-                                            m.key, Pct(rel), m.a_ns / 1e6, m.b_ns / 1e6, 100.0 * *options.max_time_delta));
+        d.regressions.push_back(fmt::format("module {} {} ({:.3f} -> {:.3f} ms mean per rank, NCCL waiting left out), "
+                                            "over --max-time-delta {:.1f}%",
+                                            m.key, Pct(rel), m.a_work_ns / 1e6, m.b_work_ns / 1e6,
+                                            100.0 * *options.max_time_delta));
       }
     }
   }

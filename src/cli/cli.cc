@@ -12,9 +12,12 @@ namespace cpprof::cli {
 namespace {
 
 constexpr CommandDef kCommands[] = {
-    {"report", "the CP readout: time per module (CP vs serial), comm vs compute and overlap, imbalance, memory",
-     "  cpprof report run.sqlite\n"
-     "  cpprof report run.sqlite --format md --exclude-ranges warmup > readout.md\n"
+    {"report", "the CP readout over the steady state: a verdict, time per module (CP vs serial), waiting vs "
+               "transfer, the straggler, overlap, memory",
+     "  cpprof report run.sqlite                       # steady-state iterations (warm-up left out)\n"
+     "  cpprof report run.sqlite --window all          # the whole capture, start-up included\n"
+     "  cpprof report run.sqlite --window iter:3       # one iteration; --window 24.1:25.3 a time range (s)\n"
+     "  cpprof report run.sqlite --iteration-range 'train_step' --format md > readout.md\n"
      "  cpprof report run.sqlite --modules modules.json --depth 5   # see --print-modules-config\n"
      "  cpprof report run.sqlite --format json | jq '.per_rank[0].comm_ns'\n"
      "  cpprof report run.sqlite --format csv --top 20 > run.csv\n"

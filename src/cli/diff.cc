@@ -1,4 +1,4 @@
-// cpprof diff A.sqlite B.sqlite [--sanity] [--max-time-delta PCT] [--max-mem-delta PCT] [--format text|json]
+// cpprof diff A.sqlite B.sqlite [--sanity] [--window W] [--max-time-delta PCT] [--max-mem-delta PCT] [--format text|json]
 #include <fmt/format.h>
 
 #include "analysis/report_diff.h"
@@ -17,14 +17,19 @@ class DiffCommand : public Command {
     app.add_option("b", b_, "The later export, compared against A")->required();
     app.add_flag("--sanity", sanity_,
                  "Only answer: is the GPU work the same (kernel names and counts per rank, peak memory within "
-                 "--mem-tolerance)? Exit 0 when it is, 3 when it is not");
+                 "--mem-tolerance)? Says which check failed. Exit 0 when it is, 3 when it is not");
     app.add_option("--mem-tolerance", mem_tolerance_pct_, "Peak memory difference --sanity accepts, in percent")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     app.add_option("--max-time-delta", max_time_pct_,
-                   "Exit 3 when a rank's GPU busy time, or a module's (>= 1% of busy), grew by more than this percent");
+                   "Exit 3 when a rank's GPU compute time, or a module's time less its NCCL waiting (>= 1% of "
+                   "busy), grew by more than this percent (waiting for a late peer is not a regression of the work)");
     app.add_option("--max-mem-delta", max_mem_pct_, "Exit 3 when a rank's peak GPU memory grew by more than this percent");
-    app.add_option("--format", format_, "text or json (schema cpprof.diff/1)")
+    app.add_option("--window", window_,
+                   "What each side's numbers cover: steady (default: the iterations after warm-up), all, iter:N, "
+                   "A:B (see cpprof help report)")
+        ->capture_default_str();
+    app.add_option("--format", format_, "text or json (schema cpprof.diff/2)")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
     app.add_option("--top", render_.top, "Unchanged kernel rows shown (changed rows always are; 0: all)")
@@ -34,6 +39,7 @@ class DiffCommand : public Command {
   StatusOr<int> Run(Context& ctx) override {
     pipeline::ReportOptions ro;
     ro.top_kernels = 0;  // every kernel: the sanity check compares them all
+    ro.window = window_;
     CPPROF_ASSIGN_OR_RETURN(model::Report a, pipeline::BuildReport(a_, ro));
     CPPROF_ASSIGN_OR_RETURN(model::Report b, pipeline::BuildReport(b_, ro));
     analysis::DiffOptions o;
@@ -56,9 +62,9 @@ class DiffCommand : public Command {
   }
 
  private:
-  std::string a_, b_, format_ = "text";
+  std::string a_, b_, format_ = "text", window_ = "steady";
   bool sanity_ = false;
-  double mem_tolerance_pct_ = 5;
+  double mem_tolerance_pct_ = 100.0 * analysis::kDefaultMemTolerance;
   std::optional<double> max_time_pct_, max_mem_pct_;
   render::DiffRenderOptions render_;
 };

@@ -63,6 +63,11 @@ class ProfileCommand : public Command {
     app.add_option("--compare", compare_,
                    "An earlier result (RESULT.sqlite or its base path): after the run, 'cpprof diff --sanity' "
                    "against it; exit 3 when the GPU work differs (the results are still written)");
+    app.add_option("--mem-tolerance", mem_tolerance_pct_,
+                   "With --compare: the peak memory difference accepted, in percent (different option sets move "
+                   "driver-level peaks by up to ~8.5%)")
+        ->check(CLI::Range(0.0, 1000.0))
+        ->capture_default_str();
     app.add_option("--timeout", o_.timeout_s, "Seconds before the whole run (nsys, torchrun, ranks) is killed")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
@@ -145,6 +150,7 @@ class ProfileCommand : public Command {
     profile::ExecuteOptions eo;
     eo.live = !quiet_;
     eo.compare = resolved_compare;
+    eo.mem_tolerance = mem_tolerance_pct_ / 100.0;
     return profile::Execute(plan, f, runner, ctx.out, ctx.err, eo);
   }
 
@@ -153,6 +159,7 @@ class ProfileCommand : public Command {
   std::string nsys_;
   bool quiet_ = false;
   std::string compare_;
+  double mem_tolerance_pct_ = 10;
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// cpprof report FILE.sqlite [--format text|md|json|csv|html] [-o FILE] [--top N] [--depth N] [--modules FILE] [--show-paths]
+// cpprof report FILE.sqlite [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules FILE] [--show-paths]
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -47,7 +47,7 @@ class ReportCommand : public Command {
     app.add_option("file", file_, "An nsys SQLite export (nsys export --type sqlite REPORT.nsys-rep)");
     app.add_option("--format", format_,
                    "Output format: text (terminal), md (the readout to paste into a PR), json (schema "
-                   "cpprof.report/1, everything), csv, html (one self-contained page: timeline, modules, "
+                   "cpprof.report/2, everything), csv, html (one self-contained page: timeline, modules, "
                    "overlap, memory; needs -o unless stdout is redirected)")
         ->check(CLI::IsMember({"text", "md", "json", "csv", "html"}))
         ->capture_default_str();
@@ -66,6 +66,15 @@ class ReportCommand : public Command {
     app.add_option("--exclude-ranges", exclude_ranges_,
                    "Leave out the GPU work launched inside NVTX ranges matching this regex (e.g. 'warmup' for "
                    "warm-up iterations): every number then covers the rest");
+    app.add_option("--window", options_.window,
+                   "What the numbers cover: steady (the iterations after warm-up; start-up and tear-down left "
+                   "out), all (the whole capture), iter:N (the N-th iteration, from 0, warm-up included) or A:B "
+                   "(session-clock seconds as the readout prints them, e.g. 24.1:25.3)")
+        ->capture_default_str();
+    app.add_option("--iteration-range", options_.iteration_range,
+                   "A regex (ECMAScript) for the NVTX ranges ('domain:text') that are iterations, instead of the "
+                   "built-in names (iterN, stepN, ProfilerStep#N, warmupN); those also matching the warm-up "
+                   "pattern are warm-up");
     app.add_option("--top", options_.top_kernels, "Kernels listed per rank (0: all)")->capture_default_str();
     app.add_flag("--show-paths", render_.show_paths, "Include the export's path in the output");
   }

@@ -98,6 +98,8 @@ struct ProcessGpuWork {
   int64_t invalid_ops = 0;                   // end < start, left out
   int64_t excluded_ops = 0;                  // launched inside --exclude-ranges ranges, left out
   int64_t warmup_ops = 0, warmup_ns = 0;     // launched inside warm-up ranges (kept)
+  int64_t outside_window_ops = 0, outside_window_ns = 0;  // outside the report's window, left out
+  int64_t clipped_ops = 0;                   // across the window's edges: cut at them
 
   // The device that ran most of this process's work (lowest id on a tie).
   int MainDevice() const {

@@ -63,7 +63,29 @@ struct RankSummary {
   int64_t peak_mem_bytes = -1;
   int64_t peak_mem_ns = 0;          // when (export timestamps)
   std::string peak_mem_module;      // the module path of the call that reached it; "" when unknown
+  // Communication split by matching each NCCL op with its peers' (analysis/comm_match.h): the
+  // sums over this rank's NCCL ops of the time spent waiting for the last peer to arrive and of
+  // the rest (the transfer); ops with no matched peer are `unmatched_ns`.
+  // wait_ns + transfer_ns + unmatched_ns = the sum of the NCCL ops' durations.
+  int64_t wait_ns = 0;
+  int64_t transfer_ns = 0;
+  int64_t unmatched_ns = 0;
+  // The span as a budget: compute (union of non-communication work) + exposed transfer
+  // (communication-only time during which a transfer, or an unmatched op, ran) + waiting (the
+  // rest of the communication-only time) + idle (no GPU work: the GPU waited for the host).
+  // compute_ns + exposed_transfer_ns + exposed_wait_ns + idle_ns = span_ns.
+  int64_t exposed_transfer_ns = 0;
+  int64_t exposed_wait_ns = 0;
+  // Idle in short gaps between GPU ops (< kLaunchGapNs: the host launching small kernels) and in
+  // long ones (host work, synchronisation, sleeps); launch_gap_ns + host_stall_ns = idle_ns.
+  int64_t launch_gap_ns = 0;
+  int64_t host_stall_ns = 0;
+  bool launch_bound = false;  // launch_gap_ns is a large part of the span (see analysis/verdict.h)
 };
+
+// An idle gap shorter than this between two GPU ops is counted as a launch gap (the host was
+// launching the next kernel); longer ones as host stalls.
+inline constexpr int64_t kLaunchGapNs = 100'000;
 
 // One module's GPU work on one rank. busy_ns is attributed time: each instant during which the
 // rank's GPU was busy goes to the innermost module range that launched the work running then
@@ -82,6 +104,16 @@ struct ModuleRankTime {
   int64_t hidden_ns = 0;
   std::array<int64_t, kNumOpClasses> comm_kind_ns{};  // union per communication class
   int64_t ops = 0;  // GPU ops attributed to the module or its children
+  // NCCL ops of the module or its children, split (see RankSummary::wait_ns): sums of durations.
+  int64_t wait_ns = 0;
+  int64_t transfer_ns = 0;
+  int64_t exposed_transfer_ns = 0;  // the transfer part during which no compute ran
+  // Waiting this rank's late arrivals cost its peers in the module's NCCL ops, and how many of
+  // those ops it arrived last at.
+  int64_t caused_wait_ns = 0;
+  int64_t last_arrivals = 0;
+  // GPU idle time ended by this module's launches (the GPU waited for the host to launch them).
+  int64_t host_idle_ns = 0;
 };
 
 struct ModuleNode {
@@ -93,7 +125,9 @@ struct ModuleNode {
   bool cp_distributed = false;  // its GPU work includes communication on two or more ranks
   std::vector<ModuleRankTime> per_rank;  // by rank
   int64_t mean_busy_ns = 0, max_busy_ns = 0;
-  int slowest_rank = -1;  // the rank with max_busy_ns (lowest on a tie)
+  // The rank the others waited for in this module's communication: the largest caused_wait_ns
+  // (lowest rank on a tie); -1 when no rank kept another waiting.
+  int straggler_rank = -1;
 };
 
 // How the module table was built, said in the output.
@@ -113,27 +147,79 @@ struct PhaseTimes {
   std::array<int64_t, kNumPhases> busy_ns{};  // attributed, adds up to the rank's busy_ns
 };
 
-// One collective (or send/recv) matched across ranks: the i-th op of a kind on every rank.
+// One rank's part of one kind of communication, its ops matched with their peers' by time
+// (analysis/comm_match.h). time_ns = wait_ns + transfer_ns + unmatched_ns.
+struct CommSplit {
+  int64_t ops = 0;
+  int64_t unmatched_ops = 0;       // ops with no op of another rank to match (not split)
+  int64_t time_ns = 0;             // sum of durations
+  int64_t wait_ns = 0;             // before the last peer arrived
+  int64_t transfer_ns = 0;         // after it
+  int64_t unmatched_ns = 0;
+  int64_t exposed_transfer_ns = 0; // the part of transfer_ns during which no compute ran
+  int64_t last_arrivals = 0;       // matched instances in which this rank started last
+  int64_t caused_wait_ns = 0;      // the others' waiting in those instances
+};
+
+// One kind of communication (AllGather, SendRecv, ...) over all ranks. An instance is a set of
+// ops, at most one per rank, that overlap and end together: one collective, or one ring shift.
 struct CollectiveStats {
   OpClass kind = OpClass::kNcclOther;
-  int64_t instances = 0;           // matched instances (ops per rank, when all ranks agree)
-  bool matched = false;            // false when ranks ran different numbers of this kind
+  int64_t instances = 0;            // matched instances (ops of two or more ranks)
   std::vector<int64_t> per_rank_count;
   int64_t start_spread_sum_ns = 0;  // sum over instances of (latest start - earliest start)
   int64_t start_spread_max_ns = 0;
-  std::vector<int64_t> wait_ns;     // per rank: sum of (duration - shortest duration of the instance)
-  int64_t transfer_ns = 0;          // sum over instances of the shortest duration
-  std::vector<int64_t> last_arrivals;  // per rank: instances in which it started last
+  std::vector<CommSplit> per_rank;  // by rank
 };
 
+// Who kept whom waiting. The straggler is the rank whose late arrivals at NCCL ops cost the
+// other ranks the most waiting, not the rank with the most GPU busy time (in a CP run that one
+// is usually the victim: its NCCL kernels spin while it waits).
 struct Imbalance {
-  int slowest_rank = -1;  // largest busy_ns
-  double busy_spread = 0;  // (max - min) / max of busy_ns over ranks
+  int straggler_rank = -1;           // -1: no rank kept another waiting (or one rank)
+  int64_t straggler_caused_wait_ns = 0;
+  int64_t straggler_last_arrivals = 0;
+  int64_t instances = 0;             // matched NCCL instances, all kinds
+  int busiest_rank = -1;             // largest busy_ns (lowest on a tie)
+  double busy_spread = 0;            // (max - min) / max of busy_ns over ranks
+  double compute_spread = 0;         // (max - min) / max of compute_ns over ranks
   std::vector<CollectiveStats> collectives;  // by kind
 };
 
+// The window the numbers cover (analysis/window.h). Iterations are found from NVTX ranges; the
+// default window is the steady state: the iterations after warm-up, so that start-up, warm-up
+// and tear-down are left out.
+struct IterationTime {
+  std::string name;         // the marker range ("cpfold:iter1")
+  int64_t start_ns = 0, end_ns = 0;  // earliest start and latest end over the ranks' markers
+  bool warmup = false;      // a warm-up iteration (by name, or the first when none is named so)
+  bool in_window = false;
+};
+
+struct Window {
+  std::string requested = "steady";  // --window: steady, all, iter:N, A:B
+  std::string kind = "all";          // what was applied: steady, all, iteration, time
+  std::string method;                // how iterations were found; "" when none were
+  std::string description;           // one line for the readout's top
+  bool whole_capture = true;         // no window applied: every op counts
+  int64_t start_ns = 0, end_ns = 0;  // session clock, when !whole_capture
+  std::vector<IterationTime> iterations;  // by start
+  // Per-iteration wall time over the iterations in the window (0 when none).
+  int64_t iter_median_ns = 0, iter_min_ns = 0, iter_max_ns = 0;
+  int64_t left_out_ops = 0;          // GPU ops entirely outside the window (all ranks)
+  int64_t left_out_ns = 0;           // their GPU time
+  int64_t clipped_ops = 0;           // ops cut at the window's edges
+};
+
+// The readout's top: one paragraph and the largest opportunities, with numbers.
+struct Verdict {
+  std::string summary;
+  std::vector<std::string> opportunities;  // at most three, largest first
+  std::vector<std::string> warnings;       // timings not to trust, and why
+};
+
 struct Report {
-  static constexpr int kSchemaVersion = 1;  // of the JSON output; bump on breaking changes
+  static constexpr int kSchemaVersion = 2;  // of the JSON output; bump on breaking changes
   ExportInfo export_info;
   std::string rank_method;  // how ranks were assigned, said in words
   int world_size = 0;
@@ -144,6 +230,8 @@ struct Report {
   ModuleGrouping grouping;
   std::vector<PhaseTimes> phases;  // by rank; empty when no rank ran a backward pass
   Imbalance imbalance;
+  Window window;
+  Verdict verdict;
   CaptureInfo capture;                   // the nsys options and messages the export records
   std::vector<Diagnostic> diagnostics;   // what a user must know about the capture
   MemoryUsage memory;                    // memory over time per process and device

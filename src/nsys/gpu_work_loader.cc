@@ -61,15 +61,31 @@ void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c, mode
   }
 }
 
-// Ops launched inside excluded ranges are counted and left out; warm-up ops are counted.
-bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, int64_t duration) {
+// Ops launched inside excluded ranges are counted and left out; ops outside the window are
+// counted and left out, those across its edges cut at them; warm-up ops in the window are counted.
+bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, const model::Interval* window, int64_t& start,
+          int64_t& end) {
   if (t.flags & model::kOpExcluded) {
     ++p.excluded_ops;
     return true;
   }
+  if (window) {
+    bool inside = start == end ? start >= window->start && start < window->end
+                               : end > window->start && start < window->end;
+    if (!inside) {
+      ++p.outside_window_ops;
+      p.outside_window_ns += end - start;
+      return true;
+    }
+    if (start < window->start || end > window->end) {
+      ++p.clipped_ops;
+      start = std::max(start, window->start);
+      end = std::min(end, window->end);
+    }
+  }
   if (t.flags & model::kOpInWarmup) {
     ++p.warmup_ops;
-    p.warmup_ns += duration;
+    p.warmup_ns += end - start;
   }
   return false;
 }
@@ -78,7 +94,7 @@ bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, int64_t duration) {
 // Reads the kernels of `rows` into `work` (in table order), with a string table, class cache
 // and tagger of its own: one call per reading thread.
 Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
-                   const LaunchTagger& tag, RowidRange rows, model::GpuWork& work) {
+                   const LaunchTagger& tag, const model::Interval* window, RowidRange rows, model::GpuWork& work) {
   ProcessIndex index(work);
   StringTable strings(db);
   // Class per StringIds id, resolved on first sight (a vector: ids are small and dense).
@@ -107,11 +123,12 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
           return;
         }
         model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
-        if (Skip(p, ot, r.end - r.start)) return;
+        int64_t start = r.start, end = r.end;
+        if (Skip(p, ot, window, start, end)) return;
         OpClass c = class_of(r.name_id);
-        AddOp(p, r.start, r.end, c, ot);
+        AddOp(p, start, end, c, ot);
         auto& t = p.kernels[r.name_id];
-        t.total_ns += r.end - r.start;
+        t.total_ns += end - start;
         ++t.instances;
       },
       rows));
@@ -135,13 +152,16 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
     p.excluded_ops += q.excluded_ops;
     p.warmup_ops += q.warmup_ops;
     p.warmup_ns += q.warmup_ns;
+    p.outside_window_ops += q.outside_window_ops;
+    p.outside_window_ns += q.outside_window_ns;
+    p.clipped_ops += q.clipped_ops;
   }
   work.names.kernel_names.merge(part.names.kernel_names);
   work.names.kernel_classes.merge(part.names.kernel_classes);
 }
 
 // Memcpys and memsets (after the kernels: ops of a process stay in table order per table).
-Status LoadMemOps(const Database& db, const LaunchTagger& tag, model::GpuWork& work) {
+Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Interval* window, model::GpuWork& work) {
   ProcessIndex index(work);
   CPPROF_ASSIGN_OR_RETURN(auto kind_names, ReadMemcpyKindNames(db));
   CPPROF_RETURN_IF_ERROR(ForEachMemOp(db, [&](const MemOpRow& r) {
@@ -155,11 +175,12 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, model::GpuWork& w
                 : r.copy_kind == kMemcpyPeerToPeer ? OpClass::kPeerCopy
                                                    : OpClass::kMemcpy;
     model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
-    if (Skip(p, ot, r.end - r.start)) return;
-    AddOp(p, r.start, r.end, c, ot);
+    int64_t start = r.start, end = r.end;
+    if (Skip(p, ot, window, start, end)) return;
+    AddOp(p, start, end, c, ot);
     auto& t = p.mem_ops[r.copy_kind];
     t.cls = c;
-    t.total_ns += r.end - r.start;
+    t.total_ns += end - start;
     ++t.instances;
   }));
 
@@ -180,7 +201,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, model::GpuWork& w
 
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
                                      const LaunchTaggerFactory& make_tagger, size_t threads,
-                                     int64_t min_rows_per_thread) {
+                                     int64_t min_rows_per_thread, const model::Interval* window) {
   model::GpuWork work;
   auto tagger = [&] { return make_tagger ? make_tagger() : LaunchTagger{}; };
 
@@ -198,7 +219,7 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     threads = std::min<size_t>(threads, static_cast<size_t>(std::max<int64_t>(1, most)));
   }
   if (threads <= 1) {
-    CPPROF_RETURN_IF_ERROR(ReadKernels(db, schema, classify, tagger(), {}, work));
+    CPPROF_RETURN_IF_ERROR(ReadKernels(db, schema, classify, tagger(), window, {}, work));
   } else {
     // Rowid ranges of equal size, each read on its own connection (the first on `db`), then
     // merged in rowid order: the ops stay in table order.
@@ -212,17 +233,17 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
       const auto k = static_cast<int64_t>(i);
       RowidRange rows{i == 0 ? INT64_MIN : first + k * step, k + 1 == n ? INT64_MAX : first + (k + 1) * step - 1};
       if (i == 0) {
-        status[i] = ReadKernels(db, schema, classify, taggers[i], rows, parts[i]);
+        status[i] = ReadKernels(db, schema, classify, taggers[i], window, rows, parts[i]);
         return;
       }
       StatusOr<Database> own = Database::Open(db.path());
-      status[i] = own.ok() ? ReadKernels(*own, schema, classify, taggers[i], rows, parts[i]) : own.status();
+      status[i] = own.ok() ? ReadKernels(*own, schema, classify, taggers[i], window, rows, parts[i]) : own.status();
     });
     for (const Status& st : status) CPPROF_RETURN_IF_ERROR(st);
     work = std::move(parts[0]);
     for (size_t i = 1; i < threads; ++i) Merge(std::move(parts[i]), work);
   }
-  CPPROF_RETURN_IF_ERROR(LoadMemOps(db, tagger(), work));
+  CPPROF_RETURN_IF_ERROR(LoadMemOps(db, tagger(), window, work));
   CPPROF_ASSIGN_OR_RETURN(auto procs, ReadProcesses(db));
   for (auto& p : work.processes) {
     auto it = procs.find(p.global_pid);

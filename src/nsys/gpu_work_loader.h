@@ -27,9 +27,12 @@ inline constexpr int64_t kMinKernelRowsPerThread = 250'000;
 // `make_tagger` may be empty: every op is then untagged (node 0, forward). With `threads` > 1
 // and a big kernel table, the table is read in up to that many rowid ranges at once, each on its
 // own connection, and merged in rowid order: the result is the same as with one thread.
+// With a `window`, ops entirely outside it are counted (ProcessGpuWork::outside_window_*) and
+// left out, and ops across its edges are cut at them.
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema,
                                      const KernelClassifier& classify, const LaunchTaggerFactory& make_tagger = {},
-                                     size_t threads = 1, int64_t min_rows_per_thread = kMinKernelRowsPerThread);
+                                     size_t threads = 1, int64_t min_rows_per_thread = kMinKernelRowsPerThread,
+                                     const model::Interval* window = nullptr);
 
 // ENUM_CUDA_MEMCPY_OPER: copyKind -> display name as nsys prints it ("[CUDA memcpy Host-to-Device]").
 StatusOr<std::unordered_map<int, std::string>> ReadMemcpyKindNames(const Database& db);

@@ -1,5 +1,7 @@
 #include "pipeline/attribution.h"
 
+#include <fmt/format.h>
+
 #include <string>
 #include <unordered_map>
 
@@ -10,7 +12,16 @@
 
 namespace cpprof::pipeline {
 
-StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config) {
+namespace {
+
+// Names longer than this are never iteration markers (and never reach a regex: std::regex
+// recurses per character).
+constexpr size_t kMaxMarkerName = 4096;
+
+}  // namespace
+
+StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
+                                      const std::regex* iteration_range, const std::string& iteration_pattern) {
   Attribution a;
   CPPROF_ASSIGN_OR_RETURN(std::set<int64_t> autograd, nsys::ReadAutogradThreads(db));
   a.has_autograd_threads = !autograd.empty();
@@ -23,6 +34,13 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     struct Flags {
       int32_t index;  // into names; -1: not kept
       bool module, optimizer, warmup, excluded;
+      analysis::MarkerKind marker;
+    };
+    auto marker_of = [&](const std::string& name) {
+      if (name.size() > kMaxMarkerName) return analysis::MarkerKind::kNone;
+      if (!iteration_range) return analysis::IterationMarkerKind(name);
+      if (!std::regex_search(name, *iteration_range)) return analysis::MarkerKind::kNone;
+      return config.IsWarmup(name) ? analysis::MarkerKind::kWarmup : analysis::MarkerKind::kIteration;
     };
     std::unordered_map<std::string, Flags> seen;
     std::string full;
@@ -48,7 +66,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       auto it = seen.find(full);
       if (it == seen.end()) {
         Flags f{-1, config.IsModule(full), config.IsOptimizer(full), config.IsWarmup(full),
-                config.IsExcludedWork(full)};
+                config.IsExcludedWork(full), marker_of(full)};
         if (f.module || f.optimizer || f.warmup || f.excluded) {
           f.index = static_cast<int32_t>(names.size());
           names.push_back(full);
@@ -56,6 +74,10 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
         it = seen.emplace(full, f).first;
       }
       const Flags& f = it->second;
+      if (f.marker != analysis::MarkerKind::kNone) {
+        a.iteration_marks.push_back({it->first, nsys::ProcessOfThread(r.global_tid), r.start, r.end,
+                                     f.marker == analysis::MarkerKind::kWarmup});
+      }
       if (f.index < 0) return;
       kept.push_back({r.start, r.end, r.global_tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup,
                       f.excluded});
@@ -65,6 +87,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       a.tally = {};
       a.cross_thread = 0;
       a.warmup_range.clear();
+      a.iteration_marks.clear();
       kept.clear();
     };
     if (nccl.wanted()) callbacks.payload = [&](int64_t tid, std::string_view blob) { nccl.Add(tid, blob); };
@@ -74,6 +97,13 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     a.nccl_ranks = nccl.ranks();
   } else {
     CPPROF_ASSIGN_OR_RETURN(a.nccl_ranks, nsys::ReadNcclRanks(db));
+  }
+  if (!a.iteration_marks.empty()) {
+    const std::string& first = a.iteration_marks.front().name;
+    a.iteration_method = iteration_range ? fmt::format("ranges matching --iteration-range '{}'", iteration_pattern)
+                         : first.find("ProfilerStep") != std::string::npos
+                             ? std::string("torch.profiler's ProfilerStep#N ranges")
+                             : fmt::format("iteration ranges such as '{}'", first);
   }
   a.kept_ranges = static_cast<int64_t>(kept.size());
   if (kept.empty() && autograd.empty()) return a;

@@ -4,9 +4,12 @@
 
 #include <map>
 #include <memory>
+#include <regex>
+#include <vector>
 
 #include "analysis/module_attribution.h"
 #include "analysis/module_config.h"
+#include "analysis/window.h"
 #include "base/status.h"
 #include "model/nccl.h"
 #include "nsys/nvtx_facts.h"
@@ -28,8 +31,16 @@ struct Attribution {
   nsys::NvtxRangeTally tally;
   std::map<int64_t, model::NcclRankInfo> nccl_ranks;
   bool has_nvtx = false;
+  // Iteration markers (analysis/window.h), for the report's window, and how they were found.
+  std::vector<analysis::IterationMark> iteration_marks;
+  std::string iteration_method;
 };
 
-StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config);
+// `iteration_range`, when not null, replaces the built-in iteration marker names: the ranges
+// ("domain:text") it matches are the iterations (--iteration-range); `iteration_pattern` is its
+// text, said in the readout.
+StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
+                                      const std::regex* iteration_range = nullptr,
+                                      const std::string& iteration_pattern = "");
 
 }  // namespace cpprof::pipeline

@@ -11,13 +11,16 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
 
 #include "analysis/capture_diagnostics.h"
 #include "analysis/classify.h"
-#include "analysis/collectives.h"
+#include "analysis/comm_match.h"
 #include "analysis/module_sweep.h"
 #include "analysis/rank_summary.h"
 #include "analysis/ranks.h"
+#include "analysis/verdict.h"
 #include "base/parallel.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
@@ -109,12 +112,14 @@ void FillModules(const analysis::ModuleAttribution& attribution,
     m.is_group = tree[i].is_group;
     m.depth = tree[i].depth;
     int comm_ranks = 0;
+    int64_t most_caused = 0;
     for (size_t r = 0; r < ranks; ++r) {
       m.per_rank.push_back(sweeps[r].nodes[i]);
       const auto& t = sweeps[r].nodes[i];
       comm_ranks += t.comm_ns > 0;
       m.mean_busy_ns += t.busy_ns;
-      if (t.busy_ns > m.max_busy_ns || m.slowest_rank < 0) m.max_busy_ns = t.busy_ns, m.slowest_rank = static_cast<int>(r);
+      m.max_busy_ns = std::max(m.max_busy_ns, t.busy_ns);
+      if (t.caused_wait_ns > most_caused) most_caused = t.caused_wait_ns, m.straggler_rank = static_cast<int>(r);
     }
     if (ranks) m.mean_busy_ns /= static_cast<int64_t>(ranks);
     m.cp_distributed = comm_ranks >= 2;
@@ -157,8 +162,23 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
       options.modules ? analysis::ModuleConfig{} : analysis::DefaultModuleConfig();
   const analysis::ModuleConfig& config = options.modules ? *options.modules : default_config;
   StageTimer timer;
-  CPPROF_ASSIGN_OR_RETURN(Attribution attribution, ReadAttribution(db, config));
+  std::optional<std::regex> iteration_re;
+  if (!options.iteration_range.empty()) {
+    try {
+      iteration_re.emplace(options.iteration_range, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return Status(ExitCode::kUsage, fmt::format("--iteration-range '{}' is not a valid regular expression ({}); "
+                                                  "it is searched in 'domain:text' of each NVTX range",
+                                                  options.iteration_range, e.what()));
+    }
+  }
+  CPPROF_ASSIGN_OR_RETURN(Attribution attribution,
+                          ReadAttribution(db, config, iteration_re ? &*iteration_re : nullptr, options.iteration_range));
   timer.Mark("attribution (NVTX, runtime)");
+  CPPROF_ASSIGN_OR_RETURN(model::Window window,
+                          analysis::ChooseWindow(std::move(attribution.iteration_marks), attribution.iteration_method,
+                                                 options.window));
+  const model::Interval window_iv{window.start_ns, window.end_ns};
   nsys::LaunchTaggerFactory make_tagger;
   if (attribution.modules) {
     make_tagger = [&] {
@@ -169,7 +189,9 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     };
   }
   CPPROF_ASSIGN_OR_RETURN(model::GpuWork work,
-                          nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, make_tagger, WorkerThreads()));
+                          nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, make_tagger, WorkerThreads(),
+                                            nsys::kMinKernelRowsPerThread,
+                                            window.whole_capture ? nullptr : &window_iv));
   timer.Mark("GPU ops");
   nsys::MemoryOptions memory_options;
   memory_options.peak_threads = false;  // the peak's module comes from the tagged launches below
@@ -206,9 +228,18 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   std::vector<analysis::RankModuleTimes> sweeps;
   for (size_t p : ranks.process_of_rank) {
     sweeps.push_back(analysis::StartSweep(work.processes[p], parent.size(), /*collect_comm_ops=*/true));
+    if (!window.whole_capture) sweeps.back().window_start = window.start_ns, sweeps.back().window_end = window.end_ns;
   }
   ParallelFor(sweeps.size(), [&](size_t r) {
     analysis::SweepModules(work.processes[ranks.process_of_rank[r]], parent, sweeps[r]);
+  });
+  // Waiting vs transfer: NCCL ops matched across ranks, then each rank's transfers against its
+  // compute (exposed transfer) and the splits per module.
+  std::vector<const analysis::RankModuleTimes*> sweep_ptrs;
+  for (const auto& s : sweeps) sweep_ptrs.push_back(&s);
+  analysis::CommMatch comm = analysis::MatchComm(sweep_ptrs);
+  ParallelFor(sweeps.size(), [&](size_t r) {
+    analysis::SplitRankComm(work.processes[ranks.process_of_rank[r]], sweeps[r], r, parent, comm, sweeps[r].nodes);
   });
   for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
     auto& proc = work.processes[ranks.process_of_rank[r]];
@@ -218,12 +249,23 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
       report.notes.push_back(fmt::format("rank {}: {} GPU ops launched inside ranges matching --exclude-ranges '{}' "
                                          "were left out", r, proc.excluded_ops, config.exclude_work_pattern));
     }
+    if (!window.whole_capture) {
+      s.first_start = window.start_ns;
+      s.last_end = window.end_ns;
+      s.span_ns = s.last_end - s.first_start;
+      s.idle_ns = s.span_ns - s.busy_ns;
+      window.left_out_ops += proc.outside_window_ops;
+      window.left_out_ns += proc.outside_window_ns;
+      window.clipped_ops += proc.clipped_ops;
+    }
+    analysis::FillCommBudget(comm, r, sweeps[r], s);
     if (proc.warmup_ops && config.exclude_work_pattern.empty()) {
       int64_t total = 0;
       for (const auto& c : s.classes) total += c.sum_ns;
       report.notes.push_back(fmt::format(
           "rank {}: {} GPU ops ({:.1f}% of its GPU op time) were launched inside warm-up ranges (such as '{}'); "
-          "they count in every number here: --exclude-ranges warmup leaves them out",
+          "they count in every number here: --window steady (the default, when iterations are found) or "
+          "--exclude-ranges warmup leaves them out",
           r, proc.warmup_ops, total ? 100.0 * static_cast<double>(proc.warmup_ns) / static_cast<double>(total) : 0.0,
           attribution.warmup_range));
     }
@@ -295,15 +337,13 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   report.memory = std::move(memory);
   report.interconnect = ReadInterconnect(path);
 
-  std::vector<const analysis::RankModuleTimes*> sweep_ptrs;
-  for (const auto& s : sweeps) sweep_ptrs.push_back(&s);
-  report.imbalance.collectives = analysis::MatchCollectives(sweep_ptrs);
-  int64_t max_busy = -1, min_busy = INT64_MAX;
-  for (const auto& s : report.ranks) {
-    if (s.busy_ns > max_busy) max_busy = s.busy_ns, report.imbalance.slowest_rank = s.rank;
-    min_busy = std::min(min_busy, s.busy_ns);
+  report.imbalance = analysis::SummarizeImbalance(report.ranks, std::move(comm.kinds));
+  if (!window.whole_capture && window.left_out_ops) {
+    window.description += fmt::format("; {} GPU ops ({:.3f} ms of GPU time) outside it left out", window.left_out_ops,
+                                      static_cast<double>(window.left_out_ns) / 1e6);
   }
-  if (max_busy > 0) report.imbalance.busy_spread = static_cast<double>(max_busy - min_busy) / static_cast<double>(max_busy);
+  report.window = std::move(window);
+  report.verdict = analysis::MakeVerdict(report);
   return report;
 }
 

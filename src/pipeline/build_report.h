@@ -16,6 +16,10 @@ struct ReportOptions {
   const analysis::ModuleConfig* modules = nullptr;  // null: the built-in grouping
   bool timeline = false;     // fill Report::timeline (for --format html): two more passes over the ops
   int timeline_bins = 4000;  // at most this many bins per lane and rank
+  // The window the numbers cover (analysis/window.h): steady, all, iter:N or A:B.
+  std::string window = "steady";
+  // A regex for the iteration ranges ("domain:text"); "" uses the built-in marker names.
+  std::string iteration_range;
 };
 
 StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions& options);

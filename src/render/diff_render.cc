@@ -31,21 +31,36 @@ std::string Mib(const std::optional<int64_t>& v) {
 void PrintDiffText(const analysis::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out) {
   out << "sanity: " << d.sanity_line << '\n';
   for (const auto& s : d.sanity_details) out << "  " << s << '\n';
+  if (!d.options_a.empty()) {
+    out << "warning: the two captures were made with different nsys options; time differences may come from the "
+           "profiler, not the work:\n  A: " << d.options_a << "\n  B: " << d.options_b << '\n';
+  }
   if (o.sanity_only) return;
+  out << "\nA " << d.window_a << ".\nB " << d.window_b << ".\n";
   out << fmt::format("\nA: {} rank{}, B: {} rank{}. Markers: [ = ] same, [ ~ ] count changed, [NEW] only in B, "
                      "[DEL] only in A; deltas are B - A.\n\n",
                      d.a_ranks, d.a_ranks == 1 ? "" : "s", d.b_ranks, d.b_ranks == 1 ? "" : "s");
 
-  out << "GPU time and peak memory per rank (ms, MiB):\n";
-  TextTable r({{"rank"}, {"A busy"}, {"B busy"}, {"delta"}, {"A comm"}, {"B comm"}, {"delta"}, {"A peak"},
-               {"B peak"}, {"delta"}});
+  out << "GPU time per rank (ms): compute, exposed transfer and waiting for peers apart (busy mixes them):\n";
+  TextTable r({{"rank"}, {"A compute"}, {"B compute"}, {"delta"}, {"A transfer"}, {"B transfer"}, {"delta"},
+               {"A waiting"}, {"B waiting"}, {"delta"}, {"A busy"}, {"B busy"}, {"delta"}});
   for (const auto& x : d.ranks) {
-    r.AddRow({std::to_string(x.rank), x.in_a ? Ms(x.a_busy) : "-", x.in_b ? Ms(x.b_busy) : "-",
-              Delta(x.a_busy, x.b_busy, x.in_a), x.in_a ? Ms(x.a_comm) : "-", x.in_b ? Ms(x.b_comm) : "-",
-              Delta(x.a_comm, x.b_comm, x.in_a), Mib(x.a_peak), Mib(x.b_peak),
-              x.a_peak && x.b_peak ? Delta(*x.a_peak, *x.b_peak) : "-"});
+    auto side = [](bool in, int64_t v) { return in ? Ms(v) : std::string("-"); };
+    r.AddRow({std::to_string(x.rank), side(x.in_a, x.a_compute), side(x.in_b, x.b_compute),
+              Delta(x.a_compute, x.b_compute, x.in_a), side(x.in_a, x.a_transfer), side(x.in_b, x.b_transfer),
+              Delta(x.a_transfer, x.b_transfer, x.in_a), side(x.in_a, x.a_wait), side(x.in_b, x.b_wait),
+              Delta(x.a_wait, x.b_wait, x.in_a), side(x.in_a, x.a_busy), side(x.in_b, x.b_busy),
+              Delta(x.a_busy, x.b_busy, x.in_a)});
   }
   r.Print(out, "  ");
+  out << "  compute = union of non-communication work; transfer = exposed transfer; waiting = NCCL kernels "
+         "spinning for a late peer (cpprof help report).\n\n";
+  out << "Peak GPU memory per rank (MiB):\n";
+  TextTable m({{"rank"}, {"A peak"}, {"B peak"}, {"delta"}});
+  for (const auto& x : d.ranks) {
+    m.AddRow({std::to_string(x.rank), Mib(x.a_peak), Mib(x.b_peak), x.a_peak && x.b_peak ? Delta(*x.a_peak, *x.b_peak) : "-"});
+  }
+  m.Print(out, "  ");
   out << '\n';
 
   auto mix_table = [&](const std::vector<analysis::DiffRow>& rows, const char* label, const char* what, size_t top) {
@@ -96,8 +111,15 @@ void PrintDiffJson(const analysis::ReportDiff& d, std::ostream& out) {
     return a;
   };
   Json j;
-  j["schema"] = "cpprof.diff/1";
+  j["schema"] = "cpprof.diff/2";
   j["same_work"] = d.same_work;
+  j["kernels_same"] = d.kernels_same;
+  j["memory_same"] = d.memory_same;
+  j["options_differ"] = !d.options_a.empty();
+  j["options_a"] = d.options_a;
+  j["options_b"] = d.options_b;
+  j["window_a"] = d.window_a;
+  j["window_b"] = d.window_b;
   j["sanity"] = d.sanity_line;
   j["sanity_details"] = d.sanity_details;
   j["memory_compared"] = d.memory_compared;
@@ -107,7 +129,10 @@ void PrintDiffJson(const analysis::ReportDiff& d, std::ostream& out) {
   Json ranks = Json::array();
   for (const auto& x : d.ranks) {
     Json r = {{"rank", x.rank}, {"in_a", x.in_a}, {"in_b", x.in_b}, {"a_busy_ns", x.a_busy}, {"b_busy_ns", x.b_busy},
-              {"a_comm_ns", x.a_comm}, {"b_comm_ns", x.b_comm}};
+              {"a_comm_ns", x.a_comm}, {"b_comm_ns", x.b_comm}, {"a_compute_ns", x.a_compute},
+              {"b_compute_ns", x.b_compute}, {"a_exposed_transfer_ns", x.a_transfer},
+              {"b_exposed_transfer_ns", x.b_transfer}, {"a_wait_ns", x.a_wait}, {"b_wait_ns", x.b_wait},
+              {"a_idle_ns", x.a_idle}, {"b_idle_ns", x.b_idle}};
     r["a_peak_bytes"] = x.a_peak ? Json(*x.a_peak) : Json(nullptr);
     r["b_peak_bytes"] = x.b_peak ? Json(*x.b_peak) : Json(nullptr);
     ranks.push_back(r);

@@ -188,7 +188,9 @@ Json HtmlData(const model::Report& r, const RenderOptions& o) {
     phases.push_back(x);
   }
   j["phases"] = phases;
-  j["imbalance"] = {{"slowest_rank", r.imbalance.slowest_rank}, {"busy_spread", r.imbalance.busy_spread}};
+  j["imbalance"] = ImbalanceJson(r);
+  j["window"] = WindowJson(r);
+  j["verdict"] = VerdictJson(r);
   j["timeline"] = TimelineJson(r, t0);
   j["memory"] = MemoryJson(r, t0);
   Json diags = Json::array();

@@ -124,7 +124,7 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
     std::string indent(o.markdown ? 0 : 2 * static_cast<size_t>(m.depth), ' ');
     std::string name = o.markdown ? std::string(static_cast<size_t>(m.depth) * 2, '.') + m.name : indent + m.name;
     rows.push_back({name, Split(m), Ms(m.mean_busy_ns), Ms(m.max_busy_ns), Percent(m.mean_busy_ns, mean_busy),
-                    r.ranks.size() > 1 ? Rank(m.slowest_rank) : "-", comm ? Ms(comm) : "-",
+                    r.ranks.size() > 1 ? Rank(m.straggler_rank) : "-", comm ? Ms(comm) : "-",
                     comm ? Percent(hidden, comm) : "-", CommByKindMs(m)});
     if (training) {
       int64_t backward = MeanOver(m, [](const auto& t) { return t.backward_ns; });
@@ -140,7 +140,7 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
   }
   if (o.markdown) {
     out << fmt::format("### Modules ({})\n\n", r.grouping.source);
-    std::vector<std::string> header{"module", "split", "mean ms", "max ms", "share", "slowest rank", "comm ms", "hidden",
+    std::vector<std::string> header{"module", "split", "mean ms", "max ms", "share", "straggler", "comm ms", "hidden",
                                     "comm by kind (ms)"};
     std::vector<bool> right{false, false, true, true, true, true, true, true, false};
     if (training) header.insert(header.begin() + 4, "bwd %"), right.insert(right.begin() + 4, true);
@@ -150,7 +150,8 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
     out << fmt::format(
         "\nTime per module = GPU busy time attributed to the innermost module range that launched the work "
         "(children included; overlapping modules share time equally), mean and max over ranks; top-level rows "
-        "add up to busy. CP = the module communicates on two or more ranks. CP-distributed modules hold {} of "
+        "add up to busy. CP = the module communicates on two or more ranks. straggler = the rank whose late "
+        "arrival at the module's NCCL ops kept the others waiting longest. CP-distributed modules hold {} of "
         "busy time, serial modules {}, no module {}.{}\n\n",
         Percent(mean.cp_ns, mean_busy) + "%", Percent(mean.serial_ns, mean_busy) + "%",
         Percent(mean.unattributed_ns, mean_busy) + "%", training ? std::string(" ") + kBackwardNote : "");
@@ -161,13 +162,14 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
   out << "  time = GPU busy time attributed to the innermost module range around each launch, children\n"
          "  included (work of several modules at once is shared equally): top-level rows add up to busy.\n"
          "  CP = the module communicates on two or more ranks; comm = wall time of its communication;\n"
-         "  hidden = the part of comm during which compute ran.\n";
+         "  hidden = the part of comm during which compute ran. straggler = the rank whose late arrival at\n"
+         "  the module's NCCL ops kept the others waiting longest.\n";
   if (training) {
     out << "  bwd % = the part of the module's time launched by the backward pass (mapped to the forward\n"
            "  op's module through autograd's sequence numbers); [backward] = backward work not mapped.\n";
   }
   std::vector<TextTable::Column> columns{{"module", TextTable::Align::kLeft, 60}, {"split", TextTable::Align::kLeft},
-                                         {"mean"}, {"max"}, {"share %"}, {"slowest"}, {"comm"}, {"hidden %"},
+                                         {"mean"}, {"max"}, {"share %"}, {"straggler"}, {"comm"}, {"hidden %"},
                                          {"comm by kind (mean)", TextTable::Align::kLeft}};
   std::vector<std::string> total{"busy (sum of top-level rows)", "", Ms(mean_busy), "", "100.0", "", "", "", ""};
   if (training) columns.insert(columns.begin() + 4, {"bwd %"}), total.insert(total.begin() + 4, "");
@@ -230,63 +232,144 @@ void PrintCommunication(const model::Report& r, const ReadoutOptions& o, std::os
 }
 
 void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
-  if (r.ranks.size() < 2) return;
   const auto& im = r.imbalance;
-  std::string head = fmt::format(
-      "slowest rank {} (most GPU busy time); busy spread (max - min) / max = {}%.", Rank(im.slowest_rank),
-      fmt::format("{:.1f}", 100.0 * im.busy_spread));
-  std::vector<std::string> header{"kind", "instances", "start spread mean ms", "max ms", "transfer ms"};
-  for (const auto& s : r.ranks) header.push_back(fmt::format("rank {} wait ms", s.rank));
-  header.push_back("arrived last (by rank)");
+  if (im.collectives.empty()) return;
+  const bool multi = r.ranks.size() > 1;
+  std::string head;
+  if (multi && im.straggler_rank >= 0) {
+    head = fmt::format("straggler: rank {}, the rank the others wait for: it arrived last at {} of {} matched NCCL "
+                       "ops and kept the others waiting {} ms.",
+                       im.straggler_rank, im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns));
+  } else if (multi) {
+    head = "straggler: none (no rank kept another waiting in matched NCCL ops).";
+  } else {
+    head = "one rank: its NCCL ops have no peers in this export to match, so their time is not split.";
+  }
+  if (multi && im.busiest_rank >= 0) {
+    head += fmt::format(" Most GPU busy time: rank {} (busy spread (max - min) / max = {:.1f}%, compute spread "
+                        "{:.1f}%); a rank that waits inside NCCL kernels is busy, not slow.",
+                        im.busiest_rank, 100.0 * im.busy_spread, 100.0 * im.compute_spread);
+  }
+  std::vector<std::string> header{"kind", "rank", "ops", "instances", "time ms", "wait ms", "transfer ms",
+                                  "exposed transfer ms", "unmatched ms", "arrived last", "caused wait ms"};
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> unmatched;
   for (const auto& c : im.collectives) {
-    if (!c.matched) {
-      std::string counts;
-      for (size_t k = 0; k < c.per_rank_count.size(); ++k) counts += fmt::format("{}{}", k ? "/" : "", c.per_rank_count[k]);
-      unmatched.push_back(fmt::format("{} ({} per rank)", model::Name(c.kind), counts));
-      continue;
+    for (size_t k = 0; k < c.per_rank.size(); ++k) {
+      const auto& p = c.per_rank[k];
+      rows.push_back({k == 0 ? std::string(model::Name(c.kind)) : "", std::to_string(k), std::to_string(p.ops),
+                      k == 0 ? std::to_string(c.instances) : "", Ms(p.time_ns), Ms(p.wait_ns), Ms(p.transfer_ns),
+                      Ms(p.exposed_transfer_ns), p.unmatched_ops ? Ms(p.unmatched_ns) : "-",
+                      std::to_string(p.last_arrivals), Ms(p.caused_wait_ns)});
     }
-    std::vector<std::string> row{std::string(model::Name(c.kind)), std::to_string(c.instances),
-                                 Ms(c.instances ? c.start_spread_sum_ns / c.instances : 0), Ms(c.start_spread_max_ns),
-                                 Ms(c.transfer_ns)};
-    for (int64_t w : c.wait_ns) row.push_back(Ms(w));
-    std::string last;
-    for (size_t k = 0; k < c.last_arrivals.size(); ++k) last += fmt::format("{}{}", k ? "/" : "", c.last_arrivals[k]);
-    row.push_back(last);
-    rows.push_back(row);
   }
   const char* definition =
-      "The i-th op of a kind on every rank is one collective. start spread = latest - earliest start; "
-      "transfer = the shortest duration (the last rank to arrive waits for no one); wait = a rank's "
-      "duration beyond that, time spent waiting for the slowest rank.";
+      "Ops of a kind are matched across ranks by time: an instance is one op per rank that overlap and end "
+      "together (one collective, or one ring shift), so ranks may run different numbers of ops. In an instance "
+      "the last rank to start gates the others: wait = from an op's start to that last start, transfer = the "
+      "rest; time = wait + transfer + unmatched. exposed transfer = transfer during which no compute ran. "
+      "caused wait = the others' waiting in the instances this rank arrived last at.";
   if (o.markdown) {
-    out << "### Imbalance\n\n" << head << "\n\n";
-    if (!rows.empty()) {
-      MdTable t(header, std::vector<bool>(header.size(), true));
-      for (auto& row : rows) t.AddRow(std::move(row));
-      t.Print(out);
-      out << '\n' << definition << '\n';
-    }
-    if (!unmatched.empty()) {
-      out << "\nNot matched (ranks ran different numbers): " << fmt::format("{}", fmt::join(unmatched, ", ")) << '\n';
-    }
-    out << '\n';
+    out << "### Waiting vs transfer, and the straggler\n\n" << head << "\n\n";
+    std::vector<bool> right(header.size(), true);
+    right[0] = false;
+    MdTable t(header, right);
+    for (auto& row : rows) t.AddRow(std::move(row));
+    t.Print(out);
+    out << '\n' << definition << "\n\n";
     return;
   }
-  out << "Imbalance: " << head << '\n';
-  if (!rows.empty()) {
-    std::vector<TextTable::Column> cols{{"kind", TextTable::Align::kLeft}};
-    for (size_t i = 1; i < header.size(); ++i) cols.push_back({header[i]});
-    TextTable t(cols);
-    for (auto& row : rows) t.AddRow(std::move(row));
-    t.Print(out, "  ");
-    out << "  " << definition << '\n';
+  out << "Waiting vs transfer per NCCL kind and rank, ms:\n  " << head << '\n';
+  std::vector<TextTable::Column> cols{{"kind", TextTable::Align::kLeft}};
+  for (size_t i = 1; i < header.size(); ++i) cols.push_back({header[i].substr(0, header[i].size() - (header[i].ends_with(" ms") ? 3 : 0))});
+  TextTable t(cols);
+  for (auto& row : rows) t.AddRow(std::move(row));
+  t.Print(out, "  ");
+  out << "  " << definition << "\n\n";
+}
+
+void PrintVerdict(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  const auto& v = r.verdict;
+  if (o.markdown) {
+    out << "**" << r.window.description << ".**\n\n";
+    if (v.summary.empty()) return;
+    out << "**Verdict.** " << v.summary << "\n\n";
+    for (size_t i = 0; i < v.opportunities.size(); ++i) out << i + 1 << ". " << v.opportunities[i] << '\n';
+    if (!v.opportunities.empty()) out << '\n';
+    for (const auto& w : v.warnings) out << "> **Warning:** " << w << "\n";
+    if (!v.warnings.empty()) out << '\n';
+    return;
   }
-  if (!unmatched.empty()) {
-    out << "  not matched (ranks ran different numbers): " << fmt::format("{}", fmt::join(unmatched, ", ")) << '\n';
-  }
+  out << r.window.description << ".\n\n";
+  if (v.summary.empty()) return;
+  out << "Verdict: " << v.summary << '\n';
+  for (size_t i = 0; i < v.opportunities.size(); ++i) out << "  " << i + 1 << ". " << v.opportunities[i] << '\n';
+  for (const auto& w : v.warnings) out << "  warning: " << w << '\n';
   out << '\n';
+}
+
+void PrintBudget(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  if (r.ranks.empty()) return;
+  auto cell = [](int64_t part, int64_t span) { return fmt::format("{} ({}%)", Ms(part), Percent(part, span)); };
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& s : r.ranks) {
+    rows.push_back({std::to_string(s.rank), Ms(s.span_ns), cell(s.compute_ns, s.span_ns),
+                    cell(s.exposed_transfer_ns, s.span_ns), cell(s.exposed_wait_ns, s.span_ns),
+                    cell(s.idle_ns, s.span_ns), Ms(s.launch_gap_ns), s.launch_bound ? "yes" : "no"});
+  }
+  std::vector<std::string> header{"rank", "window ms", "compute", "exposed transfer", "waiting", "idle (host)",
+                                  "launch gaps ms", "launch-bound"};
+  const char* definition =
+      "compute + exposed transfer + waiting + idle = the window. compute = union of non-communication GPU work "
+      "(communication hidden under it included); exposed transfer = communication-only time during which data "
+      "moved (after the last peer arrived; unmatched ops count here); waiting = the rest of the "
+      "communication-only time, NCCL kernels spinning for a late peer; idle = no GPU work, the GPU waited for "
+      "the host. launch gaps = idle in gaps shorter than 0.1 ms between ops (the host launching the next "
+      "kernel); launch-bound = launch gaps are 20% of the window or more.";
+  if (o.markdown) {
+    out << "### Where each rank's window goes\n\n";
+    MdTable t(header, {true, true, true, true, true, true, true, false});
+    for (auto& row : rows) t.AddRow(std::move(row));
+    t.Print(out);
+    out << '\n' << definition << "\n\n";
+    return;
+  }
+  out << "Where each rank's window goes, ms (% of the window):\n";
+  TextTable t({{"rank"}, {"window"}, {"compute"}, {"exposed transfer"}, {"waiting"}, {"idle (host)"},
+               {"launch gaps"}, {"launch-bound", TextTable::Align::kLeft}});
+  for (auto& row : rows) t.AddRow(std::move(row));
+  t.Print(out, "  ");
+  out << "  " << definition << "\n\n";
+}
+
+void PrintIterations(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  const auto& w = r.window;
+  if (w.iterations.empty()) return;
+  constexpr size_t kMaxRows = 24;
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < w.iterations.size() && i < kMaxRows; ++i) {
+    const auto& t = w.iterations[i];
+    rows.push_back({std::to_string(i), t.name, Ms(t.end_ns - t.start_ns), fmt::format("{:.6f}", t.start_ns / 1e9),
+                    t.warmup ? "warm-up" : "", t.in_window ? "yes" : "no"});
+  }
+  std::string more = w.iterations.size() > kMaxRows
+                         ? fmt::format("{} more iterations not listed. ", w.iterations.size() - kMaxRows) : "";
+  std::string definition = more + fmt::format("Found from {}; an iteration's time runs from the earliest start to the "
+                                              "latest end of its range over the ranks. --window iter:N selects one.",
+                                              w.method);
+  if (o.markdown) {
+    out << "### Iterations\n\n";
+    MdTable t({"#", "range", "ms", "at s", "", "in window"}, {true, false, true, true, false, false});
+    for (auto& row : rows) t.AddRow(std::move(row));
+    t.Print(out);
+    out << '\n' << definition << "\n\n";
+    return;
+  }
+  out << "Iterations:\n";
+  TextTable t({{"#"}, {"range", TextTable::Align::kLeft, 60}, {"ms"}, {"at s"}, {"", TextTable::Align::kLeft},
+               {"in window", TextTable::Align::kLeft}});
+  for (auto& row : rows) t.AddRow(std::move(row));
+  t.Print(out, "  ");
+  out << "  " << definition << "\n\n";
 }
 
 void PrintPhases(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
@@ -437,6 +520,7 @@ void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::o
     out << "No GPU work in this export.\n";
     return;
   }
+  PrintVerdict(r, md, out);
   MdTable t({"rank", "device", "span ms", "busy ms", "comm % of busy", "hidden comm %", "idle ms"},
             {true, false, true, true, true, true, true});
   for (const auto& s : r.ranks) {
@@ -445,8 +529,10 @@ void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::o
   }
   out << "### GPU time per rank\n\n";
   t.Print(out);
-  out << fmt::format("\nRanks assigned by {}. span = first to last GPU op (start-up included); busy = union of "
-                     "all GPU work.\n\n", r.rank_method);
+  out << fmt::format("\nRanks assigned by {}. span = {}; busy = union of all GPU work.\n\n", r.rank_method,
+                     r.window.whole_capture ? "first to last GPU op (start-up included)" : "the window");
+  PrintBudget(r, md, out);
+  PrintIterations(r, md, out);
   PrintModules(r, md, out);
   PrintCommunication(r, md, out);
   PrintImbalance(r, md, out);

@@ -25,8 +25,16 @@ std::vector<CpSplit> CpSplitPerRank(const model::Report& r);
 // "SendRecv 12.3, AllGather 4.0" (ms, mean over ranks), largest first.
 std::string CommByKindMs(const model::ModuleNode& m);
 
+// The readout's top: the window the numbers cover and the verdict (paragraph, opportunities,
+// timings not to trust).
+void PrintVerdict(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+// Each rank's window as a budget: compute + exposed transfer + waiting + idle = span.
+void PrintBudget(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+// The iterations found, their times, and which are in the window.
+void PrintIterations(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
 void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
 void PrintCommunication(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+// Waiting vs transfer per kind and rank, and the straggler (who kept whom waiting).
 void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
 void PrintPhases(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
 void PrintMemory(const model::Report& r, const ReadoutOptions& o, std::ostream& out);

@@ -1,4 +1,4 @@
-// The JSON pieces of `cpprof report --format json` (schema cpprof.report/1) that other renderings
+// The JSON pieces of `cpprof report --format json` (schema cpprof.report/2) that other renderings
 // reuse: the HTML page embeds the same per-rank and module objects, so both say the same numbers.
 #pragma once
 
@@ -12,5 +12,10 @@ namespace cpprof::render {
 nlohmann::ordered_json RankJson(const model::RankSummary& s);
 // The module table: grouping, definition, rows with per-rank times.
 nlohmann::ordered_json ModulesJson(const model::Report& r);
+// Who waited for whom: the straggler, and waiting vs transfer per kind and rank.
+nlohmann::ordered_json ImbalanceJson(const model::Report& r);
+// The window the numbers cover, with the iterations found.
+nlohmann::ordered_json WindowJson(const model::Report& r);
+nlohmann::ordered_json VerdictJson(const model::Report& r);
 
 }  // namespace cpprof::render

@@ -109,22 +109,64 @@ Json DiagnosticsJson(const model::Report& r) {
   return a;
 }
 
+}  // namespace
+
 Json ImbalanceJson(const model::Report& r) {
+  const auto& im = r.imbalance;
   Json j;
-  j["slowest_rank"] = r.imbalance.slowest_rank;
-  j["busy_spread"] = r.imbalance.busy_spread;
+  j["straggler_rank"] = im.straggler_rank;
+  j["straggler_caused_wait_ns"] = im.straggler_caused_wait_ns;
+  j["straggler_last_arrivals"] = im.straggler_last_arrivals;
+  j["instances"] = im.instances;
+  j["busiest_rank"] = im.busiest_rank;
+  j["busy_spread"] = im.busy_spread;
+  j["compute_spread"] = im.compute_spread;
   Json cs = Json::array();
-  for (const auto& c : r.imbalance.collectives) {
-    cs.push_back({{"kind", model::Name(c.kind)}, {"matched", c.matched}, {"instances", c.instances},
-                  {"per_rank_count", c.per_rank_count}, {"start_spread_sum_ns", c.start_spread_sum_ns},
-                  {"start_spread_max_ns", c.start_spread_max_ns}, {"transfer_ns", c.transfer_ns},
-                  {"wait_ns", c.wait_ns}, {"last_arrivals", c.last_arrivals}});
+  for (const auto& c : im.collectives) {
+    Json per = Json::array();
+    for (const auto& p : c.per_rank) {
+      per.push_back({{"ops", p.ops}, {"unmatched_ops", p.unmatched_ops}, {"time_ns", p.time_ns},
+                     {"wait_ns", p.wait_ns}, {"transfer_ns", p.transfer_ns}, {"unmatched_ns", p.unmatched_ns},
+                     {"exposed_transfer_ns", p.exposed_transfer_ns}, {"last_arrivals", p.last_arrivals},
+                     {"caused_wait_ns", p.caused_wait_ns}});
+    }
+    cs.push_back({{"kind", model::Name(c.kind)}, {"instances", c.instances}, {"per_rank_count", c.per_rank_count},
+                  {"start_spread_sum_ns", c.start_spread_sum_ns}, {"start_spread_max_ns", c.start_spread_max_ns},
+                  {"per_rank", per}});
   }
   j["collectives"] = cs;
   return j;
 }
 
-}  // namespace
+Json WindowJson(const model::Report& r) {
+  const auto& w = r.window;
+  Json j;
+  j["requested"] = w.requested;
+  j["kind"] = w.kind;
+  j["method"] = w.method;
+  j["description"] = w.description;
+  j["whole_capture"] = w.whole_capture;
+  j["start_ns"] = w.whole_capture ? Json(nullptr) : Json(w.start_ns);
+  j["end_ns"] = w.whole_capture ? Json(nullptr) : Json(w.end_ns);
+  j["iter_median_ns"] = w.iter_median_ns;
+  j["iter_min_ns"] = w.iter_min_ns;
+  j["iter_max_ns"] = w.iter_max_ns;
+  j["left_out_ops"] = w.left_out_ops;
+  j["left_out_ns"] = w.left_out_ns;
+  j["clipped_ops"] = w.clipped_ops;
+  Json it = Json::array();
+  for (const auto& t : w.iterations) {
+    it.push_back({{"name", t.name}, {"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"warmup", t.warmup},
+                  {"in_window", t.in_window}});
+  }
+  j["iterations"] = it;
+  return j;
+}
+
+Json VerdictJson(const model::Report& r) {
+  return {{"summary", r.verdict.summary}, {"opportunities", r.verdict.opportunities},
+          {"warnings", r.verdict.warnings}};
+}
 
 Json RankJson(const model::RankSummary& s) {
   Json x;
@@ -142,6 +184,14 @@ Json RankJson(const model::RankSummary& s) {
   x["idle_ns"] = s.idle_ns;
   x["comm_ns"] = s.comm_ns;
   x["compute_ns"] = s.compute_ns;
+  x["wait_ns"] = s.wait_ns;
+  x["transfer_ns"] = s.transfer_ns;
+  x["unmatched_ns"] = s.unmatched_ns;
+  x["exposed_transfer_ns"] = s.exposed_transfer_ns;
+  x["exposed_wait_ns"] = s.exposed_wait_ns;
+  x["launch_gap_ns"] = s.launch_gap_ns;
+  x["host_stall_ns"] = s.host_stall_ns;
+  x["launch_bound"] = s.launch_bound;
   x["ops"] = s.ops;
   x["invalid_ops"] = s.invalid_ops;
   x["peak_mem_bytes"] = s.peak_mem_bytes >= 0 ? Json(s.peak_mem_bytes) : Json(nullptr);
@@ -197,12 +247,14 @@ Json ModulesJson(const model::Report& r) {
     x["cp_distributed"] = m.cp_distributed;
     x["mean_busy_ns"] = m.mean_busy_ns;
     x["max_busy_ns"] = m.max_busy_ns;
-    x["slowest_rank"] = m.slowest_rank;
+    x["straggler_rank"] = m.straggler_rank;
     Json per = Json::array();
     for (const auto& t : m.per_rank) {
       per.push_back({{"busy_ns", t.busy_ns}, {"own_ns", t.own_ns}, {"backward_ns", t.backward_ns},
                      {"comm_ns", t.comm_ns}, {"hidden_ns", t.hidden_ns}, {"comm_by_kind", CommKinds(t.comm_kind_ns)},
-                     {"ops", t.ops}});
+                     {"wait_ns", t.wait_ns}, {"transfer_ns", t.transfer_ns},
+                     {"exposed_transfer_ns", t.exposed_transfer_ns}, {"caused_wait_ns", t.caused_wait_ns},
+                     {"last_arrivals", t.last_arrivals}, {"host_idle_ns", t.host_idle_ns}, {"ops", t.ops}});
     }
     x["per_rank"] = per;
     rows.push_back(x);
@@ -221,10 +273,14 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
                      r.rank_method);
   if (r.ranks.empty()) return;
   out << "Times in ms. comm = NCCL kernels and peer copies; compute = all other GPU work (kernels, "
-         "memcpy, memset).\n\n";
+         "memcpy, memset).\n";
+  ReadoutOptions ro;
+  ro.module_depth = o.module_depth;
+  PrintVerdict(r, ro, out);
 
-  out << "GPU time per rank over its span (first op start to last op end):\n"
-         "  compute-only + comm-only + both = busy;  busy + idle = span\n";
+  out << (r.window.whole_capture ? "GPU time per rank over its span (first op start to last op end):\n"
+                                 : "GPU time per rank over the window:\n")
+      << "  compute-only + comm-only + both = busy;  busy + idle = span\n";
   TextTable t({{"rank"}, {"device", TextTable::Align::kLeft}, {"span"}, {"busy"}, {"compute-only"},
                {"comm-only"}, {"both"}, {"idle"}, {"comm % of busy"}, {"hidden comm %"}});
   for (const auto& s : r.ranks) {
@@ -235,8 +291,8 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
   t.Print(out, "  ");
   out << "  hidden comm % = time communication overlapped compute / communication time\n\n";
 
-  ReadoutOptions ro;
-  ro.module_depth = o.module_depth;
+  PrintBudget(r, ro, out);
+  PrintIterations(r, ro, out);
   PrintModules(r, ro, out);
   PrintCommunication(r, ro, out);
   PrintImbalance(r, ro, out);
@@ -278,6 +334,8 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
   ex["captured"] = r.export_info.captured;
   ex["not_captured"] = r.export_info.not_captured;
   j["export"] = ex;
+  j["window"] = WindowJson(r);
+  j["verdict"] = VerdictJson(r);
   j["ranks"] = {{"method", r.rank_method}, {"world_size", r.world_size}, {"count", r.ranks.size()}};
   Json per = Json::array();
   for (const auto& s : r.ranks) per.push_back(RankJson(s));

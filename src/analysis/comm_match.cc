@@ -1,0 +1,195 @@
+#include "analysis/comm_match.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "analysis/op_sweep.h"
+
+namespace cpprof::analysis {
+
+namespace {
+
+struct Pooled {
+  int64_t start, end;
+  uint32_t rank, index;  // index into the rank's comm_ops of the kind
+};
+
+void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommMatch& m) {
+  const size_t ranks = per_rank.size();
+  std::vector<Pooled> pool;
+  model::CollectiveStats s;
+  s.kind = static_cast<model::OpClass>(c);
+  s.per_rank.assign(ranks, {});
+  auto& splits = m.splits[c];
+  splits.assign(ranks, {});
+  for (size_t r = 0; r < ranks; ++r) {
+    const auto& ops = per_rank[r]->comm_ops[c];
+    s.per_rank_count.push_back(static_cast<int64_t>(ops.size()));
+    splits[r].resize(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      pool.push_back({ops[i].start, ops[i].end, static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
+      auto& k = s.per_rank[r];
+      ++k.ops;
+      k.time_ns += ops[i].end - ops[i].start;
+    }
+  }
+  if (pool.empty()) return;
+  std::sort(pool.begin(), pool.end(), [](const Pooled& a, const Pooled& b) {
+    if (a.end != b.end) return a.end < b.end;
+    if (a.rank != b.rank) return a.rank < b.rank;
+    return a.index < b.index;
+  });
+  std::vector<char> taken(pool.size(), 0);
+  std::vector<size_t> member;               // pool indices of the instance being built
+  std::vector<char> has_rank(ranks, 0);
+  for (size_t i = 0; i < pool.size(); ++i) {
+    if (taken[i]) continue;
+    const Pooled& seed = pool[i];
+    const int64_t tolerance = std::max<int64_t>(
+        kEndToleranceNs, static_cast<int64_t>(kEndToleranceShare * static_cast<double>(seed.end - seed.start)));
+    const int64_t limit = seed.end > std::numeric_limits<int64_t>::max() - tolerance
+                              ? std::numeric_limits<int64_t>::max() : seed.end + tolerance;
+    member.assign(1, i);
+    has_rank.assign(ranks, 0);
+    has_rank[seed.rank] = 1;
+    // Other ranks: the earliest-ending untaken op that started before the seed ended.
+    for (size_t j = i + 1; j < pool.size() && pool[j].end <= limit; ++j) {
+      const Pooled& p = pool[j];
+      if (taken[j] || has_rank[p.rank] || p.start >= seed.end) continue;
+      has_rank[p.rank] = 1;
+      member.push_back(j);
+    }
+    for (size_t j : member) taken[j] = 1;
+    if (member.size() < 2) {
+      auto& k = s.per_rank[seed.rank];
+      ++k.unmatched_ops;
+      k.unmatched_ns += seed.end - seed.start;
+      splits[seed.rank][seed.index] = CommOpSplit{0, seed.start, false, false, 0};
+      continue;
+    }
+    int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+    uint32_t last_rank = 0;
+    for (size_t j : member) {
+      const Pooled& p = pool[j];
+      first = std::min(first, p.start);
+      if (p.start > last || (p.start == last && p.rank < last_rank)) last = p.start, last_rank = p.rank;
+    }
+    ++s.instances;
+    s.start_spread_sum_ns += last - first;
+    s.start_spread_max_ns = std::max(s.start_spread_max_ns, last - first);
+    int64_t caused = 0;
+    for (size_t j : member) {
+      const Pooled& p = pool[j];
+      int64_t wait = std::min(last, p.end) - p.start;  // last < every member's end (see above)
+      auto& k = s.per_rank[p.rank];
+      k.wait_ns += wait;
+      k.transfer_ns += (p.end - p.start) - wait;
+      caused += wait;
+      splits[p.rank][p.index] = CommOpSplit{wait, p.start + wait, true, p.rank == last_rank, 0};
+    }
+    auto& l = s.per_rank[last_rank];
+    ++l.last_arrivals;
+    l.caused_wait_ns += caused;
+    for (size_t j : member) {
+      if (pool[j].rank == last_rank) splits[last_rank][pool[j].index].caused_wait_ns = caused;
+    }
+  }
+  m.kinds.push_back(std::move(s));
+}
+
+}  // namespace
+
+CommMatch MatchComm(const std::vector<const RankModuleTimes*>& per_rank) {
+  CommMatch m;
+  for (int c = 0; c < model::kNumOpClasses; ++c) {
+    if (!model::IsComm(static_cast<model::OpClass>(c))) continue;
+    bool any = false;
+    for (const auto* r : per_rank) any = any || !r->comm_ops[c].empty();
+    if (any) MatchKind(c, per_rank, m);
+  }
+  return m;
+}
+
+std::vector<int64_t> ComputeOverlap(model::ProcessGpuWork& work, const std::vector<model::Interval>& sorted) {
+  std::vector<int64_t> out(sorted.size(), 0);
+  if (sorted.empty()) return out;
+  // The running maximum of the intervals' ends: intervals before the first whose running
+  // maximum passes a time all end before it.
+  std::vector<int64_t> max_end(sorted.size());
+  int64_t m = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < sorted.size(); ++i) max_end[i] = m = std::max(m, sorted[i].end);
+  size_t lo = 0;
+  auto flush = [&](int64_t cs, int64_t ce) {  // a maximal stretch of compute [cs, ce)
+    while (lo < sorted.size() && max_end[lo] <= cs) ++lo;
+    for (size_t i = lo; i < sorted.size() && sorted[i].start < ce; ++i) {
+      int64_t a = std::max(cs, sorted[i].start), b = std::min(ce, sorted[i].end);
+      if (b > a) out[i] += b - a;
+    }
+  };
+  bool open = false;
+  int64_t cs = 0, ce = 0;
+  ForEachOpByStart(work, [&](const SweptOp& op) {
+    if (model::IsComm(op.cls) || op.end <= op.start) return;
+    if (open && op.start <= ce) {
+      ce = std::max(ce, op.end);
+      return;
+    }
+    if (open) flush(cs, ce);
+    open = true;
+    cs = op.start;
+    ce = op.end;
+  });
+  if (open) flush(cs, ce);
+  return out;
+}
+
+void SplitRankComm(model::ProcessGpuWork& work, const RankModuleTimes& sweep, size_t rank,
+                   const std::vector<int>& parent, CommMatch& match, std::vector<model::ModuleRankTime>& nodes) {
+  struct Ref {
+    int c;
+    size_t i;
+  };
+  std::vector<model::Interval> transfers;
+  std::vector<Ref> refs;
+  for (int c = 0; c < model::kNumOpClasses; ++c) {
+    const auto& ops = sweep.comm_ops[c];
+    if (ops.empty() || match.splits[c].size() <= rank) continue;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      transfers.push_back({match.splits[c][rank][i].transfer_start, ops[i].end});
+      refs.push_back({c, i});
+    }
+  }
+  if (transfers.empty()) return;
+  std::vector<size_t> order(transfers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return transfers[a].start != transfers[b].start ? transfers[a].start < transfers[b].start : a < b;
+  });
+  std::vector<model::Interval> sorted;
+  sorted.reserve(order.size());
+  for (size_t i : order) sorted.push_back(transfers[i]);
+  std::vector<int64_t> hidden = ComputeOverlap(work, sorted);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Ref& ref = refs[order[k]];
+    const CommOp& op = sweep.comm_ops[ref.c][ref.i];
+    const CommOpSplit& split = match.splits[ref.c][rank][ref.i];
+    int64_t exposed = sorted[k].length() - hidden[k];
+    for (auto& kind : match.kinds) {
+      if (static_cast<int>(kind.kind) == ref.c) kind.per_rank[rank].exposed_transfer_ns += exposed;
+    }
+    for (int id = op.node < nodes.size() ? op.node : 0; id >= 0; id = parent[id]) {
+      auto& t = nodes[id];
+      t.exposed_transfer_ns += exposed;
+      if (split.matched) {
+        t.wait_ns += split.wait_ns;
+        t.transfer_ns += (op.end - op.start) - split.wait_ns;
+      }
+      if (split.last_arrival) {
+        ++t.last_arrivals;
+        t.caused_wait_ns += split.caused_wait_ns;
+      }
+    }
+  }
+}
+
+}  // namespace cpprof::analysis

@@ -1,0 +1,229 @@
+#include "analysis/verdict.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace cpprof::analysis {
+
+namespace {
+
+double Share(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+std::string Pct(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
+std::string Ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
+
+// Mean over ranks of f(rank) / span.
+template <typename F>
+double MeanShare(const std::vector<model::RankSummary>& ranks, F f) {
+  if (ranks.empty()) return 0;
+  double sum = 0;
+  for (const auto& s : ranks) sum += Share(f(s), s.span_ns);
+  return sum / static_cast<double>(ranks.size());
+}
+
+template <typename F>
+double MeanNodeShare(const model::Report& r, const model::ModuleNode& m, F f) {
+  if (r.ranks.empty()) return 0;
+  double sum = 0;
+  for (size_t k = 0; k < m.per_rank.size() && k < r.ranks.size(); ++k) sum += Share(f(m.per_rank[k]), r.ranks[k].span_ns);
+  return sum / static_cast<double>(r.ranks.size());
+}
+
+// "PairformerBlock.forward > TriangleMultiplicationOutgoing.forward": a row with its parent,
+// which names the place better than either alone.
+std::string ModuleLabel(const model::Report& r, size_t i) {
+  const auto& m = r.modules[i];
+  if (m.parent >= 0 && !r.modules[m.parent].is_group) return r.modules[m.parent].name + " > " + m.name;
+  return m.name;
+}
+
+// The module rows that hold most of `f` themselves: a row whose one child holds 90% of its
+// value is left for that child. Best first, at most `k`.
+template <typename F>
+std::vector<std::pair<double, size_t>> SpecificModules(const model::Report& r, F f, size_t k) {
+  std::vector<double> v(r.modules.size());
+  for (size_t i = 0; i < r.modules.size(); ++i) v[i] = MeanNodeShare(r, r.modules[i], f);
+  std::vector<double> best_child(r.modules.size(), 0.0);
+  for (size_t i = 0; i < r.modules.size(); ++i) {
+    int p = r.modules[i].parent;
+    if (p >= 0) best_child[p] = std::max(best_child[p], v[i]);
+  }
+  std::vector<std::pair<double, size_t>> out;
+  for (size_t i = 0; i < r.modules.size(); ++i) {
+    if (v[i] <= 0 || r.modules[i].name == "[unattributed]") continue;
+    if (best_child[i] >= 0.9 * v[i]) continue;
+    out.push_back({v[i], i});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+
+}  // namespace
+
+void FillCommBudget(const CommMatch& comm, size_t r, const RankModuleTimes& sweep, model::RankSummary& s) {
+  int64_t exposed = 0;
+  for (const auto& kind : comm.kinds) {
+    if (r >= kind.per_rank.size()) continue;
+    const auto& k = kind.per_rank[r];
+    s.wait_ns += k.wait_ns;
+    s.transfer_ns += k.transfer_ns;
+    s.unmatched_ns += k.unmatched_ns;
+    exposed += k.exposed_transfer_ns;
+  }
+  s.exposed_transfer_ns = std::clamp<int64_t>(exposed, 0, s.comm_only_ns);
+  s.exposed_wait_ns = s.comm_only_ns - s.exposed_transfer_ns;
+  // The sweep's gaps add up to the idle time of its window; without a window, to the idle time
+  // between the first and the last op, which is the span's.
+  s.launch_gap_ns = std::min(sweep.launch_gap_ns, s.idle_ns);
+  s.host_stall_ns = s.idle_ns - s.launch_gap_ns;
+  s.launch_bound = s.span_ns > 0 && Share(s.launch_gap_ns, s.span_ns) >= kLaunchBoundShare;
+}
+
+model::Imbalance SummarizeImbalance(const std::vector<model::RankSummary>& ranks,
+                                    std::vector<model::CollectiveStats> kinds) {
+  model::Imbalance im;
+  std::vector<int64_t> caused(ranks.size(), 0), last(ranks.size(), 0);
+  for (const auto& k : kinds) {
+    im.instances += k.instances;
+    for (size_t r = 0; r < k.per_rank.size() && r < ranks.size(); ++r) {
+      caused[r] += k.per_rank[r].caused_wait_ns;
+      last[r] += k.per_rank[r].last_arrivals;
+    }
+  }
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (caused[r] > im.straggler_caused_wait_ns) {
+      im.straggler_rank = static_cast<int>(r);
+      im.straggler_caused_wait_ns = caused[r];
+      im.straggler_last_arrivals = last[r];
+    }
+  }
+  int64_t max_busy = -1, min_busy = INT64_MAX, max_compute = -1, min_compute = INT64_MAX;
+  for (const auto& s : ranks) {
+    if (s.busy_ns > max_busy) max_busy = s.busy_ns, im.busiest_rank = s.rank;
+    min_busy = std::min(min_busy, s.busy_ns);
+    max_compute = std::max(max_compute, s.compute_ns);
+    min_compute = std::min(min_compute, s.compute_ns);
+  }
+  if (max_busy > 0) im.busy_spread = Share(max_busy - min_busy, max_busy);
+  if (max_compute > 0) im.compute_spread = Share(max_compute - min_compute, max_compute);
+  im.collectives = std::move(kinds);
+  return im;
+}
+
+model::Verdict MakeVerdict(const model::Report& r) {
+  model::Verdict v;
+  if (r.ranks.empty()) return v;
+  const auto& w = r.window;
+  const size_t n = r.ranks.size();
+  double compute = MeanShare(r.ranks, [](const auto& s) { return s.compute_ns; });
+  double transfer = MeanShare(r.ranks, [](const auto& s) { return s.exposed_transfer_ns; });
+  double waiting = MeanShare(r.ranks, [](const auto& s) { return s.exposed_wait_ns; });
+  double idle = MeanShare(r.ranks, [](const auto& s) { return s.idle_ns; });
+  double launch = MeanShare(r.ranks, [](const auto& s) { return s.launch_gap_ns; });
+  int64_t mean_span = 0;
+  for (const auto& s : r.ranks) mean_span += s.span_ns;
+  mean_span /= static_cast<int64_t>(n);
+
+  std::string head;
+  if (w.iter_median_ns > 0) {
+    int in = static_cast<int>(std::count_if(w.iterations.begin(), w.iterations.end(), [](const auto& t) { return t.in_window; }));
+    head = fmt::format("Per {}iteration {} (median of {}).", w.kind == "steady" ? "steady-state " : "",
+                       Ms(w.iter_median_ns), in);
+  } else {
+    head = fmt::format("Over {} of {}.", Ms(mean_span), w.whole_capture ? "the whole capture (start-up included)" : "the window");
+  }
+  v.summary = head + fmt::format(" Of each rank's GPU time{}: compute {}, exposed transfer {}, waiting for peers {}, "
+                                 "GPU idle for the host {}",
+                                 n > 1 ? " (mean over ranks)" : "", Pct(compute), Pct(transfer), Pct(waiting), Pct(idle));
+  v.summary += idle > 0 ? fmt::format(" (launch gaps {}).", Pct(launch)) : ".";
+  const auto& im = r.imbalance;
+  if (n > 1 && im.straggler_rank >= 0) {
+    v.summary += fmt::format(" The straggler is rank {}: it arrived last at {} of {} matched NCCL ops and kept the "
+                             "others waiting {} in all.",
+                             im.straggler_rank, im.straggler_last_arrivals, im.instances,
+                             Ms(im.straggler_caused_wait_ns));
+  } else if (n > 1) {
+    v.summary += " No rank kept another waiting in matched NCCL ops.";
+  }
+
+  // Opportunities, each with its share of the mean window; the largest three.
+  std::vector<std::pair<double, std::string>> ops;
+  if (n > 1 && im.straggler_rank >= 0 && mean_span > 0) {
+    const auto& st = r.ranks[im.straggler_rank];
+    double share = Share(im.straggler_caused_wait_ns, mean_span * static_cast<int64_t>(n - 1));
+    std::string why;
+    if (st.idle_ns > 0 && Share(st.idle_ns, st.span_ns) > idle * 1.2 + 0.01) {
+      why = fmt::format("its GPU is idle for its host {} of the window (others' mean {})", Pct(Share(st.idle_ns, st.span_ns)), Pct(idle));
+    } else if (im.compute_spread > 0.05) {
+      why = fmt::format("its compute takes {} (ranks differ by {})", Ms(st.compute_ns), Pct(im.compute_spread));
+    } else {
+      why = "its host reaches the NCCL calls later";
+    }
+    ops.push_back({share, fmt::format("Rank {} is late: the other ranks waited {} for it ({} of their time); {}.",
+                                      im.straggler_rank, Ms(im.straggler_caused_wait_ns), Pct(share), why)});
+  }
+  for (const auto& [share, i] : SpecificModules(r, [](const model::ModuleRankTime& t) { return t.exposed_transfer_ns; }, 2)) {
+    std::string kinds;
+    const auto& m = r.modules[i];
+    for (int k = 0; k < model::kNumOpClasses; ++k) {
+      int64_t any = 0;
+      for (const auto& t : m.per_rank) any += t.comm_kind_ns[k];
+      if (any > 0) kinds += (kinds.empty() ? "" : "/") + std::string(model::kOpClassNames[k]);
+    }
+    ops.push_back({share, fmt::format("{}: {} of the window is {} transfer not hidden under compute: overlap it with "
+                                      "the module's GEMMs (post the next shift before computing) or give each rank "
+                                      "more work per transfer.",
+                                      ModuleLabel(r, i), Pct(share), kinds.empty() ? "NCCL" : kinds)});
+  }
+  if (idle >= 0.02) {
+    auto where = SpecificModules(r, [](const model::ModuleRankTime& t) { return t.host_idle_ns; }, 1);
+    std::string at = where.empty() ? "" : fmt::format(", most before {}'s launches", ModuleLabel(r, where[0].second));
+    std::string fix = launch >= idle / 2
+                          ? "many short gaps between small kernels: CUDA graphs, fused or fewer kernels, or a larger N"
+                          : "long host stalls: synchronisations, host work or data loading between launches";
+    ops.push_back({idle, fmt::format("The GPU waits for the host {} of the window{}: {}.", Pct(idle), at, fix)});
+  }
+  if (n > 1 && im.compute_spread >= 0.05) {
+    auto most = std::max_element(r.ranks.begin(), r.ranks.end(), [](const auto& a, const auto& b) { return a.compute_ns < b.compute_ns; });
+    auto least = std::min_element(r.ranks.begin(), r.ranks.end(), [](const auto& a, const auto& b) { return a.compute_ns < b.compute_ns; });
+    double share = Share(most->compute_ns - least->compute_ns, mean_span);
+    ops.push_back({share, fmt::format("Compute is unbalanced: rank {} computes {}, rank {} {} ({} spread): even out the "
+                                      "CP split.",
+                                      most->rank, Ms(most->compute_ns), least->rank, Ms(least->compute_ns),
+                                      Pct(im.compute_spread))});
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [share, text] : ops) {
+    if (share < 0.01 || v.opportunities.size() == 3) continue;
+    v.opportunities.push_back(text);
+  }
+
+  // Timings not to trust.
+  std::vector<int> bound;
+  for (const auto& s : r.ranks) {
+    if (s.launch_bound) bound.push_back(s.rank);
+  }
+  if (!bound.empty()) {
+    const std::string& f = r.capture.reconstructed_flags;
+    bool slow = r.capture.python_backtraces || !r.capture.cuda_backtrace_kinds.empty() ||
+                f.find("osrt") != std::string::npos || r.capture.pytorch_autograd;
+    v.warnings.push_back(fmt::format(
+        "rank{} {} look{} launch-bound (short gaps between GPU ops take {} or more of the window){}", bound.size() > 1 ? "s" : "",
+        fmt::join(bound, ", "), bound.size() > 1 ? "" : "s", Pct(kLaunchBoundShare),
+        slow ? ": this capture's options (backtraces, autograd ranges or OS runtime tracing) slow every launch, so its "
+               "timings overstate the host's share; profile again with the fast option set (cpprof profile --preset fast)"
+             : ": the GPU finishes each kernel before the host launches the next"));
+  }
+  if (w.whole_capture && w.requested == "steady") {
+    v.warnings.push_back("no iterations found: the numbers include start-up and warm-up (" + w.description + ")");
+  }
+  return v;
+}
+
+}  // namespace cpprof::analysis
