@@ -63,9 +63,10 @@ if [[ $steps == *" inject "* ]] && [ "$gpus" -ge 2 ]; then
   show cpfold-ring-1x2-slow
 fi
 if [[ $steps == *" options "* ]] && [ "$gpus" -ge 2 ]; then
-  # One timed iteration: the full set (CPU sampling, backtraces, autograd ranges) is big.
+  # One Pairformer block, one iteration, no warm-up: the full set (a CUDA backtrace per API call,
+  # CPU sampling, autograd ranges) made 7 MB of .sqlite.xz from 8 blocks and 2 iterations.
   opts_run=(-m cpfold.run --mode trunk --cp0 1 --cp1 2 --preset small --n-token 256 --recycles 0
-            --iters 1 --warmup 1 --dtype bf16)
+            --blocks 1 --iters 1 --warmup 0 --dtype bf16)
   capture cpfold-opts-fast-1x2 "$work/cpfold-trace.json" 2 "${fast[@]}" -- "${opts_run[@]}"
   show cpfold-opts-fast-1x2
   capture cpfold-opts-full-1x2 "$work/cpfold-trace.json" 2 "${full[@]}" -- "${opts_run[@]}"
