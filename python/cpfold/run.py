@@ -10,6 +10,15 @@ Backend: NCCL on CUDA, gloo on CPU.  Each rank prints
 ``cpfold-iter: {json}`` per iteration; rank 0 ends with one line
 ``cpfold: {json}`` holding per-iteration wall times and peak memory per rank.
 
+Fault injection (proof data for the readout's waiting/straggler split):
+``--inject-delay RANK:MS[:MATCH]`` makes rank RANK synchronize its device and
+sleep MS ms before every p2p batch (ring shift, Cannon skew/shift, exchange,
+reshard) whose tag contains MATCH (all batches without MATCH), in warm-up and
+timed iterations alike; ``--inject-slow RANK:FACTOR`` runs every local GEMM of
+rank RANK's distributed TriMul product FACTOR times (extra results dropped).
+Each rank prints one ``cpfold-inject: {json}`` line (what was injected, how
+many delays were applied in total / in the timed iterations / per iteration).
+
 Flag names never prefix a torchrun option (torchrun's argparse would take
 e.g. ``--n`` as an ambiguous abbreviation of --nnodes/--nproc-per-node/...):
 hence ``--n-token``; ``tests/test_cli.py`` checks this.
@@ -26,7 +35,58 @@ import time
 RUN_FLAGS = ("--mode", "--n-token", "--cp0", "--cp1", "--recycles", "--diffusion-steps",
              "--samples", "--dtype", "--iters", "--warmup", "--preset", "--blocks",
              "--msa-depth", "--atoms-per-token", "--seed", "--checkpoint", "--device",
-             "--backend", "--pg-timeout", "--nvtx-modules", "--json-out", "--lr")
+             "--backend", "--pg-timeout", "--nvtx-modules", "--json-out", "--lr",
+             "--inject-delay", "--inject-slow")
+
+# Useful MATCH values for --inject-delay (p2p tags are module class names, ".bwd" in backward):
+# TriangleMultiplication (both TriMul rings / Cannon products), TriangleMultiplicationOutgoing,
+# TriangleMultiplicationIncoming, TriangleAttention (bias exchange / all-to-all reshards),
+# TriangleAttentionStartingNode, TriangleAttentionEndingNode, .bwd (backward batches only).
+P2P_TAGS = ("TriangleMultiplicationOutgoing", "TriangleMultiplicationIncoming",
+            "TriangleAttentionStartingNode", "TriangleAttentionEndingNode")
+
+
+def _parse_rank(text: str) -> int:
+    try:
+        r = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"RANK must be an integer, got {text!r}")
+    if r < 0:
+        raise argparse.ArgumentTypeError(f"RANK must be >= 0, got {r}")
+    return r
+
+
+def parse_inject_delay(text: str) -> dict:
+    """``RANK:MS[:MATCH]`` -> {rank, ms, match}."""
+    parts = text.split(":", 2)
+    if len(parts) < 2 or not parts[1]:
+        raise argparse.ArgumentTypeError(f"expected RANK:MS[:MATCH], got {text!r}")
+    rank = _parse_rank(parts[0])
+    try:
+        ms = float(parts[1])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"MS must be a number, got {parts[1]!r}")
+    if not ms >= 0 or ms == float("inf"):
+        raise argparse.ArgumentTypeError(f"MS must be a finite number >= 0, got {parts[1]}")
+    match = parts[2] if len(parts) == 3 else None
+    if match == "":
+        raise argparse.ArgumentTypeError("MATCH is empty (leave out ':MATCH' to delay every batch)")
+    return dict(rank=rank, ms=ms, match=match)
+
+
+def parse_inject_slow(text: str) -> dict:
+    """``RANK:FACTOR`` -> {rank, factor} (FACTOR an integer >= 1)."""
+    parts = text.split(":")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected RANK:FACTOR, got {text!r}")
+    rank = _parse_rank(parts[0])
+    try:
+        factor = int(parts[1])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"FACTOR must be an integer >= 1, got {parts[1]!r}")
+    if factor < 1:
+        raise argparse.ArgumentTypeError(f"FACTOR must be an integer >= 1, got {factor}")
+    return dict(rank=rank, factor=factor)
 
 
 def build_parser():
@@ -57,7 +117,25 @@ def build_parser():
                    help="CUDA: NVTX range per cpfold module forward (alternative to nsys functions-trace)")
     p.add_argument("--json-out", default=None, help="rank 0 also writes the final JSON here")
     p.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate (train)")
+    p.add_argument("--inject-delay", type=parse_inject_delay, default=None, metavar="RANK:MS[:MATCH]",
+                   help="fault injection: on rank RANK only, before every p2p batch (ring shift, Cannon "
+                        "skew/shift, exchange, reshard; with MATCH only batches whose tag contains MATCH, "
+                        "e.g. TriangleMultiplication, TriangleAttention, .bwd) synchronize the device and "
+                        "sleep MS ms, in warm-up and timed iterations alike: the other ranks wait MS in "
+                        "their SendRecv kernels per delayed batch")
+    p.add_argument("--inject-slow", type=parse_inject_slow, default=None, metavar="RANK:FACTOR",
+                   help="fault injection: on rank RANK only, every local GEMM of the distributed TriMul "
+                        "product (cp/cannon.py) runs FACTOR times (integer >= 1), extra results discarded")
     return p
+
+
+def check_args(parser, args) -> None:
+    """Checks that need more than one flag (argparse error, exit 2)."""
+    world = args.cp0 * args.cp1
+    for flag, spec in (("--inject-delay", args.inject_delay), ("--inject-slow", args.inject_slow)):
+        if spec is not None and spec["rank"] >= world:
+            parser.error(f"{flag}: rank {spec['rank']} is out of range for the {args.cp0}x{args.cp1} "
+                         f"grid (ranks 0..{world - 1})")
 
 
 def _install_nvtx_hooks(model):
@@ -76,14 +154,16 @@ def _install_nvtx_hooks(model):
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_args(parser, args)
     import torch
     import torch.distributed as dist
 
     from .checkpoint import build_model, save_checkpoint
     from .config import get_preset
     from .cp import CPGrid
-    from .cp import comm
+    from .cp import cannon, comm
     from .cp.wrapper import ContextParallel
     from .features import cast_features, make_inputs, validate_inputs
     from .launch import init_from_env
@@ -99,6 +179,10 @@ def main(argv=None) -> int:
     dtype_name = args.dtype or ("bf16" if use_cuda else "fp32")
     dtype = torch.bfloat16 if dtype_name == "bf16" else torch.float32
     dist.barrier()                  # also creates the NCCL communicator before any p2p
+    delay, slow = args.inject_delay, args.inject_slow
+    comm.set_inject_delay(delay["ms"] if delay and delay["rank"] == rank else None,
+                          delay["match"] if delay else None)
+    cannon.set_slow_factor(slow["factor"] if slow and slow["rank"] == rank else 1)
     grid = CPGrid(args.cp0, args.cp1)
 
     preset = get_preset(args.preset)
@@ -146,6 +230,7 @@ def main(argv=None) -> int:
             torch.cuda.nvtx.range_pop()
 
     walls, peaks, loss_val = [], [], None
+    delays_it, batches_it, extra_it = [], [], []      # per iteration (fault injection)
     for it in range(args.warmup + args.iters):
         warm = it < args.warmup
         sync()
@@ -155,6 +240,7 @@ def main(argv=None) -> int:
         if it == args.warmup:
             comm.reset_counts()                  # comm counts of the first timed iteration
         nvtx_push(f"cpfold:{'warmup' if warm else 'iter'}{it}")
+        d0, b0, e0 = comm.INJECT.applied, comm.INJECT.batches, cannon.SLOW.extra
         t0 = time.perf_counter()
         gen = torch.Generator(device=device).manual_seed(args.seed + 1)
         if args.mode == "train":
@@ -171,6 +257,9 @@ def main(argv=None) -> int:
         sync()
         wall = time.perf_counter() - t0
         nvtx_pop()
+        delays_it.append(comm.INJECT.applied - d0)
+        batches_it.append(comm.INJECT.batches - b0)
+        extra_it.append(cannon.SLOW.extra - e0)
         if it == args.warmup:
             first_counts = comm.counts_by_tag()
         peak = (torch.cuda.max_memory_allocated(device) if use_cuda
@@ -180,6 +269,21 @@ def main(argv=None) -> int:
         print("cpfold-iter: " + json.dumps(dict(rank=rank, iter=it, warmup=warm, wall_s=round(wall, 6),
                                                 peak_mem_bytes=int(peak))), flush=True)
     timed_w, timed_p = walls[args.warmup:], peaks[args.warmup:]
+    print("cpfold-inject: " + json.dumps(dict(
+        rank=rank,
+        delay_rank=delay["rank"] if delay else None,
+        delay_ms=delay["ms"] if delay and delay["rank"] == rank else 0.0,
+        match=delay["match"] if delay else None,
+        slow_rank=slow["rank"] if slow else None,
+        slow_factor=slow["factor"] if slow and slow["rank"] == rank else 1,
+        delays_total=comm.INJECT.applied,
+        delays_timed=sum(delays_it[args.warmup:]),
+        delays_per_iter=delays_it,
+        p2p_batches_total=comm.INJECT.batches,
+        p2p_batches_timed=sum(batches_it[args.warmup:]),
+        p2p_batches_per_iter=batches_it,
+        slow_extra_gemms_total=cannon.SLOW.extra,
+        slow_extra_gemms_timed=sum(extra_it[args.warmup:]))), flush=True)
     mine = dict(rank=rank, iter_wall_s=[round(w, 6) for w in timed_w],
                 warmup_wall_s=[round(w, 6) for w in walls[:args.warmup]],
                 median_s=statistics.median(timed_w) if timed_w else None,

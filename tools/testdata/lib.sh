@@ -41,13 +41,13 @@ capture() {
   local d=$work/$name; mkdir -p "$d"
   echo "== $name: nsys profile ${opts[*]} $launch $*" | tee "$d/$name.log"
   local t0=$EPOCHREALTIME
-  timeout 300 "$nsys" profile -o "$d/$name" --force-overwrite true --export sqlite "${opts[@]}" \
+  timeout "${CAPTURE_TIMEOUT:-300}" "$nsys" profile -o "$d/$name" --force-overwrite true --export sqlite "${opts[@]}" \
      $launch "$@" >>"$d/$name.log" 2>&1
   echo "rc=$? wall_s=$(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $t0}")" | tee -a "$d/$name.log"
   ls -la "$d" | tee -a "$d/$name.log"
   [ -f "$d/$name.sqlite" ] || { echo "no sqlite for $name"; tail -30 "$d/$name.log"; return; }
   for r in $reports; do
-    "$nsys" stats --report "$r" --format csv --output "$d/$name" "$d/$name.sqlite" >>"$d/$name.log" 2>&1
+    timeout "${STATS_TIMEOUT:-300}" "$nsys" stats --report "$r" --format csv --output "$d/$name" "$d/$name.sqlite" >>"$d/$name.log" 2>&1
   done
   [ -n "$json" ] && cp "$json" "$d/"
   rm -f "$d/$name.nsys-rep"

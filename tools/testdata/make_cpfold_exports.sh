@@ -3,8 +3,17 @@
 # functions-trace JSON naming cpfold's classes: an e2e run on a 1 x 2 grid, with 4 GPUs a trunk
 # run on a 2 x 2 grid (Cannon), and a training run on 1 x 2 with autograd's NVTX ranges
 # (--pytorch=autograd-nvtx: backward work per module). Test data for the CP readout.
+#   inject: the small trunk on a 1 x 2 ring three times, with known faults (issue 12):
+#     cpfold-ring-1x2        no injection (baseline)
+#     cpfold-ring-1x2-delay  --inject-delay 1:2  rank 1 syncs and sleeps 2 ms before every p2p
+#                            batch: rank 0 waits ~2 ms in its SendRecv per batch (truth in the
+#                            .log: rank 1's cpfold-inject line, delays_total / delays_timed)
+#     cpfold-ring-1x2-slow   --inject-slow 1:3   rank 1 runs each TriMul GEMM 3 times
+#   options: one small trunk workload captured with the "fast" and the "full" nsys option sets
+#     (cpfold-opts-fast-1x2, cpfold-opts-full-1x2): same GPU work, different options.
 #
-#   tools/testdata/make_cpfold_exports.sh DEBS_DIR OUT_DIR [e2e] [trunk] [train]   (default: all)
+#   tools/testdata/make_cpfold_exports.sh DEBS_DIR OUT_DIR [e2e] [trunk] [train] [inject] [options]
+#   (default: all). CAPTURE_TIMEOUT / STATS_TIMEOUT (s) bound each nsys profile / nsys stats.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
@@ -12,7 +21,7 @@ nsys_setup "$1" /tmp/cpprof-cpfold-exports "$2"
 export PYTHONPATH=$here/../../python${PYTHONPATH:+:$PYTHONPATH}
 python3 -m cpfold.trace_spec --nsys "$work/cpfold-trace.json" || exit 1
 gpus=$(nvidia-smi -L | wc -l)
-steps=" ${*:3} "; [ "$steps" = "  " ] && steps=" e2e trunk train "
+steps=" ${*:3} "; [ "$steps" = "  " ] && steps=" e2e trunk train inject options "
 small=(--preset small --n-token 256 --recycles 1 --diffusion-steps 4 --samples 2 --iters 2 --warmup 1 --dtype bf16)
 if [[ $steps == *" e2e "* ]]; then
   capture cpfold-e2e-1x2 "$work/cpfold-trace.json" 2 --trace cuda,nvtx --cuda-memory-usage true \
@@ -31,5 +40,36 @@ fi
 if [[ $steps == *" trunk "* ]] && [ "$gpus" -ge 4 ]; then
   capture cpfold-trunk-2x2 "$work/cpfold-trace.json" 4 --trace cuda,nvtx --cuda-memory-usage true \
     --python-functions-trace="$work/cpfold-trace.json" -- -m cpfold.run --mode trunk --cp0 2 --cp1 2 "${small[@]}"
+fi
+# The truth of an export, printed: files, nsys rc, cpfold's per-iteration walls, the injection.
+show() {
+  local d=$work/$1
+  echo "== $1 summary"; ls -la "$d"
+  grep -E '^rc=' "$d/$1.log"
+  grep -oE '(cpfold-inject|cpfold-iter): .*' "$d/$1.log"
+}
+fast=(--trace cuda,nvtx --cuda-memory-usage true --sample none --cpuctxsw none
+      --python-functions-trace="$work/cpfold-trace.json")
+full=(--trace cuda,nvtx,osrt --cuda-memory-usage true --pytorch=autograd-shapes-nvtx
+      --python-functions-trace="$work/cpfold-trace.json" --cudabacktrace=all --python-backtrace=cuda)
+ring=(-m cpfold.run --mode trunk --cp0 1 --cp1 2 --preset small --n-token 256 --recycles 0
+      --iters 3 --warmup 1 --dtype bf16)
+if [[ $steps == *" inject "* ]] && [ "$gpus" -ge 2 ]; then
+  capture cpfold-ring-1x2 "$work/cpfold-trace.json" 2 "${fast[@]}" -- "${ring[@]}"
+  show cpfold-ring-1x2
+  capture cpfold-ring-1x2-delay "$work/cpfold-trace.json" 2 "${fast[@]}" -- "${ring[@]}" --inject-delay 1:2
+  show cpfold-ring-1x2-delay
+  capture cpfold-ring-1x2-slow "$work/cpfold-trace.json" 2 "${fast[@]}" -- "${ring[@]}" --inject-slow 1:3
+  show cpfold-ring-1x2-slow
+fi
+if [[ $steps == *" options "* ]] && [ "$gpus" -ge 2 ]; then
+  # One Pairformer block, one iteration, no warm-up: the full set (a CUDA backtrace per API call,
+  # CPU sampling, autograd ranges) made 7 MB of .sqlite.xz from 8 blocks and 2 iterations.
+  opts_run=(-m cpfold.run --mode trunk --cp0 1 --cp1 2 --preset small --n-token 256 --recycles 0
+            --blocks 1 --iters 1 --warmup 0 --dtype bf16)
+  capture cpfold-opts-fast-1x2 "$work/cpfold-trace.json" 2 "${fast[@]}" -- "${opts_run[@]}"
+  show cpfold-opts-fast-1x2
+  capture cpfold-opts-full-1x2 "$work/cpfold-trace.json" 2 "${full[@]}" -- "${opts_run[@]}"
+  show cpfold-opts-full-1x2
 fi
 ls -la "$out"

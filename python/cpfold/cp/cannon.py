@@ -22,6 +22,11 @@ receives C[I, J].
 
 ``dist_matmul`` is differentiable; the backward products are again
 distributed products of the same three kinds (NN, NT, TN).
+
+Fault injection (``cpfold.run --inject-slow RANK:FACTOR``): on that rank every
+local GEMM of the distributed product (each bmm / baddbmm of a Cannon or ring
+step, and the single matmul of the unsharded case) runs FACTOR times; the
+extra results are discarded (see :func:`set_slow_factor`).
 """
 from __future__ import annotations
 
@@ -34,8 +39,36 @@ def _op(t: torch.Tensor, trans: bool) -> torch.Tensor:
     return t.transpose(-1, -2) if trans else t
 
 
+class _Slow:
+    factor = 1          # > 1 on the slowed rank only
+    extra = 0           # extra GEMMs run so far (never reset)
+
+
+SLOW = _Slow()
+
+
+def set_slow_factor(factor: int) -> None:
+    """Make this rank's local TriMul products ``factor`` times as much GPU work:
+    each local GEMM is run ``factor`` times with identical operands and all
+    but the first result dropped (same kernels, same shapes, launched back to
+    back on the compute stream).  1 switches it off."""
+    if int(factor) != factor or factor < 1:
+        raise ValueError(f"slow factor must be an integer >= 1, got {factor!r}")
+    SLOW.factor = int(factor)
+    SLOW.extra = 0
+
+
+def _gemm(fn, *args):
+    """``fn(*args)`` (an out-of-place torch GEMM), repeated under --inject-slow."""
+    out = fn(*args)
+    for _ in range(SLOW.factor - 1):
+        fn(*args)                       # discarded: extra work only
+        SLOW.extra += 1
+    return out
+
+
 def local_matmul(X, Y, tx, ty):
-    return torch.matmul(_op(X, tx), _op(Y, ty))
+    return _gemm(torch.matmul, _op(X, tx), _op(Y, ty))
 
 
 def _as3(t: torch.Tensor) -> torch.Tensor:
@@ -103,9 +136,9 @@ def cannon_matmul(ops: list, tx: bool, ty: bool, lay, tag: str, release: bool = 
             a = _op(_as3(L), tx)
             b = _op(_as3(R), ty)
             if out is None:
-                out = torch.bmm(a, b) if compute else a.new_zeros(a.shape[0], n, n)
+                out = _gemm(torch.bmm, a, b) if compute else a.new_zeros(a.shape[0], n, n)
             else:
-                out = torch.baddbmm(out, a, b)
+                out = _gemm(torch.baddbmm, out, a, b)
         comm.wait_all(works)
         if shift:
             spare_l = L if l_owned else None
@@ -142,11 +175,11 @@ def ring_rows_matmul(X, Y, tx: bool, ty: bool, peers, me: int, tag: str,
             if not ty:      # C[I,:] += X[I, K] @ Y[K, :]
                 a = X3[:, :, cols(K)]
                 if out is None:
-                    out = torch.bmm(a, cur) if compute else a.new_zeros(a.shape[0], n, N)
+                    out = _gemm(torch.bmm, a, cur) if compute else a.new_zeros(a.shape[0], n, N)
                 elif compute:
-                    out = torch.baddbmm(out, a, cur)
+                    out = _gemm(torch.baddbmm, out, a, cur)
             elif compute:   # C[I, K] = X[I, :] @ Y[K, :]^T
-                out[:, :, cols(K)] = torch.bmm(X3, cur.transpose(1, 2))
+                out[:, :, cols(K)] = _gemm(torch.bmm, X3, cur.transpose(1, 2))
             comm.wait_all(works)
             if shift:
                 spare = cur if cur is not Y3 else None
@@ -161,7 +194,7 @@ def ring_rows_matmul(X, Y, tx: bool, ty: bool, peers, me: int, tag: str,
     for s in range(q):
         D = (me - s - 1) % q
         if compute:      # overlaps the pending transfer
-            contrib = torch.bmm(X3[:, :, cols(D)].transpose(1, 2), Y3)
+            contrib = _gemm(torch.bmm, X3[:, :, cols(D)].transpose(1, 2), Y3)
         else:
             contrib = X3.new_zeros(X3.shape[0], n, N)
         if s > 0 and communicate:

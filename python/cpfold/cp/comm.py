@@ -11,11 +11,16 @@ group with global ranks; on NCCL each batch is one grouped launch
 Every call is counted in ``COUNTS[(tag, op)]`` (tag = calling module class,
 ``.bwd`` suffix for backward) so tests can check the communication schedule
 against ``expect.json``.
+
+Fault injection (``cpfold.run --inject-delay``): :func:`set_inject_delay`
+makes this rank synchronize its device and sleep before every p2p batch (the
+tag filtered by a substring), so its peers wait inside their SendRecv kernels.
 """
 from __future__ import annotations
 
 import collections
-from typing import List, Sequence, Tuple
+import time
+from typing import List, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
@@ -132,18 +137,56 @@ def next_msg_tag_base() -> int:
     return (_SCHEDULE[0] % 100000) * 16
 
 
+# ---------------------------------------------------------------------------
+# fault injection: a late rank (cpfold.run --inject-delay RANK:MS[:MATCH])
+# ---------------------------------------------------------------------------
+class _Injection:
+    enabled = False             # set on the delayed rank only
+    delay_s = 0.0
+    match: Optional[str] = None
+    applied = 0                 # delays applied so far (never reset)
+    batches = 0                 # p2p batches posted so far (never reset; every rank)
+
+
+INJECT = _Injection()
+
+
+def set_inject_delay(ms: Optional[float], match: Optional[str] = None) -> None:
+    """Before every p2p batch whose tag contains ``match`` (every batch when
+    ``match`` is None or empty), synchronize this rank's device and sleep
+    ``ms`` milliseconds.  ``ms`` None switches the injection off."""
+    INJECT.enabled = ms is not None
+    INJECT.delay_s = (ms or 0.0) / 1000.0
+    INJECT.match = match or None
+    INJECT.applied = 0
+    INJECT.batches = 0
+
+
+def _inject_delay(ops, tag: str) -> None:
+    if not INJECT.enabled or (INJECT.match is not None and INJECT.match not in tag):
+        return
+    dev = ops[0].tensor.device
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)     # everything this rank queued so far has run ...
+    time.sleep(INJECT.delay_s)          # ... then it is late by exactly the delay
+    INJECT.applied += 1
+
+
 def batch_p2p(sends: Sequence[Tuple[torch.Tensor, int, int]],
               recvs: Sequence[Tuple[torch.Tensor, int, int]], tag: str) -> List:
     """Post (tensor, peer, msg_tag) sends and receives as one batch; return the works.
 
     Message tags keep gloo's per-pair matching unambiguous; NCCL ignores them
     (messages to one peer are then matched in posting order, which is the same
-    on both sides by construction).
+    on both sides by construction).  An empty batch posts nothing (and is
+    neither counted nor delayed).
     """
     ops = [dist.P2POp(dist.isend, _wire(t), p, tag=k) for t, p, k in sends]
     ops += [dist.P2POp(dist.irecv, _wire(t), p, tag=k) for t, p, k in recvs]
     if not ops:
         return []
+    _inject_delay(ops, tag)
+    INJECT.batches += 1
     count(tag, "p2p_batch")
     count(tag, "p2p_ops", len(ops))
     return dist.batch_isend_irecv(ops)
