@@ -113,15 +113,16 @@ CommMatch MatchComm(const std::vector<const RankModuleTimes*>& per_rank) {
 std::vector<int64_t> ComputeOverlap(model::ProcessGpuWork& work, const std::vector<model::Interval>& sorted) {
   std::vector<int64_t> out(sorted.size(), 0);
   if (sorted.empty()) return out;
-  // The running maximum of the intervals' ends: intervals before the first whose running
-  // maximum passes a time all end before it.
-  std::vector<int64_t> max_end(sorted.size());
-  int64_t m = std::numeric_limits<int64_t>::min();
-  for (size_t i = 0; i < sorted.size(); ++i) max_end[i] = m = std::max(m, sorted[i].end);
-  size_t lo = 0;
+  // Intervals that may overlap the current stretch of compute: the ones started before its end
+  // and not ended before its start. Few at a time (NCCL ops of one rank rarely overlap).
+  std::vector<size_t> active;
+  size_t next = 0;
   auto flush = [&](int64_t cs, int64_t ce) {  // a maximal stretch of compute [cs, ce)
-    while (lo < sorted.size() && max_end[lo] <= cs) ++lo;
-    for (size_t i = lo; i < sorted.size() && sorted[i].start < ce; ++i) {
+    std::erase_if(active, [&](size_t i) { return sorted[i].end <= cs; });
+    for (; next < sorted.size() && sorted[next].start < ce; ++next) {
+      if (sorted[next].end > cs) active.push_back(next);
+    }
+    for (size_t i : active) {
       int64_t a = std::max(cs, sorted[i].start), b = std::min(ce, sorted[i].end);
       if (b > a) out[i] += b - a;
     }

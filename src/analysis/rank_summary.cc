@@ -41,6 +41,8 @@ model::RankSummary SummarizeRankFromSweep(const model::ProcessGpuWork& work, con
     s.classes[c].instances = sweep.class_instances[c];
     s.classes[c].hidden_ns = sweep.hidden_ns[c];
   }
+  for (const auto& [id, n] : work.capture_kernel_counts) s.capture_counts[names.kernel_names.at(id)] += n;
+  for (const auto& [kind, n] : work.capture_mem_counts) s.capture_counts[names.mem_op_names.at(kind)] += n;
   s.ops = sweep.ops;
   if (s.ops == 0) return s;
   s.first_start = sweep.first_start;

@@ -100,6 +100,10 @@ struct ProcessGpuWork {
   int64_t warmup_ops = 0, warmup_ns = 0;     // launched inside warm-up ranges (kept)
   int64_t outside_window_ops = 0, outside_window_ns = 0;  // outside the report's window, left out
   int64_t clipped_ops = 0;                   // across the window's edges: cut at them
+  // Instances over the whole capture, whatever the window (for "is it the same GPU work?"):
+  // kernels by StringIds id, memory ops by copy kind (-1: memset).
+  std::unordered_map<int64_t, int64_t> capture_kernel_counts;
+  std::map<int, int64_t> capture_mem_counts;
 
   // The device that ran most of this process's work (lowest id on a tie).
   int MainDevice() const {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,9 @@ struct RankSummary {
   int64_t compute_ns = 0;  // union of non-communication work = compute_only + both
   std::array<ClassTime, kNumOpClasses> classes{};
   std::vector<KernelTotal> top_kernels;  // by total time, then name
+  // Instances of every kernel and memory op name over the whole capture, whatever the window:
+  // what `diff --sanity` compares (the GPU work, not its timing).
+  std::map<std::string, int64_t> capture_counts;
   int64_t ops = 0;                       // kernels + memcpys + memsets
   int64_t invalid_ops = 0;               // end < start: left out
   // Peak GPU memory (driver-level: allocations minus frees of device memory, see model/memory.h);

@@ -124,8 +124,9 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
         }
         model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
         int64_t start = r.start, end = r.end;
-        if (Skip(p, ot, window, start, end)) return;
         OpClass c = class_of(r.name_id);
+        ++p.capture_kernel_counts[r.name_id];
+        if (Skip(p, ot, window, start, end)) return;
         AddOp(p, start, end, c, ot);
         auto& t = p.kernels[r.name_id];
         t.total_ns += end - start;
@@ -155,6 +156,7 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
     p.outside_window_ops += q.outside_window_ops;
     p.outside_window_ns += q.outside_window_ns;
     p.clipped_ops += q.clipped_ops;
+    for (const auto& [id, n] : q.capture_kernel_counts) p.capture_kernel_counts[id] += n;
   }
   work.names.kernel_names.merge(part.names.kernel_names);
   work.names.kernel_classes.merge(part.names.kernel_classes);
@@ -176,6 +178,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
                                                    : OpClass::kMemcpy;
     model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
     int64_t start = r.start, end = r.end;
+    ++p.capture_mem_counts[r.copy_kind];
     if (Skip(p, ot, window, start, end)) return;
     AddOp(p, start, end, c, ot);
     auto& t = p.mem_ops[r.copy_kind];
@@ -185,7 +188,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
   }));
 
   for (const auto& p : work.processes) {
-    for (const auto& [kind, t] : p.mem_ops) {
+    for (const auto& [kind, n] : p.capture_mem_counts) {
       if (work.names.mem_op_names.count(kind)) continue;
       auto it = kind_names.find(kind);
       work.names.mem_op_names[kind] = kind < 0                 ? "[CUDA memset]"

@@ -17,7 +17,31 @@ TEST(Diff, SanitySameWorkWhenOnlyAnnotationsAndOptionsChanged) {
   CliResult r = RunBinary({"diff", "--sanity", RealExport("cpwork-trace"), RealExport("cpwork-full")});
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_EQ(r.out.rfind("sanity: SAME GPU work:", 0), 0u) << r.out;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one line when the work is the same";
+  // The options differ, and the diff says so with both option strings (one line each).
+  EXPECT_NE(r.out.find("\nwarning: the two captures were made with different nsys options"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  A: --trace cuda,nvtx "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  B: --trace cuda,nvtx,osrt "), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 4) << r.out;
+}
+
+// The same cpfold trunk captured with the fast and the full option set on 2 x H200: the same
+// GPU work, though driver-level peak memory and the timings differ.
+TEST(Diff, SanityPassesForTheSameWorkUnderDifferentOptionSets) {
+  CliResult r = RunBinary({"diff", "--sanity", RealExport("cpfold-opts-fast-1x2"), RealExport("cpfold-opts-full-1x2")});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("sanity: SAME GPU work:", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("over the whole capture"), std::string::npos) << r.out;
+  // A real change fails, and the line names the check that failed.
+  r = RunBinary({"diff", "--sanity", RealExport("cpfold-ring-1x2"), RealExport("cpfold-ring-1x2-slow")});
+  EXPECT_EQ(r.rc, kCheckFailed) << r.out;
+  EXPECT_EQ(r.out.rfind("sanity: GPU work DIFFERS: kernel check failed:", 0), 0u) << r.out;
+  // Memory alone: a tolerance below the real difference fails the memory check only.
+  r = RunBinary({"diff", "--sanity", "--mem-tolerance", "0.1", RealExport("cpfold-opts-fast-1x2"),
+                 RealExport("cpfold-opts-full-1x2")});
+  if (r.rc == kCheckFailed) {
+    EXPECT_NE(r.out.find("memory check failed"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("the kernels match"), std::string::npos) << r.out;
+  }
 }
 
 TEST(Diff, SanityDiffersForAnotherWorkload) {
@@ -40,11 +64,17 @@ TEST(Diff, SameExportIsSameWithMemoryCompared) {
 }
 
 TEST(Diff, ThresholdsTurnRegressionsIntoExitCode3) {
-  // trace -> full: rank 0's busy time grew (heavier options, more waiting) beyond 5%.
-  CliResult r = RunBinary({"diff", RealExport("cpwork-trace"), RealExport("cpwork-full"), "--max-time-delta", "5"});
+  // trace -> train: the training step adds backward compute, far beyond 5%.
+  CliResult r = RunBinary({"diff", RealExport("cpwork-trace"), RealExport("cpwork-train"), "--max-time-delta", "5"});
   EXPECT_EQ(r.rc, kCheckFailed) << r.out << r.err;
   EXPECT_NE(r.out.find("REGRESSIONS:"), std::string::npos);
+  EXPECT_NE(r.out.find("GPU compute time"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("over --max-time-delta 5.0%"), std::string::npos);
+  // Waiting is not a regression of the work: rank 1 made late by 2 ms per ring shift more than
+  // doubles rank 0's busy time, all of it waiting; compute is the same, so the gate passes.
+  r = RunBinary({"diff", RealExport("cpfold-ring-1x2"), RealExport("cpfold-ring-1x2-delay"), "--max-time-delta", "5"});
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("A waiting  B waiting"), std::string::npos) << r.out;
   // A generous threshold passes, and the markers are fixed width.
   r = RunBinary({"diff", RealExport("cpwork-trace"), RealExport("cpwork-full"), "--max-time-delta", "100000"});
   EXPECT_EQ(r.rc, 0) << r.out;

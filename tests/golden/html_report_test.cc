@@ -87,12 +87,14 @@ TEST_P(HtmlReal, EmbeddedDataMatchesTheJsonReadout) {
   ASSERT_EQ(hr.size(), jr.size());
   for (size_t i = 0; i < jr.size(); ++i) {
     for (const char* f : {"name", "range", "parent", "depth", "group", "cp_distributed", "mean_busy_ns", "max_busy_ns",
-                          "slowest_rank", "per_rank"}) {
+                          "straggler_rank", "per_rank"}) {
       EXPECT_EQ(hr[i][f], jr[i][f]) << jr[i]["name"] << " " << f;
     }
   }
   EXPECT_EQ(h["phases"], j["phases"]);
-  EXPECT_EQ(h["imbalance"]["slowest_rank"], j["imbalance"]["slowest_rank"]);
+  EXPECT_EQ(h["imbalance"], j["imbalance"]);
+  EXPECT_EQ(h["window"], j["window"]);
+  EXPECT_EQ(h["verdict"], j["verdict"]);
 }
 
 TEST_P(HtmlReal, PeaksDiagnosticsAndCaptureComeFromTheModel) {
