@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "analysis/op_sweep.h"
 
 namespace cpprof::analysis {
 
@@ -110,42 +109,27 @@ CommMatch MatchComm(const std::vector<const RankModuleTimes*>& per_rank) {
   return m;
 }
 
-std::vector<int64_t> ComputeOverlap(model::ProcessGpuWork& work, const std::vector<model::Interval>& sorted) {
+std::vector<int64_t> Overlap(const std::vector<model::Interval>& segments, const std::vector<model::Interval>& sorted) {
   std::vector<int64_t> out(sorted.size(), 0);
-  if (sorted.empty()) return out;
-  // Intervals that may overlap the current stretch of compute: the ones started before its end
-  // and not ended before its start. Few at a time (NCCL ops of one rank rarely overlap).
+  // Intervals that may overlap the current segment: started before its end and not ended
+  // before its start. Few at a time (NCCL ops of one rank rarely overlap one another).
   std::vector<size_t> active;
   size_t next = 0;
-  auto flush = [&](int64_t cs, int64_t ce) {  // a maximal stretch of compute [cs, ce)
-    std::erase_if(active, [&](size_t i) { return sorted[i].end <= cs; });
-    for (; next < sorted.size() && sorted[next].start < ce; ++next) {
-      if (sorted[next].end > cs) active.push_back(next);
+  for (const auto& seg : segments) {
+    std::erase_if(active, [&](size_t i) { return sorted[i].end <= seg.start; });
+    for (; next < sorted.size() && sorted[next].start < seg.end; ++next) {
+      if (sorted[next].end > seg.start) active.push_back(next);
     }
     for (size_t i : active) {
-      int64_t a = std::max(cs, sorted[i].start), b = std::min(ce, sorted[i].end);
-      if (b > a) out[i] += b - a;
+      int64_t x = std::max(seg.start, sorted[i].start), y = std::min(seg.end, sorted[i].end);
+      if (y > x) out[i] += y - x;
     }
-  };
-  bool open = false;
-  int64_t cs = 0, ce = 0;
-  ForEachOpByStart(work, [&](const SweptOp& op) {
-    if (model::IsComm(op.cls) || op.end <= op.start) return;
-    if (open && op.start <= ce) {
-      ce = std::max(ce, op.end);
-      return;
-    }
-    if (open) flush(cs, ce);
-    open = true;
-    cs = op.start;
-    ce = op.end;
-  });
-  if (open) flush(cs, ce);
+  }
   return out;
 }
 
-void SplitRankComm(model::ProcessGpuWork& work, const RankModuleTimes& sweep, size_t rank,
-                   const std::vector<int>& parent, CommMatch& match, std::vector<model::ModuleRankTime>& nodes) {
+void SplitRankComm(const RankModuleTimes& sweep, size_t rank, const std::vector<int>& parent, CommMatch& match,
+                   std::vector<model::ModuleRankTime>& nodes) {
   struct Ref {
     int c;
     size_t i;
@@ -169,7 +153,7 @@ void SplitRankComm(model::ProcessGpuWork& work, const RankModuleTimes& sweep, si
   std::vector<model::Interval> sorted;
   sorted.reserve(order.size());
   for (size_t i : order) sorted.push_back(transfers[i]);
-  std::vector<int64_t> hidden = ComputeOverlap(work, sorted);
+  std::vector<int64_t> hidden = Overlap(sweep.hidden_segments, sorted);
   for (size_t k = 0; k < order.size(); ++k) {
     const Ref& ref = refs[order[k]];
     const CommOp& op = sweep.comm_ops[ref.c][ref.i];

@@ -49,15 +49,16 @@ struct CommMatch {
 // CommSplit::exposed_transfer_ns, which needs the compute timeline (SplitRankComm).
 CommMatch MatchComm(const std::vector<const RankModuleTimes*>& per_rank);
 
-// For each interval (sorted by start; they may overlap one another), the part of it during
-// which non-communication GPU work of `work` ran. May sort `work`'s chunks in place.
-std::vector<int64_t> ComputeOverlap(model::ProcessGpuWork& work, const std::vector<model::Interval>& sorted);
+// For each interval (sorted by start; they may overlap one another), the part of it covered by
+// `segments` (sorted, disjoint): for a transfer, the part hidden under compute.
+std::vector<int64_t> Overlap(const std::vector<model::Interval>& segments, const std::vector<model::Interval>& sorted);
 
 // Rank r's exposed transfer: the transfer parts of its matched ops (and the whole of its
 // unmatched ones) during which no compute ran, added to `match.kinds[..].per_rank[r]`; and per
 // module node (each op's node and its ancestors) the ops' waiting, transfer, exposed transfer,
 // last arrivals and caused waiting, added to `nodes` (indexed like the sweep's nodes).
-void SplitRankComm(model::ProcessGpuWork& work, const RankModuleTimes& sweep, size_t rank,
-                   const std::vector<int>& parent, CommMatch& match, std::vector<model::ModuleRankTime>& nodes);
+// Compute is taken from the sweep's hidden_segments (compute and communication at once).
+void SplitRankComm(const RankModuleTimes& sweep, size_t rank, const std::vector<int>& parent, CommMatch& match,
+                   std::vector<model::ModuleRankTime>& nodes);
 
 }  // namespace cpprof::analysis

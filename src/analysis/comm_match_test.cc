@@ -38,7 +38,7 @@ struct Matched {
     std::vector<const RankModuleTimes*> ptrs;
     for (const auto& s : sweeps) ptrs.push_back(&s);
     match = MatchComm(ptrs);
-    for (size_t r = 0; r < work.size(); ++r) SplitRankComm(work[r], sweeps[r], r, parent, match, sweeps[r].nodes);
+    for (size_t r = 0; r < work.size(); ++r) SplitRankComm(sweeps[r], r, parent, match, sweeps[r].nodes);
   }
   const model::CollectiveStats& Kind(OpClass c) const {
     for (const auto& k : match.kinds) {
@@ -141,10 +141,22 @@ TEST(CommMatch, ExposedTransferAndModules) {
   EXPECT_EQ(n1[1].caused_wait_ns, 6 * kMs);
 }
 
-TEST(CommMatch, ComputeOverlapOfOverlappingIntervals) {
-  auto w = Work({{0, 10, kGemm}, {5, 20, kGemm}, {30, 40, kGemm}, {12, 14, kSend}});
+TEST(CommMatch, OverlapOfOverlappingIntervals) {
+  std::vector<model::Interval> segments{{0, 20}, {30, 40}};
   std::vector<model::Interval> ivs{{0, 50}, {8, 12}, {15, 35}, {41, 45}};
-  EXPECT_EQ(ComputeOverlap(w, ivs), (std::vector<int64_t>{30, 4, 10, 0}));
+  EXPECT_EQ(Overlap(segments, ivs), (std::vector<int64_t>{30, 4, 10, 0}));
+  // A long interval first does not hide the later ones' segments.
+  std::vector<model::Interval> many;
+  for (int64_t i = 0; i < 100; ++i) many.push_back({i * 10, i * 10 + 5});
+  std::vector<model::Interval> two{{0, 1000}, {500, 505}};
+  EXPECT_EQ(Overlap(many, two), (std::vector<int64_t>{500, 5}));
+}
+
+// The sweep records where compute and communication ran at once.
+TEST(CommMatch, SweepRecordsHiddenSegments) {
+  auto w = Work({{0, 10, kGemm}, {5, 20, kSend}, {15, 30, kGemm}, {40, 50, kGemm}});
+  RankModuleTimes t = SweepModules(w, {-1}, true);
+  EXPECT_EQ(t.hidden_segments, (std::vector<model::Interval>{{5, 10}, {15, 20}}));
 }
 
 // Random SPMD rings: whatever the lateness, every op's split adds up and the matched instances

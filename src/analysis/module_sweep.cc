@@ -160,6 +160,14 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
     const uint32_t comm_mask = class_mask & kCommMask;  // communication classes running now
     if (hidden) {
       for (uint32_t m = comm_mask; m; m &= m - 1) out.hidden_ns[__builtin_ctz(m)] += len;
+      if (comm_mask && collect_comm_ops) {
+        auto& seg = out.hidden_segments;
+        if (!seg.empty() && seg.back().end == until - len) {
+          seg.back().end = until;
+        } else {
+          seg.push_back({until - len, until});
+        }
+      }
     }
     for (uint32_t id : comm_nodes.list()) {
       auto& t = out.nodes[id];

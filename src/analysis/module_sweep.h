@@ -43,6 +43,9 @@ struct RankModuleTimes {
   int64_t launch_gap_ns = 0, host_stall_ns = 0;
   // Per communication class, its ops in start order (when collect_comm_ops).
   std::array<std::vector<CommOp>, model::kNumOpClasses> comm_ops;
+  // When collect_comm_ops: the stretches during which compute and communication ran together
+  // (sorted, disjoint): what can hide a transfer (analysis/comm_match.h), without a second pass.
+  std::vector<model::Interval> hidden_segments;
   bool collect_comm_ops = false;
 };
 

@@ -239,7 +239,7 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   for (const auto& s : sweeps) sweep_ptrs.push_back(&s);
   analysis::CommMatch comm = analysis::MatchComm(sweep_ptrs);
   ParallelFor(sweeps.size(), [&](size_t r) {
-    analysis::SplitRankComm(work.processes[ranks.process_of_rank[r]], sweeps[r], r, parent, comm, sweeps[r].nodes);
+    analysis::SplitRankComm(sweeps[r], r, parent, comm, sweeps[r].nodes);
   });
   for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
     auto& proc = work.processes[ranks.process_of_rank[r]];

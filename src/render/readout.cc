@@ -121,11 +121,12 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
     if (m.depth > o.module_depth) continue;
     int64_t comm = MeanOver(m, [](const auto& t) { return t.comm_ns; });
     int64_t hidden = MeanOver(m, [](const auto& t) { return t.hidden_ns; });
+    int64_t wait = MeanOver(m, [](const auto& t) { return t.wait_ns; });
     std::string indent(o.markdown ? 0 : 2 * static_cast<size_t>(m.depth), ' ');
     std::string name = o.markdown ? std::string(static_cast<size_t>(m.depth) * 2, '.') + m.name : indent + m.name;
     rows.push_back({name, Split(m), Ms(m.mean_busy_ns), Ms(m.max_busy_ns), Percent(m.mean_busy_ns, mean_busy),
                     r.ranks.size() > 1 ? Rank(m.straggler_rank) : "-", comm ? Ms(comm) : "-",
-                    comm ? Percent(hidden, comm) : "-", CommByKindMs(m)});
+                    comm ? Percent(hidden, comm) : "-", comm ? Ms(wait) : "-", CommByKindMs(m)});
     if (training) {
       int64_t backward = MeanOver(m, [](const auto& t) { return t.backward_ns; });
       rows.back().insert(rows.back().begin() + 4, m.mean_busy_ns ? Percent(backward, m.mean_busy_ns) : "-");
@@ -141,8 +142,8 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
   if (o.markdown) {
     out << fmt::format("### Modules ({})\n\n", r.grouping.source);
     std::vector<std::string> header{"module", "split", "mean ms", "max ms", "share", "straggler", "comm ms", "hidden",
-                                    "comm by kind (ms)"};
-    std::vector<bool> right{false, false, true, true, true, true, true, true, false};
+                                    "wait ms", "comm by kind (ms)"};
+    std::vector<bool> right{false, false, true, true, true, true, true, true, true, false};
     if (training) header.insert(header.begin() + 4, "bwd %"), right.insert(right.begin() + 4, true);
     MdTable t(header, right);
     for (auto& row : rows) t.AddRow(std::move(row));
@@ -150,7 +151,8 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
     out << fmt::format(
         "\nTime per module = GPU busy time attributed to the innermost module range that launched the work "
         "(children included; overlapping modules share time equally), mean and max over ranks; top-level rows "
-        "add up to busy. CP = the module communicates on two or more ranks. straggler = the rank whose late "
+        "add up to busy. CP = the module communicates on two or more ranks. wait = the part of its NCCL ops' time "
+        "spent waiting for a late peer (mean over ranks). straggler = the rank whose late "
         "arrival at the module's NCCL ops kept the others waiting longest. CP-distributed modules hold {} of "
         "busy time, serial modules {}, no module {}.{}\n\n",
         Percent(mean.cp_ns, mean_busy) + "%", Percent(mean.serial_ns, mean_busy) + "%",
@@ -162,16 +164,17 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
   out << "  time = GPU busy time attributed to the innermost module range around each launch, children\n"
          "  included (work of several modules at once is shared equally): top-level rows add up to busy.\n"
          "  CP = the module communicates on two or more ranks; comm = wall time of its communication;\n"
-         "  hidden = the part of comm during which compute ran. straggler = the rank whose late arrival at\n"
-         "  the module's NCCL ops kept the others waiting longest.\n";
+         "  hidden = the part of comm during which compute ran; wait = the part of its NCCL ops' time spent\n"
+         "  waiting for a late peer (mean over ranks). straggler = the rank whose late arrival at the\n"
+         "  module's NCCL ops kept the others waiting longest.\n";
   if (training) {
     out << "  bwd % = the part of the module's time launched by the backward pass (mapped to the forward\n"
            "  op's module through autograd's sequence numbers); [backward] = backward work not mapped.\n";
   }
   std::vector<TextTable::Column> columns{{"module", TextTable::Align::kLeft, 60}, {"split", TextTable::Align::kLeft},
                                          {"mean"}, {"max"}, {"share %"}, {"straggler"}, {"comm"}, {"hidden %"},
-                                         {"comm by kind (mean)", TextTable::Align::kLeft}};
-  std::vector<std::string> total{"busy (sum of top-level rows)", "", Ms(mean_busy), "", "100.0", "", "", "", ""};
+                                         {"wait"}, {"comm by kind (mean)", TextTable::Align::kLeft}};
+  std::vector<std::string> total{"busy (sum of top-level rows)", "", Ms(mean_busy), "", "100.0", "", "", "", "", ""};
   if (training) columns.insert(columns.begin() + 4, {"bwd %"}), total.insert(total.begin() + 4, "");
   TextTable t(columns);
   for (auto& row : rows) t.AddRow(std::move(row));
