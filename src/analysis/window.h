@@ -4,7 +4,8 @@
 //   - iteration markers: a range whose last ':'-part is "iterN", "iter N", "iteration N",
 //     "stepN", "ProfilerStep#N" (torch.profiler) or "warmupN" (any case, ' ', '_', '#' or '-'
 //     before the number), such as cpfold's "cpfold:iter1" and "cpfold:warmup0";
-//   - or the ranges a user's --iteration-range regex matches.
+//   - or the ranges a user's --iteration-range regex matches;
+//   - without either, the repeats of the outermost module range (pipeline/attribution.cc).
 // Markers of one name on several ranks are one iteration (earliest start to latest end);
 // markers nested inside another marker of the same process are left out (a "step" inside an
 // iteration is not one). Warm-up iterations are those named so (warmup, warm-up, warm_up); when

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -17,6 +19,47 @@ namespace {
 // Names longer than this are never iteration markers (and never reach a regex: std::regex
 // recurses per character).
 constexpr size_t kMaxMarkerName = 4096;
+
+// Without iteration markers: the outermost module range (no other module range around it on its
+// thread) that repeats most, when every process that runs it runs it two or more times, the
+// same number of times. Its k-th call on each process is iteration k ("name #k").
+std::vector<analysis::IterationMark> RepeatedOutermostModule(const std::vector<analysis::KeptRange>& kept,
+                                                             const std::vector<std::string>& names) {
+  std::vector<const analysis::KeptRange*> mods;
+  for (const auto& k : kept) {
+    if (k.module && k.seq == -1) mods.push_back(&k);
+  }
+  std::sort(mods.begin(), mods.end(), [](const auto* x, const auto* y) {
+    if (x->tid != y->tid) return x->tid < y->tid;
+    return x->start != y->start ? x->start < y->start : x->end > y->end;
+  });
+  // name -> process -> its outermost calls
+  std::map<uint32_t, std::map<int64_t, std::vector<const analysis::KeptRange*>>> outer;
+  int64_t tid = -1, open_end = INT64_MIN;
+  for (const auto* k : mods) {
+    if (k->tid != tid) tid = k->tid, open_end = INT64_MIN;
+    if (k->start < open_end) continue;  // inside an outer module range
+    open_end = k->end;
+    outer[k->name][nsys::ProcessOfThread(k->tid)].push_back(k);
+  }
+  const std::vector<const analysis::KeptRange*>* best = nullptr;
+  uint32_t best_name = 0;
+  std::map<int64_t, std::vector<const analysis::KeptRange*>>* best_procs = nullptr;
+  for (auto& [name, procs] : outer) {
+    size_t n = procs.begin()->second.size();
+    bool same = n >= 2 && std::all_of(procs.begin(), procs.end(), [&](const auto& p) { return p.second.size() == n; });
+    if (!same) continue;
+    if (!best || n > best->size()) best = &procs.begin()->second, best_name = name, best_procs = &procs;
+  }
+  std::vector<analysis::IterationMark> marks;
+  if (!best_procs) return marks;
+  for (const auto& [pid, calls] : *best_procs) {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      marks.push_back({fmt::format("{} #{}", names[best_name], i), pid, calls[i]->start, calls[i]->end, false});
+    }
+  }
+  return marks;
+}
 
 }  // namespace
 
@@ -98,7 +141,14 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   } else {
     CPPROF_ASSIGN_OR_RETURN(a.nccl_ranks, nsys::ReadNcclRanks(db));
   }
-  if (!a.iteration_marks.empty()) {
+  if (a.iteration_marks.empty() && !iteration_range) {
+    a.iteration_marks = RepeatedOutermostModule(kept, names);
+    if (!a.iteration_marks.empty()) {
+      const std::string& name = a.iteration_marks.front().name;
+      a.iteration_method = fmt::format("repeats of the outermost module range '{}' (no iteration ranges were found)",
+                                       name.substr(0, name.rfind(" #")));
+    }
+  } else if (!a.iteration_marks.empty()) {
     const std::string& first = a.iteration_marks.front().name;
     a.iteration_method = iteration_range ? fmt::format("ranges matching --iteration-range '{}'", iteration_pattern)
                          : first.find("ProfilerStep") != std::string::npos

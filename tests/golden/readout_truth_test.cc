@@ -92,6 +92,24 @@ TEST(ReadoutTruth, WindowAllAndOneIteration) {
   EXPECT_NE(bad.err.find("the export has 3 iterations"), std::string::npos) << bad.err;
 }
 
+// No iteration markers: the iterations are the repeats of the outermost module range (here the
+// same ranges renamed to a module's forward), the first taken as warm-up; the numbers are those
+// of the marked fixture.
+TEST(ReadoutTruth, IterationsFromRepeatsOfTheOutermostModule) {
+  std::string sql = ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/ring_straggler.sql"));
+  for (const char* marker : {"ring:warmup0", "ring:iter1", "ring:iter2"}) {
+    for (size_t at; (at = sql.find(marker)) != std::string::npos;) sql.replace(at, std::string(marker).size(), "Fold.forward");
+  }
+  json j = Report(MakeDatabase("ring_no_markers.sqlite", sql));
+  const json& w = j["window"];
+  EXPECT_EQ(w["method"], "repeats of the outermost module range ':Fold.forward' (no iteration ranges were found)");
+  EXPECT_EQ(w["iterations"].size(), 3u);
+  EXPECT_EQ(w["start_ns"], 1000 * kUs);
+  EXPECT_EQ(w["end_ns"], 3000 * kUs);
+  EXPECT_EQ(j["per_rank"][0]["wait_ns"], 600 * kUs);
+  EXPECT_EQ(j["imbalance"]["straggler_rank"], 1);
+}
+
 // cpfold's own count of the delays rank 1 applied in the timed iterations, from the run's log.
 json InjectLine(const std::string& name, int rank) {
   std::ifstream in(DataPath("real/" + name + "/" + name + ".log"));
