@@ -138,7 +138,7 @@ model::Verdict MakeVerdict(const model::Report& r) {
   } else {
     head = fmt::format("Over {} of {}.", Ms(mean_span), w.whole_capture ? "the whole capture (start-up included)" : "the window");
   }
-  v.summary = head + fmt::format(" Of each rank's GPU time{}: compute {}, exposed transfer {}, waiting for peers {}, "
+  v.summary = head + fmt::format(" Of each rank's window{}: compute {}, exposed transfer {}, waiting for peers {}, "
                                  "GPU idle for the host {}",
                                  n > 1 ? " (mean over ranks)" : "", Pct(compute), Pct(transfer), Pct(waiting), Pct(idle));
   v.summary += idle > 0 ? fmt::format(" (launch gaps {}).", Pct(launch)) : ".";

@@ -414,7 +414,8 @@ void PrintMemory(const model::Report& r, const ReadoutOptions& o, std::ostream& 
       "GPU memory as the CUDA driver sees it (allocations minus frees of device memory: " +
       (r.memory.counted_kinds.empty() ? std::string("device kinds") : r.memory.counted_kinds) +
       "); PyTorch's caching allocator keeps what it reserved, so this is reserved memory plus CUDA/NCCL's own, "
-      "not torch.cuda.max_memory_allocated. module = the module of the CUDA call that reached the peak.";
+      "not torch.cuda.max_memory_allocated. module = the module of the CUDA call that reached the peak. Peaks are "
+      "over the whole capture, whatever the window.";
   if (!any) {
     std::string why = r.memory.captured ? "no memory events for the ranks' processes"
                                         : "no memory events in this export (nsys profile --cuda-memory-usage true "
