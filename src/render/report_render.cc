@@ -369,6 +369,12 @@ void PrintReportCsv(const model::Report& r, const RenderOptions&, std::ostream& 
     metric("comm_only", s.comm_only_ns);
     metric("both", s.both_ns);
     metric("idle", s.idle_ns);
+    metric("wait", s.wait_ns);
+    metric("transfer", s.transfer_ns);
+    metric("unmatched", s.unmatched_ns);
+    metric("exposed_transfer", s.exposed_transfer_ns);
+    metric("exposed_wait", s.exposed_wait_ns);
+    metric("launch_gaps", s.launch_gap_ns);
     for (int k : ClassesByTime(s)) {
       const auto& ct = s.classes[k];
       w.Row({"class", rank, std::string(model::kOpClassNames[k]), model::Kind(static_cast<OpClass>(k)),
