@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-
 namespace cpprof::analysis {
 
 namespace {
@@ -49,7 +48,6 @@ void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommM
     const int64_t limit = seed.end > std::numeric_limits<int64_t>::max() - tolerance
                               ? std::numeric_limits<int64_t>::max() : seed.end + tolerance;
     member.assign(1, i);
-    has_rank.assign(ranks, 0);
     has_rank[seed.rank] = 1;
     // Other ranks: the earliest-ending untaken op that started before the seed ended.
     for (size_t j = i + 1; j < pool.size() && pool[j].end <= limit; ++j) {
@@ -58,7 +56,7 @@ void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommM
       has_rank[p.rank] = 1;
       member.push_back(j);
     }
-    for (size_t j : member) taken[j] = 1;
+    for (size_t j : member) taken[j] = 1, has_rank[pool[j].rank] = 0;
     if (member.size() < 2) {
       auto& k = s.per_rank[seed.rank];
       ++k.unmatched_ops;

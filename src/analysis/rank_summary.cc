@@ -14,9 +14,11 @@ namespace {
 
 void TopKernels(const model::ProcessGpuWork& work, const model::GpuNames& names, size_t top, model::RankSummary& s) {
   for (const auto& [id, t] : work.kernels) {
+    if (t.instances == 0) continue;  // ran only outside the window
     s.top_kernels.push_back({names.kernel_names.at(id), names.kernel_classes.at(id), t.total_ns, t.instances});
   }
   for (const auto& [kind, t] : work.mem_ops) {
+    if (t.instances == 0) continue;
     s.top_kernels.push_back({names.mem_op_names.at(kind), t.cls, t.total_ns, t.instances});
   }
   std::sort(s.top_kernels.begin(), s.top_kernels.end(), [](const auto& a, const auto& b) {
@@ -41,8 +43,8 @@ model::RankSummary SummarizeRankFromSweep(const model::ProcessGpuWork& work, con
     s.classes[c].instances = sweep.class_instances[c];
     s.classes[c].hidden_ns = sweep.hidden_ns[c];
   }
-  for (const auto& [id, n] : work.capture_kernel_counts) s.capture_counts[names.kernel_names.at(id)] += n;
-  for (const auto& [kind, n] : work.capture_mem_counts) s.capture_counts[names.mem_op_names.at(kind)] += n;
+  for (const auto& [id, t] : work.kernels) s.capture_counts[names.kernel_names.at(id)] += t.capture_instances;
+  for (const auto& [kind, t] : work.mem_ops) s.capture_counts[names.mem_op_names.at(kind)] += t.capture_instances;
   s.ops = sweep.ops;
   if (s.ops == 0) return s;
   s.first_start = sweep.first_start;

@@ -157,9 +157,14 @@ model::Verdict MakeVerdict(const model::Report& r) {
   if (n > 1 && im.straggler_rank >= 0 && mean_span > 0) {
     const auto& st = r.ranks[im.straggler_rank];
     double share = Share(im.straggler_caused_wait_ns, mean_span * static_cast<int64_t>(n - 1));
+    double others_idle = 0;
+    for (const auto& s : r.ranks) {
+      if (s.rank != im.straggler_rank) others_idle += Share(s.idle_ns, s.span_ns) / static_cast<double>(n - 1);
+    }
     std::string why;
-    if (st.idle_ns > 0 && Share(st.idle_ns, st.span_ns) > idle * 1.2 + 0.01) {
-      why = fmt::format("its GPU is idle for its host {} of the window (others' mean {})", Pct(Share(st.idle_ns, st.span_ns)), Pct(idle));
+    if (st.idle_ns > 0 && Share(st.idle_ns, st.span_ns) > others_idle * 1.2 + 0.01) {
+      why = fmt::format("its GPU is idle for its host {} of the window (the others' mean: {})",
+                        Pct(Share(st.idle_ns, st.span_ns)), Pct(others_idle));
     } else if (im.compute_spread > 0.05) {
       why = fmt::format("its compute takes {} (ranks differ by {})", Ms(st.compute_ns), Pct(im.compute_spread));
     } else {

@@ -82,7 +82,8 @@ class ChunkedVector {
 
 struct NameTotal {
   int64_t total_ns = 0;
-  int64_t instances = 0;
+  int64_t instances = 0;           // in the report's window (0: the name ran only outside it)
+  int64_t capture_instances = 0;   // over the whole capture, whatever the window
   OpClass cls = OpClass::kComputeOther;
 };
 
@@ -93,17 +94,13 @@ struct ProcessGpuWork {
   std::map<int, int64_t> ops_per_device;  // deviceId -> ops
   ChunkedVector<GpuOp> ops;               // table order
   std::vector<LongOp> long_ops;           // ops longer than kMaxOpDuration (rare)
-  std::unordered_map<int64_t, NameTotal> kernels;  // StringIds id -> totals
+  std::unordered_map<int64_t, NameTotal> kernels;  // StringIds id -> totals (every name, in the window or not)
   std::map<int, NameTotal> mem_ops;  // memcpy kind (ENUM_CUDA_MEMCPY_OPER id; -1: memset) -> totals
   int64_t invalid_ops = 0;                   // end < start, left out
   int64_t excluded_ops = 0;                  // launched inside --exclude-ranges ranges, left out
   int64_t warmup_ops = 0, warmup_ns = 0;     // launched inside warm-up ranges (kept)
   int64_t outside_window_ops = 0, outside_window_ns = 0;  // outside the report's window, left out
   int64_t clipped_ops = 0;                   // across the window's edges: cut at them
-  // Instances over the whole capture, whatever the window (for "is it the same GPU work?"):
-  // kernels by StringIds id, memory ops by copy kind (-1: memset).
-  std::unordered_map<int64_t, int64_t> capture_kernel_counts;
-  std::map<int, int64_t> capture_mem_counts;
 
   // The device that ran most of this process's work (lowest id on a tie).
   int MainDevice() const {

@@ -125,10 +125,10 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
         model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
         int64_t start = r.start, end = r.end;
         OpClass c = class_of(r.name_id);
-        ++p.capture_kernel_counts[r.name_id];
+        auto& t = p.kernels[r.name_id];
+        ++t.capture_instances;
         if (Skip(p, ot, window, start, end)) return;
         AddOp(p, start, end, c, ot);
-        auto& t = p.kernels[r.name_id];
         t.total_ns += end - start;
         ++t.instances;
       },
@@ -148,6 +148,7 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
       auto& k = p.kernels[id];
       k.total_ns += t.total_ns;
       k.instances += t.instances;
+      k.capture_instances += t.capture_instances;
     }
     p.invalid_ops += q.invalid_ops;
     p.excluded_ops += q.excluded_ops;
@@ -156,7 +157,6 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
     p.outside_window_ops += q.outside_window_ops;
     p.outside_window_ns += q.outside_window_ns;
     p.clipped_ops += q.clipped_ops;
-    for (const auto& [id, n] : q.capture_kernel_counts) p.capture_kernel_counts[id] += n;
   }
   work.names.kernel_names.merge(part.names.kernel_names);
   work.names.kernel_classes.merge(part.names.kernel_classes);
@@ -178,17 +178,17 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
                                                    : OpClass::kMemcpy;
     model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
     int64_t start = r.start, end = r.end;
-    ++p.capture_mem_counts[r.copy_kind];
-    if (Skip(p, ot, window, start, end)) return;
-    AddOp(p, start, end, c, ot);
     auto& t = p.mem_ops[r.copy_kind];
     t.cls = c;
+    ++t.capture_instances;
+    if (Skip(p, ot, window, start, end)) return;
+    AddOp(p, start, end, c, ot);
     t.total_ns += end - start;
     ++t.instances;
   }));
 
   for (const auto& p : work.processes) {
-    for (const auto& [kind, n] : p.capture_mem_counts) {
+    for (const auto& [kind, t] : p.mem_ops) {
       if (work.names.mem_op_names.count(kind)) continue;
       auto it = kind_names.find(kind);
       work.names.mem_op_names[kind] = kind < 0                 ? "[CUDA memset]"

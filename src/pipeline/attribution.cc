@@ -20,9 +20,12 @@ namespace {
 // recurses per character).
 constexpr size_t kMaxMarkerName = 4096;
 
+// A module called more often than this per process is a layer, not an iteration.
+constexpr size_t kMaxRepeatIterations = 1000;
+
 // Without iteration markers: the outermost module range (no other module range around it on its
-// thread) that repeats most, when every process that runs it runs it two or more times, the
-// same number of times. Its k-th call on each process is iteration k ("name #k").
+// thread) that repeats most, when every process that runs it runs it the same number of times,
+// from 2 to kMaxRepeatIterations. Its k-th call on each process is iteration k ("name #k").
 std::vector<analysis::IterationMark> RepeatedOutermostModule(const std::vector<analysis::KeptRange>& kept,
                                                              const std::vector<std::string>& names) {
   std::vector<const analysis::KeptRange*> mods;
@@ -47,7 +50,8 @@ std::vector<analysis::IterationMark> RepeatedOutermostModule(const std::vector<a
   std::map<int64_t, std::vector<const analysis::KeptRange*>>* best_procs = nullptr;
   for (auto& [name, procs] : outer) {
     size_t n = procs.begin()->second.size();
-    bool same = n >= 2 && std::all_of(procs.begin(), procs.end(), [&](const auto& p) { return p.second.size() == n; });
+    bool same = n >= 2 && n <= kMaxRepeatIterations &&
+                std::all_of(procs.begin(), procs.end(), [&](const auto& p) { return p.second.size() == n; });
     if (!same) continue;
     if (!best || n > best->size()) best = &procs.begin()->second, best_name = name, best_procs = &procs;
   }

@@ -237,10 +237,15 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   // compute (exposed transfer) and the splits per module.
   std::vector<const analysis::RankModuleTimes*> sweep_ptrs;
   for (const auto& s : sweeps) sweep_ptrs.push_back(&s);
+  timer.Mark("sweeps");
   analysis::CommMatch comm = analysis::MatchComm(sweep_ptrs);
-  ParallelFor(sweeps.size(), [&](size_t r) {
+  timer.Mark("NCCL ops matched");
+  // One rank at a time: each holds its transfers sorted, and they are cheap next to the sweeps.
+  for (size_t r = 0; r < sweeps.size(); ++r) {
     analysis::SplitRankComm(sweeps[r], r, parent, comm, sweeps[r].nodes);
-  });
+    sweeps[r].hidden_segments = {};
+  }
+  comm.splits = {};
   for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
     auto& proc = work.processes[ranks.process_of_rank[r]];
     model::RankSummary s = analysis::SummarizeRankFromSweep(proc, work.names, options.top_kernels, sweeps[r]);
@@ -281,7 +286,7 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     }
     report.ranks.push_back(std::move(s));
   }
-  timer.Mark("sweeps");
+  timer.Mark("waiting vs transfer, summaries");
   if (report.ranks.empty()) {
     report.notes.push_back(fmt::format("'{}' has a kernel table but no GPU work in it: did the "
                                        "profiled run reach the GPU?", path));
