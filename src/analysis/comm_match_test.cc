@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/test_ops.h"
+
 #include <random>
 
 #include "analysis/verdict.h"
@@ -13,17 +15,8 @@ using model::OpClass;
 constexpr OpClass kSend = OpClass::kSendRecv, kGather = OpClass::kAllGather, kGemm = OpClass::kGemm;
 constexpr int64_t kUs = 1000, kMs = 1000 * kUs;
 
-struct Op {
-  int64_t start, end;
-  OpClass cls;
-  uint16_t node = 0;
-};
-
-model::ProcessGpuWork Work(const std::vector<Op>& ops) {
-  model::ProcessGpuWork w;
-  for (const auto& o : ops) w.ops.push_back({o.start, static_cast<uint32_t>(o.end - o.start), o.cls, 0, o.node});
-  return w;
-}
+using test_ops::Op;
+using test_ops::Work;
 
 // Sweeps and matches a few ranks, as BuildReport does.
 struct Matched {

@@ -128,11 +128,10 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
   int64_t first = INT64_MAX, last = INT64_MIN;
   const bool windowed = out.window_end > out.window_start;
   int64_t now = windowed ? out.window_start : INT64_MIN;
-  out.host_idle_ns.assign(n, 0);
   auto gap = [&](int64_t until, uint16_t node) {
     if (active != 0 || now == INT64_MIN || until <= now) return;
     int64_t len = until - now;
-    out.host_idle_ns[node] += len;
+    out.nodes[node].host_idle_ns += len;
     (len < model::kLaunchGapNs ? out.launch_gap_ns : out.host_stall_ns) += len;
   };
 
@@ -261,10 +260,9 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
       out.nodes[parent[i]].busy_ns += out.nodes[i].busy_ns;
       out.nodes[parent[i]].backward_ns += out.nodes[i].backward_ns;
       out.nodes[parent[i]].ops += out.nodes[i].ops;
-      out.host_idle_ns[parent[i]] += out.host_idle_ns[i];
+      out.nodes[parent[i]].host_idle_ns += out.nodes[i].host_idle_ns;
     }
   }
-  for (size_t i = 0; i < n; ++i) out.nodes[i].host_idle_ns = out.host_idle_ns[i];
 }
 
 }  // namespace cpprof::analysis

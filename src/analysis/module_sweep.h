@@ -34,12 +34,11 @@ struct RankModuleTimes {
   int64_t comm_union_ns = 0, compute_union_ns = 0;
   int64_t first_start = 0, last_end = 0;
   int64_t ops = 0;
-  // With a window (window_end > window_start): idle time before each node's launches (the
-  // GPU waited for the host to launch them; own, then children added in), the leading gap from
-  // the window's start included and the trailing gap to its end given to node 0; and the same
-  // idle split into short launch gaps (< model::kLaunchGapNs) and longer host stalls.
+  // Idle time before each node's launches goes to nodes[..].host_idle_ns (the GPU waited for
+  // the host to launch them; children added in). With a window (window_end > window_start) the
+  // leading gap from its start counts too, and the trailing gap to its end goes to node 0. The
+  // same idle, split into short launch gaps (< model::kLaunchGapNs) and longer host stalls:
   int64_t window_start = 0, window_end = 0;
-  std::vector<int64_t> host_idle_ns;  // by node
   int64_t launch_gap_ns = 0, host_stall_ns = 0;
   // Per communication class, its ops in start order (when collect_comm_ops).
   std::array<std::vector<CommOp>, model::kNumOpClasses> comm_ops;

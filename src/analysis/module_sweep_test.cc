@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/test_ops.h"
+
 #include <map>
 #include <random>
 
@@ -12,24 +14,8 @@ namespace {
 
 using model::OpClass;
 
-struct Op {
-  int64_t start, end;
-  OpClass cls;
-  uint16_t node;
-  uint8_t phase = 0;
-};
-
-model::ProcessGpuWork Work(const std::vector<Op>& ops) {
-  model::ProcessGpuWork w;
-  for (const auto& o : ops) {
-    if (o.end - o.start > model::kMaxOpDuration) {
-      w.long_ops.push_back({{o.start, o.end}, o.cls, o.phase, o.node});
-    } else {
-      w.ops.push_back({o.start, static_cast<uint32_t>(o.end - o.start), o.cls, o.phase, o.node});
-    }
-  }
-  return w;
-}
+using test_ops::Op;
+using test_ops::Work;
 
 constexpr OpClass kGemm = OpClass::kGemm, kSend = OpClass::kSendRecv, kGather = OpClass::kAllGather;
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/test_ops.h"
+
 #include <random>
 
 #include "analysis/rank_summary.h"
@@ -11,17 +13,8 @@ namespace {
 
 using model::OpClass;
 
-struct Op {
-  int64_t start, end;
-  OpClass cls;
-  uint16_t node = 0;
-};
-
-model::ProcessGpuWork Work(const std::vector<Op>& ops) {
-  model::ProcessGpuWork w;
-  for (const auto& o : ops) w.ops.push_back({o.start, static_cast<uint32_t>(o.end - o.start), o.cls, 0, o.node});
-  return w;
-}
+using test_ops::Op;
+using test_ops::Work;
 
 struct Built {
   std::vector<model::TimelineLane> lanes;
