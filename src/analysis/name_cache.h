@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,8 @@ class NameCache {
  public:
   using Classifier = std::function<Info(const std::string& name)>;
   explicit NameCache(Classifier classify) : classify_(std::move(classify)) {}
+  NameCache(const NameCache&) = delete;  // the map's keys view this object's strings
+  NameCache& operator=(const NameCache&) = delete;
 
   // The id of `name` (0, 1, 2, ... in order of first sight); classifies it when it is new.
   uint32_t Intern(std::string_view name) {
@@ -27,7 +30,7 @@ class NameCache {
     auto id = static_cast<uint32_t>(names_.size());
     names_.emplace_back(name);
     infos_.push_back(classify_(names_.back()));
-    ids_.emplace(names_.back(), id);
+    ids_.emplace(std::string_view(names_.back()), id);
     return id;
   }
   const std::string& name(uint32_t id) const { return names_[id]; }
@@ -35,15 +38,11 @@ class NameCache {
   size_t size() const { return names_.size(); }  // distinct names seen = times the classifier ran
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   Classifier classify_;
-  // std::string elements move when the vector grows, and a short string's characters move with
-  // it, so the map owns its keys (a second copy of each distinct name, not one per range).
-  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;
-  std::vector<std::string> names_;
+  // One copy of each name: the map's keys view the deque's strings, which never move (a deque
+  // does not relocate its elements when it grows; a vector would, short strings' characters too).
+  std::deque<std::string> names_;
+  std::unordered_map<std::string_view, uint32_t> ids_;
   std::vector<Info> infos_;
 };
 
