@@ -92,7 +92,8 @@ TEST(ModuleConfig, OneSetPassAnswersAsEachPatternAlone) {
   }
   // Every group's bit lands where it belongs, up to the 64th group.
   std::string json = R"({"groups": [)";
-  for (int g = 0; g < 64; ++g) json += (g ? "," : "") + fmt::format(R"j({{"name": "g{}", "match": "^x:b{}(\\.|$)"}})j", g, g);
+  for (int g = 0; g < 64; ++g)
+    json += (g ? "," : "") + fmt::format(R"j({{"name": "g{}", "match": "^x:b{}(\\.|$)"}})j", g, g);
   json += "]}";
   auto many = ParseModuleConfig(json, "many.json");
   ASSERT_TRUE(many.ok()) << many.status().message();
@@ -131,14 +132,16 @@ TEST(ModuleConfig, InvalidPatternsSayWhichWhatAndWhy) {
   auto bad = ParseModuleConfig(R"({"groups": [{"name": "trunk", "match": "Pairformer("}]})", "m.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), ExitCode::kBadInput);
-  EXPECT_CONTAINS(bad.status().message(), "m.json: group 'trunk' match 'Pairformer(' is not a valid regular expression "
-                                          "(RE2: missing ): Pairformer()");
+  EXPECT_CONTAINS(bad.status().message(),
+                  "m.json: group 'trunk' match 'Pairformer(' is not a valid regular expression "
+                  "(RE2: missing ): Pairformer()");
   EXPECT_CONTAINS(bad.status().message(), "https://github.com/google/re2/wiki/Syntax");
   // A lookahead, as the old built-in config had: the error says how to write it instead.
   bad = ParseModuleConfig(R"j({"exclude": ["^PyTorch:(?!torch\\.optim)"]})j", "m.json");
   ASSERT_FALSE(bad.ok());
-  EXPECT_CONTAINS(bad.status().message(), "m.json: exclude pattern '^PyTorch:(?!torch\\.optim)' is not a valid regular "
-                                          "expression (RE2: invalid perl operator: (?!)");
+  EXPECT_CONTAINS(bad.status().message(),
+                  "m.json: exclude pattern '^PyTorch:(?!torch\\.optim)' is not a valid regular "
+                  "expression (RE2: invalid perl operator: (?!)");
   EXPECT_CONTAINS(bad.status().message(), "\"unless\"");
   bad = ParseModuleConfig(R"({"warmup": "(a)\\1"})", "m.json");
   ASSERT_FALSE(bad.ok());

@@ -18,13 +18,19 @@ namespace {
 
 // The built-in config as it was before RE2 (module_config.cc at 8325d00).
 const std::vector<std::string> kOldExclude = {
-    "^NCCL:", "^CCCL:", "^(cuBLAS|cuBLASLt|cuDNN|CUDA|NVTX|cuFFT|cuSOLVER|cuSPARSE)[^:]*:",
-    "^PyTorch:(?!torch\\.optim)", ", seq = \\d+", ", op_id = \\d+",
+    "^NCCL:",
+    "^CCCL:",
+    "^(cuBLAS|cuBLASLt|cuDNN|CUDA|NVTX|cuFFT|cuSOLVER|cuSPARSE)[^:]*:",
+    "^PyTorch:(?!torch\\.optim)",
+    ", seq = \\d+",
+    ", op_id = \\d+",
     "^:(aten|autograd|c10d|nccl|record_param_comms|cudaStream|ProfilerStep|Optimizer)",
     "^[^:]*:([A-Za-z_][A-Za-z0-9_]*:)?(iter|iteration|step|warmup|epoch)[ _#-]?\\d+$"};
 const std::vector<std::string> kOldGroups = {
-    "optim\\.|Optimizer|optimizer", "Diffusion|EDMSampler|Sampler\\.sample|AtomAttentionDecoder",
-    "Confidence|[Pp]LDDT|PAE|PDE|Distogram", "MSA|OuterProductMean",
+    "optim\\.|Optimizer|optimizer",
+    "Diffusion|EDMSampler|Sampler\\.sample|AtomAttentionDecoder",
+    "Confidence|[Pp]LDDT|PAE|PDE|Distogram",
+    "MSA|OuterProductMean",
     "InputEmbedder|InputFeatureEmbedder|RelativePosition|AtomAttentionEncoder",
     "[Tt]runk|Pairformer|Triangle|TriMul|Transition|AttentionPairBias|Template"};
 const char* const kOldOptimizer = "optim\\.|Optimizer\\.step|optimizer_step";
