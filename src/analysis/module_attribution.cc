@@ -82,6 +82,26 @@ bool IsAutogradEvaluate(std::string_view text) {
   return text.starts_with("autograd::engine::evaluate_function: ");
 }
 
+void AppendOpRangeKey(std::string_view text, std::string& out) {
+  size_t first = std::string_view::npos;
+  bool seq = false, op_id = false;
+  for (size_t at = text.find(", "); at != std::string_view::npos; at = text.find(", ", at + 2)) {
+    std::string_view rest = text.substr(at + 2);
+    bool is_seq = rest.starts_with("seq = "), is_op = rest.starts_with("op_id = ");
+    if (!is_seq && !is_op && !rest.starts_with("sizes = ")) continue;
+    if (first == std::string_view::npos) first = at;
+    seq |= is_seq;
+    op_id |= is_op;
+  }
+  if (first == std::string_view::npos) {
+    out.append(text);
+    return;
+  }
+  out.append(text.substr(0, first));
+  if (seq) out.append(", seq = 0");
+  if (op_id) out.append(", op_id = 0");
+}
+
 void ModuleAttribution::MapBackward() {
   // (process, seq) -> the module of the forward op that created autograd node `seq`: the last
   // range with that number on its thread (ops nested in it share the number until the node is

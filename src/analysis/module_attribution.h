@@ -55,6 +55,14 @@ int64_t AutogradSeq(std::string_view text);
 inline constexpr int64_t kSeqOfChild = -2;
 bool IsAutogradEvaluate(std::string_view text);
 
+// PyTorch's op ranges carry per-call numbers and shapes ("aten::view, op_id = 49486, sizes = [[512, 1]],
+// input_op_ids = [...]", "MmBackward0, seq = 17, op_id = 220"): about half of a capture's NVTX texts
+// are distinct only there. They are matched (module, group, iteration, warm-up patterns) in one
+// canonical form per op name: the numbers of ", seq = " and ", op_id = " become 0 and the rest
+// (shapes, input ids) is dropped: "aten::view, op_id = 0", "MmBackward0, seq = 0, op_id = 0".
+// Other texts are appended whole. Appends to `out`.
+void AppendOpRangeKey(std::string_view text, std::string& out);
+
 // Launch flags (LaunchTag::flags, model::OpTag::flags).
 inline constexpr uint8_t kInWarmup = model::kOpInWarmup, kExcluded = model::kOpExcluded;
 

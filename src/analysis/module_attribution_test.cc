@@ -203,3 +203,27 @@ TEST(ModuleConfig, ShortNames) {
 
 }  // namespace
 }  // namespace cpprof::analysis
+
+TEST(OpRangeKey, PerCallNumbersAndShapesDoNotMakeNamesDistinct) {
+  auto key = [](std::string_view text) {
+    std::string out = "d:";
+    cpprof::analysis::AppendOpRangeKey(text, out);
+    return out;
+  };
+  EXPECT_EQ(key("aten::view, op_id = 49486, sizes = [[512, 1]], input_op_ids = [(1,0)]"), "d:aten::view, op_id = 0");
+  EXPECT_EQ(key("MmBackward0, seq = 17, op_id = 220"), "d:MmBackward0, seq = 0, op_id = 0");
+  EXPECT_EQ(key("aten::mm, sizes = [[2, 3], [3, 4]]"), "d:aten::mm");
+  EXPECT_EQ(key("autograd::engine::evaluate_function: CloneBackward0, op_id = 3"),
+            "d:autograd::engine::evaluate_function: CloneBackward0, op_id = 0");
+  // Not an op range: whole, commas and all.
+  EXPECT_EQ(key("PairformerBlock.forward"), "d:PairformerBlock.forward");
+  EXPECT_EQ(key("step, seqlen = 4, sizes_hint"), "d:step, seqlen = 4, sizes_hint");
+  EXPECT_EQ(key(""), "d:");
+  // The built-in patterns answer the canonical form as they answer the original.
+  const auto config = cpprof::analysis::DefaultModuleConfig();
+  for (std::string_view t : {"aten::view, op_id = 49486, sizes = [[512, 1]]", "MmBackward0, seq = 17, op_id = 220",
+                             "torch::autograd::AccumulateGrad, op_id = 7"}) {
+    std::string whole = std::string(":") + std::string(t);
+    EXPECT_EQ(config.IsModule(whole), config.IsModule(key(t).replace(0, 2, ":"))) << t;
+  }
+}

@@ -119,7 +119,9 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
           return;
         }
       }
-      full.assign(domain_names.front()).append(":").append(r.text);
+      // PyTorch's op ranges in one form per op name: per-call numbers never decide (AppendOpRangeKey).
+      full.assign(domain_names.front()).append(":");
+      analysis::AppendOpRangeKey(r.text, full);
       const uint32_t id = seen.Intern(full);
       const Flags& f = seen.info(id);
       if (f.marker != analysis::MarkerKind::kNone) {
