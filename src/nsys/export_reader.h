@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/global_id.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::nsys {
@@ -142,6 +143,27 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
   return OkStatus();
 }
 
+// An upper bound on the rows of `table` (its largest rowid: exports never delete rows), read
+// from the end of its b-tree; 0 when the table is absent or empty.
+StatusOr<int64_t> RowsUpperBound(const Database& db, const char* table);
+
+// Streams (globalPid, correlationId, start, end) of every GPU op (kernels, memcpys, memsets)
+// that names the CUDA call that launched it: fn(global_pid, correlation, start, end). Tables
+// without a correlationId column are left out.
+template <typename Fn>
+Status ForEachOpLaunch(const Database& db, Fn&& fn) {
+  for (const char* table : {kKernelTable, kMemcpyTable, kMemsetTable}) {
+    if (!db.HasTable(table) || !db.HasColumn(table, "correlationId")) continue;
+    CPPROF_ASSIGN_OR_RETURN(Statement st,
+                            db.Prepare(std::string("SELECT start, end, globalPid, correlationId FROM ") + table +
+                                           " WHERE correlationId IS NOT NULL",
+                                       "reading GPU ops"));
+    while (st.Step()) fn(st.Int(2), st.Int(3), st.Int(0), st.Int(1));
+    CPPROF_RETURN_IF_ERROR(st.status());
+  }
+  return OkStatus();
+}
+
 // CUDA memcpy kinds (ENUM_CUDA_MEMCPY_OPER) that move data between GPUs.
 inline constexpr int kMemcpyPeerToPeer = 10;
 
@@ -154,8 +176,9 @@ struct ProcessInfo {
 // The PROCESSES table keyed by globalPid (empty when the table is absent).
 StatusOr<std::unordered_map<int64_t, ProcessInfo>> ReadProcesses(const Database& db);
 
-// pid and tid packed in nsys's globalPid/globalTid (pid in bits 24..47, tid in bits 0..23).
-inline int PidOf(int64_t global_id) { return static_cast<int>((global_id >> 24) & 0xFFFFFF); }
-inline int TidOf(int64_t global_id) { return static_cast<int>(global_id & 0xFFFFFF); }
+// pid and tid packed in nsys's globalPid/globalTid: see model/global_id.h.
+using model::GlobalPidOf;
+using model::PidOf;
+using model::TidOf;
 
 }  // namespace cpprof::nsys

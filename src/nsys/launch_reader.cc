@@ -16,6 +16,21 @@ StatusOr<std::set<int64_t>> ReadAutogradThreads(const Database& db) {
   return out;
 }
 
+StatusOr<ApiCallCursor> ApiCallCursor::Open(const Database& db, bool by_start, bool launches_only) {
+  ApiCallCursor c;
+  if (!db.HasTable(kRuntimeTable)) return c;
+  const bool corr = db.HasColumn(kRuntimeTable, "correlationId");
+  if (launches_only && !corr) return c;
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(std::string("SELECT start, end, globalTid, ") + (corr ? "correlationId" : "NULL") + " FROM " +
+                     kRuntimeTable + (launches_only ? " WHERE correlationId IS NOT NULL" : "") +
+                     (by_start ? " ORDER BY start, rowid" : ""),
+                 "reading CUDA API calls"));
+  c.st_.emplace(std::move(st));
+  return c;
+}
+
 Status ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn) {
   if (!db.HasTable(kRuntimeTable)) return OkStatus();
   CPPROF_ASSIGN_OR_RETURN(Statement st,

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,8 +61,40 @@ struct NvtxRangeRow {
 // nvtx_sum takes the last timestamp of any NVTX event, nvtx_gpu_proj_sum that of ranges only.
 enum class OpenEnd { kLastNvtxEvent, kLastRange };
 
+// The end given to ranges still open when the capture ended (a scan of the NVTX table).
+StatusOr<int64_t> LastNvtxTimestamp(const Database& db, OpenEnd open_end);
+
 // Streams the push/pop and start/end ranges in table order.
 Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn);
+
+// The ranges and domain-create events of NVTX_EVENTS as a cursor, in one pass: in table order
+// (exports list events by start time) or, with `by_start`, sorted by start (SQLite sorts: slower,
+// for exports that are not in time order). Domain creates go to domains(); Next() stops at ranges.
+class NvtxRangeCursor {
+ public:
+  struct Options {
+    bool by_start = false;
+    // The end given to ranges without one (LastNvtxTimestamp); unset: their start, and
+    // saw_open() tells the caller to read again with it.
+    std::optional<int64_t> open_end;
+  };
+  static StatusOr<NvtxRangeCursor> Open(const Database& db, const Options& options);
+  NvtxRangeCursor(NvtxRangeCursor&&) noexcept;
+  NvtxRangeCursor& operator=(NvtxRangeCursor&&) noexcept;
+  ~NvtxRangeCursor();
+
+  // Advances to the next range; false at the end or on an error (status()).
+  bool Next();
+  const NvtxRangeRow& row() const;  // valid until the next Next()
+  const NvtxDomains& domains() const;  // the domains created so far
+  bool saw_open() const;  // a range without end was met while no open_end was given
+  Status status() const;
+
+ private:
+  struct Impl;
+  explicit NvtxRangeCursor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 // What one pass over every NVTX event (ScanNvtx) gives besides the ranges.
 struct NvtxScan {

@@ -9,6 +9,7 @@
 
 #include "analysis/classify.h"
 #include "analysis/ranks.h"
+#include "model/global_id.h"
 #include "model/op_class.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
@@ -28,9 +29,6 @@ using nsys::Statement;
 // Tracks that are not OS threads (CUDA streams, NVTX start/end lanes) get tids from here up, in
 // the order they are first met: unique across the whole trace, since Perfetto keys threads by tid.
 constexpr int64_t kSyntheticTidBase = 1'000'000'000;
-constexpr int64_t kTidMask = 0xFFFFFF;
-
-int64_t GlobalPidOfTid(int64_t global_tid) { return global_tid & ~kTidMask; }
 
 // The processes with GPU work and their op counts per device, which is all AssignRanks reads:
 // counted with GROUP BY instead of loading every op.
@@ -199,7 +197,7 @@ class TraceBuilder {
                                   "reading CUDA runtime API calls"));
     while (st.Step()) {
       int64_t start = st.Int(0), end = st.Int(1), gtid = st.Int(2);
-      const RankProcess* p = ProcessOf(GlobalPidOfTid(gtid));
+      const RankProcess* p = ProcessOf(model::GlobalPidOf(gtid));
       if (!p || !InWindow(start, end)) continue;
       int64_t tid = ThreadTid(gtid);
       Json args;
@@ -387,7 +385,7 @@ class TraceBuilder {
     int64_t skipped = 0;
     while (st.Step()) {
       int64_t start = st.Int(0), gtid = st.Int(4);
-      const RankProcess* p = ProcessOf(GlobalPidOfTid(gtid));
+      const RankProcess* p = ProcessOf(model::GlobalPidOf(gtid));
       if (!p) {
         ++skipped;
         continue;
@@ -474,7 +472,7 @@ class TraceBuilder {
       }
       // CPU threads after the streams, by tid; each thread's NVTX start/end lanes below it.
       for (const auto& [gtid, unused] : threads_) {
-        if (GlobalPidOfTid(gtid) != gpid) continue;
+        if (model::GlobalPidOf(gtid) != gpid) continue;
         auto it = thread_names.find(gtid);
         std::string name = it != thread_names.end() ? it->second : fmt::format("thread {}", nsys::TidOf(gtid));
         Metadata("thread_name", p.pid, nsys::TidOf(gtid), {{"name", name}});
