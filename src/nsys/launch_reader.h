@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 #include <optional>
 #include <set>
 
@@ -25,6 +27,7 @@ struct ApiCallRow {
   int64_t global_tid;
   int64_t correlation;  // 0 when the export has none for the call
   bool has_correlation;
+  int64_t name_id;  // StringIds id of the function's name
 };
 
 // The CUDA runtime and driver API calls as a cursor: in table order (exports list them by start)
@@ -41,6 +44,7 @@ class ApiCallCursor {
     row_.global_tid = st_->Int(2);
     row_.has_correlation = !st_->IsNull(3);
     row_.correlation = st_->Int(3);
+    row_.name_id = st_->Int(4);
     return true;
   }
   const ApiCallRow& row() const { return row_; }
@@ -50,6 +54,13 @@ class ApiCallCursor {
   std::optional<Statement> st_;
   ApiCallRow row_{};
 };
+
+// The latest end of a CUDA API call (0 when there is none).
+StatusOr<int64_t> LastApiCallEnd(const Database& db);
+
+// Thread names by globalTid (ThreadNames joined to StringIds; a thread named twice keeps the
+// later name). Empty when the export names no threads.
+StatusOr<std::map<int64_t, std::string>> ReadThreadNames(const Database& db);
 
 // The process part of a globalTid (as in the kernel tables' globalPid).
 inline int64_t ProcessOfThread(int64_t global_tid) { return model::GlobalPidOf(global_tid); }

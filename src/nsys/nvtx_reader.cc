@@ -109,7 +109,7 @@ const std::vector<std::string>& NvtxDomains::NamesFor(int64_t domain_id, int64_t
 
 StatusOr<int64_t> LastNvtxTimestamp(const Database& db, OpenEnd open_end) {
   CPPROF_ASSIGN_OR_RETURN(
-      Statement st, db.Prepare(fmt::format("SELECT max(max(start), max(end)) FROM {}{}", kNvtxTable,
+      Statement st, db.Prepare(fmt::format("SELECT max(max(start), coalesce(max(end), max(start))) FROM {}{}", kNvtxTable,
                                            open_end == OpenEnd::kLastRange ? " WHERE " + RangesOnly() : ""),
                                "reading NVTX"));
   int64_t max_ts = 0;
@@ -140,9 +140,11 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
       Statement st,
       db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {} FROM {} "
                              "WHERE eventType IN ({}, {}, {}, {}, {}){}",
-                             db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid IS NOT NULL" : "0", kNvtxTable,
+                             db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable,
                              kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
-                             options.by_start ? " ORDER BY start, rowid" : ""),
+                             !options.by_start        ? ""
+                             : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
+                                                     : " ORDER BY start, rowid"),
                  "reading NVTX ranges"));
   return NvtxRangeCursor(std::make_unique<Impl>(std::move(st), std::move(registered), options.open_end));
 }
@@ -168,7 +170,8 @@ bool NvtxRangeCursor::Next() {
     r.domain_id = m.st.Int(3);
     r.global_tid = m.st.Int(4);
     r.text = m.registered.TextOf(m.st, 5, 6);
-    r.ends_on_other_thread = m.st.Int(7) != 0;
+    r.ends_on_other_thread = !m.st.IsNull(7);
+    r.end_global_tid = m.st.Int(7);
     return true;
   }
   return false;

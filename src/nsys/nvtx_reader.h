@@ -55,6 +55,7 @@ struct NvtxRangeRow {
   bool ends_on_other_thread;  // endGlobalTid set: nsys leaves it out of GPU projection
   bool open;                  // no end recorded: still open when the capture ended
   std::string_view text;      // valid during the callback only
+  int64_t end_global_tid = 0;  // the thread that ended it, where the export says (NvtxRangeCursor only)
 };
 
 // Which timestamps bound the end given to ranges still open at the end of the capture: nsys's
@@ -74,6 +75,8 @@ class NvtxRangeCursor {
  public:
   struct Options {
     bool by_start = false;
+    // With by_start: ranges of one start longest first (open ones first), then in table order.
+    bool longest_first = false;
     // The end given to ranges without one (LastNvtxTimestamp); unset: their start, and
     // saw_open() tells the caller to read again with it.
     std::optional<int64_t> open_end;

@@ -97,7 +97,10 @@ struct Sweep {
 // One merge of the NVTX ranges and the CUDA API calls by start, fed to the projector.
 StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& spans, bool by_start,
                                std::optional<int64_t> open_end, Sweep& sweep) {
-  CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor nvtx, nsys::NvtxRangeCursor::Open(db, {by_start, open_end}));
+  nsys::NvtxRangeCursor::Options options;
+  options.by_start = by_start;
+  options.open_end = open_end;
+  CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor nvtx, nsys::NvtxRangeCursor::Open(db, options));
   CPPROF_ASSIGN_OR_RETURN(nsys::ApiCallCursor calls, nsys::ApiCallCursor::Open(db, by_start, true));
   std::unordered_map<std::string, uint32_t> group_index;
   std::string key;
