@@ -63,11 +63,11 @@ void NvtxProjector::Advance(Thread& t, int64_t tid, int64_t time, bool is_range)
   CloseBefore(t, time);
 }
 
-void NvtxProjector::Range(int64_t tid, int64_t start, int64_t end, uint32_t group) {
+void NvtxProjector::Range(int64_t tid, int64_t start, int64_t end, uint32_t group, uint64_t seq) {
   Thread& t = ThreadOf(tid);
   Advance(t, tid, start, true);
   if (t.pending.empty()) t.pending_start = start;
-  t.pending.push_back({end, next_seq_++, group});
+  t.pending.push_back({end, seq, group});
 }
 
 void NvtxProjector::FlushPending(Thread& t, int64_t tid) {
@@ -193,8 +193,7 @@ void NvtxProjector::Finish() {
 std::vector<RangeProjection> ProjectRanges(const std::vector<NvtxRange>& ranges,
                                            const std::vector<Launch>& launches) {
   std::vector<RangeProjection> out(ranges.size());
-  std::vector<size_t> index_of_seq;
-  NvtxProjector projector([&](const ClosedRange& c) { out[index_of_seq[c.seq]] = c.proj; });
+  NvtxProjector projector([&](const ClosedRange& c) { out[c.seq] = c.proj; });
   std::map<int64_t, std::vector<size_t>> range_idx;
   std::map<int64_t, std::vector<const Launch*>> launch_of;
   for (size_t i = 0; i < ranges.size(); ++i) range_idx[ranges[i].tid].push_back(i);
@@ -206,14 +205,12 @@ std::vector<RangeProjection> ProjectRanges(const std::vector<NvtxRange>& ranges,
     size_t next = 0;
     for (const Launch* l : ls) {
       for (; next < idx.size() && ranges[idx[next]].start <= l->api_start; ++next) {
-        index_of_seq.push_back(idx[next]);
-        projector.Range(tid, ranges[idx[next]].start, ranges[idx[next]].end, 0);
+        projector.Range(tid, ranges[idx[next]].start, ranges[idx[next]].end, 0, idx[next]);
       }
       projector.Launch(tid, l->api_start, l->api_end, l->correlation, l->op_start, l->op_end);
     }
     for (; next < idx.size(); ++next) {
-      index_of_seq.push_back(idx[next]);
-      projector.Range(tid, ranges[idx[next]].start, ranges[idx[next]].end, 0);
+      projector.Range(tid, ranges[idx[next]].start, ranges[idx[next]].end, 0, idx[next]);
     }
   }
   projector.Finish();

@@ -42,7 +42,7 @@ struct RangeProjection {
 struct ClosedRange {
   int64_t start = 0, end = 0;
   int64_t tid = 0;
-  uint64_t seq = 0;     // the order in which the range was given (table order)
+  uint64_t seq = 0;     // as given to Range (table order)
   uint32_t group = 0;   // the caller's tag
   RangeProjection proj;
 };
@@ -57,7 +57,8 @@ class NvtxProjector {
   using Sink = std::function<void(const ClosedRange&)>;
   explicit NvtxProjector(Sink sink) : sink_(std::move(sink)) {}
 
-  void Range(int64_t tid, int64_t start, int64_t end, uint32_t group);
+  // `seq` orders ranges of one start and end (and is handed back): the table order.
+  void Range(int64_t tid, int64_t start, int64_t end, uint32_t group, uint64_t seq);
   // A launch of the API call [api_start, api_end] on `tid` whose ops ran over [op_start, op_end].
   void Launch(int64_t tid, int64_t api_start, int64_t api_end, int64_t correlation, int64_t op_start,
               int64_t op_end);
@@ -105,7 +106,6 @@ class NvtxProjector {
   std::unordered_map<int64_t, Thread> threads_;
   int64_t last_tid_ = 0;
   Thread* last_thread_ = nullptr;
-  uint64_t next_seq_ = 0;
   bool in_order_ = true;
   size_t open_count_ = 0, max_open_ = 0;
   std::vector<uint32_t> closing_;  // scratch

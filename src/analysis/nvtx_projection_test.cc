@@ -207,8 +207,8 @@ TEST(NvtxProjector, HoldsOnlyTheOpenRanges) {
   });
   for (int64_t i = 0; i < 100'000; ++i) {
     int64_t t = i * 100;
-    p.Range(7, t, t + 90, 0);       // an iteration
-    p.Range(7, t + 10, t + 50, 1);  // a module inside it
+    p.Range(7, t, t + 90, 0, 2 * i);           // an iteration
+    p.Range(7, t + 10, t + 50, 1, 2 * i + 1);  // a module inside it
     p.Launch(7, t + 20, t + 30, i + 1, t + 1000, t + 1500);
   }
   p.Finish();
@@ -220,8 +220,8 @@ TEST(NvtxProjector, HoldsOnlyTheOpenRanges) {
 
 TEST(NvtxProjector, SaysWhenCallsComeOutOfTimeOrder) {
   NvtxProjector p([](const ClosedRange&) {});
-  p.Range(1, 100, 200, 0);
-  p.Range(2, 50, 60, 0);  // another thread: any order
+  p.Range(1, 100, 200, 0, 0);
+  p.Range(2, 50, 60, 0, 1);  // another thread: any order
   EXPECT_TRUE(p.in_order());
   p.Launch(1, 90, 95, 1, 0, 1);
   EXPECT_FALSE(p.in_order());

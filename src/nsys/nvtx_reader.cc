@@ -138,7 +138,7 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
   CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
-      db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {} FROM {} "
+      db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
                              "WHERE eventType IN ({}, {}, {}, {}, {}){}",
                              db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable,
                              kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
@@ -172,6 +172,7 @@ bool NvtxRangeCursor::Next() {
     r.text = m.registered.TextOf(m.st, 5, 6);
     r.ends_on_other_thread = !m.st.IsNull(7);
     r.end_global_tid = m.st.Int(7);
+    r.rowid = m.st.Int(8);
     return true;
   }
   return false;

@@ -56,6 +56,7 @@ struct NvtxRangeRow {
   bool open;                  // no end recorded: still open when the capture ended
   std::string_view text;      // valid during the callback only
   int64_t end_global_tid = 0;  // the thread that ended it, where the export says (NvtxRangeCursor only)
+  int64_t rowid = 0;           // NvtxRangeCursor only: the table order
 };
 
 // Which timestamps bound the end given to ranges still open at the end of the capture: nsys's

@@ -77,7 +77,7 @@ struct SweepGroup {
 };
 
 struct ProjectedValue {
-  uint64_t seq;  // table order: the statistics are taken in it, as nsys takes them
+  uint64_t seq;  // rowid: the statistics are taken in table order, as nsys takes them
   int64_t proj;
 };
 
@@ -125,7 +125,7 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
       sweep.groups.push_back({r.domain_id, r.global_tid, std::string(r.text), style});
       sweep.totals.emplace_back();
     }
-    projector.Range(r.global_tid, r.start, r.end, it->second);
+    projector.Range(r.global_tid, r.start, r.end, it->second, static_cast<uint64_t>(r.rowid));
   };
   auto add_call = [&](const nsys::ApiCallRow& c) {
     int64_t op_start, op_end;
