@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <queue>
 #include <unordered_map>
 
 #include "analysis/nvtx_projection.h"
@@ -88,6 +89,18 @@ struct GroupTotals {
 
 enum class SweepResult { kDone, kNeedOpenEnd, kNeedSort };
 
+// How far out of time order API calls may come and still be placed without sorting the table.
+constexpr int64_t kCallReorderNs = 50'000'000;
+
+struct PendingCall {
+  int64_t start;
+  uint64_t arrival;  // table order among calls of one start
+  int64_t end, global_tid, correlation;
+  bool operator>(const PendingCall& o) const {
+    return start != o.start ? start > o.start : arrival > o.arrival;
+  }
+};
+
 struct Sweep {
   std::vector<SweepGroup> groups;
   std::vector<GroupTotals> totals;
@@ -127,21 +140,36 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
     }
     projector.Range(r.global_tid, r.start, r.end, it->second, static_cast<uint64_t>(r.rowid));
   };
-  auto add_call = [&](const nsys::ApiCallRow& c) {
+  auto add_call = [&](const PendingCall& c) {
     int64_t op_start, op_end;
     if (spans.Find(model::GlobalPidOf(c.global_tid), c.correlation, &op_start, &op_end)) {
       projector.Launch(c.global_tid, c.start, c.end, c.correlation, op_start, op_end);
     }
   };
+  // API calls pass through a small reorder buffer (kCallReorderNs of calls by start): an export
+  // whose calls are a little out of time order needs no sorted second pass. One that comes in
+  // later than that is read again sorted.
+  std::priority_queue<PendingCall, std::vector<PendingCall>, std::greater<>> pending;
+  int64_t latest_call = INT64_MIN, released = INT64_MIN;
+  uint64_t arrival = 0;
   bool more_nvtx = nvtx.Next(), more_calls = calls.Next();
-  while (more_nvtx || more_calls) {
+  while (true) {
+    while (more_calls && (pending.empty() || pending.top().start > latest_call - kCallReorderNs)) {
+      const nsys::ApiCallRow& c = calls.row();
+      if (c.start < released) return SweepResult::kNeedSort;
+      latest_call = std::max(latest_call, c.start);
+      pending.push({c.start, arrival++, c.end, c.global_tid, c.correlation});
+      more_calls = calls.Next();
+    }
+    if (!more_nvtx && pending.empty()) break;
     // At equal times a range opens before a call is placed in it.
-    if (more_nvtx && (!more_calls || nvtx.row().start <= calls.row().start)) {
+    if (more_nvtx && (pending.empty() || nvtx.row().start <= pending.top().start)) {
       add_range(nvtx.row());
       more_nvtx = nvtx.Next();
     } else {
-      add_call(calls.row());
-      more_calls = calls.Next();
+      released = pending.top().start;
+      add_call(pending.top());
+      pending.pop();
     }
     if (!projector.in_order()) return SweepResult::kNeedSort;
   }

@@ -1,5 +1,6 @@
 // nvtx_gpu_proj_sum on hand-written exports: the streaming sweep's answer does not depend on the
-// table order (a table out of time order is read again sorted), and ranges still open at the end
+// table order (NVTX out of time order is read again sorted, API calls a little out of order are
+// reordered in a small buffer), and ranges still open at the end
 // of the capture end at the last range timestamp (read again with it).
 #include "pipeline/nvtx_reports.h"
 
@@ -17,7 +18,7 @@ namespace {
 // start/end range ':open' from 60 (ends at 100, the last range timestamp). Launch 1 (API call
 // [20, 25]) ran a kernel over [200, 300]; launch 2 ([70, 75]) a kernel [400, 420] and a memset
 // [430, 450]; launch 3 ([120, 130]) is outside every range.
-std::string Export(const std::vector<std::string>& nvtx_rows) {
+std::string Export(const std::vector<std::string>& nvtx_rows, bool calls_reversed) {
   std::string sql = testing::ReadFile(testing::DataPath("sql/_schema.sql"));
   sql += R"sql(
 INSERT INTO StringIds VALUES (1, 'k');
@@ -31,17 +32,20 @@ INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlat
   shortName) VALUES (200, 300, 0, 7, 1, 1677721600, 1, 1), (400, 420, 0, 7, 2, 1677721600, 1, 1),
   (500, 510, 0, 7, 3, 1677721600, 1, 1);
 INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (430, 450, 0, 7, 2, 1677721600, 8);
-INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (20, 25, 1677721607, 1, 1), (70, 75, 1677721607, 2, 1),
-  (120, 130, 1677721607, 3, 1);
 )sql";
+  sql += calls_reversed ? "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (120, 130, 1677721607, 3, 1), "
+                          "(70, 75, 1677721607, 2, 1), (20, 25, 1677721607, 1, 1);\n"
+                        : "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (20, 25, 1677721607, 1, 1), "
+                          "(70, 75, 1677721607, 2, 1), (120, 130, 1677721607, 3, 1);\n";
   for (const auto& row : nvtx_rows) {
     sql += "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES " + row + ";\n";
   }
   return sql;
 }
 
-std::vector<std::string> Rows(const std::string& name, const std::vector<std::string>& nvtx_rows) {
-  auto db = nsys::Database::Open(testing::MakeDatabase(name, Export(nvtx_rows)));
+std::vector<std::string> Rows(const std::string& name, const std::vector<std::string>& nvtx_rows,
+                              bool calls_reversed = false) {
+  auto db = nsys::Database::Open(testing::MakeDatabase(name, Export(nvtx_rows, calls_reversed)));
   EXPECT_TRUE(db.ok());
   auto t = NvtxGpuProjSum(*db);
   EXPECT_TRUE(t.ok()) << t.status().message();
@@ -64,6 +68,8 @@ TEST(NvtxGpuProjSum, SameAnswerInAnyTableOrder) {
   };
   EXPECT_EQ(Rows("proj_sorted.sqlite", {outer, inner, open}), want);
   EXPECT_EQ(Rows("proj_shuffled.sqlite", {open, inner, outer}), want);
+  // API calls a little out of time order go through the reorder buffer.
+  EXPECT_EQ(Rows("proj_calls_reversed.sqlite", {outer, inner, open}, true), want);
 }
 
 }  // namespace
