@@ -7,7 +7,7 @@ sudo=""
 $sudo apt-get update -qq
 $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
   cmake ninja-build g++ pkg-config \
-  libsqlite3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev \
+  libsqlite3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libre2-dev libgtest-dev clang-format \
   sqlite3 xz-utils time \
   python3 python3-torch python3-pytest \
   chromium > /dev/null

@@ -7,7 +7,8 @@ Standard library only; torch is imported only for discovery.
 Request:
   {"entries":  [{"module": "pkg.mod", "function": "Class.method"}, ...],
    "aliases":  {"ALIAS": "REAL", ...},      # vendored code importing itself as ALIAS
-   "discover": [{"package": "PKG", "match": "REGEX"}, ...],
+   "discover": [{"package": "PKG", "match": "REGEX"}, ...],  # cpprof sends "" (every class) and
+                                             # filters by its own RE2 pattern, so one syntax applies
    "entry_module": "MOD" or null}           # what `-m MOD` will launch: never imported here
 
 Answer:

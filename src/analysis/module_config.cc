@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <re2/set.h>
+
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "base/regex.h"
 
 namespace cpprof::analysis {
 
@@ -12,11 +17,11 @@ namespace {
 
 // Groups are tried in this order, so a Pairformer inside the confidence head counts as
 // confidence, an atom encoder inside diffusion as diffusion, and an MSA module inside the trunk
-// as MSA. Patterns are ECMAScript regular expressions searched in "domain:text".
+// as MSA. Patterns are RE2 regular expressions searched in "domain:text".
 constexpr std::string_view kDefaultConfig = R"json({
   "exclude": [
     "^NCCL:", "^CCCL:", "^(cuBLAS|cuBLASLt|cuDNN|CUDA|NVTX|cuFFT|cuSOLVER|cuSPARSE)[^:]*:",
-    "^PyTorch:(?!torch\\.optim)",
+    {"match": "^PyTorch:", "unless": "^PyTorch:torch\\.optim"},
     ", seq = \\d+", ", op_id = \\d+",
     "^:(aten|autograd|c10d|nccl|record_param_comms|cudaStream|ProfilerStep|Optimizer)",
     "^[^:]*:([A-Za-z_][A-Za-z0-9_]*:)?(iter|iteration|step|warmup|epoch)[ _#-]?\\d+$"
@@ -33,52 +38,118 @@ constexpr std::string_view kDefaultConfig = R"json({
   "warmup": "(^|[^A-Za-z])[Ww]arm[-_ ]?up"
 })json";
 
-StatusOr<std::regex> Compile(const std::string& pattern, const std::string& where, const std::string& source) {
-  try {
-    return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error& e) {
-    return Status(ExitCode::kBadInput,
-                  fmt::format("{}: {} '{}' is not a valid regular expression ({}). Patterns are "
-                              "ECMAScript regexes searched in 'domain:text'.",
-                              source, where, pattern, e.what()));
-  }
-}
+constexpr std::string_view kSearchedIn = "'domain:text' of each NVTX range";
 
 }  // namespace
 
-bool ModuleConfig::IsModule(std::string_view range) const {
-  for (const auto& re : exclude) {
-    if (std::regex_search(range.begin(), range.end(), re)) return false;
+// Every pattern of a config in one RE2::Set (one pass over a name answers them all), and each
+// alone, for the rare name the Set's DFA runs out of memory on.
+class CompiledPatterns {
+ public:
+  enum Role : uint8_t { kExclude, kUnless, kGroup, kOptimizer, kWarmup, kExcludeWork };
+
+  Status Add(const std::string& pattern, Role role, uint32_t index, std::string_view what,
+             const std::string& source, ExitCode code) {
+    auto re = CompileRegex(pattern, source.empty() ? std::string(what) : fmt::format("{}: {}", source, what), code,
+                           kSearchedIn);
+    if (!re.ok()) {
+      if (role != kExclude || pattern.find("(?!") == std::string::npos) return re.status();
+      return Status(code, re.status().message() + " Write an exclude pattern's exceptions as {\"match\": \"^PyTorch:\", "
+                                                  "\"unless\": \"^PyTorch:torch\\\\.optim\"}.");
+    }
+    std::string error;
+    if (set_.Add(pattern, &error) != static_cast<int>(entries_.size())) {  // cannot happen: `re` compiled
+      return Status(code, fmt::format("{}: {} '{}' cannot be added to a set ({})", source, what, pattern, error));
+    }
+    entries_.push_back({role, index, std::move(re).value()});
+    return OkStatus();
   }
-  return true;
+
+  Status Finish(size_t excludes) {
+    excludes_ = excludes;
+    if (!entries_.empty() && !set_.Compile()) {
+      return Status(ExitCode::kBadInput, "the module patterns together are too large for RE2 (out of memory)");
+    }
+    return OkStatus();
+  }
+
+  NameClass Classify(std::string_view name) const {
+    NameClass c;
+    if (entries_.empty()) return c;
+    std::vector<int> hits;
+    RE2::Set::ErrorInfo info{RE2::Set::kNoError};
+    if (!set_.Match(name, &hits, &info) && info.kind != RE2::Set::kNoError) {
+      hits.clear();  // the DFA gave up: ask each pattern alone
+      for (size_t i = 0; i < entries_.size(); ++i) {
+        if (RegexSearch(name, *entries_[i].re)) hits.push_back(static_cast<int>(i));
+      }
+    }
+    std::vector<uint8_t> excluded(excludes_, 0);  // per exclude entry: 1 found, 3 its "unless" too
+    for (int h : hits) {
+      const Entry& e = entries_[static_cast<size_t>(h)];
+      switch (e.role) {
+        case kExclude: excluded[e.index] |= 1; break;
+        case kUnless: excluded[e.index] |= 2; break;
+        case kGroup: c.group_mask |= uint64_t{1} << e.index; break;
+        case kOptimizer: c.optimizer = true; break;
+        case kWarmup: c.warmup = true; break;
+        case kExcludeWork: c.excluded_work = true; break;
+      }
+    }
+    c.module = std::none_of(excluded.begin(), excluded.end(), [](uint8_t x) { return x == 1; });
+    return c;
+  }
+
+ private:
+  struct Entry {
+    Role role;
+    uint32_t index;  // the exclude entry or the group
+    std::shared_ptr<const RE2> re;
+  };
+  RE2::Set set_{RegexOptions(), RE2::UNANCHORED};
+  std::vector<Entry> entries_;
+  size_t excludes_ = 0;
+};
+
+NameClass ModuleConfig::Classify(std::string_view range) const {
+  return compiled_ ? compiled_->Classify(range) : NameClass{};
 }
 
-bool ModuleConfig::IsOptimizer(std::string_view range) const {
-  return !optimizer_pattern.empty() && std::regex_search(range.begin(), range.end(), optimizer);
-}
-
-bool ModuleConfig::IsWarmup(std::string_view range) const {
-  return !warmup_pattern.empty() && std::regex_search(range.begin(), range.end(), warmup);
-}
-
-bool ModuleConfig::IsExcludedWork(std::string_view range) const {
-  return !exclude_work_pattern.empty() && std::regex_search(range.begin(), range.end(), exclude_work);
-}
-
-Status ModuleConfig::SetExcludedWork(const std::string& pattern) {
-  auto re = Compile(pattern, "--exclude-ranges", "the command line");
-  if (!re.ok()) return Status(ExitCode::kUsage, re.status().message());
-  exclude_work_pattern = pattern;
-  exclude_work = std::move(re).value();
+Status ModuleConfig::Compile() {
+  auto c = std::make_shared<CompiledPatterns>();
+  using R = CompiledPatterns::Role;
+  for (size_t i = 0; i < exclude.size(); ++i) {
+    auto index = static_cast<uint32_t>(i);
+    CPPROF_RETURN_IF_ERROR(c->Add(exclude[i].pattern, R::kExclude, index, "exclude pattern", source, ExitCode::kBadInput));
+    if (!exclude[i].unless.empty()) {
+      CPPROF_RETURN_IF_ERROR(c->Add(exclude[i].unless, R::kUnless, index, "exclude 'unless' pattern", source,
+                                    ExitCode::kBadInput));
+    }
+  }
+  for (size_t g = 0; g < groups.size() && g < 64; ++g) {
+    CPPROF_RETURN_IF_ERROR(c->Add(groups[g].pattern, R::kGroup, static_cast<uint32_t>(g),
+                                  "group '" + groups[g].name + "' match", source, ExitCode::kBadInput));
+  }
+  if (!optimizer_pattern.empty()) {
+    CPPROF_RETURN_IF_ERROR(c->Add(optimizer_pattern, R::kOptimizer, 0, "optimizer pattern", source, ExitCode::kBadInput));
+  }
+  if (!warmup_pattern.empty()) {
+    CPPROF_RETURN_IF_ERROR(c->Add(warmup_pattern, R::kWarmup, 0, "warmup pattern", source, ExitCode::kBadInput));
+  }
+  if (!exclude_work_pattern.empty()) {
+    CPPROF_RETURN_IF_ERROR(c->Add(exclude_work_pattern, R::kExcludeWork, 0, "--exclude-ranges", "", ExitCode::kUsage));
+  }
+  CPPROF_RETURN_IF_ERROR(c->Finish(exclude.size()));
+  compiled_ = std::move(c);
   return OkStatus();
 }
 
-uint64_t ModuleConfig::GroupMask(std::string_view range) const {
-  uint64_t mask = 0;
-  for (size_t g = 0; g < groups.size() && g < 64; ++g) {
-    if (std::regex_search(range.begin(), range.end(), groups[g].re)) mask |= uint64_t{1} << g;
-  }
-  return mask;
+Status ModuleConfig::SetExcludedWork(const std::string& pattern) {
+  // Checked alone first, so that the error names the flag, not the config.
+  auto re = CompileRegex(pattern, "--exclude-ranges", ExitCode::kUsage, kSearchedIn);
+  if (!re.ok()) return re.status();
+  exclude_work_pattern = pattern;
+  return Compile();
 }
 
 std::string_view DefaultModuleConfigJson() { return kDefaultConfig; }
@@ -99,8 +170,9 @@ StatusOr<ModuleConfig> ParseModuleConfig(std::string_view text, const std::strin
   }
   auto bad = [&](const std::string& what) {
     return Status(ExitCode::kBadInput,
-                  fmt::format("{}: {}. The format: {{\"exclude\": [regex, ...], \"groups\": [{{\"name\": "
-                              "\"trunk\", \"match\": regex}}, ...], \"optimizer\": regex}}; 'cpprof report "
+                  fmt::format("{}: {}. The format: {{\"exclude\": [regex or {{\"match\": regex, \"unless\": regex}}, "
+                              "...], \"groups\": [{{\"name\": \"trunk\", \"match\": regex}}, ...], \"optimizer\": "
+                              "regex, \"warmup\": regex}} (RE2 regexes); 'cpprof report "
                               "--print-modules-config' prints the built-in one.",
                               source, what));
   };
@@ -113,12 +185,19 @@ StatusOr<ModuleConfig> ParseModuleConfig(std::string_view text, const std::strin
   ModuleConfig c;
   c.source = source;
   if (j.contains("exclude")) {
-    if (!j["exclude"].is_array()) return bad("'exclude' must be a list of regexes");
+    const char* format = "'exclude' must be a list of regexes or {\"match\": regex, \"unless\": regex}";
+    if (!j["exclude"].is_array()) return bad(format);
     for (const auto& p : j["exclude"]) {
-      if (!p.is_string()) return bad("'exclude' must be a list of regexes");
-      CPPROF_ASSIGN_OR_RETURN(auto re, Compile(p.get<std::string>(), "exclude pattern", source));
-      c.exclude_patterns.push_back(p.get<std::string>());
-      c.exclude.push_back(std::move(re));
+      if (p.is_string()) {
+        c.exclude.push_back({p.get<std::string>(), ""});
+        continue;
+      }
+      if (!p.is_object() || !p.contains("match") || !p["match"].is_string()) return bad(format);
+      for (const auto& [key, value] : p.items()) {
+        if (key != "match" && key != "unless") return bad(fmt::format("unknown field '{}' in an exclude entry", key));
+        if (!value.is_string()) return bad(format);
+      }
+      c.exclude.push_back({p["match"].get<std::string>(), p.value("unless", "")});
     }
   }
   if (j.contains("groups")) {
@@ -133,25 +212,19 @@ StatusOr<ModuleConfig> ParseModuleConfig(std::string_view text, const std::strin
       for (const auto& other : c.groups) {
         if (other.name == name) return bad(fmt::format("group '{}' is listed twice", name));
       }
-      CPPROF_ASSIGN_OR_RETURN(auto re, Compile(g["match"].get<std::string>(), "group '" + name + "' match", source));
-      c.groups.push_back({name, g["match"].get<std::string>(), std::move(re)});
+      c.groups.push_back({name, g["match"].get<std::string>()});
     }
     if (c.groups.size() > 64) return bad("at most 64 groups");
   }
   if (j.contains("optimizer")) {
     if (!j["optimizer"].is_string()) return bad("'optimizer' must be a regex");
     c.optimizer_pattern = j["optimizer"].get<std::string>();
-    if (!c.optimizer_pattern.empty()) {
-      CPPROF_ASSIGN_OR_RETURN(c.optimizer, Compile(c.optimizer_pattern, "optimizer pattern", source));
-    }
   }
   if (j.contains("warmup")) {
     if (!j["warmup"].is_string()) return bad("'warmup' must be a regex");
     c.warmup_pattern = j["warmup"].get<std::string>();
-    if (!c.warmup_pattern.empty()) {
-      CPPROF_ASSIGN_OR_RETURN(c.warmup, Compile(c.warmup_pattern, "warmup pattern", source));
-    }
   }
+  CPPROF_RETURN_IF_ERROR(c.Compile());
   return c;
 }
 

@@ -9,6 +9,13 @@
 
 namespace cpprof::analysis {
 
+using model::DiffMarker;
+using model::DiffOptions;
+using model::DiffRow;
+using model::PeakMemoryOf;
+using model::RankDiff;
+using model::ReportDiff;
+
 namespace {
 
 struct Totals {
@@ -52,20 +59,6 @@ std::vector<DiffRow> Rows(const std::map<std::string, Totals>& a, const std::map
 std::string Pct(double f) { return fmt::format("{:+.1f}%", 100.0 * f); }
 
 }  // namespace
-
-std::string_view MarkerText(DiffMarker m) {
-  switch (m) {
-    case DiffMarker::kSame:
-      return "[ = ]";
-    case DiffMarker::kChanged:
-      return "[ ~ ]";
-    case DiffMarker::kNew:
-      return "[NEW]";
-    case DiffMarker::kDeleted:
-      return "[DEL]";
-  }
-  return "[ ? ]";
-}
 
 ReportDiff DiffReports(const model::Report& a, const model::Report& b, const DiffOptions& options,
                        PeakMemoryOf peak_memory) {

@@ -42,11 +42,11 @@ class DiffCommand : public Command {
     ro.window = window_;
     CPPROF_ASSIGN_OR_RETURN(model::Report a, pipeline::BuildReport(a_, ro));
     CPPROF_ASSIGN_OR_RETURN(model::Report b, pipeline::BuildReport(b_, ro));
-    analysis::DiffOptions o;
+    model::DiffOptions o;
     o.mem_tolerance = mem_tolerance_pct_ / 100.0;
     if (max_time_pct_) o.max_time_delta = *max_time_pct_ / 100.0;
     if (max_mem_pct_) o.max_mem_delta = *max_mem_pct_ / 100.0;
-    analysis::ReportDiff d = analysis::DiffReports(a, b, o, pipeline::PeakMemoryPerRank);
+    model::ReportDiff d = analysis::DiffReports(a, b, o, pipeline::PeakMemoryPerRank);
     render_.sanity_only = sanity_;
     if (format_ == "json") {
       render::PrintDiffJson(d, ctx.out);
@@ -64,7 +64,7 @@ class DiffCommand : public Command {
  private:
   std::string a_, b_, format_ = "text", window_ = "steady";
   bool sanity_ = false;
-  double mem_tolerance_pct_ = 100.0 * analysis::kDefaultMemTolerance;
+  double mem_tolerance_pct_ = 100.0 * model::kDefaultMemTolerance;
   std::optional<double> max_time_pct_, max_mem_pct_;
   render::DiffRenderOptions render_;
 };

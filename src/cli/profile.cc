@@ -54,7 +54,8 @@ class ProfileCommand : public Command {
     app.add_option("--trace-discover", o_.trace_discover,
                    "Name the forward of every torch.nn.Module subclass in this importable package (see --trace-match)");
     app.add_option("--trace-match", o_.trace_match,
-                   "With --trace-discover: a Python regex searched in class names (default: every class)");
+                   "With --trace-discover: a regex found in the class names to keep (default: every class; RE2 "
+                   "syntax: https://github.com/google/re2/wiki/Syntax)");
     app.add_flag("--probe", o_.probe,
                  "Run the feasibility probe (the launch without nsys first) for any workload; the default for "
                  "cpfold with the full preset");

@@ -61,20 +61,21 @@ class ReportCommand : public Command {
         ->capture_default_str();
     app.add_option("--modules", modules_file_,
                    "A JSON file that says which NVTX ranges are modules and how they group (replaces the "
-                   "built-in AF3/Boltz grouping; see --print-modules-config)");
+                   "built-in AF3/Boltz grouping; see --print-modules-config; patterns in RE2 syntax)");
     app.add_flag("--print-modules-config", print_config_, "Print the built-in module grouping (JSON) and exit");
     app.add_option("--exclude-ranges", exclude_ranges_,
-                   "Leave out the GPU work launched inside NVTX ranges matching this regex (e.g. 'warmup' for "
-                   "warm-up iterations): every number then covers the rest");
+                   "Leave out the GPU work launched inside NVTX ranges ('domain:text') this regex is found in (e.g. "
+                   "'warmup' for warm-up iterations): every number then covers the rest. RE2 syntax "
+                   "(https://github.com/google/re2/wiki/Syntax): no lookarounds or backreferences");
     app.add_option("--window", options_.window,
                    "What the numbers cover: steady (the iterations after warm-up; start-up and tear-down left "
                    "out), all (the whole capture), iter:N (the N-th iteration, from 0, warm-up included) or A:B "
                    "(session-clock seconds as the readout prints them, e.g. 24.1:25.3)")
         ->capture_default_str();
     app.add_option("--iteration-range", options_.iteration_range,
-                   "A regex (ECMAScript) for the NVTX ranges ('domain:text') that are iterations, instead of the "
+                   "A regex found in the NVTX ranges ('domain:text') that are iterations, instead of the "
                    "built-in names (iterN, stepN, ProfilerStep#N, warmupN); those also matching the warm-up "
-                   "pattern are warm-up");
+                   "pattern are warm-up. RE2 syntax (https://github.com/google/re2/wiki/Syntax)");
     app.add_option("--top", options_.top_kernels, "Kernels listed per rank (0: all)")->capture_default_str();
     app.add_flag("--show-paths", render_.show_paths, "Include the export's path in the output");
   }

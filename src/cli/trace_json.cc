@@ -25,8 +25,9 @@ class TraceJsonCommand : public Command {
     app.add_option("--discover", discover_,
                    "Walk this importable package for torch.nn.Module subclasses (needs --match) and name "
                    "their forward");
-    app.add_option("--match", match_, "With --discover: a Python regex searched in class names, e.g. "
-                                      "'TriMul|Pairformer|Trunk|Diffusion|Confidence'");
+    app.add_option("--match", match_, "With --discover: a regex found in the class names to keep, e.g. "
+                                      "'TriMul|Pairformer|Trunk|Diffusion|Confidence' (RE2 syntax: "
+                                      "https://github.com/google/re2/wiki/Syntax)");
     app.add_option("--alias", aliases_,
                    "ALIAS=REAL: vendored code that imports itself as ALIAS lives in package REAL (repeatable)");
     app.add_option("--domain", domain_, "The NVTX domain of the new entries (default: each module's top package)");
@@ -58,6 +59,7 @@ class TraceJsonCommand : public Command {
       if (!doctor::IsDottedName(discover_)) {
         return Error(ExitCode::kUsage, fmt::format("--discover '{}' is not a package name", discover_));
       }
+      CPPROF_RETURN_IF_ERROR(doctor::CheckClassPattern(match_, "--match"));
       req.discover.push_back({discover_, match_});
     }
     if (req.entries.empty() && req.discover.empty()) {

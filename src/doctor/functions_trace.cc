@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/regex.h"
 #include "runner/helpers.h"
 
 namespace cpprof::doctor {
@@ -92,6 +93,11 @@ bool IsDottedName(const std::string& s) {
   return !start;
 }
 
+Status CheckClassPattern(const std::string& pattern, std::string_view flag) {
+  auto re = CompileRegex(pattern, flag, ExitCode::kUsage, "class names (e.g. 'TriMul|Pairformer|Trunk')");
+  return re.ok() ? OkStatus() : re.status();
+}
+
 StatusOr<FunctionEntry> ParseFunctionFlag(const std::string& flag) {
   size_t colon = flag.find(':');
   if (colon == std::string::npos || flag.find(':', colon + 1) != std::string::npos) {
@@ -155,8 +161,26 @@ StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::st
   for (const auto& e : request.entries) entries.push_back({{"module", e.module}, {"function", e.function}});
   req["entries"] = entries;
   req["aliases"] = request.aliases;
+  // The helper lists every nn.Module subclass ("match": "" is found in every name); cpprof keeps
+  // those its RE2 pattern is found in, so the syntax is RE2's, not Python's re.
+  std::vector<std::shared_ptr<const RE2>> class_res;
   Json disc = Json::array();
-  for (const auto& d : request.discover) disc.push_back({{"package", d.package}, {"match", d.match}});
+  for (const auto& d : request.discover) {
+    CPPROF_ASSIGN_OR_RETURN(auto re, CompileRegex(d.match, "--match", ExitCode::kUsage, "class names"));
+    class_res.push_back(std::move(re));
+    disc.push_back({{"package", d.package}, {"match", ""}});
+  }
+  // The discover request `module` falls under (a package or one of its modules), or -1.
+  auto request_of = [&](const std::string& module) {
+    for (size_t i = 0; i < request.discover.size(); ++i) {
+      const std::string& pkg = request.discover[i].package;
+      if (module == pkg || module.rfind(pkg + ".", 0) == 0) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  auto wanted = [&](int req_index, const std::string& cls) {
+    return req_index < 0 || RegexSearch(cls, *class_res[static_cast<size_t>(req_index)]);
+  };
   req["discover"] = disc;
   req["entry_module"] = request.entry_module.empty() ? Json(nullptr) : Json(request.entry_module);
 
@@ -208,15 +232,14 @@ StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::st
   std::set<std::string> seen_notes;
   for (const auto& d : a.value("discovered", Json::array())) {
     FunctionEntry e{d.value("module", ""), d.value("function", ""), ""};
-    for (const auto& req_d : request.discover) {
-      if (e.module == req_d.package || e.module.rfind(req_d.package + ".", 0) == 0) {
-        e.origin = "--discover " + req_d.package;
-        break;
-      }
-    }
+    int req_index = request_of(e.module);
+    if (req_index >= 0) e.origin = "--discover " + request.discover[static_cast<size_t>(req_index)].package;
+    std::string cls = d.value("class", e.function.substr(0, e.function.find('.')));
+    if (!wanted(req_index, cls)) continue;
     if (IsDottedName(e.module) && IsDottedName(e.function)) v.accepted.push_back(e);
   }
   for (const auto& c : a.value("entry_module_classes", Json::array())) {
+    if (!wanted(request_of(c.value("module", "")), c.value("class", ""))) continue;
     FunctionEntry e{c.value("module", ""), c.value("class", "") + ".forward", "--discover"};
     Json r_c = {{"reason", "runs_as_main"},
                 {"detail", fmt::format("'{}' is defined in '{}', which runs as __main__ when launched with -m",

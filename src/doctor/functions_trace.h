@@ -26,7 +26,7 @@ struct FunctionEntry {
 
 struct DiscoverRequest {
   std::string package;
-  std::string match;  // a Python regular expression, searched in class names
+  std::string match;  // an RE2 regex (base/regex.h) searched in class names by cpprof; "": every class
 };
 
 struct TraceRequest {
@@ -57,6 +57,8 @@ StatusOr<std::vector<FunctionEntry>> ReadSpecFile(const std::string& path);
 // "ALIAS=REAL".
 StatusOr<std::pair<std::string, std::string>> ParseAlias(const std::string& flag);
 bool IsDottedName(const std::string& s);
+// Checks a --match/--trace-match pattern (RE2 syntax); the error (kUsage) names `flag`.
+Status CheckClassPattern(const std::string& pattern, std::string_view flag);
 
 // Runs the helper with `python` (from `cwd`, empty: this process's) and sorts its answers.
 StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::string& python,

@@ -7,6 +7,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "analysis/name_cache.h"
+#include "base/regex.h"
 #include "nsys/export_reader.h"
 #include "nsys/launch_reader.h"
 #include "nsys/nccl_ranks.h"
@@ -16,8 +18,7 @@ namespace cpprof::pipeline {
 
 namespace {
 
-// Names longer than this are never iteration markers (and never reach a regex: std::regex
-// recurses per character).
+// Names longer than this are never iteration markers.
 constexpr size_t kMaxMarkerName = 4096;
 
 // A module called more often than this per process is a layer, not an iteration.
@@ -68,7 +69,7 @@ std::vector<analysis::IterationMark> RepeatedOutermostModule(const std::vector<a
 }  // namespace
 
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
-                                      const std::regex* iteration_range, const std::string& iteration_pattern) {
+                                      const RE2* iteration_range, const std::string& iteration_pattern) {
   Attribution a;
   CPPROF_ASSIGN_OR_RETURN(std::set<int64_t> autograd, nsys::ReadAutogradThreads(db));
   a.has_autograd_threads = !autograd.empty();
@@ -83,13 +84,22 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       bool module, optimizer, warmup, excluded;
       analysis::MarkerKind marker;
     };
-    auto marker_of = [&](const std::string& name) {
+    auto marker_of = [&](const std::string& name, bool warmup) {
       if (name.size() > kMaxMarkerName) return analysis::MarkerKind::kNone;
       if (!iteration_range) return analysis::IterationMarkerKind(name);
-      if (!std::regex_search(name, *iteration_range)) return analysis::MarkerKind::kNone;
-      return config.IsWarmup(name) ? analysis::MarkerKind::kWarmup : analysis::MarkerKind::kIteration;
+      if (!RegexSearch(name, *iteration_range)) return analysis::MarkerKind::kNone;
+      return warmup ? analysis::MarkerKind::kWarmup : analysis::MarkerKind::kIteration;
     };
-    std::unordered_map<std::string, Flags> seen;
+    // Every pattern is asked once per distinct name (one RE2::Set pass), not once per range.
+    analysis::NameCache<Flags> seen([&](const std::string& name) {
+      const analysis::NameClass c = config.Classify(name);
+      Flags f{-1, c.module, c.optimizer, c.warmup, c.excluded_work, marker_of(name, c.warmup)};
+      if (f.module || f.optimizer || f.warmup || f.excluded) {
+        f.index = static_cast<int32_t>(names.size());
+        names.push_back(name);
+      }
+      return f;
+    });
     std::string full;
     CPPROF_ASSIGN_OR_RETURN(nsys::NcclRankDecoder nccl, nsys::NcclRankDecoder::Open(db));
     nsys::NvtxScanCallbacks callbacks;
@@ -111,19 +121,10 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
         }
       }
       full.assign(domain_names.front()).append(":").append(r.text);
-      auto it = seen.find(full);
-      if (it == seen.end()) {
-        Flags f{-1, config.IsModule(full), config.IsOptimizer(full), config.IsWarmup(full),
-                config.IsExcludedWork(full), marker_of(full)};
-        if (f.module || f.optimizer || f.warmup || f.excluded) {
-          f.index = static_cast<int32_t>(names.size());
-          names.push_back(full);
-        }
-        it = seen.emplace(full, f).first;
-      }
-      const Flags& f = it->second;
+      const uint32_t id = seen.Intern(full);
+      const Flags& f = seen.info(id);
       if (f.marker != analysis::MarkerKind::kNone) {
-        a.iteration_marks.push_back({it->first, nsys::ProcessOfThread(r.global_tid), r.start, r.end,
+        a.iteration_marks.push_back({seen.name(id), nsys::ProcessOfThread(r.global_tid), r.start, r.end,
                                      f.marker == analysis::MarkerKind::kWarmup});
       }
       if (f.index < 0) return;
@@ -144,6 +145,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     a.domains = std::move(scan.domains);
     a.tally.marks = std::move(scan.marks);
     a.nccl_ranks = nccl.ranks();
+    a.distinct_names = static_cast<int64_t>(seen.size());
   } else {
     CPPROF_ASSIGN_OR_RETURN(a.nccl_ranks, nsys::ReadNcclRanks(db));
   }

@@ -4,8 +4,9 @@
 
 #include <map>
 #include <memory>
-#include <regex>
 #include <vector>
+
+#include <re2/re2.h>
 
 #include "analysis/module_attribution.h"
 #include "analysis/module_config.h"
@@ -24,6 +25,7 @@ struct Attribution {
   analysis::CallTags calls;
   int64_t kept_ranges = 0;     // NVTX ranges kept: modules, optimizer and warm-up markers, autograd's
   int64_t cross_thread = 0;    // ranges ending on another thread (left out, as nsys does)
+  int64_t distinct_names = 0;  // "domain:text" names classified, each once (autograd op ranges aside)
   bool has_autograd_threads = false;
   std::string warmup_range;    // the first warm-up range seen ("" none), named in the readout
   // Read on the way, so that NVTX_EVENTS is read once: for the capture diagnostics
@@ -40,10 +42,11 @@ struct Attribution {
 };
 
 // `iteration_range`, when not null, replaces the built-in iteration marker names: the ranges
-// ("domain:text") it matches are the iterations (--iteration-range); `iteration_pattern` is its
-// text, said in the readout.
+// ("domain:text") it is found in are the iterations (--iteration-range, an RE2 regex: see
+// base/regex.h); `iteration_pattern` is its text, said in the readout. Every pattern is matched
+// once per distinct range name, not once per range.
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
-                                      const std::regex* iteration_range = nullptr,
+                                      const RE2* iteration_range = nullptr,
                                       const std::string& iteration_pattern = "");
 
 }  // namespace cpprof::pipeline

@@ -12,7 +12,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 
 #include "analysis/capture_diagnostics.h"
 #include "analysis/classify.h"
@@ -22,6 +21,7 @@
 #include "analysis/ranks.h"
 #include "analysis/verdict.h"
 #include "base/parallel.h"
+#include "base/regex.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
 #include "nsys/capture_reader.h"
@@ -155,6 +155,12 @@ void FillModules(const analysis::ModuleAttribution& attribution,
 }  // namespace
 
 StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions& options) {
+  // A bad pattern is a usage error, said before the export is read.
+  std::shared_ptr<const RE2> iteration_re;
+  if (!options.iteration_range.empty()) {
+    CPPROF_ASSIGN_OR_RETURN(iteration_re, CompileRegex(options.iteration_range, "--iteration-range", ExitCode::kUsage,
+                                                       "'domain:text' of each NVTX range"));
+  }
   CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(path));
   CPPROF_ASSIGN_OR_RETURN(nsys::ExportSchema schema, nsys::ProbeExport(db));
 
@@ -162,18 +168,8 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
       options.modules ? analysis::ModuleConfig{} : analysis::DefaultModuleConfig();
   const analysis::ModuleConfig& config = options.modules ? *options.modules : default_config;
   StageTimer timer;
-  std::optional<std::regex> iteration_re;
-  if (!options.iteration_range.empty()) {
-    try {
-      iteration_re.emplace(options.iteration_range, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return Status(ExitCode::kUsage, fmt::format("--iteration-range '{}' is not a valid regular expression ({}); "
-                                                  "it is searched in 'domain:text' of each NVTX range",
-                                                  options.iteration_range, e.what()));
-    }
-  }
   CPPROF_ASSIGN_OR_RETURN(Attribution attribution,
-                          ReadAttribution(db, config, iteration_re ? &*iteration_re : nullptr, options.iteration_range));
+                          ReadAttribution(db, config, iteration_re.get(), options.iteration_range));
   timer.Mark("attribution (NVTX, runtime)");
   CPPROF_ASSIGN_OR_RETURN(model::Window window,
                           analysis::ChooseWindow(std::move(attribution.iteration_marks), attribution.iteration_method,

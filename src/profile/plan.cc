@@ -156,6 +156,7 @@ Status CheckOptions(const ProfileOptions& o) {
   if (!o.trace_match.empty() && o.trace_discover.empty()) {
     return Error(ExitCode::kUsage, "--trace-match REGEX goes with --trace-discover PKG");
   }
+  if (!o.trace_match.empty()) CPPROF_RETURN_IF_ERROR(doctor::CheckClassPattern(o.trace_match, "--trace-match"));
   for (const auto& fn : o.trace_functions) {
     auto e = doctor::ParseFunctionFlag(fn);
     if (!e.ok()) {

@@ -549,9 +549,9 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
   if (!options.compare.empty()) {
     // The seed's rule: a launcher or annotation change must not change the GPU work.
     CPPROF_ASSIGN_OR_RETURN(model::Report before, pipeline::BuildReport(options.compare, report_options));
-    analysis::DiffOptions diff_options;
+    model::DiffOptions diff_options;
     diff_options.mem_tolerance = options.mem_tolerance;
-    analysis::ReportDiff d = analysis::DiffReports(before, report, diff_options, pipeline::PeakMemoryPerRank);
+    model::ReportDiff d = analysis::DiffReports(before, report, diff_options, pipeline::PeakMemoryPerRank);
     compared = fmt::format("\n## Compared with {} (`cpprof diff --sanity`)\n\n{}\n", options.compare, d.sanity_line);
     for (const auto& s : d.sanity_details) compared += "- " + s + "\n";
     if (!d.options_a.empty()) {

@@ -28,7 +28,7 @@ std::string Mib(const std::optional<int64_t>& v) {
 
 }  // namespace
 
-void PrintDiffText(const analysis::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out) {
+void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out) {
   out << "sanity: " << d.sanity_line << '\n';
   for (const auto& s : d.sanity_details) out << "  " << s << '\n';
   if (!d.options_a.empty()) {
@@ -63,13 +63,13 @@ void PrintDiffText(const analysis::ReportDiff& d, const DiffRenderOptions& o, st
   m.Print(out, "  ");
   out << '\n';
 
-  auto mix_table = [&](const std::vector<analysis::DiffRow>& rows, const char* label, const char* what, size_t top) {
+  auto mix_table = [&](const std::vector<model::DiffRow>& rows, const char* label, const char* what, size_t top) {
     TextTable t({{"", TextTable::Align::kLeft}, {"A inst"}, {"B inst"}, {"A ms"}, {"B ms"}, {"delta ms"},
                  {"A share %"}, {"B share %"}, {label, TextTable::Align::kLeft}, {what, TextTable::Align::kLeft, 90}});
     size_t shown = 0;
     for (const auto& row : rows) {
-      if (top && shown >= top && row.marker == analysis::DiffMarker::kSame) break;
-      t.AddRow({std::string(analysis::MarkerText(row.marker)), std::to_string(row.a_count), std::to_string(row.b_count),
+      if (top && shown >= top && row.marker == model::DiffMarker::kSame) break;
+      t.AddRow({std::string(model::MarkerText(row.marker)), std::to_string(row.a_count), std::to_string(row.b_count),
                 Ms(row.a_ns), Ms(row.b_ns), SignedMs(row.a_ns, row.b_ns), SharePct(row.a_share),
                 SharePct(row.b_share), row.label, row.key});
       ++shown;
@@ -87,8 +87,8 @@ void PrintDiffText(const analysis::ReportDiff& d, const DiffRenderOptions& o, st
     TextTable t({{"", TextTable::Align::kLeft}, {"split", TextTable::Align::kLeft}, {"A ms"}, {"B ms"}, {"delta ms"},
                  {"delta"}, {"A share %"}, {"B share %"}, {"module", TextTable::Align::kLeft, 90}});
     for (const auto& row : d.modules) {
-      t.AddRow({std::string(analysis::MarkerText(row.marker)), row.label, Ms(row.a_ns), Ms(row.b_ns),
-                SignedMs(row.a_ns, row.b_ns), Delta(row.a_ns, row.b_ns, row.marker != analysis::DiffMarker::kNew),
+      t.AddRow({std::string(model::MarkerText(row.marker)), row.label, Ms(row.a_ns), Ms(row.b_ns),
+                SignedMs(row.a_ns, row.b_ns), Delta(row.a_ns, row.b_ns, row.marker != model::DiffMarker::kNew),
                 SharePct(row.a_share), SharePct(row.b_share), row.key});
     }
     t.Print(out, "  ");
@@ -99,12 +99,12 @@ void PrintDiffText(const analysis::ReportDiff& d, const DiffRenderOptions& o, st
   }
 }
 
-void PrintDiffJson(const analysis::ReportDiff& d, std::ostream& out) {
+void PrintDiffJson(const model::ReportDiff& d, std::ostream& out) {
   using Json = nlohmann::ordered_json;
-  auto rows = [](const std::vector<analysis::DiffRow>& v) {
+  auto rows = [](const std::vector<model::DiffRow>& v) {
     Json a = Json::array();
     for (const auto& r : v) {
-      a.push_back({{"marker", analysis::MarkerText(r.marker)}, {"key", r.key}, {"label", r.label},
+      a.push_back({{"marker", model::MarkerText(r.marker)}, {"key", r.key}, {"label", r.label},
                    {"a_count", r.a_count}, {"b_count", r.b_count}, {"a_ns", r.a_ns}, {"b_ns", r.b_ns},
                    {"a_share", r.a_share}, {"b_share", r.b_share}});
     }

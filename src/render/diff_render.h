@@ -3,7 +3,7 @@
 
 #include <ostream>
 
-#include "analysis/report_diff.h"
+#include "model/diff.h"
 
 namespace cpprof::render {
 
@@ -12,7 +12,7 @@ struct DiffRenderOptions {
   bool sanity_only = false;
 };
 
-void PrintDiffText(const analysis::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out);
-void PrintDiffJson(const analysis::ReportDiff& d, std::ostream& out);
+void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out);
+void PrintDiffJson(const model::ReportDiff& d, std::ostream& out);
 
 }  // namespace cpprof::render

@@ -173,6 +173,41 @@ TEST(Usage, ModulesConfigPrintedAndChecked) {
   EXPECT_NE(r.err.find("--print-modules-config > modules.json"), std::string::npos) << r.err;
 }
 
+TEST(Usage, BadPatternsNameTheFlagThePatternAndRe2sReason) {
+  // Said before the export is opened (x.sqlite does not exist): a usage error, exit 2.
+  CliResult r = RunBinary({"report", "--iteration-range", "step(", "x.sqlite"});
+  EXPECT_EQ(r.rc, kUsage);
+  EXPECT_NE(r.err.find("--iteration-range 'step(' is not a valid regular expression (RE2: missing ): step()"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("https://github.com/google/re2/wiki/Syntax"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  r = RunBinary({"report", "--exclude-ranges", "(?<=warm)up", "x.sqlite"});
+  EXPECT_EQ(r.rc, kUsage);
+  EXPECT_NE(r.err.find("--exclude-ranges '(?<=warm)up' is not a valid regular expression (RE2: invalid perl "
+                       "operator: (?<"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("no lookarounds or backreferences"), std::string::npos) << r.err;
+  r = RunBinary({"trace-json", "--discover", "pkg", "--match", "Trunk|(", "--no-base"});
+  EXPECT_EQ(r.rc, kUsage);
+  EXPECT_NE(r.err.find("--match 'Trunk|(' is not a valid regular expression (RE2: missing ): Trunk|()"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("searched in class names"), std::string::npos) << r.err;
+  // A pattern RE2 accepts whatever the cost of backtracking elsewhere: no usage error.
+  r = RunBinary({"report", "--iteration-range", "(a+)+$", "x.sqlite"});
+  EXPECT_EQ(r.rc, kBadInput) << r.err;
+}
+
+TEST(Usage, HelpSaysThePatternSyntaxIsRe2s) {
+  for (const char* cmd : {"report", "profile", "trace-json"}) {
+    CliResult r = RunBinary({"help", cmd});
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("https://github.com/google/re2/wiki/Syntax"), std::string::npos) << cmd << r.out;
+  }
+}
+
 TEST(Usage, HelpShowsExamples) {
   CliResult r = RunBinary({"help", "report"});
   EXPECT_EQ(r.rc, 0);

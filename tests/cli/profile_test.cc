@@ -373,6 +373,12 @@ TEST(ProfilePlan, TraceFunctionWritesTheJsonBesideTheResultsAndExcludesTraceJson
   ProfileOptions match_only = Opts({"-m", "pkg.entry"});
   match_only.trace_match = "Trunk";
   EXPECT_EQ(profile::CheckOptions(match_only).message(), "--trace-match REGEX goes with --trace-discover PKG");
+  ProfileOptions bad_match = o;
+  bad_match.trace_match = "Trunk(?=Block)";  // RE2: no lookarounds
+  Status bad_re = profile::CheckOptions(bad_match);
+  EXPECT_EQ(bad_re.code(), ExitCode::kUsage);
+  EXPECT_CONTAINS(bad_re.message(), "--trace-match 'Trunk(?=Block)' is not a valid regular expression (RE2: invalid "
+                                    "perl operator: (?=)");
   ProfileOptions malformed = Opts({"-m", "pkg.entry"});
   malformed.trace_functions = {"pkg.model.Trunk.forward"};
   EXPECT_CONTAINS(profile::CheckOptions(malformed).message(), "--trace-function 'pkg.model.Trunk.forward' is not "

@@ -1,0 +1,2 @@
+// Tests beside the code are exempt.
+#include "render/good.h"

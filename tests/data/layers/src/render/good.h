@@ -1,0 +1,2 @@
+// Allowed: render uses model.
+#include "model/report.h"
