@@ -96,6 +96,11 @@ bool NvtxDomains::Has(int64_t domain_id, int64_t global_tid) const {
   return names_.count({domain_id, model::GlobalPidOf(global_tid)}) > 0;
 }
 
+bool NvtxDomains::HasDomain(int64_t domain_id) const {
+  auto it = names_.lower_bound({domain_id, INT64_MIN});
+  return it != names_.end() && it->first.first == domain_id;
+}
+
 std::vector<std::string> NvtxDomains::AllNames() const {
   std::set<std::string> all;
   for (const auto& [key, names] : names_) all.insert(names.begin(), names.end());

@@ -29,6 +29,8 @@ class NvtxDomains {
   // Records one domain-create event: the earliest create (by start) of a (domainId, globalTid)
   // names the domain on that thread. Returns true when the names of (domainId, process) changed.
   bool Add(int64_t domain_id, int64_t global_tid, int64_t start, std::string_view name);
+  // Whether any process created a domain with this id.
+  bool HasDomain(int64_t domain_id) const;
   // Whether a create event of (domainId, process) has been seen.
   bool Has(int64_t domain_id, int64_t global_tid) const;
   // Every domain name created anywhere (distinct, sorted).

@@ -4,6 +4,8 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "analysis/nvtx_projection.h"
@@ -73,7 +75,7 @@ namespace {
 // when every domain is known.
 struct SweepGroup {
   int64_t domain_id, global_tid;
-  std::string text;
+  std::string_view text;  // into the group's key, which the sweep keeps
   const char* style;
 };
 
@@ -83,7 +85,7 @@ struct ProjectedValue {
 };
 
 struct GroupTotals {
-  model::ChunkedVector<ProjectedValue> proj;
+  std::vector<ProjectedValue> proj;  // a plain vector: most groups (autograd's per-op texts) hold one or two
   int64_t range_time = 0, launches = 0, children = 0, level_sum = 0, levels = 0;
 };
 
@@ -102,20 +104,22 @@ struct PendingCall {
 };
 
 struct Sweep {
+  std::unordered_map<std::string, uint32_t> group_index;  // keys hold the texts
   std::vector<SweepGroup> groups;
   std::vector<GroupTotals> totals;
   nsys::NvtxDomains domains;
 };
 
 // One merge of the NVTX ranges and the CUDA API calls by start, fed to the projector.
+// `split_default_domain`: key ranges of the default domain by process too (needed only when some
+// process created a domain with id 0, which names them).
 StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& spans, bool by_start,
-                               std::optional<int64_t> open_end, Sweep& sweep) {
+                               std::optional<int64_t> open_end, bool split_default_domain, Sweep& sweep) {
   nsys::NvtxRangeCursor::Options options;
   options.by_start = by_start;
   options.open_end = open_end;
   CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor nvtx, nsys::NvtxRangeCursor::Open(db, options));
   CPPROF_ASSIGN_OR_RETURN(nsys::ApiCallCursor calls, nsys::ApiCallCursor::Open(db, by_start, true));
-  std::unordered_map<std::string, uint32_t> group_index;
   std::string key;
   analysis::NvtxProjector projector([&](const analysis::ClosedRange& c) {
     if (!c.proj.projected) return;
@@ -130,12 +134,17 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
     if (r.ends_on_other_thread) return;
     const char* style = Style(r.event_type);
     int64_t process = model::GlobalPidOf(r.global_tid);
+    // (domain, process, style, text); ranges of the default domain are named ":text" in every
+    // process, so one key serves them all.
+    if (r.domain_id == 0 && !split_default_domain) process = 0;
     key.assign(reinterpret_cast<const char*>(&r.domain_id), sizeof r.domain_id);
     key.append(reinterpret_cast<const char*>(&process), sizeof process);
-    key.append(style).append(1, '\0').append(r.text);
-    auto [it, inserted] = group_index.try_emplace(key, static_cast<uint32_t>(sweep.groups.size()));
+    key.append(style).append(1, '\0');
+    const size_t prefix = key.size();
+    key.append(r.text);
+    auto [it, inserted] = sweep.group_index.try_emplace(key, static_cast<uint32_t>(sweep.groups.size()));
     if (inserted) {
-      sweep.groups.push_back({r.domain_id, r.global_tid, std::string(r.text), style});
+      sweep.groups.push_back({r.domain_id, r.global_tid, std::string_view(it->first).substr(prefix), style});
       sweep.totals.emplace_back();
     }
     projector.Range(r.global_tid, r.start, r.end, it->second, static_cast<uint64_t>(r.rowid));
@@ -208,13 +217,17 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
   // One sweep in table order (exports list NVTX ranges and API calls by start); again sorted by
   // SQLite if they are not, or with the end of open ranges if some range never ended.
   Sweep sweep;
-  bool by_start = false;
+  bool by_start = false, split_default = false;
   std::optional<int64_t> open_end;
   for (int attempt = 0;; ++attempt) {
     sweep = Sweep{};
-    CPPROF_ASSIGN_OR_RETURN(SweepResult result, RunSweep(db, spans, by_start, open_end, sweep));
+    CPPROF_ASSIGN_OR_RETURN(SweepResult result, RunSweep(db, spans, by_start, open_end, split_default, sweep));
+    if (result == SweepResult::kDone && !split_default && sweep.domains.HasDomain(0)) {
+      split_default = true;  // a process named domain 0: its ranges are not ":text"
+      continue;
+    }
     if (result == SweepResult::kDone) break;
-    if (attempt == 2) return Error(ExitCode::kError, "nvtx_gpu_proj_sum: the NVTX sweep did not settle");
+    if (attempt == 3) return Error(ExitCode::kError, "nvtx_gpu_proj_sum: the NVTX sweep did not settle");
     if (result == SweepResult::kNeedSort) by_start = true;
     if (result == SweepResult::kNeedOpenEnd) {
       CPPROF_ASSIGN_OR_RETURN(int64_t end, nsys::LastNvtxTimestamp(db, nsys::OpenEnd::kLastRange));
@@ -234,7 +247,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
     const SweepGroup& sg = sweep.groups[i];
     const GroupTotals& t = sweep.totals[i];
     if (t.proj.empty()) continue;
-    Group& g = groups[{sweep.domains.NamesFor(sg.domain_id, sg.global_tid).front() + ":" + sg.text, sg.style}];
+    Group& g = groups[{sweep.domains.NamesFor(sg.domain_id, sg.global_tid).front() + ":" + std::string(sg.text), sg.style}];
     g.parts.push_back(&t);
     g.range_time += t.range_time;
     g.launches += t.launches;
@@ -254,9 +267,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
   for (auto& [key, g] : groups) {
     ordered.clear();
     for (const GroupTotals* part : g.parts) {
-      for (size_t c = 0; c < part->proj.num_chunks(); ++c) {
-        for (const ProjectedValue& v : part->proj.chunk(c)) ordered.push_back(v);
-      }
+      ordered.insert(ordered.end(), part->proj.begin(), part->proj.end());
     }
     std::sort(ordered.begin(), ordered.end(), [](const ProjectedValue& a, const ProjectedValue& b) { return a.seq < b.seq; });
     values.clear();
