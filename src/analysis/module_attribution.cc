@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/global_id.h"
+
 namespace cpprof::analysis {
 
 ModuleAttribution::ModuleAttribution(std::vector<KeptRange> ranges, std::vector<std::string> names,
@@ -113,7 +115,7 @@ void ModuleAttribution::MapBackward() {
   };
   constexpr int64_t kSeqLimit = int64_t{1} << 40;
   auto key = [](int64_t tid, int64_t seq) {
-    return (static_cast<uint64_t>(tid >> 24) & 0xFFFFFF) << 40 | static_cast<uint64_t>(seq);
+    return static_cast<uint64_t>(model::PidOf(tid)) << 40 | static_cast<uint64_t>(seq);
   };
   std::unordered_map<uint64_t, Forward> forward;
   for (size_t i = 0; i < ranges_.size(); ++i) {

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <utility>
 
 namespace cpprof::analysis {
 
@@ -48,79 +49,281 @@ std::vector<int64_t> NvtxParents(const std::vector<NvtxRange>& ranges) {
   return parent;
 }
 
+NvtxProjector::Thread& NvtxProjector::ThreadOf(int64_t tid) {
+  if (last_thread_ && last_tid_ == tid) return *last_thread_;
+  last_tid_ = tid;
+  last_thread_ = &threads_[tid];  // unordered_map: references stay valid as it grows
+  return *last_thread_;
+}
+
+void NvtxProjector::Advance(Thread& t, int64_t tid, int64_t time, bool is_range) {
+  if (time < t.last_time) in_order_ = false;
+  t.last_time = std::max(t.last_time, time);
+  if (!t.pending.empty() && (!is_range || time > t.pending_start)) FlushPending(t, tid);
+  CloseBefore(t, time);
+}
+
+void NvtxProjector::Range(int64_t tid, int64_t start, int64_t end, uint32_t group, uint64_t seq) {
+  Thread& t = ThreadOf(tid);
+  Advance(t, tid, start, true);
+  if (t.pending.empty()) t.pending_start = start;
+  t.pending.push_back({end, seq, group});
+}
+
+void NvtxProjector::FlushPending(Thread& t, int64_t tid) {
+  // Ranges of one start open longest first, then in the order given.
+  std::sort(t.pending.begin(), t.pending.end(), [](const Pending& a, const Pending& b) {
+    return a.end != b.end ? a.end > b.end : a.seq < b.seq;
+  });
+  for (const Pending& p : t.pending) OpenOne(t, tid, t.pending_start, p);
+  t.pending.clear();
+}
+
+void NvtxProjector::OpenOne(Thread& t, int64_t tid, int64_t start, const Pending& p) {
+  // The tightest open range that contains this one; the first of equals (sort order).
+  int32_t parent = -1;
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (uint32_t s : t.open) {
+    const Open& o = slots_[s];
+    if (o.end < p.end) continue;  // o.start <= start: it opened earlier
+    int64_t tight = (start - o.start) + (o.end - p.end);
+    if (tight < best) best = tight, parent = static_cast<int32_t>(s);
+  }
+  int32_t level = 0;
+  if (parent >= 0) {
+    Open& par = slots_[parent];
+    if (best == 0) {
+      // An identical range: the first of them takes the second as its parent, and the rest
+      // take the first: a cycle, without levels (nor levels below it).
+      level = -1;
+    } else {
+      level = par.level < 0 ? -1 : par.level + 1;
+    }
+  }
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  if (parent >= 0 && best == 0 && !slots_[parent].has_twin) {
+    Open& first = slots_[parent];
+    first.has_twin = true;
+    first.parent = static_cast<int32_t>(slot);
+    first.level = -1;
+  }
+  Open& o = slots_[slot];
+  o = Open{start, p.end, tid, p.seq, p.group, parent, level, false, RangeProjection{},
+           std::numeric_limits<int64_t>::min()};
+  o.proj.level = level;
+  t.open.push_back(slot);
+  max_open_ = std::max(max_open_, ++open_count_);
+}
+
+void NvtxProjector::Launch(int64_t tid, int64_t api_start, int64_t api_end, int64_t correlation, int64_t op_start,
+                           int64_t op_end) {
+  Thread& t = ThreadOf(tid);
+  Advance(t, tid, api_start, false);
+  for (uint32_t s : t.open) {
+    Open& o = slots_[s];
+    if (o.end < api_end) continue;
+    RangeProjection& p = o.proj;
+    if (!p.projected) {
+      p.projected = true;
+      p.proj_start = op_start;
+      p.proj_end = op_end;
+    } else {
+      p.proj_start = std::min(p.proj_start, op_start);
+      p.proj_end = std::max(p.proj_end, op_end);
+    }
+    // Calls sharing an id (a runtime call and the driver call it makes) nest: they come one
+    // after the other on their thread.
+    if (o.last_corr != correlation) ++p.launches;
+    o.last_corr = correlation;
+  }
+}
+
+void NvtxProjector::CloseBefore(Thread& t, int64_t time) {
+  closing_.clear();
+  std::erase_if(t.open, [&](uint32_t s) {
+    if (slots_[s].end >= time) return false;
+    closing_.push_back(s);
+    return true;
+  });
+  if (!closing_.empty()) CloseBatch(t, closing_);
+}
+
+void NvtxProjector::CloseAll(Thread& t) {
+  closing_.assign(t.open.begin(), t.open.end());
+  t.open.clear();
+  if (!closing_.empty()) CloseBatch(t, closing_);
+}
+
+void NvtxProjector::CloseBatch(Thread&, const std::vector<uint32_t>& closing) {
+  // A parent ends no earlier than its children: it is still open or closes in this batch.
+  for (uint32_t s : closing) {
+    const Open& o = slots_[s];
+    if (o.proj.projected && o.parent >= 0) ++slots_[o.parent].proj.children;
+  }
+  ClosedRange c;
+  for (uint32_t s : closing) {
+    const Open& o = slots_[s];
+    c.start = o.start;
+    c.end = o.end;
+    c.tid = o.tid;
+    c.seq = o.seq;
+    c.group = o.group;
+    c.proj = o.proj;
+    c.proj.level = o.level;
+    sink_(c);
+    free_.push_back(s);
+    --open_count_;
+  }
+}
+
+void NvtxProjector::Finish() {
+  for (auto& [tid, t] : threads_) {
+    if (!t.pending.empty()) FlushPending(t, tid);
+    CloseAll(t);
+  }
+}
+
 std::vector<RangeProjection> ProjectRanges(const std::vector<NvtxRange>& ranges,
                                            const std::vector<Launch>& launches) {
   std::vector<RangeProjection> out(ranges.size());
-  // The last correlation id counted per range: calls sharing an id (a runtime call and the
-  // driver call it makes) nest, so they arrive one after the other on their thread.
-  std::vector<int64_t> last_corr(ranges.size(), std::numeric_limits<int64_t>::min());
-  auto threads = ByThread(ranges);
-
-  // Launches per thread by API start; sweep each thread's ranges alongside.
-  std::map<int64_t, std::vector<const Launch*>> by_thread;
-  for (const auto& l : launches) by_thread[l.tid].push_back(&l);
-  for (auto& [tid, ls] : by_thread) {
-    auto it = threads.find(tid);
-    if (it == threads.end()) continue;
-    const auto& idx = it->second;
-    std::sort(ls.begin(), ls.end(), [](const Launch* a, const Launch* b) { return a->api_start < b->api_start; });
-    std::vector<size_t> active;
+  NvtxProjector projector([&](const ClosedRange& c) { out[c.seq] = c.proj; });
+  std::map<int64_t, std::vector<size_t>> range_idx;
+  std::map<int64_t, std::vector<const Launch*>> launch_of;
+  for (size_t i = 0; i < ranges.size(); ++i) range_idx[ranges[i].tid].push_back(i);
+  for (const auto& l : launches) launch_of[l.tid].push_back(&l);
+  for (auto& [tid, idx] : range_idx) {
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return ranges[a].start < ranges[b].start; });
+    auto& ls = launch_of[tid];
+    std::stable_sort(ls.begin(), ls.end(), [](const Launch* a, const Launch* b) { return a->api_start < b->api_start; });
     size_t next = 0;
     for (const Launch* l : ls) {
-      while (next < idx.size() && ranges[idx[next]].start <= l->api_start) active.push_back(idx[next++]);
-      std::erase_if(active, [&](size_t a) { return ranges[a].end < l->api_start; });
-      for (size_t a : active) {
-        if (ranges[a].end < l->api_end) continue;
-        RangeProjection& p = out[a];
-        if (!p.projected) {
-          p.projected = true;
-          p.proj_start = l->op_start;
-          p.proj_end = l->op_end;
-        } else {
-          p.proj_start = std::min(p.proj_start, l->op_start);
-          p.proj_end = std::max(p.proj_end, l->op_end);
-        }
-        if (last_corr[a] != l->correlation) ++p.launches;
-        last_corr[a] = l->correlation;
+      for (; next < idx.size() && ranges[idx[next]].start <= l->api_start; ++next) {
+        projector.Range(tid, ranges[idx[next]].start, ranges[idx[next]].end, 0, idx[next]);
       }
+      projector.Launch(tid, l->api_start, l->api_end, l->correlation, l->op_start, l->op_end);
+    }
+    for (; next < idx.size(); ++next) {
+      projector.Range(tid, ranges[idx[next]].start, ranges[idx[next]].end, 0, idx[next]);
     }
   }
-
-  std::vector<int64_t> parent = NvtxParents(ranges);
-  // Levels: depth from a root; a cycle (identical ranges parent each other) has no level.
-  std::vector<int> level(ranges.size(), -2);  // -2 unknown
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    std::vector<size_t> path;
-    size_t cur = i;
-    int base = 0;
-    while (true) {
-      if (level[cur] != -2) {
-        base = level[cur] < 0 ? -1 : level[cur] + 1;
-        break;
-      }
-      if (parent[cur] < 0) {
-        level[cur] = 0;
-        base = 1;
-        break;
-      }
-      if (std::find(path.begin(), path.end(), cur) != path.end()) {
-        base = -1;  // cycle
-        break;
-      }
-      path.push_back(cur);
-      cur = static_cast<size_t>(parent[cur]);
-    }
-    for (auto p = path.rbegin(); p != path.rend(); ++p) {
-      if (level[*p] != -2) continue;
-      level[*p] = base < 0 ? -1 : base;
-      if (base >= 0) ++base;
-    }
-  }
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    out[i].level = level[i];
-    if (out[i].projected && parent[i] >= 0) ++out[parent[i]].children;
-  }
+  projector.Finish();
   return out;
+}
+
+namespace {
+
+constexpr int64_t kStartLimit = int64_t{1} << 47;
+
+}  // namespace
+
+uint32_t LaunchSpans::ProcessIndex(int64_t global_pid) {
+  if (global_pid == last_pid_) return last_index_;
+  auto [it, inserted] = process_index_.try_emplace(global_pid, static_cast<uint32_t>(process_index_.size()));
+  last_pid_ = global_pid;
+  last_index_ = it->second;
+  return last_index_;
+}
+
+void LaunchSpans::Add(int64_t global_pid, int64_t correlation, int64_t start, int64_t end) {
+  uint32_t proc = ProcessIndex(global_pid);
+  int64_t len = end - start;
+  if (proc < (1u << 16) && correlation >= 0 && correlation <= 0xFFFFFFFFll && len >= 0 && len <= 0xFFFFFFFFll &&
+      start >= -kStartLimit && start < kStartLimit) {
+    auto ulen = static_cast<uint64_t>(len);
+    entries_.push_back({(static_cast<uint64_t>(proc) << 48) | (static_cast<uint64_t>(correlation) << 16) | (ulen & 0xFFFF),
+                        static_cast<int64_t>((static_cast<uint64_t>(start) << 16) | (ulen >> 16))});
+    return;
+  }
+  auto [it, inserted] = wide_.try_emplace({global_pid, correlation}, Span{start, end});
+  if (!inserted) {
+    it->second.start = std::min(it->second.start, start);
+    it->second.end = std::max(it->second.end, end);
+  }
+}
+
+namespace {
+
+int64_t StartOf(int64_t lo) { return lo >> 16; }
+int64_t LengthOf(uint64_t hi, int64_t lo) {
+  return static_cast<int64_t>((hi & 0xFFFF) | ((static_cast<uint64_t>(lo) & 0xFFFF) << 16));
+}
+
+}  // namespace
+
+void LaunchSpans::Finish() {
+  std::sort(entries_.begin(), entries_.end(), [](const Packed& a, const Packed& b) { return a.hi < b.hi; });
+  // Several ops of one launch (graph launches): one entry with their span.
+  std::vector<std::pair<int64_t, uint32_t>> pids(process_index_.begin(), process_index_.end());
+  std::vector<int64_t> pid_of(pids.size());
+  for (const auto& [pid, idx] : pids) pid_of[idx] = pid;
+  size_t out = 0;
+  for (size_t i = 0; i < entries_.size();) {
+    uint64_t key = entries_[i].hi >> 16;
+    int64_t start = StartOf(entries_[i].lo), end = start + LengthOf(entries_[i].hi, entries_[i].lo);
+    size_t j = i + 1;
+    for (; j < entries_.size() && (entries_[j].hi >> 16) == key; ++j) {
+      int64_t s = StartOf(entries_[j].lo);
+      start = std::min(start, s);
+      end = std::max(end, s + LengthOf(entries_[j].hi, entries_[j].lo));
+    }
+    i = j;
+    auto len = static_cast<uint64_t>(end - start);
+    if (len > 0xFFFFFFFFull) {
+      auto k = std::make_pair(pid_of[key >> 32], static_cast<int64_t>(key & 0xFFFFFFFF));
+      auto [it, inserted] = wide_.try_emplace(k, Span{start, end});
+      if (!inserted) {
+        it->second.start = std::min(it->second.start, start);
+        it->second.end = std::max(it->second.end, end);
+      }
+      continue;
+    }
+    entries_[out++] = {(key << 16) | (len & 0xFFFF), static_cast<int64_t>((static_cast<uint64_t>(start) << 16) | (len >> 16))};
+  }
+  entries_.resize(out);  // no shrink_to_fit: a copy would double the peak for a few percent
+}
+
+bool LaunchSpans::Find(int64_t global_pid, int64_t correlation, int64_t* start, int64_t* end) {
+  bool found = false;
+  if (correlation >= 0 && correlation <= 0xFFFFFFFFll) {
+    auto it = process_index_.find(global_pid);
+    if (it != process_index_.end() && it->second < (1u << 16)) {
+      uint64_t key = (static_cast<uint64_t>(it->second) << 32) | static_cast<uint64_t>(correlation);
+      auto at = [&](size_t i) { return entries_[i].hi >> 16; };
+      size_t i;
+      // Calls come in nearly ascending correlation order: try next to the last answer first.
+      if (hint_ < entries_.size() && at(hint_) == key) {
+        i = hint_;
+      } else if (hint_ + 1 < entries_.size() && at(hint_ + 1) == key) {
+        i = hint_ + 1;
+      } else {
+        auto lb = std::lower_bound(entries_.begin(), entries_.end(), key,
+                                   [](const Packed& e, uint64_t k) { return (e.hi >> 16) < k; });
+        i = static_cast<size_t>(lb - entries_.begin());
+      }
+      if (i < entries_.size() && at(i) == key) {
+        hint_ = i;
+        *start = StartOf(entries_[i].lo);
+        *end = *start + LengthOf(entries_[i].hi, entries_[i].lo);
+        found = true;
+      }
+    }
+  }
+  if (!wide_.empty()) {
+    auto w = wide_.find({global_pid, correlation});
+    if (w != wide_.end()) {
+      *start = found ? std::min(*start, w->second.start) : w->second.start;
+      *end = found ? std::max(*end, w->second.end) : w->second.end;
+      found = true;
+    }
+  }
+  return found;
 }
 
 }  // namespace cpprof::analysis

@@ -2,8 +2,105 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <random>
+
 namespace cpprof::analysis {
 namespace {
+
+// The projection as it was computed before the streaming sweep (all ranges and launches in
+// memory, parents from NvtxParents): the reference the sweep must agree with.
+std::map<int64_t, std::vector<size_t>> ByThread(const std::vector<NvtxRange>& ranges) {
+  std::map<int64_t, std::vector<size_t>> out;
+  for (size_t i = 0; i < ranges.size(); ++i) out[ranges[i].tid].push_back(i);
+  for (auto& [tid, idx] : out) {
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      if (ranges[a].start != ranges[b].start) return ranges[a].start < ranges[b].start;
+      if (ranges[a].end != ranges[b].end) return ranges[a].end > ranges[b].end;
+      return a < b;
+    });
+  }
+  return out;
+}
+
+std::vector<RangeProjection> ReferenceProjectRanges(const std::vector<NvtxRange>& ranges,
+                                           const std::vector<Launch>& launches) {
+  std::vector<RangeProjection> out(ranges.size());
+  // The last correlation id counted per range: calls sharing an id (a runtime call and the
+  // driver call it makes) nest, so they arrive one after the other on their thread.
+  std::vector<int64_t> last_corr(ranges.size(), std::numeric_limits<int64_t>::min());
+  auto threads = ByThread(ranges);  // as before the streaming sweep
+
+  // Launches per thread by API start; sweep each thread's ranges alongside.
+  std::map<int64_t, std::vector<const Launch*>> by_thread;
+  for (const auto& l : launches) by_thread[l.tid].push_back(&l);
+  for (auto& [tid, ls] : by_thread) {
+    auto it = threads.find(tid);
+    if (it == threads.end()) continue;
+    const auto& idx = it->second;
+    std::stable_sort(ls.begin(), ls.end(), [](const Launch* a, const Launch* b) { return a->api_start < b->api_start; });
+    std::vector<size_t> active;
+    size_t next = 0;
+    for (const Launch* l : ls) {
+      while (next < idx.size() && ranges[idx[next]].start <= l->api_start) active.push_back(idx[next++]);
+      std::erase_if(active, [&](size_t a) { return ranges[a].end < l->api_start; });
+      for (size_t a : active) {
+        if (ranges[a].end < l->api_end) continue;
+        RangeProjection& p = out[a];
+        if (!p.projected) {
+          p.projected = true;
+          p.proj_start = l->op_start;
+          p.proj_end = l->op_end;
+        } else {
+          p.proj_start = std::min(p.proj_start, l->op_start);
+          p.proj_end = std::max(p.proj_end, l->op_end);
+        }
+        if (last_corr[a] != l->correlation) ++p.launches;
+        last_corr[a] = l->correlation;
+      }
+    }
+  }
+
+  std::vector<int64_t> parent = NvtxParents(ranges);
+  // Levels: depth from a root; a cycle (identical ranges parent each other) has no level.
+  std::vector<int> level(ranges.size(), -2);  // -2 unknown
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    std::vector<size_t> path;
+    size_t cur = i;
+    int base = 0;
+    while (true) {
+      if (level[cur] != -2) {
+        base = level[cur] < 0 ? -1 : level[cur] + 1;
+        break;
+      }
+      if (parent[cur] < 0) {
+        level[cur] = 0;
+        base = 1;
+        break;
+      }
+      if (std::find(path.begin(), path.end(), cur) != path.end()) {
+        base = -1;  // cycle
+        break;
+      }
+      path.push_back(cur);
+      cur = static_cast<size_t>(parent[cur]);
+    }
+    for (auto p = path.rbegin(); p != path.rend(); ++p) {
+      if (level[*p] != -2) continue;
+      level[*p] = base < 0 ? -1 : base;
+      if (base >= 0) ++base;
+    }
+  }
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    out[i].level = level[i];
+    if (out[i].projected && parent[i] >= 0) ++out[parent[i]].children;
+  }
+  return out;
+}
+
+
 
 TEST(NvtxParents, TightestContainerOnTheSameThread) {
   std::vector<NvtxRange> r = {
@@ -55,6 +152,110 @@ TEST(ProjectRanges, CyclesHaveNoLevel) {
   EXPECT_EQ(p[1].level, -1);
   EXPECT_EQ(p[2].level, -1);  // its ancestors never reach a root
   EXPECT_EQ(p[2].launches, 1);
+}
+
+bool Same(const RangeProjection& a, const RangeProjection& b) {
+  return a.projected == b.projected && a.launches == b.launches && a.level == b.level && a.children == b.children &&
+         (!a.projected || (a.proj_start == b.proj_start && a.proj_end == b.proj_end));
+}
+
+// Random nested push/pop ranges, overlapping start/end ranges, identical ranges, shared starts
+// and launches sharing correlation ids on a few threads: the sweep agrees with the reference.
+TEST(ProjectRanges, SweepAgreesWithTheReference) {
+  for (uint32_t seed = 1; seed <= 300; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    std::vector<NvtxRange> ranges;
+    std::vector<Launch> launches;
+    for (int64_t tid = 1; tid <= 3; ++tid) {
+      int n = static_cast<int>(pick(0, 25));
+      for (int i = 0; i < n; ++i) {
+        int64_t s = pick(0, 60) * 5, len = pick(0, 20) * 5;
+        ranges.push_back({s, s + len, tid});
+        if (pick(0, 6) == 0) ranges.push_back({s, s + len, tid});  // an identical twin
+        if (pick(0, 6) == 0) ranges.push_back({s, s + len + 5, tid});  // the same start, longer
+      }
+      int m = static_cast<int>(pick(0, 30));
+      for (int i = 0; i < m; ++i) {
+        int64_t s = pick(0, 350), len = pick(0, 12);
+        int64_t op = pick(400, 900);
+        int64_t corr = pick(1, 15);
+        launches.push_back({tid, s, s + len, op, op + pick(0, 50), corr});
+        if (pick(0, 3) == 0) launches.push_back({tid, s + 1, s + len, op + 1, op + 60, corr});  // its driver call
+      }
+    }
+    std::shuffle(ranges.begin(), ranges.end(), rng);
+    auto want = ReferenceProjectRanges(ranges, launches);
+    auto got = ProjectRanges(ranges, launches);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_TRUE(Same(got[i], want[i])) << "seed " << seed << " range " << i << " [" << ranges[i].start << ", "
+                                         << ranges[i].end << "] on " << ranges[i].tid << ": level " << got[i].level
+                                         << " vs " << want[i].level << ", children " << got[i].children << " vs "
+                                         << want[i].children << ", launches " << got[i].launches << " vs "
+                                         << want[i].launches;
+    }
+  }
+}
+
+TEST(NvtxProjector, HoldsOnlyTheOpenRanges) {
+  int64_t closed = 0, projected = 0;
+  NvtxProjector p([&](const ClosedRange& c) {
+    ++closed;
+    projected += c.proj.projected;
+    EXPECT_EQ(c.proj.level, c.group);  // the group says the expected level here
+  });
+  for (int64_t i = 0; i < 100'000; ++i) {
+    int64_t t = i * 100;
+    p.Range(7, t, t + 90, 0, 2 * i);           // an iteration
+    p.Range(7, t + 10, t + 50, 1, 2 * i + 1);  // a module inside it
+    p.Launch(7, t + 20, t + 30, i + 1, t + 1000, t + 1500);
+  }
+  p.Finish();
+  EXPECT_EQ(closed, 200'000);
+  EXPECT_EQ(projected, 200'000);
+  EXPECT_LE(p.max_open(), 3u);
+  EXPECT_TRUE(p.in_order());
+}
+
+TEST(NvtxProjector, SaysWhenCallsComeOutOfTimeOrder) {
+  NvtxProjector p([](const ClosedRange&) {});
+  p.Range(1, 100, 200, 0, 0);
+  p.Range(2, 50, 60, 0, 1);  // another thread: any order
+  EXPECT_TRUE(p.in_order());
+  p.Launch(1, 90, 95, 1, 0, 1);
+  EXPECT_FALSE(p.in_order());
+}
+
+TEST(LaunchSpans, SpanOfTheOpsOfEachLaunch) {
+  LaunchSpans s;
+  const int64_t p1 = (int64_t{1} << 48) | (int64_t{100} << 24), p2 = (int64_t{1} << 48) | (int64_t{200} << 24);
+  s.Reserve(8);
+  s.Add(p1, 5, 1000, 1100);
+  s.Add(p2, 5, 2000, 2100);  // the same id in another process
+  s.Add(p1, 6, 1200, 1300);
+  s.Add(p1, 5, 1050, 1400);  // a second op of launch 5 (a graph launch)
+  s.Add(p1, 7, -50, 10);      // before the session's start
+  s.Add(p1, int64_t{1} << 33, 1, 2);  // an id wider than CUPTI's: kept aside
+  s.Add(p1, 8, 0, int64_t{1} << 40);  // a span wider than 32 bits: kept aside
+  s.Finish();
+  int64_t a, b;
+  ASSERT_TRUE(s.Find(p1, 5, &a, &b));
+  EXPECT_EQ(a, 1000);
+  EXPECT_EQ(b, 1400);
+  ASSERT_TRUE(s.Find(p2, 5, &a, &b));
+  EXPECT_EQ(a, 2000);
+  EXPECT_EQ(b, 2100);
+  ASSERT_TRUE(s.Find(p1, 7, &a, &b));
+  EXPECT_EQ(a, -50);
+  EXPECT_EQ(b, 10);
+  ASSERT_TRUE(s.Find(p1, int64_t{1} << 33, &a, &b));
+  EXPECT_EQ(b, 2);
+  ASSERT_TRUE(s.Find(p1, 8, &a, &b));
+  EXPECT_EQ(b, int64_t{1} << 40);
+  EXPECT_FALSE(s.Find(p1, 9, &a, &b));
+  EXPECT_FALSE(s.Find(p2, 6, &a, &b));
+  EXPECT_FALSE(s.Find(12345, 5, &a, &b));
 }
 
 }  // namespace

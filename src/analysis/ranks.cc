@@ -8,9 +8,11 @@
 
 namespace cpprof::analysis {
 
-RankAssignment AssignRanks(const model::GpuWork& work, const std::map<int64_t, NcclRankInfo>& nccl) {
+namespace {
+
+template <typename Process>
+RankAssignment Assign(const std::vector<Process>& procs, const std::map<int64_t, NcclRankInfo>& nccl) {
   RankAssignment out;
-  const auto& procs = work.processes;
   std::vector<size_t> idx(procs.size());
   std::iota(idx.begin(), idx.end(), 0);
 
@@ -59,6 +61,17 @@ RankAssignment AssignRanks(const model::GpuWork& work, const std::map<int64_t, N
     }
   }
   return out;
+}
+
+}  // namespace
+
+RankAssignment AssignRanks(const model::GpuWork& work, const std::map<int64_t, NcclRankInfo>& nccl) {
+  return Assign(work.processes, nccl);
+}
+
+RankAssignment AssignRanks(const std::vector<model::GpuProcess>& processes,
+                           const std::map<int64_t, NcclRankInfo>& nccl) {
+  return Assign(processes, nccl);
 }
 
 }  // namespace cpprof::analysis

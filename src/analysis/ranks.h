@@ -22,6 +22,9 @@ struct RankAssignment {
 
 // Every process with GPU work becomes a rank. Ranks come from NCCL's payloads when every such
 // process has one (keyed by globalPid), otherwise from device order (then pid).
+// process_of_rank indexes `work.processes` or `processes`.
 RankAssignment AssignRanks(const model::GpuWork& work, const std::map<int64_t, NcclRankInfo>& nccl);
+RankAssignment AssignRanks(const std::vector<model::GpuProcess>& processes,
+                           const std::map<int64_t, NcclRankInfo>& nccl);
 
 }  // namespace cpprof::analysis

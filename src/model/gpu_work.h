@@ -87,6 +87,25 @@ struct NameTotal {
   OpClass cls = OpClass::kComputeOther;
 };
 
+// A process with GPU work as a census sees it (who it is and how many ops ran on which device):
+// all that rank assignment needs, read without loading the ops.
+struct GpuProcess {
+  int64_t global_pid = 0;
+  int pid = 0;
+  std::string name;                       // process name, "" when PROCESSES lacks it
+  std::map<int, int64_t> ops_per_device;  // deviceId -> ops
+
+  // The device that ran most of this process's work (lowest id on a tie).
+  int MainDevice() const {
+    int best = -1;
+    int64_t n = -1;
+    for (const auto& [dev, count] : ops_per_device) {
+      if (count > n) best = dev, n = count;
+    }
+    return best;
+  }
+};
+
 struct ProcessGpuWork {
   int64_t global_pid = 0;
   int pid = 0;

@@ -95,6 +95,15 @@ const std::string& StringTable::Get(int64_t id) {
   return cache_.emplace(id, std::move(value)).first->second;
 }
 
+StatusOr<int64_t> RowsUpperBound(const Database& db, const char* table) {
+  if (!db.HasTable(table)) return int64_t{0};
+  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT max(rowid) FROM {}", table), "counting rows"));
+  int64_t n = 0;
+  if (st.Step() && !st.IsNull(0)) n = st.Int(0);
+  CPPROF_RETURN_IF_ERROR(st.status());
+  return n;
+}
+
 StatusOr<std::unordered_map<int64_t, ProcessInfo>> ReadProcesses(const Database& db) {
   std::unordered_map<int64_t, ProcessInfo> out;
   if (!db.HasTable("PROCESSES")) return out;

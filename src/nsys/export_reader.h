@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/global_id.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::nsys {
@@ -66,30 +67,51 @@ class StringTable {
   std::string empty_;
 };
 
-struct KernelRow {
-  int64_t start, end;
-  int64_t global_pid;
-  int32_t device, stream;
-  int64_t name_id;  // of the demangled name (shortName where the export has no demangled name)
-  int64_t correlation;  // of the CUDA call that launched it (0 when NULL)
-};
-
 // Rows [first, last] of a table by rowid (both inclusive); the whole table when unset.
 struct RowidRange {
   int64_t first = INT64_MIN, last = INT64_MAX;
   bool whole() const { return first == INT64_MIN && last == INT64_MAX; }
 };
 
-// Streams the kernel table (or a rowid range of it) in table order.
+struct KernelRow {
+  int64_t start, end;
+  int64_t global_pid;
+  int32_t device, stream;
+  int64_t name_id;  // of the demangled name (shortName where the export has no demangled name)
+  int64_t correlation;  // of the CUDA call that launched it (0 when NULL or not exported)
+  bool has_correlation;
+  // With KernelColumns::launch_config, where the export has them:
+  bool has_launch_config;
+  int64_t grid[3], block[3];
+};
+
+struct KernelColumns {
+  RowidRange rows;             // the whole table by default
+  bool launch_config = false;  // grid and block sizes
+};
+
+// `column` of `table` when the export has it, else NULL: one rule for optional columns.
+inline std::string ColumnOrNull(const Database& db, const char* table, const char* column) {
+  return db.HasColumn(table, column) ? std::string(column) : std::string("NULL");
+}
+
+// Streams the kernel table (or a rowid range of it) in table order. A missing correlationId
+// column reads as NULL (has_correlation false).
 template <typename Fn>
-Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn, RowidRange rows = {}) {
+Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn, KernelColumns cols = {}) {
+  std::string dims;
+  if (cols.launch_config) {
+    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"}) {
+      dims += ", " + ColumnOrNull(db, kKernelTable, c);
+    }
+  }
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
-      db.Prepare("SELECT start, end, globalPid, deviceId, streamId, " + schema.kernel_name_column +
-                     ", correlationId FROM " + kKernelTable +
-                     (rows.whole() ? std::string()
-                                   : " WHERE rowid BETWEEN " + std::to_string(rows.first) + " AND " +
-                                         std::to_string(rows.last)),
+      db.Prepare("SELECT start, end, globalPid, deviceId, streamId, " + schema.kernel_name_column + ", " +
+                     ColumnOrNull(db, kKernelTable, "correlationId") + dims + " FROM " + kKernelTable +
+                     (cols.rows.whole() ? std::string()
+                                        : " WHERE rowid BETWEEN " + std::to_string(cols.rows.first) + " AND " +
+                                              std::to_string(cols.rows.last)),
                  "reading kernels"));
   KernelRow r{};
   while (st.Step()) {
@@ -99,7 +121,12 @@ Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn, Ro
     r.device = static_cast<int32_t>(st.Int(3));
     r.stream = static_cast<int32_t>(st.Int(4));
     r.name_id = st.Int(5);
+    r.has_correlation = !st.IsNull(6);
     r.correlation = st.Int(6);
+    if (cols.launch_config) {
+      r.has_launch_config = !st.IsNull(7);
+      for (int i = 0; i < 3; ++i) r.grid[i] = st.Int(7 + i), r.block[i] = st.Int(10 + i);
+    }
     fn(r);
   }
   return st.status();
@@ -111,10 +138,11 @@ struct MemOpRow {
   int32_t device, stream;
   int64_t bytes;
   int32_t copy_kind;  // ENUM_CUDA_MEMCPY_OPER id for memcpy; -1 for memset
-  int64_t correlation;  // of the CUDA call that launched it (0 when NULL)
+  int64_t correlation;  // of the CUDA call that launched it (0 when NULL or not exported)
+  bool has_correlation;
 };
 
-// Streams memcpys then memsets (whichever tables exist).
+// Streams memcpys then memsets (whichever tables exist); a missing correlationId reads as NULL.
 template <typename Fn>
 Status ForEachMemOp(const Database& db, Fn&& fn) {
   for (const char* table : {kMemcpyTable, kMemsetTable}) {
@@ -123,7 +151,8 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
     CPPROF_ASSIGN_OR_RETURN(
         Statement st,
         db.Prepare(std::string("SELECT start, end, globalPid, deviceId, streamId, bytes, ") +
-                       (memcpy ? "copyKind" : "-1") + ", correlationId FROM " + table,
+                       (memcpy ? "copyKind" : "-1") + ", " + ColumnOrNull(db, table, "correlationId") + " FROM " +
+                       table,
                    memcpy ? "reading memcpys" : "reading memsets"));
     MemOpRow r{};
     while (st.Step()) {
@@ -134,9 +163,31 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
       r.stream = static_cast<int32_t>(st.Int(4));
       r.bytes = st.Int(5);
       r.copy_kind = static_cast<int32_t>(st.Int(6));
+      r.has_correlation = !st.IsNull(7);
       r.correlation = st.Int(7);
       fn(r);
     }
+    CPPROF_RETURN_IF_ERROR(st.status());
+  }
+  return OkStatus();
+}
+
+// An upper bound on the rows of `table` (its largest rowid: exports never delete rows), read
+// from the end of its b-tree; 0 when the table is absent or empty.
+StatusOr<int64_t> RowsUpperBound(const Database& db, const char* table);
+
+// Streams (globalPid, correlationId, start, end) of every GPU op (kernels, memcpys, memsets)
+// that names the CUDA call that launched it: fn(global_pid, correlation, start, end). Tables
+// without a correlationId column are left out.
+template <typename Fn>
+Status ForEachOpLaunch(const Database& db, Fn&& fn) {
+  for (const char* table : {kKernelTable, kMemcpyTable, kMemsetTable}) {
+    if (!db.HasTable(table) || !db.HasColumn(table, "correlationId")) continue;
+    CPPROF_ASSIGN_OR_RETURN(Statement st,
+                            db.Prepare(std::string("SELECT start, end, globalPid, correlationId FROM ") + table +
+                                           " WHERE correlationId IS NOT NULL",
+                                       "reading GPU ops"));
+    while (st.Step()) fn(st.Int(2), st.Int(3), st.Int(0), st.Int(1));
     CPPROF_RETURN_IF_ERROR(st.status());
   }
   return OkStatus();
@@ -154,8 +205,9 @@ struct ProcessInfo {
 // The PROCESSES table keyed by globalPid (empty when the table is absent).
 StatusOr<std::unordered_map<int64_t, ProcessInfo>> ReadProcesses(const Database& db);
 
-// pid and tid packed in nsys's globalPid/globalTid (pid in bits 24..47, tid in bits 0..23).
-inline int PidOf(int64_t global_id) { return static_cast<int>((global_id >> 24) & 0xFFFFFF); }
-inline int TidOf(int64_t global_id) { return static_cast<int>(global_id & 0xFFFFFF); }
+// pid and tid packed in nsys's globalPid/globalTid: see model/global_id.h.
+using model::GlobalPidOf;
+using model::PidOf;
+using model::TidOf;
 
 }  // namespace cpprof::nsys

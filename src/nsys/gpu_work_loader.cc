@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "base/parallel.h"
 
@@ -19,6 +20,30 @@ StatusOr<std::unordered_map<int, std::string>> ReadMemcpyKindNames(const Databas
     CPPROF_RETURN_IF_ERROR(st.status());
   }
   return names;
+}
+
+StatusOr<std::vector<model::GpuProcess>> ReadGpuProcesses(const Database& db) {
+  std::map<int64_t, std::map<int, int64_t>> counts;
+  for (const char* table : {kKernelTable, kMemcpyTable, kMemsetTable}) {
+    if (!db.HasTable(table)) continue;
+    CPPROF_ASSIGN_OR_RETURN(
+        Statement st,
+        db.Prepare(fmt::format("SELECT globalPid, deviceId, count(*) FROM {} GROUP BY 1, 2", table), "counting GPU ops"));
+    while (st.Step()) counts[st.Int(0)][static_cast<int>(st.Int(1))] += st.Int(2);
+    CPPROF_RETURN_IF_ERROR(st.status());
+  }
+  CPPROF_ASSIGN_OR_RETURN(auto procs, ReadProcesses(db));
+  std::vector<model::GpuProcess> out;
+  for (auto& [gpid, per_device] : counts) {
+    model::GpuProcess p;
+    p.global_pid = gpid;
+    p.pid = PidOf(gpid);
+    p.ops_per_device = std::move(per_device);
+    auto it = procs.find(gpid);
+    if (it != procs.end()) p.name = it->second.name;
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 namespace {
@@ -132,7 +157,7 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
         t.total_ns += end - start;
         ++t.instances;
       },
-      rows));
+      {rows}));
   return strings.status();
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/status.h"
 #include "model/gpu_work.h"
@@ -33,6 +34,10 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
                                      const KernelClassifier& classify, const LaunchTaggerFactory& make_tagger = {},
                                      size_t threads = 1, int64_t min_rows_per_thread = kMinKernelRowsPerThread,
                                      const model::Interval* window = nullptr);
+
+// The processes with GPU work (kernels, memcpys, memsets) and their op counts per device, by
+// globalPid: counted by SQLite (GROUP BY), no op loaded. What rank assignment needs.
+StatusOr<std::vector<model::GpuProcess>> ReadGpuProcesses(const Database& db);
 
 // ENUM_CUDA_MEMCPY_OPER: copyKind -> display name as nsys prints it ("[CUDA memcpy Host-to-Device]").
 StatusOr<std::unordered_map<int, std::string>> ReadMemcpyKindNames(const Database& db);

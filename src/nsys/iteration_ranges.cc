@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
 
 #include "nsys/export_reader.h"
 #include "nsys/nvtx_reader.h"
@@ -35,27 +34,34 @@ bool IsIterationName(std::string_view name) {
   return true;
 }
 
-StatusOr<std::vector<model::IterationWindow>> ReadIterationWindows(const Database& db, size_t max_windows) {
+void IterationWindowCollector::Add(const NvtxRangeRow& r, const std::string& domain) {
+  if (!IsIterationName(r.text)) return;  // cheap test first: the domain never makes a marker
+  full_.assign(domain).append(":").append(r.text);
+  auto [it, fresh] = by_name_.try_emplace(full_, model::IterationWindow{full_, r.start, r.end});
+  if (!fresh) {
+    it->second.start = std::min(it->second.start, r.start);
+    it->second.end = std::max(it->second.end, r.end);
+  }
+}
+
+std::vector<model::IterationWindow> IterationWindowCollector::Windows(size_t max_windows) const {
   std::vector<model::IterationWindow> out;
-  if (!db.HasTable(kNvtxTable) || !db.HasTable("StringIds")) return out;
-  CPPROF_ASSIGN_OR_RETURN(NvtxDomains domains, NvtxDomains::Read(db));
-  std::map<std::string, model::IterationWindow> by_name;
-  std::string full;
-  CPPROF_RETURN_IF_ERROR(ForEachNvtxRange(db, OpenEnd::kLastRange, [&](const NvtxRangeRow& r) {
-    if (!IsIterationName(r.text)) return;  // cheap test first: the domain never makes a marker
-    full.assign(domains.NamesFor(r.domain_id, r.global_tid).front()).append(":").append(r.text);
-    auto [it, fresh] = by_name.try_emplace(full, model::IterationWindow{full, r.start, r.end});
-    if (!fresh) {
-      it->second.start = std::min(it->second.start, r.start);
-      it->second.end = std::max(it->second.end, r.end);
-    }
-  }));
-  for (auto& [name, w] : by_name) out.push_back(std::move(w));
+  for (const auto& [name, w] : by_name_) out.push_back(w);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return a.start != b.start ? a.start < b.start : a.name < b.name;
   });
   if (out.size() > max_windows) out.resize(max_windows);
   return out;
+}
+
+StatusOr<std::vector<model::IterationWindow>> ReadIterationWindows(const Database& db, size_t max_windows) {
+  if (!db.HasTable(kNvtxTable) || !db.HasTable("StringIds")) return std::vector<model::IterationWindow>{};
+  IterationWindowCollector windows;
+  NvtxScanCallbacks callbacks;
+  callbacks.range = [&](const NvtxRangeRow& r, const std::vector<std::string>& names) { windows.Add(r, names.front()); };
+  callbacks.restart = [&] { windows.Clear(); };
+  CPPROF_RETURN_IF_ERROR(ScanNvtx(db, OpenEnd::kLastRange, callbacks).status());
+  return windows.Windows(max_windows);
 }
 
 }  // namespace cpprof::nsys

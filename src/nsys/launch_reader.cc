@@ -16,6 +16,43 @@ StatusOr<std::set<int64_t>> ReadAutogradThreads(const Database& db) {
   return out;
 }
 
+StatusOr<ApiCallCursor> ApiCallCursor::Open(const Database& db, bool by_start, bool launches_only) {
+  ApiCallCursor c;
+  if (!db.HasTable(kRuntimeTable)) return c;
+  const bool corr = db.HasColumn(kRuntimeTable, "correlationId");
+  if (launches_only && !corr) return c;
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(std::string("SELECT start, end, globalTid, ") + (corr ? "correlationId" : "NULL") + ", nameId FROM " +
+                     kRuntimeTable + (launches_only ? " WHERE correlationId IS NOT NULL" : "") +
+                     (by_start ? " ORDER BY start, rowid" : ""),
+                 "reading CUDA API calls"));
+  c.st_.emplace(std::move(st));
+  return c;
+}
+
+StatusOr<int64_t> LastApiCallEnd(const Database& db) {
+  if (!db.HasTable(kRuntimeTable)) return int64_t{0};
+  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT max(end) FROM ") + kRuntimeTable,
+                                                   "finding the end of the capture"));
+  int64_t end = 0;
+  if (st.Step()) end = st.Int(0);
+  CPPROF_RETURN_IF_ERROR(st.status());
+  return end;
+}
+
+StatusOr<std::map<int64_t, std::string>> ReadThreadNames(const Database& db) {
+  std::map<int64_t, std::string> names;
+  if (!db.HasTable("ThreadNames") || !db.HasTable("StringIds")) return names;
+  CPPROF_ASSIGN_OR_RETURN(Statement st,
+                          db.Prepare("SELECT tn.globalTid, sid.value FROM ThreadNames AS tn JOIN StringIds AS sid "
+                                     "ON tn.nameId == sid.id ORDER BY tn.rowid",
+                                     "reading ThreadNames"));
+  while (st.Step()) names[st.Int(0)] = std::string(st.Text(1));
+  CPPROF_RETURN_IF_ERROR(st.status());
+  return names;
+}
+
 Status ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn) {
   if (!db.HasTable(kRuntimeTable)) return OkStatus();
   CPPROF_ASSIGN_OR_RETURN(Statement st,

@@ -4,9 +4,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
+#include <optional>
 #include <set>
 
 #include "base/status.h"
+#include "model/global_id.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::nsys {
@@ -18,9 +22,47 @@ StatusOr<std::set<int64_t>> ReadAutogradThreads(const Database& db);
 // Streams the runtime API calls that carry a correlation id: fn(start, globalTid, correlationId).
 Status ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn);
 
+struct ApiCallRow {
+  int64_t start, end;
+  int64_t global_tid;
+  int64_t correlation;  // 0 when the export has none for the call
+  bool has_correlation;
+  int64_t name_id;  // StringIds id of the function's name
+};
+
+// The CUDA runtime and driver API calls as a cursor: in table order (exports list them by start)
+// or, with `by_start`, sorted by start (SQLite sorts). `launches_only`: the calls that carry a
+// correlation id. An export without the table, or without a correlationId column (every call
+// then has none), gives an empty or id-less stream rather than an error.
+class ApiCallCursor {
+ public:
+  static StatusOr<ApiCallCursor> Open(const Database& db, bool by_start, bool launches_only);
+  bool Next() {
+    if (!st_ || !st_->Step()) return false;
+    row_.start = st_->Int(0);
+    row_.end = st_->Int(1);
+    row_.global_tid = st_->Int(2);
+    row_.has_correlation = !st_->IsNull(3);
+    row_.correlation = st_->Int(3);
+    row_.name_id = st_->Int(4);
+    return true;
+  }
+  const ApiCallRow& row() const { return row_; }
+  Status status() const { return st_ ? st_->status() : OkStatus(); }
+
+ private:
+  std::optional<Statement> st_;
+  ApiCallRow row_{};
+};
+
+// The latest end of a CUDA API call (0 when there is none).
+StatusOr<int64_t> LastApiCallEnd(const Database& db);
+
+// Thread names by globalTid (ThreadNames joined to StringIds; a thread named twice keeps the
+// later name). Empty when the export names no threads.
+StatusOr<std::map<int64_t, std::string>> ReadThreadNames(const Database& db);
+
 // The process part of a globalTid (as in the kernel tables' globalPid).
-inline int64_t ProcessOfThread(int64_t global_tid) {
-  return global_tid & static_cast<int64_t>(0xFFFFFFFFFF000000ull);
-}
+inline int64_t ProcessOfThread(int64_t global_tid) { return model::GlobalPidOf(global_tid); }
 
 }  // namespace cpprof::nsys

@@ -13,7 +13,6 @@ namespace cpprof::nsys {
 namespace {
 
 constexpr int64_t kAllocation = 0;  // ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 Allocation, 1 Deallocation
-constexpr int64_t kPidMask = 0x0000FFFFFF000000;
 
 struct Running {
   model::MemorySeries series;
@@ -115,7 +114,7 @@ StatusOr<model::MemoryUsage> ReadMemoryUsage(const Database& db, const MemoryOpt
     while (rt.Step()) {
       int64_t corr = rt.Int(0), tid = rt.Int(1);
       for (auto& [key, r] : series) {
-        if (r.series.peak_correlation_id == corr && (tid & kPidMask) == (r.series.global_pid & kPidMask)) {
+        if (r.series.peak_correlation_id == corr && GlobalPidOf(tid) == r.series.global_pid) {
           r.series.peak_global_tid = tid;
         }
       }

@@ -97,7 +97,7 @@ void NcclRankDecoder::Add(int64_t global_tid, std::string_view blob) {
     }
     model::NcclRankInfo info;
     if (DecodeRankPayload(blob, schema, &info)) {
-      int64_t gpid = global_tid & ~int64_t{0xFFFFFF};  // globalTid -> globalPid
+      int64_t gpid = model::GlobalPidOf(global_tid);
       out_.emplace(gpid, info);  // the first communicator (the world one) wins
       return;
     }

@@ -8,13 +8,12 @@
 #include <string>
 #include <unordered_map>
 
+#include "model/global_id.h"
 #include "nsys/export_reader.h"
 
 namespace cpprof::nsys {
 
 namespace {
-
-constexpr int64_t kPidMask = 0x0000FFFFFF000000;
 
 std::string RangesOnly() {
   return fmt::format("eventType IN ({}, {}, {}, {})", kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd);
@@ -75,7 +74,7 @@ StatusOr<NvtxDomains> NvtxDomains::Read(const Database& db) {
 }
 
 bool NvtxDomains::Add(int64_t domain_id, int64_t global_tid, int64_t start, std::string_view name) {
-  std::pair<int64_t, int64_t> key{domain_id, global_tid & kPidMask};
+  std::pair<int64_t, int64_t> key{domain_id, model::GlobalPidOf(global_tid)};
   auto& creators = creators_[key];
   auto& names = names_[key];
   auto it = std::lower_bound(creators.begin(), creators.end(), global_tid,
@@ -94,7 +93,12 @@ bool NvtxDomains::Add(int64_t domain_id, int64_t global_tid, int64_t start, std:
 }
 
 bool NvtxDomains::Has(int64_t domain_id, int64_t global_tid) const {
-  return names_.count({domain_id, global_tid & kPidMask}) > 0;
+  return names_.count({domain_id, model::GlobalPidOf(global_tid)}) > 0;
+}
+
+bool NvtxDomains::HasDomain(int64_t domain_id) const {
+  auto it = names_.lower_bound({domain_id, INT64_MIN});
+  return it != names_.end() && it->first.first == domain_id;
 }
 
 std::vector<std::string> NvtxDomains::AllNames() const {
@@ -104,23 +108,93 @@ std::vector<std::string> NvtxDomains::AllNames() const {
 }
 
 const std::vector<std::string>& NvtxDomains::NamesFor(int64_t domain_id, int64_t global_tid) const {
-  auto it = names_.find({domain_id, global_tid & kPidMask});
+  auto it = names_.find({domain_id, model::GlobalPidOf(global_tid)});
   return it == names_.end() ? none_ : it->second;
+}
+
+StatusOr<int64_t> LastNvtxTimestamp(const Database& db, OpenEnd open_end) {
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st, db.Prepare(fmt::format("SELECT max(max(start), coalesce(max(end), max(start))) FROM {}{}", kNvtxTable,
+                                           open_end == OpenEnd::kLastRange ? " WHERE " + RangesOnly() : ""),
+                               "reading NVTX"));
+  int64_t max_ts = 0;
+  if (st.Step()) max_ts = st.Int(0);
+  CPPROF_RETURN_IF_ERROR(st.status());
+  return max_ts;
+}
+
+struct NvtxRangeCursor::Impl {
+  Impl(Statement s, RegisteredStrings r, std::optional<int64_t> e)
+      : st(std::move(s)), registered(std::move(r)), open_end(e) {}
+  Statement st;
+  RegisteredStrings registered;
+  std::optional<int64_t> open_end;
+  NvtxDomains domains;
+  NvtxRangeRow row{};
+  bool saw_open = false;
+};
+
+NvtxRangeCursor::NvtxRangeCursor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+NvtxRangeCursor::NvtxRangeCursor(NvtxRangeCursor&&) noexcept = default;
+NvtxRangeCursor& NvtxRangeCursor::operator=(NvtxRangeCursor&&) noexcept = default;
+NvtxRangeCursor::~NvtxRangeCursor() = default;
+
+StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Options& options) {
+  CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
+                             "WHERE eventType IN ({}, {}, {}, {}, {}){}",
+                             db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable,
+                             kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
+                             !options.by_start        ? ""
+                             : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
+                                                     : " ORDER BY start, rowid"),
+                 "reading NVTX ranges"));
+  return NvtxRangeCursor(std::make_unique<Impl>(std::move(st), std::move(registered), options.open_end));
+}
+
+bool NvtxRangeCursor::Next() {
+  Impl& m = *impl_;
+  while (m.st.Step()) {
+    const int64_t type = m.st.Int(2);
+    if (type == kNvtxDomainCreate) {
+      m.domains.Add(m.st.Int(3), m.st.Int(4), m.st.Int(0), m.registered.TextOf(m.st, 5, 6));
+      continue;
+    }
+    NvtxRangeRow& r = m.row;
+    r.start = m.st.Int(0);
+    r.open = m.st.IsNull(1);
+    if (r.open) {
+      if (!m.open_end) m.saw_open = true;
+      r.end = m.open_end.value_or(r.start);
+    } else {
+      r.end = m.st.Int(1);
+    }
+    r.event_type = static_cast<int>(type);
+    r.domain_id = m.st.Int(3);
+    r.global_tid = m.st.Int(4);
+    r.text = m.registered.TextOf(m.st, 5, 6);
+    r.ends_on_other_thread = !m.st.IsNull(7);
+    r.end_global_tid = m.st.Int(7);
+    r.rowid = m.st.Int(8);
+    return true;
+  }
+  return false;
+}
+
+const NvtxRangeRow& NvtxRangeCursor::row() const { return impl_->row; }
+const NvtxDomains& NvtxRangeCursor::domains() const { return impl_->domains; }
+bool NvtxRangeCursor::saw_open() const { return impl_->saw_open; }
+Status NvtxRangeCursor::status() const {
+  CPPROF_RETURN_IF_ERROR(impl_->st.status());
+  return impl_->registered.status();
 }
 
 Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn) {
   std::string ranges_only = RangesOnly();
   // Ranges still open when the capture ended get the last NVTX timestamp of the export.
-  int64_t max_ts = 0;
-  {
-    CPPROF_ASSIGN_OR_RETURN(
-        Statement st,
-        db.Prepare(fmt::format("SELECT max(max(start), max(end)) FROM {}{}", kNvtxTable,
-                               open_end == OpenEnd::kLastRange ? " WHERE " + ranges_only : ""),
-                   "reading NVTX"));
-    if (st.Step()) max_ts = st.Int(0);
-    CPPROF_RETURN_IF_ERROR(st.status());
-  }
+  CPPROF_ASSIGN_OR_RETURN(int64_t max_ts, LastNvtxTimestamp(db, open_end));
   CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
@@ -176,7 +250,7 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
     if (type == kNvtxDomainCreate) {
       int64_t domain = st.Int(3);
       if (out.domains.Add(domain, tid, start, registered.TextOf(st, 5, 6)) &&
-          used.count({domain, tid & kPidMask})) {
+          used.count({domain, model::GlobalPidOf(tid)})) {
         conflict = true;  // ranges already given took fewer (or other) names
       }
       continue;
@@ -199,7 +273,7 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
       held.push_back({r, std::string(r.text)});
       continue;
     }
-    std::pair<int64_t, int64_t> key{r.domain_id, tid & kPidMask};
+    std::pair<int64_t, int64_t> key{r.domain_id, model::GlobalPidOf(tid)};
     if (key != last_used) used.insert(key), last_used = key;
     callbacks.range(r, out.domains.NamesFor(r.domain_id, tid));
   }

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,8 @@ class NvtxDomains {
   // Records one domain-create event: the earliest create (by start) of a (domainId, globalTid)
   // names the domain on that thread. Returns true when the names of (domainId, process) changed.
   bool Add(int64_t domain_id, int64_t global_tid, int64_t start, std::string_view name);
+  // Whether any process created a domain with this id.
+  bool HasDomain(int64_t domain_id) const;
   // Whether a create event of (domainId, process) has been seen.
   bool Has(int64_t domain_id, int64_t global_tid) const;
   // Every domain name created anywhere (distinct, sorted).
@@ -53,14 +57,50 @@ struct NvtxRangeRow {
   bool ends_on_other_thread;  // endGlobalTid set: nsys leaves it out of GPU projection
   bool open;                  // no end recorded: still open when the capture ended
   std::string_view text;      // valid during the callback only
+  int64_t end_global_tid = 0;  // the thread that ended it, where the export says (NvtxRangeCursor only)
+  int64_t rowid = 0;           // NvtxRangeCursor only: the table order
 };
 
 // Which timestamps bound the end given to ranges still open at the end of the capture: nsys's
 // nvtx_sum takes the last timestamp of any NVTX event, nvtx_gpu_proj_sum that of ranges only.
 enum class OpenEnd { kLastNvtxEvent, kLastRange };
 
+// The end given to ranges still open when the capture ended (a scan of the NVTX table).
+StatusOr<int64_t> LastNvtxTimestamp(const Database& db, OpenEnd open_end);
+
 // Streams the push/pop and start/end ranges in table order.
 Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn);
+
+// The ranges and domain-create events of NVTX_EVENTS as a cursor, in one pass: in table order
+// (exports list events by start time) or, with `by_start`, sorted by start (SQLite sorts: slower,
+// for exports that are not in time order). Domain creates go to domains(); Next() stops at ranges.
+class NvtxRangeCursor {
+ public:
+  struct Options {
+    bool by_start = false;
+    // With by_start: ranges of one start longest first (open ones first), then in table order.
+    bool longest_first = false;
+    // The end given to ranges without one (LastNvtxTimestamp); unset: their start, and
+    // saw_open() tells the caller to read again with it.
+    std::optional<int64_t> open_end;
+  };
+  static StatusOr<NvtxRangeCursor> Open(const Database& db, const Options& options);
+  NvtxRangeCursor(NvtxRangeCursor&&) noexcept;
+  NvtxRangeCursor& operator=(NvtxRangeCursor&&) noexcept;
+  ~NvtxRangeCursor();
+
+  // Advances to the next range; false at the end or on an error (status()).
+  bool Next();
+  const NvtxRangeRow& row() const;  // valid until the next Next()
+  const NvtxDomains& domains() const;  // the domains created so far
+  bool saw_open() const;  // a range without end was met while no open_end was given
+  Status status() const;
+
+ private:
+  struct Impl;
+  explicit NvtxRangeCursor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 // What one pass over every NVTX event (ScanNvtx) gives besides the ranges.
 struct NvtxScan {

@@ -324,8 +324,8 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   }
 
   if (options.timeline) {
-    CPPROF_RETURN_IF_ERROR(AddTimeline(db, work, ranks.process_of_rank, attribution.modules.get(),
-                                       options.timeline_bins, report));
+    CPPROF_RETURN_IF_ERROR(AddTimeline(attribution.iteration_windows.Windows(), work, ranks.process_of_rank,
+                                       attribution.modules.get(), options.timeline_bins, report));
   }
 
   CPPROF_ASSIGN_OR_RETURN(report.capture, nsys::ReadCaptureInfo(db));

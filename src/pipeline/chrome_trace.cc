@@ -9,9 +9,11 @@
 
 #include "analysis/classify.h"
 #include "analysis/ranks.h"
+#include "model/global_id.h"
 #include "model/op_class.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
+#include "nsys/launch_reader.h"
 #include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_reader.h"
 #include "render/chrome_trace_writer.h"
@@ -23,41 +25,10 @@ namespace {
 using Json = render::ChromeTraceWriter::Json;
 using model::OpClass;
 using nsys::Database;
-using nsys::Statement;
 
 // Tracks that are not OS threads (CUDA streams, NVTX start/end lanes) get tids from here up, in
 // the order they are first met: unique across the whole trace, since Perfetto keys threads by tid.
 constexpr int64_t kSyntheticTidBase = 1'000'000'000;
-constexpr int64_t kTidMask = 0xFFFFFF;
-
-int64_t GlobalPidOfTid(int64_t global_tid) { return global_tid & ~kTidMask; }
-
-// The processes with GPU work and their op counts per device, which is all AssignRanks reads:
-// counted with GROUP BY instead of loading every op.
-StatusOr<model::GpuWork> GpuProcesses(const Database& db) {
-  std::map<int64_t, std::map<int, int64_t>> counts;
-  for (const char* table : {nsys::kKernelTable, nsys::kMemcpyTable, nsys::kMemsetTable}) {
-    if (!db.HasTable(table)) continue;
-    CPPROF_ASSIGN_OR_RETURN(
-        Statement st,
-        db.Prepare(fmt::format("SELECT globalPid, deviceId, count(*) FROM {} GROUP BY 1, 2", table),
-                   "counting GPU ops"));
-    while (st.Step()) counts[st.Int(0)][static_cast<int>(st.Int(1))] += st.Int(2);
-    CPPROF_RETURN_IF_ERROR(st.status());
-  }
-  CPPROF_ASSIGN_OR_RETURN(auto procs, nsys::ReadProcesses(db));
-  model::GpuWork work;
-  for (auto& [gpid, per_device] : counts) {
-    model::ProcessGpuWork p;
-    p.global_pid = gpid;
-    p.pid = nsys::PidOf(gpid);
-    p.ops_per_device = per_device;
-    auto it = procs.find(gpid);
-    if (it != procs.end()) p.name = it->second.name;
-    work.processes.push_back(std::move(p));
-  }
-  return work;
-}
 
 struct RankProcess {
   int rank = 0;
@@ -84,9 +55,9 @@ class TraceBuilder {
       : db_(db), schema_(schema), options_(options), strings_(db) {}
 
   StatusOr<ChromeTraceSummary> Run(std::ostream& out) {
-    CPPROF_ASSIGN_OR_RETURN(model::GpuWork work, GpuProcesses(db_));
+    CPPROF_ASSIGN_OR_RETURN(std::vector<model::GpuProcess> gpu_procs, nsys::ReadGpuProcesses(db_));
     CPPROF_ASSIGN_OR_RETURN(auto nccl, nsys::ReadNcclRanks(db_));
-    analysis::RankAssignment ranks = analysis::AssignRanks(work, nccl);
+    analysis::RankAssignment ranks = analysis::AssignRanks(gpu_procs, nccl);
     int world = static_cast<int>(ranks.process_of_rank.size());
     for (int r : options_.ranks) {
       if (r < 0 || r >= world) {
@@ -100,7 +71,7 @@ class TraceBuilder {
           std::find(options_.ranks.begin(), options_.ranks.end(), r) == options_.ranks.end()) {
         continue;
       }
-      const auto& p = work.processes[ranks.process_of_rank[r]];
+      const auto& p = gpu_procs[ranks.process_of_rank[r]];
       procs_[p.global_pid] = {r, p.pid, p.MainDevice(), p.name};
     }
     summary_.ranks = static_cast<int>(procs_.size());
@@ -187,32 +158,24 @@ class TraceBuilder {
     return classes_[name_id] = analysis::ClassifyKernel(strings_.Get(name_id));
   }
 
-  std::string Col(const char* table, const char* column, const char* fallback) const {
-    return db_.HasColumn(table, column) ? column : fallback;
-  }
-
   Status WriteApiCalls() {
-    const char* t = nsys::kRuntimeTable;
-    CPPROF_ASSIGN_OR_RETURN(
-        Statement st, db_.Prepare(fmt::format("SELECT start, end, globalTid, {}, nameId FROM {}",
-                                              Col(t, "correlationId", "NULL"), t),
-                                  "reading CUDA runtime API calls"));
-    while (st.Step()) {
-      int64_t start = st.Int(0), end = st.Int(1), gtid = st.Int(2);
-      const RankProcess* p = ProcessOf(GlobalPidOfTid(gtid));
-      if (!p || !InWindow(start, end)) continue;
-      int64_t tid = ThreadTid(gtid);
+    CPPROF_ASSIGN_OR_RETURN(nsys::ApiCallCursor calls, nsys::ApiCallCursor::Open(db_, false, false));
+    while (calls.Next()) {
+      const nsys::ApiCallRow& c = calls.row();
+      const RankProcess* p = ProcessOf(model::GlobalPidOf(c.global_tid));
+      if (!p || !InWindow(c.start, c.end)) continue;
+      int64_t tid = ThreadTid(c.global_tid);
       Json args;
-      if (!st.IsNull(3)) {
-        args["correlationId"] = st.Int(3);
+      if (c.has_correlation) {
+        args["correlationId"] = c.correlation;
         if (options_.flows) {
-          launches_.push_back({Key(p->rank, st.Int(3)), std::max<int64_t>(start, 0), p->pid, tid});
+          launches_.push_back({Key(p->rank, c.correlation), std::max<int64_t>(c.start, 0), p->pid, tid});
         }
       }
-      EmitX(strings_.Get(st.Int(4)), "cuda_api", p->pid, tid, start, end, std::move(args));
+      EmitX(strings_.Get(c.name_id), "cuda_api", p->pid, tid, c.start, c.end, std::move(args));
       ++summary_.api_calls;
     }
-    CPPROF_RETURN_IF_ERROR(st.status());
+    CPPROF_RETURN_IF_ERROR(calls.status());
     std::stable_sort(launches_.begin(), launches_.end(),
                      [](const Launch& a, const Launch& b) { return a.key < b.key; });
     launch_used_.assign(launches_.size(), false);
@@ -262,98 +225,71 @@ class TraceBuilder {
     }
   }
 
+  static nsys::KernelColumns LaunchConfig() {
+    nsys::KernelColumns c;
+    c.launch_config = true;
+    return c;
+  }
+
   Status WriteKernels() {
-    const char* t = nsys::kKernelTable;
-    std::string dims;
-    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"}) dims += ", " + Col(t, c, "NULL");
-    CPPROF_ASSIGN_OR_RETURN(
-        Statement st,
-        db_.Prepare(fmt::format("SELECT start, end, globalPid, deviceId, streamId, {}, {}{} FROM {}",
-                                Col(t, "correlationId", "NULL"), schema_.kernel_name_column, dims, t),
-                    "reading kernels"));
-    while (st.Step()) {
-      int64_t start = st.Int(0), end = st.Int(1);
-      gpu_max_end_ = std::max(gpu_max_end_, std::max(start, end));
-      const RankProcess* p = ProcessOf(st.Int(2));
-      if (!p || !InWindow(start, end)) continue;
-      int device = static_cast<int>(st.Int(3)), stream = static_cast<int>(st.Int(4));
-      int64_t name_id = st.Int(6);
-      OpClass cls = ClassOf(name_id);
-      int64_t tid = StreamTid(st.Int(2), device, stream, model::IsComm(cls));
-      Json args;
-      args["stream"] = stream;
-      args["device"] = device;
-      bool has_corr = !st.IsNull(5);
-      if (has_corr) args["correlationId"] = st.Int(5);
-      if (!st.IsNull(7)) {
-        args["grid"] = {st.Int(7), st.Int(8), st.Int(9)};
-        args["block"] = {st.Int(10), st.Int(11), st.Int(12)};
-      }
-      EmitX(strings_.Get(name_id), model::Name(cls), p->pid, tid, start, end, std::move(args));
-      MaybeFlowEnd(*p, has_corr, st.Int(5), tid, start);
-      ++summary_.gpu_ops;
-    }
-    return st.status();
+    return nsys::ForEachKernel(
+        db_, schema_,
+        [&](const nsys::KernelRow& k) {
+          gpu_max_end_ = std::max(gpu_max_end_, std::max(k.start, k.end));
+          const RankProcess* p = ProcessOf(k.global_pid);
+          if (!p || !InWindow(k.start, k.end)) return;
+          OpClass cls = ClassOf(k.name_id);
+          int64_t tid = StreamTid(k.global_pid, k.device, k.stream, model::IsComm(cls));
+          Json args;
+          args["stream"] = k.stream;
+          args["device"] = k.device;
+          if (k.has_correlation) args["correlationId"] = k.correlation;
+          if (k.has_launch_config) {
+            args["grid"] = {k.grid[0], k.grid[1], k.grid[2]};
+            args["block"] = {k.block[0], k.block[1], k.block[2]};
+          }
+          EmitX(strings_.Get(k.name_id), model::Name(cls), p->pid, tid, k.start, k.end, std::move(args));
+          MaybeFlowEnd(*p, k.has_correlation, k.correlation, tid, k.start);
+          ++summary_.gpu_ops;
+        },
+        LaunchConfig());
   }
 
   Status WriteMemOps() {
     CPPROF_ASSIGN_OR_RETURN(auto kind_names, nsys::ReadMemcpyKindNames(db_));
-    for (const char* t : {nsys::kMemcpyTable, nsys::kMemsetTable}) {
-      if (!db_.HasTable(t)) continue;
-      bool memcpy = t == std::string_view(nsys::kMemcpyTable);
-      CPPROF_ASSIGN_OR_RETURN(
-          Statement st,
-          db_.Prepare(fmt::format("SELECT start, end, globalPid, deviceId, streamId, {}, bytes, {} FROM {}",
-                                  Col(t, "correlationId", "NULL"), memcpy ? "copyKind" : "-1", t),
-                      memcpy ? "reading memcpys" : "reading memsets"));
-      while (st.Step()) {
-        int64_t start = st.Int(0), end = st.Int(1);
-        gpu_max_end_ = std::max(gpu_max_end_, std::max(start, end));
-        const RankProcess* p = ProcessOf(st.Int(2));
-        if (!p || !InWindow(start, end)) continue;
-        int device = static_cast<int>(st.Int(3)), stream = static_cast<int>(st.Int(4));
-        int kind = static_cast<int>(st.Int(7));
-        OpClass cls = kind < 0                             ? OpClass::kMemset
-                      : kind == nsys::kMemcpyPeerToPeer ? OpClass::kPeerCopy
-                                                          : OpClass::kMemcpy;
-        std::string name = "[CUDA memset]";
-        if (kind >= 0) {
-          auto it = kind_names.find(kind);
-          name = it != kind_names.end() ? it->second : fmt::format("[CUDA memcpy kind {}]", kind);
-        }
-        int64_t tid = StreamTid(st.Int(2), device, stream, model::IsComm(cls));
-        Json args;
-        args["stream"] = stream;
-        args["device"] = device;
-        bool has_corr = !st.IsNull(5);
-        if (has_corr) args["correlationId"] = st.Int(5);
-        args["bytes"] = st.Int(6);
-        EmitX(name, model::Name(cls), p->pid, tid, start, end, std::move(args));
-        MaybeFlowEnd(*p, has_corr, st.Int(5), tid, start);
-        ++summary_.gpu_ops;
+    return nsys::ForEachMemOp(db_, [&](const nsys::MemOpRow& m) {
+      gpu_max_end_ = std::max(gpu_max_end_, std::max(m.start, m.end));
+      const RankProcess* p = ProcessOf(m.global_pid);
+      if (!p || !InWindow(m.start, m.end)) return;
+      int kind = m.copy_kind;
+      OpClass cls = kind < 0                             ? OpClass::kMemset
+                    : kind == nsys::kMemcpyPeerToPeer ? OpClass::kPeerCopy
+                                                        : OpClass::kMemcpy;
+      std::string name = "[CUDA memset]";
+      if (kind >= 0) {
+        auto it = kind_names.find(kind);
+        name = it != kind_names.end() ? it->second : fmt::format("[CUDA memcpy kind {}]", kind);
       }
-      CPPROF_RETURN_IF_ERROR(st.status());
-    }
-    return OkStatus();
+      int64_t tid = StreamTid(m.global_pid, m.device, m.stream, model::IsComm(cls));
+      Json args;
+      args["stream"] = m.stream;
+      args["device"] = m.device;
+      if (m.has_correlation) args["correlationId"] = m.correlation;
+      args["bytes"] = m.bytes;
+      EmitX(name, model::Name(cls), p->pid, tid, m.start, m.end, std::move(args));
+      MaybeFlowEnd(*p, m.has_correlation, m.correlation, tid, m.start);
+      ++summary_.gpu_ops;
+    });
   }
 
   // Where ranges still open when the capture stopped end: the last timestamp of the export's
   // GPU ops, CUDA API calls and NVTX events.
   StatusOr<int64_t> CaptureEnd() {
     if (capture_end_) return *capture_end_;
-    int64_t end = gpu_max_end_;
-    std::vector<std::string> queries = {
-        fmt::format("SELECT max(max(start), coalesce(max(end), 0)) FROM {}", nsys::kNvtxTable)};
-    if (db_.HasTable(nsys::kRuntimeTable)) {
-      queries.push_back(fmt::format("SELECT max(end) FROM {}", nsys::kRuntimeTable));
-    }
-    for (const auto& q : queries) {
-      CPPROF_ASSIGN_OR_RETURN(Statement st, db_.Prepare(q, "finding the end of the capture"));
-      if (st.Step()) end = std::max(end, st.Int(0));
-      CPPROF_RETURN_IF_ERROR(st.status());
-    }
-    capture_end_ = end;
-    return end;
+    CPPROF_ASSIGN_OR_RETURN(int64_t nvtx_end, nsys::LastNvtxTimestamp(db_, nsys::OpenEnd::kLastNvtxEvent));
+    CPPROF_ASSIGN_OR_RETURN(int64_t api_end, nsys::LastApiCallEnd(db_));
+    capture_end_ = std::max({gpu_max_end_, nvtx_end, api_end});
+    return *capture_end_;
   }
 
   // Start/end ranges need not nest, and overlapping complete events on one track do not draw:
@@ -373,36 +309,29 @@ class TraceBuilder {
 
   Status WriteNvtx() {
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains, nsys::NvtxDomains::Read(db_));
-    const char* t = nsys::kNvtxTable;
-    CPPROF_ASSIGN_OR_RETURN(
-        Statement st,
-        db_.Prepare(fmt::format("SELECT ne.start, ne.end, ne.eventType, ne.domainId, ne.globalTid, "
-                                "coalesce(sid.value, ne.text, ''), {} FROM {} AS ne LEFT JOIN StringIds AS sid "
-                                "ON ne.textId == sid.id WHERE ne.eventType IN ({}, {}, {}, {}) "
-                                "ORDER BY ne.start, coalesce(ne.end, 9223372036854775807) DESC, ne.rowid",
-                                db_.HasColumn(t, "endGlobalTid") ? "ne.endGlobalTid" : "NULL", t,
-                                nsys::kNvtxPushPop, nsys::kNvtxStartEnd, nsys::kNvtxtPushPop,
-                                nsys::kNvtxtStartEnd),
-                    "reading NVTX ranges"));
+    nsys::NvtxRangeCursor::Options order;
+    order.by_start = true;
+    order.longest_first = true;  // containers before what they contain
+    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, order));
     int64_t skipped = 0;
-    while (st.Step()) {
-      int64_t start = st.Int(0), gtid = st.Int(4);
-      const RankProcess* p = ProcessOf(GlobalPidOfTid(gtid));
+    while (ranges.Next()) {
+      const nsys::NvtxRangeRow& r = ranges.row();
+      int64_t start = r.start, gtid = r.global_tid;
+      const RankProcess* p = ProcessOf(model::GlobalPidOf(gtid));
       if (!p) {
         ++skipped;
         continue;
       }
       Json args;
-      int64_t end = st.Int(1);
-      if (st.IsNull(1)) {
+      int64_t end = r.end;
+      if (r.open) {
         CPPROF_ASSIGN_OR_RETURN(end, CaptureEnd());
         end = std::max(end, start);
         args["open_at_capture_end"] = true;
       }
       if (!InWindow(start, end)) continue;
-      int type = static_cast<int>(st.Int(2));
-      std::string name = domains.NamesFor(st.Int(3), gtid).front() + ":" + std::string(st.Text(5));
-      bool push_pop = type == nsys::kNvtxPushPop || type == nsys::kNvtxtPushPop;
+      std::string name = domains.NamesFor(r.domain_id, gtid).front() + ":" + std::string(r.text);
+      bool push_pop = r.event_type == nsys::kNvtxPushPop || r.event_type == nsys::kNvtxtPushPop;
       int64_t tid;
       if (push_pop) {
         tid = ThreadTid(gtid);
@@ -410,31 +339,17 @@ class TraceBuilder {
         ThreadTid(gtid);  // named with its thread
         tid = LaneTid(gtid, start, end);
         args["thread"] = nsys::TidOf(gtid);
-        if (!st.IsNull(6) && st.Int(6) != gtid) args["ended_on_tid"] = nsys::TidOf(st.Int(6));
+        if (r.ends_on_other_thread && r.end_global_tid != gtid) args["ended_on_tid"] = nsys::TidOf(r.end_global_tid);
       }
       EmitX(name, push_pop ? "nvtx" : "nvtx start/end", p->pid, tid, start, end, std::move(args));
       ++summary_.nvtx_ranges;
     }
-    CPPROF_RETURN_IF_ERROR(st.status());
+    CPPROF_RETURN_IF_ERROR(ranges.status());
     if (skipped) {
       summary_.notes.push_back(fmt::format(
           "{} NVTX ranges of processes without GPU work (or of ranks not asked for) were left out", skipped));
     }
     return OkStatus();
-  }
-
-  StatusOr<std::map<int64_t, std::string>> ThreadNames() {
-    std::map<int64_t, std::string> names;
-    if (!db_.HasTable("ThreadNames")) return names;
-    CPPROF_ASSIGN_OR_RETURN(
-        Statement st, db_.Prepare("SELECT tn.globalTid, sid.value FROM ThreadNames AS tn JOIN StringIds AS sid "
-                                  "ON tn.nameId == sid.id ORDER BY tn.rowid",
-                                  "reading ThreadNames"));
-    while (st.Step()) {
-      if (threads_.count(st.Int(0))) names[st.Int(0)] = std::string(st.Text(1));
-    }
-    CPPROF_RETURN_IF_ERROR(st.status());
-    return names;
   }
 
   void Metadata(const char* what, int pid, std::optional<int64_t> tid, Json args) {
@@ -448,7 +363,7 @@ class TraceBuilder {
   }
 
   Status WriteMetadata() {
-    CPPROF_ASSIGN_OR_RETURN(auto thread_names, ThreadNames());
+    CPPROF_ASSIGN_OR_RETURN(auto thread_names, nsys::ReadThreadNames(db_));
     std::vector<const std::pair<const int64_t, RankProcess>*> by_rank;
     for (const auto& kv : procs_) by_rank.push_back(&kv);
     std::sort(by_rank.begin(), by_rank.end(), [](auto* a, auto* b) { return a->second.rank < b->second.rank; });
@@ -474,7 +389,7 @@ class TraceBuilder {
       }
       // CPU threads after the streams, by tid; each thread's NVTX start/end lanes below it.
       for (const auto& [gtid, unused] : threads_) {
-        if (GlobalPidOfTid(gtid) != gpid) continue;
+        if (model::GlobalPidOf(gtid) != gpid) continue;
         auto it = thread_names.find(gtid);
         std::string name = it != thread_names.end() ? it->second : fmt::format("thread {}", nsys::TidOf(gtid));
         Metadata("thread_name", p.pid, nsys::TidOf(gtid), {{"name", name}});

@@ -2,9 +2,9 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 #include "analysis/timeline.h"
-#include "nsys/iteration_ranges.h"
 
 namespace cpprof::pipeline {
 
@@ -35,7 +35,7 @@ std::vector<int> ModuleRowOfNode(const analysis::ModuleAttribution& modules, con
   return out;
 }
 
-Status AddTimeline(const nsys::Database& db, model::GpuWork& work, const std::vector<size_t>& process_of_rank,
+Status AddTimeline(std::vector<model::IterationWindow> iterations, model::GpuWork& work, const std::vector<size_t>& process_of_rank,
                    const analysis::ModuleAttribution* modules, int max_bins, model::Report& report) {
   model::Timeline& tl = report.timeline;
   tl.built = true;
@@ -69,7 +69,7 @@ Status AddTimeline(const nsys::Database& db, model::GpuWork& work, const std::ve
     rt.rank = static_cast<int>(r);
     tl.ranks.push_back(std::move(rt));
   }
-  CPPROF_ASSIGN_OR_RETURN(tl.iterations, nsys::ReadIterationWindows(db));
+  tl.iterations = std::move(iterations);
   return Status();
 }
 

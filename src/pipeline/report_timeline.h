@@ -8,13 +8,13 @@
 #include "base/status.h"
 #include "model/gpu_work.h"
 #include "model/report.h"
-#include "nsys/sqlite_db.h"
 
 namespace cpprof::pipeline {
 
 // Fills report.timeline. Needs report.ranks and report.modules filled; `modules` is null when the
 // export has no module ranges. May reorder the processes' ops.
-Status AddTimeline(const nsys::Database& db, model::GpuWork& work, const std::vector<size_t>& process_of_rank,
+// `iterations`: the iteration windows (nsys::IterationWindowCollector) for the zoom.
+Status AddTimeline(std::vector<model::IterationWindow> iterations, model::GpuWork& work, const std::vector<size_t>& process_of_rank,
                    const analysis::ModuleAttribution* modules, int max_bins, model::Report& report);
 
 // By module node id: the row of model::Report::modules that shows the node, found by the path of

@@ -7,6 +7,7 @@
 #include "analysis/summary_stats.h"
 #include "nsys/export_reader.h"
 #include "nsys/grouped_values.h"
+#include "nsys/stats_tables.h"
 #include "pipeline/nvtx_reports.h"
 #include "pipeline/summary_table.h"
 #include "render/pyformat.h"
@@ -33,52 +34,20 @@ StatsTable Skipped(std::string why) {
 StatusOr<StatsTable> KernSum(const nsys::Database& db) {
   if (!db.HasTable("StringIds")) return Skipped(db.path() + " file does not contain StringIds table.");
   if (!db.HasTable(nsys::kKernelTable)) return Skipped(db.path() + " does not contain CUDA kernel data.");
-  nsys::GroupedValues g;
-  CPPROF_RETURN_IF_ERROR(g.AddIntKeyed(
-      db, std::string("SELECT demangledName, end - start FROM ") + nsys::kKernelTable, "reading kernels"));
-  CPPROF_ASSIGN_OR_RETURN(auto groups, g.Finish(db));
+  CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::KernelDurationsByName(db));
   return DurationSummaryTable(Summarize(std::move(groups)), "Instances", {"Name"}, TieBreak::kCountThenKeys);
-}
-
-// The memcpy/memset rows nsys's memory reports read: memcpy kinds joined to their labels.
-StatusOr<std::vector<nsys::Group>> MemGroups(const nsys::Database& db, const char* value_expr, std::string* skipped) {
-  nsys::GroupedValues g;
-  bool any = false;
-  if (db.HasTable(nsys::kMemcpyTable)) {
-    if (!db.HasTable("ENUM_CUDA_MEMCPY_OPER")) {
-      *skipped = db.path() + " does not contain ENUM_CUDA_MEMCPY_OPER table.";
-      return std::vector<nsys::Group>{};
-    }
-    CPPROF_RETURN_IF_ERROR(g.AddTextKeyed(
-        db,
-        fmt::format("SELECT '[CUDA memcpy ' || mos.label || ']', {} FROM {} AS m INNER JOIN "
-                    "ENUM_CUDA_MEMCPY_OPER AS mos ON mos.id == m.copyKind",
-                    value_expr, nsys::kMemcpyTable),
-        "reading memcpys"));
-    any = true;
-  }
-  if (db.HasTable(nsys::kMemsetTable)) {
-    CPPROF_RETURN_IF_ERROR(g.AddTextKeyed(
-        db, fmt::format("SELECT '[CUDA memset]', {} FROM {}", value_expr, nsys::kMemsetTable), "reading memsets"));
-    any = true;
-  }
-  if (!any) {
-    *skipped = db.path() + " does not contain GPU memory data.";
-    return std::vector<nsys::Group>{};
-  }
-  return g.Finish(db);
 }
 
 StatusOr<StatsTable> MemTimeSum(const nsys::Database& db) {
   std::string skipped;
-  CPPROF_ASSIGN_OR_RETURN(auto groups, MemGroups(db, "end - start", &skipped));
+  CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::MemOpValuesByOperation(db, nsys::MemOpValue::kDuration, &skipped));
   if (!skipped.empty()) return Skipped(skipped);
   return DurationSummaryTable(Summarize(std::move(groups)), "Count", {"Operation"}, TieBreak::kKeys);
 }
 
 StatusOr<StatsTable> MemSizeSum(const nsys::Database& db) {
   std::string skipped;
-  CPPROF_ASSIGN_OR_RETURN(auto groups, MemGroups(db, "bytes", &skipped));
+  CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::MemOpValuesByOperation(db, nsys::MemOpValue::kBytes, &skipped));
   if (!skipped.empty()) return Skipped(skipped);
   auto rows = Summarize(std::move(groups));
   std::sort(rows.begin(), rows.end(), [](const SummaryRow& a, const SummaryRow& b) {

@@ -1,0 +1,25 @@
+// The rows of nsys's GPU summary reports (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
+// cuda_gpu_mem_size_sum), grouped the way nsys's report scripts group them: the SQL of
+// `cpprof stats` lives here; pipeline/stats_reports.cc turns the groups into tables.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "nsys/grouped_values.h"
+#include "nsys/sqlite_db.h"
+
+namespace cpprof::nsys {
+
+// Kernel durations (end - start) per demangled name, in table order.
+StatusOr<std::vector<Group>> KernelDurationsByName(const Database& db);
+
+enum class MemOpValue { kDuration, kBytes };
+
+// Memcpy and memset durations or sizes per operation ("[CUDA memcpy Host-to-Device]", "[CUDA
+// memset]"), memcpy kinds joined to their labels as nsys joins them. When nsys would skip the
+// report, `skipped` says why (its words) and no groups come back.
+StatusOr<std::vector<Group>> MemOpValuesByOperation(const Database& db, MemOpValue value, std::string* skipped);
+
+}  // namespace cpprof::nsys

@@ -1,0 +1,76 @@
+// nvtx_gpu_proj_sum on hand-written exports: the streaming sweep's answer does not depend on the
+// table order (NVTX out of time order is read again sorted, API calls a little out of order are
+// reordered in a small buffer), and ranges still open at the end
+// of the capture end at the last range timestamp (read again with it).
+#include "pipeline/nvtx_reports.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+
+namespace cpprof::pipeline {
+namespace {
+
+// Thread 1677721607 (pid 100, tid 7): ':outer' [0, 100] holds ':inner' [10, 50] and the open
+// start/end range ':open' from 60 (ends at 100, the last range timestamp). Launch 1 (API call
+// [20, 25]) ran a kernel over [200, 300]; launch 2 ([70, 75]) a kernel [400, 420] and a memset
+// [430, 450]; launch 3 ([120, 130]) is outside every range.
+std::string Export(const std::vector<std::string>& nvtx_rows, bool calls_reversed) {
+  std::string sql = testing::ReadFile(testing::DataPath("sql/_schema.sql"));
+  sql += R"sql(
+INSERT INTO StringIds VALUES (1, 'k');
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT,
+  globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid, demangledName,
+  shortName) VALUES (200, 300, 0, 7, 1, 1677721600, 1, 1), (400, 420, 0, 7, 2, 1677721600, 1, 1),
+  (500, 510, 0, 7, 3, 1677721600, 1, 1);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (430, 450, 0, 7, 2, 1677721600, 8);
+)sql";
+  sql += calls_reversed ? "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (120, 130, 1677721607, 3, 1), "
+                          "(70, 75, 1677721607, 2, 1), (20, 25, 1677721607, 1, 1);\n"
+                        : "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (20, 25, 1677721607, 1, 1), "
+                          "(70, 75, 1677721607, 2, 1), (120, 130, 1677721607, 3, 1);\n";
+  for (const auto& row : nvtx_rows) {
+    sql += "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES " + row + ";\n";
+  }
+  return sql;
+}
+
+std::vector<std::string> Rows(const std::string& name, const std::vector<std::string>& nvtx_rows,
+                              bool calls_reversed = false) {
+  auto db = nsys::Database::Open(testing::MakeDatabase(name, Export(nvtx_rows, calls_reversed)));
+  EXPECT_TRUE(db.ok());
+  auto t = NvtxGpuProjSum(*db);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  std::vector<std::string> out;
+  for (const auto& row : t->rows) {
+    std::string line;
+    for (const auto& cell : row) line += cell + ",";
+    out.push_back(line);
+  }
+  return out;
+}
+
+TEST(NvtxGpuProjSum, SameAnswerInAnyTableOrder) {
+  const std::string outer = "(0, 100, 59, 'outer', 1677721607)", inner = "(10, 50, 59, 'inner', 1677721607)",
+                    open = "(60, NULL, 60, 'open', 1677721607)";
+  std::vector<std::string> want = {
+      ":outer,PushPop,250,100,1,250.0,250.0,250,250,0.0,2,2.0,0.0,2.0,",
+      ":inner,PushPop,100,40,1,100.0,100.0,100,100,0.0,1,1.0,1.0,0.0,",
+      ":open,StartEnd,50,40,1,50.0,50.0,50,50,0.0,1,1.0,1.0,0.0,",
+  };
+  EXPECT_EQ(Rows("proj_sorted.sqlite", {outer, inner, open}), want);
+  EXPECT_EQ(Rows("proj_shuffled.sqlite", {open, inner, outer}), want);
+  // API calls a little out of time order go through the reorder buffer.
+  EXPECT_EQ(Rows("proj_calls_reversed.sqlite", {outer, inner, open}, true), want);
+}
+
+}  // namespace
+}  // namespace cpprof::pipeline
