@@ -92,7 +92,8 @@ std::string ReadFileOrXz(const std::string& path) {
 }
 
 std::string SqlFixture(const std::string& name) {
-  return MakeDatabase(name + ".sqlite", ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/" + name + ".sql")));
+  return MakeDatabase(name + ".sqlite",
+                      ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/" + name + ".sql")));
 }
 
 std::string MakeDatabase(const std::string& name, const std::string& sql) {

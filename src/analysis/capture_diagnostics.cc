@@ -1,11 +1,11 @@
 #include "analysis/capture_diagnostics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace cpprof::analysis {
 
@@ -77,12 +77,12 @@ void FunctionsTrace(const model::CaptureInfo& c, const model::NvtxFacts& facts, 
       for (const auto* e : entries[domain]) {
         for (const auto& f : e->functions) listed.push_back(e->module + "." + f);
       }
-      std::string detail = fmt::format(
-          "The functions-trace JSON lists {} function{} in domain '{}' (module{} {}): {}. {}", listed.size(),
-          listed.size() == 1 ? "" : "s", domain, modules.size() == 1 ? "" : "s", Join(modules, kMaxListed),
-          Join(listed, kMaxListed),
-          d == nullptr ? "The domain never appeared in the export."
-                       : "nsys created the domain, but no range of it was recorded.");
+      std::string detail =
+          fmt::format("The functions-trace JSON lists {} function{} in domain '{}' (module{} {}): {}. {}",
+                      listed.size(), listed.size() == 1 ? "" : "s", domain, modules.size() == 1 ? "" : "s",
+                      Join(modules, kMaxListed), Join(listed, kMaxListed),
+                      d == nullptr ? "The domain never appeared in the export."
+                                   : "nsys created the domain, but no range of it was recorded.");
       bool entry_is_traced = !entry.empty() && std::find(modules.begin(), modules.end(), entry) != modules.end();
       std::string fix;
       if (entry_is_traced) {
@@ -96,11 +96,13 @@ void FunctionsTrace(const model::CaptureInfo& c, const model::NvtxFacts& facts, 
             "the -m entry module.",
             entry);
       } else {
-        detail += " Likely causes: the module was never imported under that name; the functions were never "
-                  "called during the capture; a Class.method is misspelt or is inherited (name the class that "
-                  "defines it).";
-        fix = "Check every entry with `cpprof trace-json --function MODULE:Class.method`, which imports it with "
-              "the workload's Python.";
+        detail +=
+            " Likely causes: the module was never imported under that name; the functions were never "
+            "called during the capture; a Class.method is misspelt or is inherited (name the class that "
+            "defines it).";
+        fix =
+            "Check every entry with `cpprof trace-json --function MODULE:Class.method`, which imports it with "
+            "the workload's Python.";
       }
       out.push_back(Make(Severity::kWarning, "functions-trace-domain-empty",
                          fmt::format("functions-trace domain '{}' recorded no ranges", domain), std::move(detail),
@@ -119,14 +121,14 @@ void FunctionsTrace(const model::CaptureInfo& c, const model::NvtxFacts& facts, 
       }
     }
     if (!missing.empty()) {
-      out.push_back(Make(
-          Severity::kInfo, "functions-trace-functions-missing",
-          fmt::format("{} of {} functions listed in domain '{}' recorded no range", missing.size(), listed_total,
-                      domain),
-          fmt::format("Never recorded: {}. They were not called during the capture, or are misspelt or inherited.",
-                      Join(missing, kMaxListed)),
-          "Nothing to do if they are not on the profiled path; otherwise check them with `cpprof trace-json "
-          "--function MODULE:Class.method`."));
+      out.push_back(
+          Make(Severity::kInfo, "functions-trace-functions-missing",
+               fmt::format("{} of {} functions listed in domain '{}' recorded no range", missing.size(), listed_total,
+                           domain),
+               fmt::format("Never recorded: {}. They were not called during the capture, or are misspelt or inherited.",
+                           Join(missing, kMaxListed)),
+               "Nothing to do if they are not on the profiled path; otherwise check them with `cpprof trace-json "
+               "--function MODULE:Class.method`."));
     }
   }
 }
@@ -137,15 +139,16 @@ void Autograd(const model::CaptureInfo& c, const model::NvtxFacts& facts, std::v
   if (!c.pytorch_autograd || facts.autograd_op_ranges > 0) return;
   const model::NvtxDomainFacts* def = facts.Domain("");
   int64_t other = def ? def->ranges : 0;
-  out.push_back(Make(
-      Severity::kWarning, "pytorch-autograd-no-ops", "--pytorch autograd-* was on but no aten:: op ranges were recorded",
-      fmt::format("The PyTorch autograd NVTX injection started, yet the default domain holds no \"aten::\" ranges "
-                  "({} other range{} there). The profiled code most likely ran under torch.no_grad() or "
-                  "torch.inference_mode(): autograd's NVTX ranges then cover only custom autograd.Functions "
-                  "(e.g. a distributed TriMul).",
-                  other, other == 1 ? "" : "s"),
-      "Profile a pass with gradients enabled to get op ranges, or rely on --python-functions-trace ranges for "
-      "module-level time."));
+  out.push_back(
+      Make(Severity::kWarning, "pytorch-autograd-no-ops",
+           "--pytorch autograd-* was on but no aten:: op ranges were recorded",
+           fmt::format("The PyTorch autograd NVTX injection started, yet the default domain holds no \"aten::\" ranges "
+                       "({} other range{} there). The profiled code most likely ran under torch.no_grad() or "
+                       "torch.inference_mode(): autograd's NVTX ranges then cover only custom autograd.Functions "
+                       "(e.g. a distributed TriMul).",
+                       other, other == 1 ? "" : "s"),
+           "Profile a pass with gradients enabled to get op ranges, or rely on --python-functions-trace ranges for "
+           "module-level time."));
 }
 
 void Nvtx(const model::CaptureInfo& c, const model::NvtxFacts& facts, std::vector<Diagnostic>& out) {
@@ -204,13 +207,13 @@ void SamplesAndBacktraces(const model::CaptureInfo& c, const model::NvtxFacts& f
                        "allows perf events); `cpprof doctor` checks."));
   }
   if (!c.cuda_backtrace_kinds.empty() && facts.cuda_backtraces <= 0) {
-    out.push_back(Make(Severity::kWarning, "cuda-backtraces-inert", "--cudabacktrace was on but no backtraces were recorded",
-                       fmt::format("Backtraces were requested for {} API calls; the export holds none (CUDA_CALLCHAINS "
-                                   "{}).",
-                                   Join(c.cuda_backtrace_kinds, kMaxListed),
-                                   facts.cuda_backtraces < 0 ? "absent" : "empty"),
-                       "Backtraces need CPU sampling's unwinder: check --sample and perf_event_paranoid "
-                       "(`cpprof doctor`); with a threshold, only calls longer than it get one."));
+    out.push_back(
+        Make(Severity::kWarning, "cuda-backtraces-inert", "--cudabacktrace was on but no backtraces were recorded",
+             fmt::format("Backtraces were requested for {} API calls; the export holds none (CUDA_CALLCHAINS "
+                         "{}).",
+                         Join(c.cuda_backtrace_kinds, kMaxListed), facts.cuda_backtraces < 0 ? "absent" : "empty"),
+             "Backtraces need CPU sampling's unwinder: check --sample and perf_event_paranoid "
+             "(`cpprof doctor`); with a threshold, only calls longer than it get one."));
   }
   if (c.python_backtraces && facts.python_backtrace_marks == 0) {
     out.push_back(Make(Severity::kWarning, "python-backtraces-inert",
@@ -232,23 +235,30 @@ void Messages(const model::CaptureInfo& c, const model::NvtxFacts& facts, std::v
   int64_t nvtx_ranges = 0;
   for (const auto& d : facts.domains) nvtx_ranges += d.ranges;
   for (const auto& m : c.messages) {
-    Severity s = m.severity == "Error" ? Severity::kError : m.severity == "Warning" ? Severity::kWarning : Severity::kInfo;
-    std::string detail = fmt::format("nsys ({} {}, {} time{}): {}", m.source, m.severity, m.count,
-                                     m.count == 1 ? "" : "s", m.text);
+    Severity s = m.severity == "Error"     ? Severity::kError
+                 : m.severity == "Warning" ? Severity::kWarning
+                                           : Severity::kInfo;
+    std::string detail =
+        fmt::format("nsys ({} {}, {} time{}): {}", m.source, m.severity, m.count, m.count == 1 ? "" : "s", m.text);
     std::string fix;
     if (m.raw_text.rfind("No NVTX events collected", 0) == 0 && nvtx_ranges > 0) {
       // torchrun's launcher process records no NVTX while its ranks do.
       s = Severity::kInfo;
-      detail += fmt::format(" Other processes recorded {} NVTX ranges: in a torchrun job this is the launcher "
-                            "process, which runs no model code.",
-                            nvtx_ranges);
+      detail += fmt::format(
+          " Other processes recorded {} NVTX ranges: in a torchrun job this is the launcher "
+          "process, which runs no model code.",
+          nvtx_ranges);
     }
-    out.push_back(Make(s, "nsys-message", "nsys " + [&] {
-                         std::string lower = m.severity;
-                         for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-                         return lower;
-                       }() + ": " + m.text,
-                       std::move(detail), std::move(fix)));
+    out.push_back(Make(
+        s, "nsys-message",
+        "nsys " +
+            [&] {
+              std::string lower = m.severity;
+              for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+              return lower;
+            }() +
+            ": " + m.text,
+        std::move(detail), std::move(fix)));
   }
 }
 

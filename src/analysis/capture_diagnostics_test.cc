@@ -95,10 +95,11 @@ TEST(CaptureDiagnostics, FixtureByHand) {
   EXPECT_EQ(r.facts.cuda_backtraces, -1);
 
   auto ds = DiagnoseCapture(r.capture, r.facts);
-  EXPECT_EQ(Ids(ds), (std::vector<std::string>{"nsys-message", "functions-trace-domain-empty", "pytorch-autograd-no-ops",
-                                               "nvtx-open-ranges", "cpu-sampling-inert", "cuda-backtraces-inert",
-                                               "functions-trace-functions-missing", "nvtx-cross-thread-ranges",
-                                               "cuda-graphs", "osrt-backtraces-none", "nsys-message", "nsys-message"}))
+  EXPECT_EQ(Ids(ds),
+            (std::vector<std::string>{"nsys-message", "functions-trace-domain-empty", "pytorch-autograd-no-ops",
+                                      "nvtx-open-ranges", "cpu-sampling-inert", "cuda-backtraces-inert",
+                                      "functions-trace-functions-missing", "nvtx-cross-thread-ranges", "cuda-graphs",
+                                      "osrt-backtraces-none", "nsys-message", "nsys-message"}))
       << Dump(ds);
   EXPECT_EQ(ds[0].severity, Diagnostic::Severity::kError);
   EXPECT_NE(ds[0].title.find("Failed to load .../libfoo.so"), std::string::npos) << ds[0].title;

@@ -48,7 +48,7 @@ static constexpr std::array kTable = {
     KernelPattern{M::kContains, "devicescan", OpClass::kSoftmaxReduction},
     KernelPattern{M::kPrefix, "triton_red", OpClass::kSoftmaxReduction},
     KernelPattern{M::kPrefix, "triton_per", OpClass::kSoftmaxReduction},
-    KernelPattern{M::kContains, "elementwise", OpClass::kElementwise},  // vectorized_/unrolled_
+    KernelPattern{M::kContains, "elementwise", OpClass::kElementwise},         // vectorized_/unrolled_
     KernelPattern{M::kContains, "multi_tensor_apply", OpClass::kElementwise},  // foreach / optimizers
     KernelPattern{M::kContains, "catarraybatchedcopy", OpClass::kElementwise},
     KernelPattern{M::kContains, "copy_kernel", OpClass::kElementwise},
@@ -62,10 +62,10 @@ struct NcclKind {
   OpClass cls;
 };
 static constexpr std::array kNcclKinds = {
-    NcclKind{"sendrecv", OpClass::kSendRecv},           NcclKind{"reducescatter", OpClass::kReduceScatter},
-    NcclKind{"allreduce", OpClass::kAllReduce},         NcclKind{"allgather", OpClass::kAllGather},
-    NcclKind{"alltoall", OpClass::kAllToAll},           NcclKind{"broadcast", OpClass::kBroadcast},
-    NcclKind{"reduce", OpClass::kReduce},               NcclKind{"send", OpClass::kSendRecv},
+    NcclKind{"sendrecv", OpClass::kSendRecv},   NcclKind{"reducescatter", OpClass::kReduceScatter},
+    NcclKind{"allreduce", OpClass::kAllReduce}, NcclKind{"allgather", OpClass::kAllGather},
+    NcclKind{"alltoall", OpClass::kAllToAll},   NcclKind{"broadcast", OpClass::kBroadcast},
+    NcclKind{"reduce", OpClass::kReduce},       NcclKind{"send", OpClass::kSendRecv},
     NcclKind{"recv", OpClass::kSendRecv},
 };
 
@@ -82,8 +82,7 @@ OpClass ClassifyKernel(std::string_view raw) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const auto& p : kTable) {
-    bool hit = p.match == M::kPrefix ? lower.starts_with(p.text)
-                                     : lower.find(p.text) != std::string::npos;
+    bool hit = p.match == M::kPrefix ? lower.starts_with(p.text) : lower.find(p.text) != std::string::npos;
     if (!hit) continue;
     if (p.cls != OpClass::kNcclOther) return p.cls;
     // The kind is the first token after the prefix: ncclDevKernel_AllGather_RING_LL,

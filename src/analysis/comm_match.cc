@@ -38,7 +38,7 @@ void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommM
     return a.index < b.index;
   });
   std::vector<char> taken(pool.size(), 0);
-  std::vector<size_t> member;               // pool indices of the instance being built
+  std::vector<size_t> member;  // pool indices of the instance being built
   std::vector<char> has_rank(ranks, 0);
   for (size_t i = 0; i < pool.size(); ++i) {
     if (taken[i]) continue;
@@ -46,7 +46,8 @@ void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommM
     const int64_t tolerance = std::max<int64_t>(
         kEndToleranceNs, static_cast<int64_t>(kEndToleranceShare * static_cast<double>(seed.end - seed.start)));
     const int64_t limit = seed.end > std::numeric_limits<int64_t>::max() - tolerance
-                              ? std::numeric_limits<int64_t>::max() : seed.end + tolerance;
+                              ? std::numeric_limits<int64_t>::max()
+                              : seed.end + tolerance;
     member.assign(1, i);
     has_rank[seed.rank] = 1;
     // Other ranks: the earliest-ending untaken op that started before the seed ended.

@@ -2,10 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/test_ops.h"
-
 #include <random>
 
+#include "analysis/test_ops.h"
 #include "analysis/verdict.h"
 
 namespace cpprof::analysis {
@@ -48,7 +47,7 @@ TEST(CommMatch, LateRankIsTheStragglerAndTheOtherWaits) {
   std::vector<Op> r0, r1;
   for (int i = 0; i < 3; ++i) {
     int64_t t = i * 20 * kMs;
-    r0.push_back({t, t + 11 * kMs, kSend});            // arrives at t, waits 10 ms, transfers 1 ms
+    r0.push_back({t, t + 11 * kMs, kSend});             // arrives at t, waits 10 ms, transfers 1 ms
     r1.push_back({t + 10 * kMs, t + 11 * kMs, kSend});  // arrives last, transfers 1 ms
   }
   Matched run({r0, r1});
@@ -68,7 +67,7 @@ TEST(CommMatch, LateRankIsTheStragglerAndTheOtherWaits) {
   ranks[0].busy_ns = 33 * kMs, ranks[1].busy_ns = 3 * kMs;
   ranks[1].rank = 1;
   model::Imbalance im = SummarizeImbalance(ranks, run.match.kinds);
-  EXPECT_EQ(im.straggler_rank, 1);    // the late one, though rank 0 is the busiest
+  EXPECT_EQ(im.straggler_rank, 1);  // the late one, though rank 0 is the busiest
   EXPECT_EQ(im.busiest_rank, 0);
   EXPECT_EQ(im.straggler_caused_wait_ns, 30 * kMs);
   EXPECT_EQ(im.straggler_last_arrivals, 3);

@@ -110,8 +110,7 @@ Segments Subtract(const Segments& a, const Segments& b) {
 }
 
 int64_t LengthWithin(const Segments& s, const Interval& w) {
-  auto it = std::lower_bound(s.begin(), s.end(), w.start,
-                             [](const Interval& iv, int64_t t) { return iv.end <= t; });
+  auto it = std::lower_bound(s.begin(), s.end(), w.start, [](const Interval& iv, int64_t t) { return iv.end <= t; });
   int64_t total = 0;
   for (; it != s.end() && it->start < w.end; ++it) {
     total += std::max<int64_t>(0, std::min(it->end, w.end) - std::max(it->start, w.start));

@@ -80,9 +80,7 @@ int64_t AutogradSeq(std::string_view text) {
   return seq;
 }
 
-bool IsAutogradEvaluate(std::string_view text) {
-  return text.starts_with("autograd::engine::evaluate_function: ");
-}
+bool IsAutogradEvaluate(std::string_view text) { return text.starts_with("autograd::engine::evaluate_function: "); }
 
 void AppendOpRangeKey(std::string_view text, std::string& out) {
   size_t first = std::string_view::npos;
@@ -264,7 +262,8 @@ void CallTags::Add(int64_t global_pid, int64_t correlation, LaunchTag tag) {
 
 void CallTags::Finish() {
   for (auto& [pid, v] : by_process_) {
-    if (!std::is_sorted(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.correlation < b.correlation; })) {
+    if (!std::is_sorted(v.begin(), v.end(),
+                        [](const Entry& a, const Entry& b) { return a.correlation < b.correlation; })) {
       std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.correlation < b.correlation; });
     }
   }
@@ -294,8 +293,8 @@ LaunchTag CallTags::Reader::Find(int64_t global_pid, int64_t wide_correlation) {
       return v[h + 1].tag;
     }
   }
-  auto it = std::lower_bound(v.begin(), v.end(), correlation,
-                             [](const Entry& e, uint32_t c) { return e.correlation < c; });
+  auto it =
+      std::lower_bound(v.begin(), v.end(), correlation, [](const Entry& e, uint32_t c) { return e.correlation < c; });
   hint_ = it == v.end() ? v.size() - 1 : static_cast<size_t>(it - v.begin());
   return it != v.end() && it->correlation == correlation ? it->tag : LaunchTag{};
 }

@@ -34,8 +34,8 @@ struct ModuleTreeNode {
 // autograd's op ranges that carries a sequence number (see AutogradSeq).
 struct KeptRange {
   int64_t start = 0, end = 0;
-  int64_t tid = 0;     // globalTid
-  uint32_t name = 0;   // index into the names given to Build (unused for seq ranges)
+  int64_t tid = 0;    // globalTid
+  uint32_t name = 0;  // index into the names given to Build (unused for seq ranges)
   bool module = false;
   bool optimizer = false;
   bool warmup = false;    // a warm-up range (ModuleConfig::IsWarmup)
@@ -94,7 +94,7 @@ class ModuleAttribution {
   // Backward ranges (seq ranges on autograd's threads) whose forward op was found in a module.
   int64_t backward_ranges_mapped() const { return backward_mapped_; }
   int64_t backward_ranges() const { return backward_ranges_; }
-  bool overflowed() const { return overflowed_; }         // more than kMaxModuleNodes paths
+  bool overflowed() const { return overflowed_; }  // more than kMaxModuleNodes paths
 
  private:
   int Intern(int parent, const std::string& name, const std::string& range, bool is_group);
@@ -115,8 +115,8 @@ class ModuleAttribution {
   std::vector<std::string> group_names_;
   std::vector<ModuleTreeNode> nodes_;
   std::map<std::pair<int, std::string>, int> index_;  // (parent, range or group name) -> node
-  std::unordered_map<uint64_t, int> range_index_;       // (parent, name index) -> node
-  std::vector<std::string> short_names_;                // per name
+  std::unordered_map<uint64_t, int> range_index_;     // (parent, name index) -> node
+  std::vector<std::string> short_names_;              // per name
   uint16_t backward_node_ = kUnattributed;
   int64_t module_names_ = 0;
   int64_t backward_mapped_ = 0, backward_ranges_ = 0;
@@ -133,6 +133,7 @@ class CallTags {
     LaunchTag tag;
   };
   static_assert(sizeof(Entry) == 8, "a tag per CUDA call: exports hold millions");
+
  public:
   void Add(int64_t global_pid, int64_t correlation, LaunchTag tag);
   void Finish();  // sorts; call once after the last Add

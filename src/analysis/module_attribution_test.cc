@@ -6,9 +6,9 @@ namespace cpprof::analysis {
 namespace {
 
 const std::vector<std::string> kNames = {
-    "m:pkg.fold.Model.forward",               // 0: wrapper, no group
-    "m:pkg.fold.Model.trunk",                 // 1: trunk
-    "m:pkg.msa.MSAModule.forward",            // 2: MSA (priority over trunk)
+    "m:pkg.fold.Model.forward",                                 // 0: wrapper, no group
+    "m:pkg.fold.Model.trunk",                                   // 1: trunk
+    "m:pkg.msa.MSAModule.forward",                              // 2: MSA (priority over trunk)
     "m:pkg.pairformer.TriangleMultiplicationOutgoing.forward",  // 3: trunk
     "m:pkg.diffusion.DiffusionModule.forward",                  // 4: diffusion
     "m:pkg.embed.AtomAttentionEncoder.forward",                 // 5: input embedder
@@ -42,9 +42,9 @@ TEST(ModuleAttribution, InnermostRangeGroupPriorityAndAnchor) {
   EXPECT_EQ(NodePath(a, a.ForCall(T, 400).node), "trunk/Model.trunk");
   EXPECT_EQ(NodePath(a, a.ForCall(T, 660).node), "diffusion/DiffusionModule.forward/AtomAttentionEncoder.forward");
   EXPECT_EQ(NodePath(a, a.ForCall(T, 950).node), "[other modules]/Model.forward");
-  EXPECT_EQ(a.ForCall(T, 1001).node, kUnattributed);  // after every range
+  EXPECT_EQ(a.ForCall(T, 1001).node, kUnattributed);        // after every range
   EXPECT_EQ(a.ForCall(T, 0).node, a.ForCall(T, 950).node);  // a range contains its start
-  EXPECT_EQ(a.ForCall(T + 1, 40).node, kUnattributed);  // another thread
+  EXPECT_EQ(a.ForCall(T + 1, 40).node, kUnattributed);      // another thread
   EXPECT_EQ(a.module_ranges(), 6);
   // Node ids: parents before children (the sweep relies on it).
   for (size_t i = 0; i < a.nodes().size(); ++i) EXPECT_LT(a.nodes()[i].parent, static_cast<int>(i));
@@ -95,19 +95,22 @@ TEST(ModuleAttribution, BackwardWorkGoesToTheForwardOpsModule) {
   KeptRange warm{0, 2000, Main, 8, false, false, true};  // a warm-up range around it all
   std::vector<KeptRange> r = {
       warm,
-      {0, 1000, Main, 1, true, false},    // trunk
-      {100, 200, Main, 3, true, false},   // TriMul inside trunk
-      Seq(110, 120, Main, 5),             // aten::mm, seq = 5 (in TriMul)
-      Seq(112, 118, Main, 5),             // nested op with the same number: the last one counts
-      Seq(300, 310, Main, 6),             // an op of trunk itself
-      Seq(1500, 1510, Main, 7),           // outside every module
-      Seq(400, 410, Main, 8), Seq(500, 510, Other, 8),  // the same number on two threads: ambiguous
+      {0, 1000, Main, 1, true, false},   // trunk
+      {100, 200, Main, 3, true, false},  // TriMul inside trunk
+      Seq(110, 120, Main, 5),            // aten::mm, seq = 5 (in TriMul)
+      Seq(112, 118, Main, 5),            // nested op with the same number: the last one counts
+      Seq(300, 310, Main, 6),            // an op of trunk itself
+      Seq(1500, 1510, Main, 7),          // outside every module
+      Seq(400, 410, Main, 8),
+      Seq(500, 510, Other, 8),  // the same number on two threads: ambiguous
       // autograd's thread: evaluate_function(seq 5) > MmBackward0, seq = 5 > a module range inside it
       KeptRange{3000, 3100, Autograd, 0, false, false, false, false, kSeqOfChild},
       Seq(3010, 3050, Autograd, 5),
       {3020, 3030, Autograd, 4, true, false},  // DiffusionModule.forward (as if a traced backward helper)
-      Seq(3200, 3210, Autograd, 6), Seq(3300, 3310, Autograd, 7), Seq(3400, 3410, Autograd, 8),
-      Seq(3500, 3510, Autograd, 99),            // no forward op with that number
+      Seq(3200, 3210, Autograd, 6),
+      Seq(3300, 3310, Autograd, 7),
+      Seq(3400, 3410, Autograd, 8),
+      Seq(3500, 3510, Autograd, 99),             // no forward op with that number
       Seq(3600, 3610, OtherProcessAutograd, 5),  // numbers are per process
   };
   ModuleAttribution a(r, kNames, c, {Autograd, OtherProcessAutograd});
@@ -136,7 +139,7 @@ TEST(CallTags, FindsByProcessAndCorrelationInAnyOrder) {
   tags.Add(Q, 12, LaunchTag{99, model::Phase::kBackward, kInWarmup});
   tags.Finish();
   // Ascending with misses between and after, then descending, then another process, then back.
-  std::vector<std::pair<int64_t, int>> asks = {{9, 0},  {10, 10}, {11, 0}, {12, 12}, {13, 0}, {14, 14}, {15, 0},
+  std::vector<std::pair<int64_t, int>> asks = {{9, 0},   {10, 10}, {11, 0}, {12, 12},  {13, 0},  {14, 14}, {15, 0},
                                                {20, 20}, {30, 30}, {31, 0}, {1000, 0}, {30, 30}, {12, 12}, {10, 10}};
   for (auto [c, want] : asks) EXPECT_EQ(tags.Find(P, c).node, want) << c;
   EXPECT_EQ(tags.Find(Q, 12).node, 99);

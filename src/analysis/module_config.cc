@@ -1,7 +1,6 @@
 #include "analysis/module_config.h"
 
 #include <fmt/format.h>
-
 #include <re2/set.h>
 
 #include <algorithm>
@@ -48,14 +47,15 @@ class CompiledPatterns {
  public:
   enum Role : uint8_t { kExclude, kUnless, kGroup, kOptimizer, kWarmup, kExcludeWork };
 
-  Status Add(const std::string& pattern, Role role, uint32_t index, std::string_view what,
-             const std::string& source, ExitCode code) {
+  Status Add(const std::string& pattern, Role role, uint32_t index, std::string_view what, const std::string& source,
+             ExitCode code) {
     auto re = CompileRegex(pattern, source.empty() ? std::string(what) : fmt::format("{}: {}", source, what), code,
                            kSearchedIn);
     if (!re.ok()) {
       if (role != kExclude || pattern.find("(?!") == std::string::npos) return re.status();
-      return Status(code, re.status().message() + " Write an exclude pattern's exceptions as {\"match\": \"^PyTorch:\", "
-                                                  "\"unless\": \"^PyTorch:torch\\\\.optim\"}.");
+      return Status(code, re.status().message() +
+                              " Write an exclude pattern's exceptions as {\"match\": \"^PyTorch:\", "
+                              "\"unless\": \"^PyTorch:torch\\\\.optim\"}.");
     }
     std::string error;
     if (set_.Add(pattern, &error) != static_cast<int>(entries_.size())) {  // cannot happen: `re` compiled
@@ -88,12 +88,24 @@ class CompiledPatterns {
     for (int h : hits) {
       const Entry& e = entries_[static_cast<size_t>(h)];
       switch (e.role) {
-        case kExclude: excluded[e.index] |= 1; break;
-        case kUnless: excluded[e.index] |= 2; break;
-        case kGroup: c.group_mask |= uint64_t{1} << e.index; break;
-        case kOptimizer: c.optimizer = true; break;
-        case kWarmup: c.warmup = true; break;
-        case kExcludeWork: c.excluded_work = true; break;
+        case kExclude:
+          excluded[e.index] |= 1;
+          break;
+        case kUnless:
+          excluded[e.index] |= 2;
+          break;
+        case kGroup:
+          c.group_mask |= uint64_t{1} << e.index;
+          break;
+        case kOptimizer:
+          c.optimizer = true;
+          break;
+        case kWarmup:
+          c.warmup = true;
+          break;
+        case kExcludeWork:
+          c.excluded_work = true;
+          break;
       }
     }
     c.module = std::none_of(excluded.begin(), excluded.end(), [](uint8_t x) { return x == 1; });
@@ -120,10 +132,11 @@ Status ModuleConfig::Compile() {
   using R = CompiledPatterns::Role;
   for (size_t i = 0; i < exclude.size(); ++i) {
     auto index = static_cast<uint32_t>(i);
-    CPPROF_RETURN_IF_ERROR(c->Add(exclude[i].pattern, R::kExclude, index, "exclude pattern", source, ExitCode::kBadInput));
+    CPPROF_RETURN_IF_ERROR(
+        c->Add(exclude[i].pattern, R::kExclude, index, "exclude pattern", source, ExitCode::kBadInput));
     if (!exclude[i].unless.empty()) {
-      CPPROF_RETURN_IF_ERROR(c->Add(exclude[i].unless, R::kUnless, index, "exclude 'unless' pattern", source,
-                                    ExitCode::kBadInput));
+      CPPROF_RETURN_IF_ERROR(
+          c->Add(exclude[i].unless, R::kUnless, index, "exclude 'unless' pattern", source, ExitCode::kBadInput));
     }
   }
   for (size_t g = 0; g < groups.size() && g < 64; ++g) {
@@ -131,7 +144,8 @@ Status ModuleConfig::Compile() {
                                   "group '" + groups[g].name + "' match", source, ExitCode::kBadInput));
   }
   if (!optimizer_pattern.empty()) {
-    CPPROF_RETURN_IF_ERROR(c->Add(optimizer_pattern, R::kOptimizer, 0, "optimizer pattern", source, ExitCode::kBadInput));
+    CPPROF_RETURN_IF_ERROR(
+        c->Add(optimizer_pattern, R::kOptimizer, 0, "optimizer pattern", source, ExitCode::kBadInput));
   }
   if (!warmup_pattern.empty()) {
     CPPROF_RETURN_IF_ERROR(c->Add(warmup_pattern, R::kWarmup, 0, "warmup pattern", source, ExitCode::kBadInput));
@@ -165,8 +179,8 @@ StatusOr<ModuleConfig> ParseModuleConfig(std::string_view text, const std::strin
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     return Status(ExitCode::kBadInput, fmt::format("{}: not valid JSON ({}). See 'cpprof report "
-                                                    "--print-modules-config' for the format.",
-                                                    source, e.what()));
+                                                   "--print-modules-config' for the format.",
+                                                   source, e.what()));
   }
   auto bad = [&](const std::string& what) {
     return Status(ExitCode::kBadInput,
@@ -232,8 +246,8 @@ StatusOr<ModuleConfig> LoadModuleConfig(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     return Status(ExitCode::kBadInput, fmt::format("cannot read the modules config '{}'. 'cpprof report "
-                                                    "--print-modules-config > modules.json' writes one to edit.",
-                                                    path));
+                                                   "--print-modules-config > modules.json' writes one to edit.",
+                                                   path));
   }
   std::stringstream ss;
   ss << in.rdbuf();

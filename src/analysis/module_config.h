@@ -11,9 +11,9 @@
 // exceptions are its "unless" pattern) searched in the range's name ("domain:text", as nsys names
 // it). A range is a module unless an "exclude" pattern is found in its name (and that entry's
 // "unless" pattern is not). All patterns are compiled into one RE2::Set, so one pass over a name
-// answers every question below (Classify); callers classify each distinct name once. A GPU op belongs to the innermost module range around the CUDA call that launched
-// it; its group is the first group (in the listed order) whose pattern is found in any module
-// on that path, and the group's subtree starts at the outermost module the group's pattern
+// answers every question below (Classify); callers classify each distinct name once. A GPU op belongs to the innermost
+// module range around the CUDA call that launched it; its group is the first group (in the listed order) whose pattern
+// is found in any module on that path, and the group's subtree starts at the outermost module the group's pattern
 // matches (wrappers above it, such as a CP wrapper's forward, are left out of the tree).
 #pragma once
 

@@ -117,8 +117,8 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
   std::vector<int32_t> backward_active(n, 0);  // running backward ops per node
   std::array<double, model::kNumPhases> phase_share{};
 
-  ActiveSet own(n);                 // nodes with a running op attributed to them
-  ActiveSet comm_nodes(n);          // nodes with running communication in their subtree
+  ActiveSet own(n);         // nodes with a running op attributed to them
+  ActiveSet comm_nodes(n);  // nodes with running communication in their subtree
   std::vector<std::array<int32_t, kCommClasses>> kind_active(n, std::array<int32_t, kCommClasses>{});
   std::array<int32_t, model::kNumPhases> phase_active{};
   std::array<int32_t, model::kNumOpClasses> class_active{};
@@ -231,7 +231,8 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
     change(op.cls, phase, node, +1);
     ending.push({op.end, op.cls, phase, node});
     if (phase == static_cast<uint8_t>(model::Phase::kBackward)) out.has_backward = true;
-    if (collect_comm_ops && model::IsComm(op.cls)) out.comm_ops[static_cast<int>(op.cls)].push_back({op.start, op.end, node});
+    if (collect_comm_ops && model::IsComm(op.cls))
+      out.comm_ops[static_cast<int>(op.cls)].push_back({op.start, op.end, node});
   });
   while (!ending.empty()) {
     Ending e = ending.top();

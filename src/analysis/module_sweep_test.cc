@@ -1,13 +1,12 @@
 #include "analysis/module_sweep.h"
 
-#include "analysis/rank_summary.h"
-
 #include <gtest/gtest.h>
-
-#include "analysis/test_ops.h"
 
 #include <map>
 #include <random>
+
+#include "analysis/rank_summary.h"
+#include "analysis/test_ops.h"
 
 namespace cpprof::analysis {
 namespace {
@@ -49,9 +48,9 @@ TEST(ModuleSweep, OverlappingModulesShareTimeAndRowsAddUp) {
 
 TEST(ModuleSweep, IdenticalTouchingZeroLengthAndLongOps) {
   auto w = Work({{10, 20, kGemm, 2},
-                 {10, 20, kGemm, 4},                 // identical interval, other module: half each
-                 {20, 30, kGather, 2},               // touches: no overlap
-                 {25, 25, kGemm, 4},                 // zero length: counted as an op, adds no time
+                 {10, 20, kGemm, 4},                         // identical interval, other module: half each
+                 {20, 30, kGather, 2},                       // touches: no overlap
+                 {25, 25, kGemm, 4},                         // zero length: counted as an op, adds no time
                  {40, 40 + (int64_t{5} << 32), kGemm, 3}});  // longer than 32 bits of ns
   RankModuleTimes t = SweepModules(w, kParents, false);
   EXPECT_EQ(t.busy_ns, 20 + (int64_t{5} << 32));
@@ -60,7 +59,7 @@ TEST(ModuleSweep, IdenticalTouchingZeroLengthAndLongOps) {
   EXPECT_EQ(t.nodes[2].own_ns, 15);
   EXPECT_EQ(t.nodes[3].own_ns, int64_t{5} << 32);
   EXPECT_EQ(t.nodes[2].comm_ns, 10);
-  EXPECT_EQ(t.nodes[2].hidden_ns, 0);  // the gemm ended when the gather started
+  EXPECT_EQ(t.nodes[2].hidden_ns, 0);                          // the gemm ended when the gather started
   EXPECT_TRUE(t.comm_ops[static_cast<int>(kGather)].empty());  // not collected
 }
 
@@ -77,14 +76,19 @@ TEST(ModuleSweep, PhasesAddUpToBusy) {
 TEST(ModuleSweep, BackwardPartOfEachModule) {
   // Node 2: forward [0,10), backward [20,30) and [25,35); node 3 (child of 2): backward [40,50)
   // while node 4 runs forward [45,50); node 2 forward and backward at once [60,70).
-  auto w = Work({{0, 10, kGemm, 2, 0}, {20, 30, kGemm, 2, 1}, {25, 35, kGemm, 2, 1}, {40, 50, kGemm, 3, 1},
-                 {45, 50, kGemm, 4, 0}, {60, 70, kGemm, 2, 0}, {60, 70, kGemm, 2, 1}});
+  auto w = Work({{0, 10, kGemm, 2, 0},
+                 {20, 30, kGemm, 2, 1},
+                 {25, 35, kGemm, 2, 1},
+                 {40, 50, kGemm, 3, 1},
+                 {45, 50, kGemm, 4, 0},
+                 {60, 70, kGemm, 2, 0},
+                 {60, 70, kGemm, 2, 1}});
   RankModuleTimes t = SweepModules(w, kParents, false);
-  EXPECT_EQ(t.nodes[3].backward_ns, 8);       // [40,45) + half of [45,50)
+  EXPECT_EQ(t.nodes[3].backward_ns, 8);  // [40,45) + half of [45,50)
   EXPECT_EQ(t.nodes[3].busy_ns, 8);
-  EXPECT_EQ(t.nodes[2].own_ns, 35);           // [0,10) + [20,35) + [60,70)
+  EXPECT_EQ(t.nodes[2].own_ns, 35);               // [0,10) + [20,35) + [60,70)
   EXPECT_EQ(t.nodes[2].backward_ns, 15 + 5 + 8);  // its own backward, half of [60,70), and node 3's
-  EXPECT_EQ(t.nodes[1].backward_ns, 28);      // the group includes its subtree
+  EXPECT_EQ(t.nodes[1].backward_ns, 28);          // the group includes its subtree
   EXPECT_EQ(t.nodes[4].backward_ns, 0);
 }
 

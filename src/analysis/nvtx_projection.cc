@@ -72,9 +72,8 @@ void NvtxProjector::Range(int64_t tid, int64_t start, int64_t end, uint32_t grou
 
 void NvtxProjector::FlushPending(Thread& t, int64_t tid) {
   // Ranges of one start open longest first, then in the order given.
-  std::sort(t.pending.begin(), t.pending.end(), [](const Pending& a, const Pending& b) {
-    return a.end != b.end ? a.end > b.end : a.seq < b.seq;
-  });
+  std::sort(t.pending.begin(), t.pending.end(),
+            [](const Pending& a, const Pending& b) { return a.end != b.end ? a.end > b.end : a.seq < b.seq; });
   for (const Pending& p : t.pending) OpenOne(t, tid, t.pending_start, p);
   t.pending.clear();
 }
@@ -115,8 +114,8 @@ void NvtxProjector::OpenOne(Thread& t, int64_t tid, int64_t start, const Pending
     first.level = -1;
   }
   Open& o = slots_[slot];
-  o = Open{start, p.end, tid, p.seq, p.group, parent, level, false, RangeProjection{},
-           std::numeric_limits<int64_t>::min()};
+  o = Open{
+      start, p.end, tid, p.seq, p.group, parent, level, false, RangeProjection{}, std::numeric_limits<int64_t>::min()};
   o.proj.level = level;
   t.open.push_back(slot);
   max_open_ = std::max(max_open_, ++open_count_);
@@ -190,8 +189,7 @@ void NvtxProjector::Finish() {
   }
 }
 
-std::vector<RangeProjection> ProjectRanges(const std::vector<NvtxRange>& ranges,
-                                           const std::vector<Launch>& launches) {
+std::vector<RangeProjection> ProjectRanges(const std::vector<NvtxRange>& ranges, const std::vector<Launch>& launches) {
   std::vector<RangeProjection> out(ranges.size());
   NvtxProjector projector([&](const ClosedRange& c) { out[c.seq] = c.proj; });
   std::map<int64_t, std::vector<size_t>> range_idx;
@@ -201,7 +199,8 @@ std::vector<RangeProjection> ProjectRanges(const std::vector<NvtxRange>& ranges,
   for (auto& [tid, idx] : range_idx) {
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return ranges[a].start < ranges[b].start; });
     auto& ls = launch_of[tid];
-    std::stable_sort(ls.begin(), ls.end(), [](const Launch* a, const Launch* b) { return a->api_start < b->api_start; });
+    std::stable_sort(ls.begin(), ls.end(),
+                     [](const Launch* a, const Launch* b) { return a->api_start < b->api_start; });
     size_t next = 0;
     for (const Launch* l : ls) {
       for (; next < idx.size() && ranges[idx[next]].start <= l->api_start; ++next) {
@@ -237,8 +236,9 @@ void LaunchSpans::Add(int64_t global_pid, int64_t correlation, int64_t start, in
   if (proc < (1u << 16) && correlation >= 0 && correlation <= 0xFFFFFFFFll && len >= 0 && len <= 0xFFFFFFFFll &&
       start >= -kStartLimit && start < kStartLimit) {
     auto ulen = static_cast<uint64_t>(len);
-    entries_.push_back({(static_cast<uint64_t>(proc) << 48) | (static_cast<uint64_t>(correlation) << 16) | (ulen & 0xFFFF),
-                        static_cast<int64_t>((static_cast<uint64_t>(start) << 16) | (ulen >> 16))});
+    entries_.push_back(
+        {(static_cast<uint64_t>(proc) << 48) | (static_cast<uint64_t>(correlation) << 16) | (ulen & 0xFFFF),
+         static_cast<int64_t>((static_cast<uint64_t>(start) << 16) | (ulen >> 16))});
     return;
   }
   auto [it, inserted] = wide_.try_emplace({global_pid, correlation}, Span{start, end});
@@ -284,7 +284,8 @@ void LaunchSpans::Finish() {
       }
       continue;
     }
-    entries_[out++] = {(key << 16) | (len & 0xFFFF), static_cast<int64_t>((static_cast<uint64_t>(start) << 16) | (len >> 16))};
+    entries_[out++] = {(key << 16) | (len & 0xFFFF),
+                       static_cast<int64_t>((static_cast<uint64_t>(start) << 16) | (len >> 16))};
   }
   entries_.resize(out);  // no shrink_to_fit: a copy would double the peak for a few percent
 }

@@ -27,7 +27,7 @@ struct Launch {
   int64_t tid = 0;  // globalTid of the API call
   int64_t api_start = 0, api_end = 0;
   int64_t op_start = 0, op_end = 0;  // first start and last end of the ops it launched
-  int64_t correlation = 0;  // a runtime call and the driver call inside it share one id
+  int64_t correlation = 0;           // a runtime call and the driver call inside it share one id
 };
 
 struct RangeProjection {
@@ -42,8 +42,8 @@ struct RangeProjection {
 struct ClosedRange {
   int64_t start = 0, end = 0;
   int64_t tid = 0;
-  uint64_t seq = 0;     // as given to Range (table order)
-  uint32_t group = 0;   // the caller's tag
+  uint64_t seq = 0;    // as given to Range (table order)
+  uint32_t group = 0;  // the caller's tag
   RangeProjection proj;
 };
 
@@ -60,8 +60,7 @@ class NvtxProjector {
   // `seq` orders ranges of one start and end (and is handed back): the table order.
   void Range(int64_t tid, int64_t start, int64_t end, uint32_t group, uint64_t seq);
   // A launch of the API call [api_start, api_end] on `tid` whose ops ran over [op_start, op_end].
-  void Launch(int64_t tid, int64_t api_start, int64_t api_end, int64_t correlation, int64_t op_start,
-              int64_t op_end);
+  void Launch(int64_t tid, int64_t api_start, int64_t api_end, int64_t correlation, int64_t op_start, int64_t op_end);
   // False once a call came out of time order on its thread (the results are then not valid).
   bool in_order() const { return in_order_; }
   // Closes every range still open.
@@ -86,7 +85,7 @@ class NvtxProjector {
     uint32_t group;
   };
   struct Thread {
-    std::vector<uint32_t> open;  // slots in sort order (start, end descending, seq)
+    std::vector<uint32_t> open;    // slots in sort order (start, end descending, seq)
     std::vector<Pending> pending;  // ranges starting at pending_start, not opened yet
     int64_t pending_start = 0;
     int64_t last_time = INT64_MIN;
@@ -113,8 +112,7 @@ class NvtxProjector {
 
 // Index i of the result describes ranges[i]: the projector fed with sorted copies (for tests and
 // small inputs).
-std::vector<RangeProjection> ProjectRanges(const std::vector<NvtxRange>& ranges,
-                                           const std::vector<Launch>& launches);
+std::vector<RangeProjection> ProjectRanges(const std::vector<NvtxRange>& ranges, const std::vector<Launch>& launches);
 
 // The tightest enclosing range on the same thread, per range (-1: none). A plain reference
 // implementation of the parent rule, for tests.

@@ -26,7 +26,7 @@ std::map<int64_t, std::vector<size_t>> ByThread(const std::vector<NvtxRange>& ra
 }
 
 std::vector<RangeProjection> ReferenceProjectRanges(const std::vector<NvtxRange>& ranges,
-                                           const std::vector<Launch>& launches) {
+                                                    const std::vector<Launch>& launches) {
   std::vector<RangeProjection> out(ranges.size());
   // The last correlation id counted per range: calls sharing an id (a runtime call and the
   // driver call it makes) nest, so they arrive one after the other on their thread.
@@ -40,7 +40,8 @@ std::vector<RangeProjection> ReferenceProjectRanges(const std::vector<NvtxRange>
     auto it = threads.find(tid);
     if (it == threads.end()) continue;
     const auto& idx = it->second;
-    std::stable_sort(ls.begin(), ls.end(), [](const Launch* a, const Launch* b) { return a->api_start < b->api_start; });
+    std::stable_sort(ls.begin(), ls.end(),
+                     [](const Launch* a, const Launch* b) { return a->api_start < b->api_start; });
     std::vector<size_t> active;
     size_t next = 0;
     for (const Launch* l : ls) {
@@ -100,8 +101,6 @@ std::vector<RangeProjection> ReferenceProjectRanges(const std::vector<NvtxRange>
   return out;
 }
 
-
-
 TEST(NvtxParents, TightestContainerOnTheSameThread) {
   std::vector<NvtxRange> r = {
       {0, 100, 1},   // 0: root
@@ -124,11 +123,11 @@ TEST(NvtxParents, IdenticalRangesContainEachOther) {
 TEST(ProjectRanges, OpsBelongToEveryEnclosingRangeOfTheLaunchingThread) {
   std::vector<NvtxRange> r = {{0, 100, 1}, {10, 50, 1}, {60, 70, 1}, {0, 100, 2}};
   std::vector<Launch> l = {
-      {1, 20, 25, 1000, 1100, 7},  // in 0 and 1
-      {1, 21, 24, 1000, 1150, 7},  // the driver call of the same launch: counted once
-      {1, 55, 58, 1200, 1300, 8},  // in 0 only
-      {1, 95, 105, 1400, 1500, 9}, // crosses the end of 0: in no range
-      {3, 20, 25, 1600, 1700, 10}, // another thread without ranges
+      {1, 20, 25, 1000, 1100, 7},   // in 0 and 1
+      {1, 21, 24, 1000, 1150, 7},   // the driver call of the same launch: counted once
+      {1, 55, 58, 1200, 1300, 8},   // in 0 only
+      {1, 95, 105, 1400, 1500, 9},  // crosses the end of 0: in no range
+      {3, 20, 25, 1600, 1700, 10},  // another thread without ranges
   };
   auto p = ProjectRanges(r, l);
   ASSERT_TRUE(p[0].projected);
@@ -172,7 +171,7 @@ TEST(ProjectRanges, SweepAgreesWithTheReference) {
       for (int i = 0; i < n; ++i) {
         int64_t s = pick(0, 60) * 5, len = pick(0, 20) * 5;
         ranges.push_back({s, s + len, tid});
-        if (pick(0, 6) == 0) ranges.push_back({s, s + len, tid});  // an identical twin
+        if (pick(0, 6) == 0) ranges.push_back({s, s + len, tid});      // an identical twin
         if (pick(0, 6) == 0) ranges.push_back({s, s + len + 5, tid});  // the same start, longer
       }
       int m = static_cast<int>(pick(0, 30));
@@ -234,8 +233,8 @@ TEST(LaunchSpans, SpanOfTheOpsOfEachLaunch) {
   s.Add(p1, 5, 1000, 1100);
   s.Add(p2, 5, 2000, 2100);  // the same id in another process
   s.Add(p1, 6, 1200, 1300);
-  s.Add(p1, 5, 1050, 1400);  // a second op of launch 5 (a graph launch)
-  s.Add(p1, 7, -50, 10);      // before the session's start
+  s.Add(p1, 5, 1050, 1400);           // a second op of launch 5 (a graph launch)
+  s.Add(p1, 7, -50, 10);              // before the session's start
   s.Add(p1, int64_t{1} << 33, 1, 2);  // an id wider than CUPTI's: kept aside
   s.Add(p1, 8, 0, int64_t{1} << 40);  // a span wider than 32 bits: kept aside
   s.Finish();

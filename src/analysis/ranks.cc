@@ -36,9 +36,10 @@ RankAssignment Assign(const std::vector<Process>& procs, const std::map<int64_t,
     out.world_size = std::max<int>(nranks, static_cast<int>(procs.size()));
     out.method = "NCCL NVTX payloads (ncclCommInitRank: Rank, No. of ranks)";
     if (nranks != static_cast<int>(procs.size())) {
-      out.notes.push_back(fmt::format("NCCL reports {} ranks but the export holds GPU work of {} "
-                                      "processes: a multi-node run profiled on one node?",
-                                      nranks, procs.size()));
+      out.notes.push_back(
+          fmt::format("NCCL reports {} ranks but the export holds GPU work of {} "
+                      "processes: a multi-node run profiled on one node?",
+                      nranks, procs.size()));
     }
     return out;
   }
@@ -56,8 +57,7 @@ RankAssignment Assign(const std::vector<Process>& procs, const std::map<int64_t,
   for (const auto& p : procs) ++per_device[p.MainDevice()];
   for (const auto& [dev, n] : per_device) {
     if (n > 1) {
-      out.notes.push_back(fmt::format("{} processes ran on device {}; their ranks follow pid order",
-                                      n, dev));
+      out.notes.push_back(fmt::format("{} processes ran on device {}; their ranks follow pid order", n, dev));
     }
   }
   return out;

@@ -24,7 +24,9 @@ struct Totals {
   std::string label;
 };
 
-double Share(int64_t part, int64_t whole) { return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0; }
+double Share(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
 
 // Rows from two keyed maps: changed and new/deleted first, then by the larger time.
 std::vector<DiffRow> Rows(const std::map<std::string, Totals>& a, const std::map<std::string, Totals>& b,
@@ -37,12 +39,16 @@ std::vector<DiffRow> Rows(const std::map<std::string, Totals>& a, const std::map
     auto ia = a.find(k), ib = b.find(k);
     DiffRow r;
     r.key = k;
-    if (ia != a.end()) r.a_count = ia->second.count, r.a_ns = ia->second.ns, r.a_work_ns = ia->second.work_ns, r.label = ia->second.label;
-    if (ib != b.end()) r.b_count = ib->second.count, r.b_ns = ib->second.ns, r.b_work_ns = ib->second.work_ns, r.label = ib->second.label;
+    if (ia != a.end())
+      r.a_count = ia->second.count, r.a_ns = ia->second.ns, r.a_work_ns = ia->second.work_ns,
+      r.label = ia->second.label;
+    if (ib != b.end())
+      r.b_count = ib->second.count, r.b_ns = ib->second.ns, r.b_work_ns = ib->second.work_ns,
+      r.label = ib->second.label;
     r.a_share = Share(r.a_ns, a_whole);
     r.b_share = Share(r.b_ns, b_whole);
-    r.marker = ia == a.end()                            ? DiffMarker::kNew
-               : ib == b.end()                          ? DiffMarker::kDeleted
+    r.marker = ia == a.end()                             ? DiffMarker::kNew
+               : ib == b.end()                           ? DiffMarker::kDeleted
                : count_decides && r.a_count != r.b_count ? DiffMarker::kChanged
                                                          : DiffMarker::kSame;
     rows.push_back(std::move(r));
@@ -88,8 +94,9 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
   }
 
   // Kernel mix over all ranks; per-rank counts for the sanity check.
-  auto mix = [](const model::Report& rep, std::map<std::string, Totals>& kernels, std::map<std::string, Totals>& classes,
-                std::map<std::pair<int, std::string>, int64_t>& per_rank, int64_t& whole) {
+  auto mix = [](const model::Report& rep, std::map<std::string, Totals>& kernels,
+                std::map<std::string, Totals>& classes, std::map<std::pair<int, std::string>, int64_t>& per_rank,
+                int64_t& whole) {
     for (const auto& s : rep.ranks) {
       for (const auto& k : s.top_kernels) {
         auto& t = kernels[k.name];
@@ -170,8 +177,8 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
     d.memory_compared = true;
     double rel = *r.a_peak > 0 ? static_cast<double>(*r.b_peak - *r.a_peak) / static_cast<double>(*r.a_peak) : 0;
     if (std::fabs(rel) > options.mem_tolerance) {
-      memory_problems.push_back(fmt::format("rank {} peak memory {} (tolerance {:.1f}%)", r.rank, Pct(rel),
-                                            100.0 * options.mem_tolerance));
+      memory_problems.push_back(
+          fmt::format("rank {} peak memory {} (tolerance {:.1f}%)", r.rank, Pct(rel), 100.0 * options.mem_tolerance));
     }
   }
   d.kernels_same = kernel_problems.empty();
@@ -188,12 +195,12 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
   }
   d.window_a = a.window.description, d.window_b = b.window.description;
   if (d.same_work) {
-    d.sanity_line = fmt::format("SAME GPU work: {} kernel and memory op names, {} launches on {} rank{} over the "
-                                "whole capture, identical counts per rank; {}",
-                                names_a.size(), launches, d.a_ranks, d.a_ranks == 1 ? "" : "s",
-                                d.memory_compared ? fmt::format("peak memory within {:.1f}% on every rank",
-                                                                100.0 * options.mem_tolerance)
-                                                  : "peak memory not compared (not captured in both)");
+    d.sanity_line = fmt::format(
+        "SAME GPU work: {} kernel and memory op names, {} launches on {} rank{} over the "
+        "whole capture, identical counts per rank; {}",
+        names_a.size(), launches, d.a_ranks, d.a_ranks == 1 ? "" : "s",
+        d.memory_compared ? fmt::format("peak memory within {:.1f}% on every rank", 100.0 * options.mem_tolerance)
+                          : "peak memory not compared (not captured in both)");
   } else {
     std::string list;
     if (!kernel_problems.empty()) list = "kernel check failed: " + fmt::format("{}", fmt::join(kernel_problems, "; "));
@@ -210,9 +217,9 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
     if (options.max_time_delta && r.in_a && r.in_b && r.a_compute > 0) {
       double rel = static_cast<double>(r.b_compute - r.a_compute) / static_cast<double>(r.a_compute);
       if (rel > *options.max_time_delta) {
-        d.regressions.push_back(fmt::format("rank {} GPU compute time {} ({:.3f} -> {:.3f} ms), over --max-time-delta {:.1f}%",
-                                            r.rank, Pct(rel), r.a_compute / 1e6, r.b_compute / 1e6,
-                                            100.0 * *options.max_time_delta));
+        d.regressions.push_back(
+            fmt::format("rank {} GPU compute time {} ({:.3f} -> {:.3f} ms), over --max-time-delta {:.1f}%", r.rank,
+                        Pct(rel), r.a_compute / 1e6, r.b_compute / 1e6, 100.0 * *options.max_time_delta));
       }
     }
     if (options.max_mem_delta && r.a_peak && r.b_peak && *r.a_peak > 0) {
@@ -229,10 +236,10 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
       if (m.marker != DiffMarker::kSame || m.a_work_ns <= 0 || m.a_share < 0.01) continue;
       double rel = static_cast<double>(m.b_work_ns - m.a_work_ns) / static_cast<double>(m.a_work_ns);
       if (rel > *options.max_time_delta) {
-        d.regressions.push_back(fmt::format("module {} {} ({:.3f} -> {:.3f} ms mean per rank, NCCL waiting left out), "
-                                            "over --max-time-delta {:.1f}%",
-                                            m.key, Pct(rel), m.a_work_ns / 1e6, m.b_work_ns / 1e6,
-                                            100.0 * *options.max_time_delta));
+        d.regressions.push_back(
+            fmt::format("module {} {} ({:.3f} -> {:.3f} ms mean per rank, NCCL waiting left out), "
+                        "over --max-time-delta {:.1f}%",
+                        m.key, Pct(rel), m.a_work_ns / 1e6, m.b_work_ns / 1e6, 100.0 * *options.max_time_delta));
       }
     }
   }

@@ -48,9 +48,8 @@ class LaneBuilder {
       class_ns_[static_cast<int>(op.cls)] += d;
     } else if (classes_.size() > 1) {
       size_t k = ClassIndex(op.cls);
-      ForSlices(op.start, op.end, [&](size_t b, int64_t s, int64_t e) {
-        slice_class_ns_[b * classes_.size() + k] += e - s;
-      });
+      ForSlices(op.start, op.end,
+                [&](size_t b, int64_t s, int64_t e) { slice_class_ns_[b * classes_.size() + k] += e - s; });
     }
   }
 

@@ -2,11 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/test_ops.h"
-
 #include <random>
 
 #include "analysis/rank_summary.h"
+#include "analysis/test_ops.h"
 
 namespace cpprof::analysis {
 namespace {
@@ -68,8 +67,12 @@ void ExpectSane(const Built& b, int max_bins) {
 }
 
 TEST(Timeline, LanesGroupComputeOneLanePerNcclKindAndMemory) {
-  auto w = Work({{0, 10, OpClass::kGemm}, {5, 20, OpClass::kElementwise}, {10, 35, OpClass::kSendRecv},
-                 {30, 40, OpClass::kGemm}, {40, 45, OpClass::kMemcpy}, {50, 52, OpClass::kMemset}});
+  auto w = Work({{0, 10, OpClass::kGemm},
+                 {5, 20, OpClass::kElementwise},
+                 {10, 35, OpClass::kSendRecv},
+                 {30, 40, OpClass::kGemm},
+                 {40, 45, OpClass::kMemcpy},
+                 {50, 52, OpClass::kMemset}});
   Built b = Build(w, 100);
   ASSERT_EQ(b.lanes.size(), 3u);
   EXPECT_EQ(b.lanes[0].name, "compute");
@@ -120,8 +123,12 @@ TEST(Timeline, DownsamplesIntoAtMostMaxBinsAndKeepsTheUnion) {
 TEST(Timeline, ModuleRunsFollowTheModuleOfConsecutiveOps) {
   // Row 1 (child of top-level row 0) twice, then row 2; unattributed work in between does not
   // end a run; the gap before row 2 ends row 0's run.
-  auto w = Work({{0, 10, OpClass::kGemm, 2}, {10, 12, OpClass::kGemm, 0}, {11, 20, OpClass::kGemm, 2},
-                 {20, 30, OpClass::kGemm, 1}, {100, 110, OpClass::kGemm, 3}, {105, 400, OpClass::kSendRecv, 0}});
+  auto w = Work({{0, 10, OpClass::kGemm, 2},
+                 {10, 12, OpClass::kGemm, 0},
+                 {11, 20, OpClass::kGemm, 2},
+                 {20, 30, OpClass::kGemm, 1},
+                 {100, 110, OpClass::kGemm, 3},
+                 {105, 400, OpClass::kSendRecv, 0}});
   Built b = Build(w, 40, true);  // slices of 10 ns: gaps up to 10 ns join runs
   ASSERT_EQ(b.tl.module_runs[0].size(), 2u);
   EXPECT_EQ(b.tl.module_runs[0][0].start, 0);
@@ -136,8 +143,8 @@ TEST(Timeline, ModuleRunsFollowTheModuleOfConsecutiveOps) {
 
 TEST(Timeline, ManyModuleRunsAreBinnedAndDoNotOverlap) {
   std::vector<Op> ops;
-  for (int i = 0; i < 10000; ++i) ops.push_back({i * 10, i * 10 + 8 + (i % 5 == 0 ? 30 : 0), OpClass::kGemm,
-                                                 static_cast<uint16_t>(i % 2 ? 2 : 3)});
+  for (int i = 0; i < 10000; ++i)
+    ops.push_back({i * 10, i * 10 + 8 + (i % 5 == 0 ? 30 : 0), OpClass::kGemm, static_cast<uint16_t>(i % 2 ? 2 : 3)});
   auto w = Work(ops);
   Built b = Build(w, 200, true);
   EXPECT_TRUE(b.tl.modules_downsampled[0]);

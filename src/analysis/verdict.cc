@@ -28,7 +28,8 @@ template <typename F>
 double MeanNodeShare(const model::Report& r, const model::ModuleNode& m, F f) {
   if (r.ranks.empty()) return 0;
   double sum = 0;
-  for (size_t k = 0; k < m.per_rank.size() && k < r.ranks.size(); ++k) sum += Share(f(m.per_rank[k]), r.ranks[k].span_ns);
+  for (size_t k = 0; k < m.per_rank.size() && k < r.ranks.size(); ++k)
+    sum += Share(f(m.per_rank[k]), r.ranks[k].span_ns);
   return sum / static_cast<double>(r.ranks.size());
 }
 
@@ -57,9 +58,8 @@ std::vector<std::pair<double, size_t>> SpecificModules(const model::Report& r, F
     if (best_child[i] >= 0.9 * v[i]) continue;
     out.push_back({v[i], i});
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   if (out.size() > k) out.resize(k);
   return out;
 }
@@ -132,22 +132,25 @@ model::Verdict MakeVerdict(const model::Report& r) {
 
   std::string head;
   if (w.iter_median_ns > 0) {
-    int in = static_cast<int>(std::count_if(w.iterations.begin(), w.iterations.end(), [](const auto& t) { return t.in_window; }));
+    int in = static_cast<int>(
+        std::count_if(w.iterations.begin(), w.iterations.end(), [](const auto& t) { return t.in_window; }));
     head = fmt::format("Per {}iteration {} (median of {}).", w.kind == "steady" ? "steady-state " : "",
                        Ms(w.iter_median_ns), in);
   } else {
-    head = fmt::format("Over {} of {}.", Ms(mean_span), w.whole_capture ? "the whole capture (start-up included)" : "the window");
+    head = fmt::format("Over {} of {}.", Ms(mean_span),
+                       w.whole_capture ? "the whole capture (start-up included)" : "the window");
   }
-  v.summary = head + fmt::format(" Of each rank's window{}: compute {}, exposed transfer {}, waiting for peers {}, "
-                                 "GPU idle for the host {}",
-                                 n > 1 ? " (mean over ranks)" : "", Pct(compute), Pct(transfer), Pct(waiting), Pct(idle));
+  v.summary = head + fmt::format(
+                         " Of each rank's window{}: compute {}, exposed transfer {}, waiting for peers {}, "
+                         "GPU idle for the host {}",
+                         n > 1 ? " (mean over ranks)" : "", Pct(compute), Pct(transfer), Pct(waiting), Pct(idle));
   v.summary += idle > 0 ? fmt::format(" (launch gaps {}).", Pct(launch)) : ".";
   const auto& im = r.imbalance;
   if (n > 1 && im.straggler_rank >= 0) {
-    v.summary += fmt::format(" The straggler is rank {}: it arrived last at {} of {} matched NCCL ops and kept the "
-                             "others waiting {} in all.",
-                             im.straggler_rank, im.straggler_last_arrivals, im.instances,
-                             Ms(im.straggler_caused_wait_ns));
+    v.summary += fmt::format(
+        " The straggler is rank {}: it arrived last at {} of {} matched NCCL ops and kept the "
+        "others waiting {} in all.",
+        im.straggler_rank, im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns));
   } else if (n > 1) {
     v.summary += " No rank kept another waiting in matched NCCL ops.";
   }
@@ -173,7 +176,8 @@ model::Verdict MakeVerdict(const model::Report& r) {
     ops.push_back({share, fmt::format("Rank {} is late: the other ranks waited {} for it ({} of their time); {}.",
                                       im.straggler_rank, Ms(im.straggler_caused_wait_ns), Pct(share), why)});
   }
-  for (const auto& [share, i] : SpecificModules(r, [](const model::ModuleRankTime& t) { return t.exposed_transfer_ns; }, 2)) {
+  for (const auto& [share, i] : SpecificModules(
+           r, [](const model::ModuleRankTime& t) { return t.exposed_transfer_ns; }, 2)) {
     std::string kinds;
     const auto& m = r.modules[i];
     for (int k = 0; k < model::kNumOpClasses; ++k) {
@@ -187,7 +191,8 @@ model::Verdict MakeVerdict(const model::Report& r) {
                                       ModuleLabel(r, i), Pct(share), kinds.empty() ? "NCCL" : kinds)});
   }
   if (idle >= 0.02) {
-    auto where = SpecificModules(r, [](const model::ModuleRankTime& t) { return t.host_idle_ns; }, 1);
+    auto where = SpecificModules(
+        r, [](const model::ModuleRankTime& t) { return t.host_idle_ns; }, 1);
     std::string at = where.empty() ? "" : fmt::format(", most before {}'s launches", ModuleLabel(r, where[0].second));
     std::string fix = launch >= idle / 2
                           ? "many short gaps between small kernels: CUDA graphs, fused or fewer kernels, or a larger N"
@@ -195,13 +200,16 @@ model::Verdict MakeVerdict(const model::Report& r) {
     ops.push_back({idle, fmt::format("The GPU waits for the host {} of the window{}: {}.", Pct(idle), at, fix)});
   }
   if (n > 1 && im.compute_spread >= 0.05) {
-    auto most = std::max_element(r.ranks.begin(), r.ranks.end(), [](const auto& a, const auto& b) { return a.compute_ns < b.compute_ns; });
-    auto least = std::min_element(r.ranks.begin(), r.ranks.end(), [](const auto& a, const auto& b) { return a.compute_ns < b.compute_ns; });
+    auto most = std::max_element(r.ranks.begin(), r.ranks.end(),
+                                 [](const auto& a, const auto& b) { return a.compute_ns < b.compute_ns; });
+    auto least = std::min_element(r.ranks.begin(), r.ranks.end(),
+                                  [](const auto& a, const auto& b) { return a.compute_ns < b.compute_ns; });
     double share = Share(most->compute_ns - least->compute_ns, mean_span);
-    ops.push_back({share, fmt::format("Compute is unbalanced: rank {} computes {}, rank {} {} ({} spread): even out the "
-                                      "CP split.",
-                                      most->rank, Ms(most->compute_ns), least->rank, Ms(least->compute_ns),
-                                      Pct(im.compute_spread))});
+    ops.push_back(
+        {share,
+         fmt::format("Compute is unbalanced: rank {} computes {}, rank {} {} ({} spread): even out the "
+                     "CP split.",
+                     most->rank, Ms(most->compute_ns), least->rank, Ms(least->compute_ns), Pct(im.compute_spread))});
   }
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (const auto& [share, text] : ops) {
@@ -219,10 +227,11 @@ model::Verdict MakeVerdict(const model::Report& r) {
     bool slow = r.capture.python_backtraces || !r.capture.cuda_backtrace_kinds.empty() ||
                 f.find("osrt") != std::string::npos || r.capture.pytorch_autograd;
     v.warnings.push_back(fmt::format(
-        "rank{} {} look{} launch-bound (short gaps between GPU ops take {} or more of the window){}", bound.size() > 1 ? "s" : "",
-        fmt::join(bound, ", "), bound.size() > 1 ? "" : "s", Pct(kLaunchBoundShare),
+        "rank{} {} look{} launch-bound (short gaps between GPU ops take {} or more of the window){}",
+        bound.size() > 1 ? "s" : "", fmt::join(bound, ", "), bound.size() > 1 ? "" : "s", Pct(kLaunchBoundShare),
         slow ? ": this capture's options (backtraces, autograd ranges or OS runtime tracing) slow every launch, so its "
-               "timings overstate the host's share; profile again with the fast option set (cpprof profile --preset fast)"
+               "timings overstate the host's share; profile again with the fast option set (cpprof profile --preset "
+               "fast)"
              : ": the GPU finishes each kernel before the host launches the next"));
   }
   if (w.whole_capture && w.requested == "steady") {

@@ -113,8 +113,10 @@ StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std
   const size_t n = w.iterations.size();
   if (spec == "all") {
     w.kind = "all";
-    w.description = n ? fmt::format("window: the whole capture (--window all): start-up, warm-up and tear-down "
-                                    "included; {} iterations found ({})", n, method)
+    w.description = n ? fmt::format(
+                            "window: the whole capture (--window all): start-up, warm-up and tear-down "
+                            "included; {} iterations found ({})",
+                            n, method)
                       : "window: the whole capture (--window all)";
   } else if (spec == "steady" || spec.empty()) {
     w.requested = "steady";
@@ -134,25 +136,27 @@ StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std
         used = n;
         w.description = fmt::format("window: all {} iterations, although every one is named warm-up ({})", n, method);
       } else {
-        w.description = fmt::format("window: steady state, {} of {} iterations ({}; {}{}); start-up before and "
-                                    "tear-down after left out",
-                                    used, n, method, n == 1 ? "a single iteration: it may include warm-up" : "",
-                                    n == 1 ? "" : warmup_rule);
+        w.description = fmt::format(
+            "window: steady state, {} of {} iterations ({}; {}{}); start-up before and "
+            "tear-down after left out",
+            used, n, method, n == 1 ? "a single iteration: it may include warm-up" : "", n == 1 ? "" : warmup_rule);
       }
     }
   } else if (spec.rfind("iter:", 0) == 0) {
     std::string k = spec.substr(5);
     if (!AllDigits(k) || k.size() > 6) {
       return Status(ExitCode::kUsage, fmt::format("--window {}: expected iter:N with N a number (0 = the first "
-                                                  "iteration, warm-up included)", spec));
+                                                  "iteration, warm-up included)",
+                                                  spec));
     }
     size_t i = static_cast<size_t>(std::stoul(k));
     if (i >= n) {
-      return Status(ExitCode::kUsage,
-                    n ? fmt::format("--window {}: the export has {} iterations (iter:0 to iter:{}; {})", spec, n, n - 1,
-                                    method)
-                      : fmt::format("--window {}: no iteration ranges were found; pass --iteration-range REGEX or "
-                                    "a time window A:B (seconds)", spec));
+      return Status(
+          ExitCode::kUsage,
+          n ? fmt::format("--window {}: the export has {} iterations (iter:0 to iter:{}; {})", spec, n, n - 1, method)
+            : fmt::format("--window {}: no iteration ranges were found; pass --iteration-range REGEX or "
+                          "a time window A:B (seconds)",
+                          spec));
     }
     w.kind = "iteration";
     use(i);
@@ -165,7 +169,8 @@ StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std
         b <= a) {
       return Status(ExitCode::kUsage,
                     fmt::format("--window '{}': expected steady, all, iter:N or A:B (session-clock seconds as the "
-                                "readout prints them, A < B; e.g. 24.1:25.3 or 24100ms:25300ms)", spec));
+                                "readout prints them, A < B; e.g. 24.1:25.3 or 24100ms:25300ms)",
+                                spec));
     }
     w.kind = "time";
     w.whole_capture = false;
@@ -183,8 +188,8 @@ StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std
     w.iter_median_ns = m % 2 ? lengths[m / 2] : (lengths[m / 2 - 1] + lengths[m / 2]) / 2;
     w.iter_min_ns = lengths.front();
     w.iter_max_ns = lengths.back();
-    w.description += fmt::format("; per iteration {} median ({} to {})", Ms(w.iter_median_ns), Ms(w.iter_min_ns),
-                                 Ms(w.iter_max_ns));
+    w.description +=
+        fmt::format("; per iteration {} median ({} to {})", Ms(w.iter_median_ns), Ms(w.iter_min_ns), Ms(w.iter_max_ns));
   }
   return w;
 }

@@ -44,15 +44,15 @@ TEST(Window, SteadyLeavesWarmupOutAndSpansTheRest) {
   ASSERT_EQ(w->iterations.size(), 4u);  // the nested step is not an iteration
   EXPECT_TRUE(w->iterations[0].warmup);
   EXPECT_FALSE(w->iterations[0].in_window);
-  EXPECT_EQ(w->iter_median_ns, 105);     // 105, 125, 95
+  EXPECT_EQ(w->iter_median_ns, 105);  // 105, 125, 95
   EXPECT_EQ(w->iter_min_ns, 95);
   EXPECT_EQ(w->iter_max_ns, 125);
   EXPECT_NE(w->description.find("steady state, 3 of 4 iterations"), std::string::npos) << w->description;
 }
 
 TEST(Window, FirstIterationIsWarmupWhenNoneIsNamedSo) {
-  std::vector<IterationMark> m{{":iteration 0", 1, 0, 50, false}, {":iteration 1", 1, 60, 80, false},
-                               {":iteration 2", 1, 90, 100, false}};
+  std::vector<IterationMark> m{
+      {":iteration 0", 1, 0, 50, false}, {":iteration 1", 1, 60, 80, false}, {":iteration 2", 1, 90, 100, false}};
   auto w = ChooseWindow(m, "x", "steady");
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->start_ns, 60);

@@ -42,7 +42,7 @@ inline Status Error(ExitCode code, std::string message) { return Status(code, st
 template <typename T>
 class StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}                                  // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
 
   bool ok() const { return status_.ok(); }
@@ -63,17 +63,16 @@ class StatusOr {
 }  // namespace cpprof
 
 // Propagate an error Status from an expression returning Status.
-#define CPPROF_RETURN_IF_ERROR(expr)         \
-  do {                                       \
-    ::cpprof::Status _st = (expr);           \
-    if (!_st.ok()) return _st;               \
+#define CPPROF_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::cpprof::Status _st = (expr);   \
+    if (!_st.ok()) return _st;       \
   } while (0)
 
 #define CPPROF_CONCAT_INNER(a, b) a##b
 #define CPPROF_CONCAT(a, b) CPPROF_CONCAT_INNER(a, b)
 // Assign the value of a StatusOr expression to `lhs`, or return its error.
-#define CPPROF_ASSIGN_OR_RETURN(lhs, expr) \
-  CPPROF_ASSIGN_OR_RETURN_IMPL(CPPROF_CONCAT(_status_or_, __LINE__), lhs, expr)
+#define CPPROF_ASSIGN_OR_RETURN(lhs, expr) CPPROF_ASSIGN_OR_RETURN_IMPL(CPPROF_CONCAT(_status_or_, __LINE__), lhs, expr)
 #define CPPROF_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                 \
   if (!tmp.ok()) return tmp.status();                \

@@ -12,8 +12,9 @@ namespace cpprof::cli {
 namespace {
 
 constexpr CommandDef kCommands[] = {
-    {"report", "the CP readout over the steady state: a verdict, time per module (CP vs serial), waiting vs "
-               "transfer, the straggler, overlap, memory",
+    {"report",
+     "the CP readout over the steady state: a verdict, time per module (CP vs serial), waiting vs "
+     "transfer, the straggler, overlap, memory",
      "  cpprof report run.sqlite                       # steady-state iterations (warm-up left out)\n"
      "  cpprof report run.sqlite --window all          # the whole capture, start-up included\n"
      "  cpprof report run.sqlite --window iter:3       # one iteration; --window 24.1:25.3 a time range (s)\n"
@@ -102,8 +103,7 @@ int UnknownCommand(const std::string& name, std::ostream& err) {
   return static_cast<int>(ExitCode::kUsage);
 }
 
-int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std::ostream& out,
-               std::ostream& err) {
+int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std::ostream& out, std::ostream& err) {
   auto cmd = def.make();
   CLI::App app(def.summary, std::string("cpprof ") + def.name);
   app.footer(std::string("\nExamples:\n") + def.examples);

@@ -1,4 +1,5 @@
-// cpprof diff A.sqlite B.sqlite [--sanity] [--window W] [--max-time-delta PCT] [--max-mem-delta PCT] [--format text|json]
+// cpprof diff A.sqlite B.sqlite [--sanity] [--window W] [--max-time-delta PCT] [--max-mem-delta PCT] [--format
+// text|json]
 #include <fmt/format.h>
 
 #include "analysis/report_diff.h"
@@ -24,7 +25,8 @@ class DiffCommand : public Command {
     app.add_option("--max-time-delta", max_time_pct_,
                    "Exit 3 when a rank's GPU compute time, or a module's time less its NCCL waiting (>= 1% of "
                    "busy), grew by more than this percent (waiting for a late peer is not a regression of the work)");
-    app.add_option("--max-mem-delta", max_mem_pct_, "Exit 3 when a rank's peak GPU memory grew by more than this percent");
+    app.add_option("--max-mem-delta", max_mem_pct_,
+                   "Exit 3 when a rank's peak GPU memory grew by more than this percent");
     app.add_option("--window", window_,
                    "What each side's numbers cover: steady (default: the iterations after warm-up), all, iter:N, "
                    "A:B (see cpprof help report)")

@@ -1,7 +1,8 @@
 // cpprof doctor [--json] [--nsys PATH] [--gpus 0,1,...] [--python PY] [--deep]
 // Thin: the checks live in src/doctor (Diagnose), so `cpprof profile` can reuse the findings.
-#include "cli/command.h"
 #include "doctor/doctor.h"
+
+#include "cli/command.h"
 #include "doctor/doctor_render.h"
 #include "runner/environment.h"
 #include "runner/process_runner.h"

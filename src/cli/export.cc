@@ -45,7 +45,8 @@ class ExportCommand : public Command {
       std::string part = output_ + ".part";
       std::ofstream out(part, std::ios::binary | std::ios::trunc);
       if (!out) {
-        return Error(ExitCode::kError, fmt::format("cannot write '{}'. Check that the directory exists and is writable.", part));
+        return Error(ExitCode::kError,
+                     fmt::format("cannot write '{}'. Check that the directory exists and is writable.", part));
       }
       auto result = pipeline::WriteChromeTrace(file_, options_, out);
       out.close();
@@ -67,8 +68,7 @@ class ExportCommand : public Command {
     ctx.err << fmt::format(
         "cpprof: wrote {} trace events to {}: {} ranks, {} GPU ops, {} NVTX ranges, {} API calls, {} flows. "
         "Open it at https://ui.perfetto.dev\n",
-        summary.events, where, summary.ranks, summary.gpu_ops, summary.nvtx_ranges, summary.api_calls,
-        summary.flows);
+        summary.events, where, summary.ranks, summary.gpu_ops, summary.nvtx_ranges, summary.api_calls, summary.flows);
     return 0;
   }
 

@@ -3,10 +3,9 @@
 //                [--trace-match RE]] [--probe | --no-probe] [--timeout S] [--results-dir DIR] [--force]
 //                [--quiet] [--dry-run] [trunk|e2e|train N_TOKEN RANKS] [-- (-m MODULE | SCRIPT) ARGS...]
 // Thin: the plan lives in src/profile/plan (pure), the run in src/profile/run_profile.
+#include <fmt/format.h>
 #include <pwd.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <chrono>
 #include <filesystem>
@@ -32,11 +31,13 @@ std::string Parent(const std::string& p) {
 class ProfileCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
-    app.add_option("--name", o_.name, "The result's name (default: from the workload, e.g. cpfold-trunk-n1024-2x2-fast)");
+    app.add_option("--name", o_.name,
+                   "The result's name (default: from the workload, e.g. cpfold-trunk-n1024-2x2-fast)");
     app.add_option("--preset", o_.preset, "fast: cuda,nvtx, no CPU sampling (timings); full: the seed's whole set")
         ->check(CLI::IsMember({"fast", "full"}))
         ->capture_default_str();
-    app.add_option("--nproc-per-node", o_.nproc_per_node, "Ranks on this node (default: the shorthand's, else the free GPUs)")
+    app.add_option("--nproc-per-node", o_.nproc_per_node,
+                   "Ranks on this node (default: the shorthand's, else the free GPUs)")
         ->check(CLI::PositiveNumber);
     app.add_option("--nnodes", o_.nnodes, "Nodes (each runs its own cpprof profile)")->check(CLI::PositiveNumber);
     app.add_option("--rdzv-endpoint", o_.rdzv_endpoint, "HOST:PORT of the rendezvous, with --nnodes > 1");
@@ -76,7 +77,9 @@ class ProfileCommand : public Command {
     app.add_option("--workflow", o_.workflow, "The results subfolder (default: inference, training or custom)");
     app.add_flag("--force", o_.force, "Replace an existing result of the same name");
     app.add_flag("--wait", o_.wait, "When the GPUs are busy, poll until they are free (see --max-wait)");
-    app.add_option("--max-wait", o_.max_wait_s, "Seconds --wait waits at most")->check(CLI::PositiveNumber)->capture_default_str();
+    app.add_option("--max-wait", o_.max_wait_s, "Seconds --wait waits at most")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     app.add_flag("--dry-run", o_.dry_run, "Print the command, environment additions and outputs; run nothing");
     app.add_option("args", o_.args,
                    "MODE N_TOKEN RANKS (cpfold: trunk 1024 4), and/or the workload after --: -m MODULE ARGS or "
@@ -141,7 +144,8 @@ class ProfileCommand : public Command {
     std::vector<Status> stops = profile::Guards(plan, o_, f);
     if (o_.dry_run) {
       ctx.out << profile::DescribePlan(plan);
-      for (const auto& s : stops) ctx.err << "cpprof: warning: profile: a real run would stop here: " << s.message() << '\n';
+      for (const auto& s : stops)
+        ctx.err << "cpprof: warning: profile: a real run would stop here: " << s.message() << '\n';
       return 0;
     }
     if (!stops.empty()) {

@@ -1,4 +1,5 @@
-// cpprof report FILE.sqlite [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules FILE] [--show-paths]
+// cpprof report FILE.sqlite [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules
+// FILE] [--show-paths]
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -23,7 +24,8 @@ Status WriteFileAtomically(const std::string& path, F print) {
     std::ofstream out(part, std::ios::binary | std::ios::trunc);
     if (!out) {
       return Error(ExitCode::kError, fmt::format("report: cannot write '{}'. Check that the directory exists and is "
-                                                 "writable.", part));
+                                                 "writable.",
+                                                 part));
     }
     print(out);
     out.close();
@@ -96,8 +98,9 @@ class ReportCommand : public Command {
     options_.modules = &config;
     const bool to_stdout = output_.empty() || output_ == "-";
     if (format_ == "html" && to_stdout && isatty(STDOUT_FILENO)) {
-      return Status(ExitCode::kUsage, "report: --format html writes a whole page: give -o OUT.html (or redirect "
-                                      "stdout: cpprof report RUN.sqlite --format html > OUT.html)");
+      return Status(ExitCode::kUsage,
+                    "report: --format html writes a whole page: give -o OUT.html (or redirect "
+                    "stdout: cpprof report RUN.sqlite --format html > OUT.html)");
     }
     options_.timeline = format_ == "html";
     CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(file_, options_));

@@ -80,8 +80,7 @@ class StatsCommand : public Command {
     for (const auto& name : reports_) {
       const auto* def = pipeline::FindStatsReport(name);
       if (!def) {
-        return Error(ExitCode::kUsage,
-                     fmt::format("unknown report '{}'. Supported reports:\n{}", name, ReportList()));
+        return Error(ExitCode::kUsage, fmt::format("unknown report '{}'. Supported reports:\n{}", name, ReportList()));
       }
       defs.push_back(def);
     }

@@ -25,9 +25,10 @@ class TraceJsonCommand : public Command {
     app.add_option("--discover", discover_,
                    "Walk this importable package for torch.nn.Module subclasses (needs --match) and name "
                    "their forward");
-    app.add_option("--match", match_, "With --discover: a regex found in the class names to keep, e.g. "
-                                      "'TriMul|Pairformer|Trunk|Diffusion|Confidence' (RE2 syntax: "
-                                      "https://github.com/google/re2/wiki/Syntax)");
+    app.add_option("--match", match_,
+                   "With --discover: a regex found in the class names to keep, e.g. "
+                   "'TriMul|Pairformer|Trunk|Diffusion|Confidence' (RE2 syntax: "
+                   "https://github.com/google/re2/wiki/Syntax)");
     app.add_option("--alias", aliases_,
                    "ALIAS=REAL: vendored code that imports itself as ALIAS lives in package REAL (repeatable)");
     app.add_option("--domain", domain_, "The NVTX domain of the new entries (default: each module's top package)");
@@ -63,8 +64,9 @@ class TraceJsonCommand : public Command {
       req.discover.push_back({discover_, match_});
     }
     if (req.entries.empty() && req.discover.empty()) {
-      return Error(ExitCode::kUsage, "nothing to name: give --function MODULE:Class.method, --spec FILE, or "
-                                     "--discover PKG --match REGEX");
+      return Error(ExitCode::kUsage,
+                   "nothing to name: give --function MODULE:Class.method, --spec FILE, or "
+                   "--discover PKG --match REGEX");
     }
     for (const auto& a : aliases_) {
       CPPROF_ASSIGN_OR_RETURN(auto pair, doctor::ParseAlias(a));
@@ -89,12 +91,13 @@ class TraceJsonCommand : public Command {
         o.python = python_;
         doctor::DoctorFindings f = doctor::Diagnose(o, runner, env);
         if (f.functions_trace_base.empty()) {
-          return Error(ExitCode::kError,
-                       fmt::format("no base file: {}. Pass the shipped pytorch.json with --base FILE (it is in "
-                                   "PythonFunctionsTrace/ beside nsys), or --no-base to write only the model's "
-                                   "entries. Try 'cpprof doctor'.",
-                                   f.Chosen() ? fmt::format("{} has no PythonFunctionsTrace/pytorch.json", f.Chosen()->path)
-                                              : "no nsys found"));
+          return Error(
+              ExitCode::kError,
+              fmt::format("no base file: {}. Pass the shipped pytorch.json with --base FILE (it is in "
+                          "PythonFunctionsTrace/ beside nsys), or --no-base to write only the model's "
+                          "entries. Try 'cpprof doctor'.",
+                          f.Chosen() ? fmt::format("{} has no PythonFunctionsTrace/pytorch.json", f.Chosen()->path)
+                                     : "no nsys found"));
         }
         base_path = f.functions_trace_base;
       }
@@ -115,13 +118,13 @@ class TraceJsonCommand : public Command {
     }
     for (const auto& n : v.notes) ctx.err << "cpprof: note: trace-json: " << n << '\n';
     if (strict_ && !v.rejected.empty()) {
-      return Error(ExitCode::kCheckFailed,
-                   fmt::format("{} entr{} rejected (--strict); nothing written", v.rejected.size(),
-                               v.rejected.size() == 1 ? "y" : "ies"));
+      return Error(ExitCode::kCheckFailed, fmt::format("{} entr{} rejected (--strict); nothing written",
+                                                       v.rejected.size(), v.rejected.size() == 1 ? "y" : "ies"));
     }
     if (v.accepted.empty()) {
-      return Error(ExitCode::kCheckFailed, "no entry was accepted, so the file would name none of the model's "
-                                           "functions; nothing written");
+      return Error(ExitCode::kCheckFailed,
+                   "no entry was accepted, so the file would name none of the model's "
+                   "functions; nothing written");
     }
     std::vector<doctor::TraceEntry> merged = doctor::MergeTrace(base, v.accepted, domain_);
     if (output_.empty() || output_ == "-") {
@@ -135,11 +138,12 @@ class TraceJsonCommand : public Command {
       fns.insert(a.module + ":" + a.function);
     }
     size_t modules = mods.size(), functions = fns.size();
-    ctx.err << fmt::format("cpprof: trace-json: {}{} function{} in {} module{} validated with {}{}{}\n",
-                           output_.empty() || output_ == "-" ? "" : "wrote " + output_ + ": ", functions,
-                           functions == 1 ? "" : "s", modules, modules == 1 ? "" : "s", v.python,
-                           base_path.empty() ? "" : fmt::format(", added to {} base entries from {}", base.size(), base_path),
-                           v.rejected.empty() ? "" : fmt::format("; {} rejected", v.rejected.size()));
+    ctx.err << fmt::format(
+        "cpprof: trace-json: {}{} function{} in {} module{} validated with {}{}{}\n",
+        output_.empty() || output_ == "-" ? "" : "wrote " + output_ + ": ", functions, functions == 1 ? "" : "s",
+        modules, modules == 1 ? "" : "s", v.python,
+        base_path.empty() ? "" : fmt::format(", added to {} base entries from {}", base.size(), base_path),
+        v.rejected.empty() ? "" : fmt::format("; {} rejected", v.rejected.size()));
     return 0;
   }
 

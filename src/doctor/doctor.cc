@@ -43,8 +43,7 @@ class Prober {
       : options_(options), runner_(runner), env_(env) {}
 
   StatusOr<runner::ProcessResult> Run(const std::vector<std::string>& argv,
-                                      const std::map<std::string, std::string>& extra_env = {},
-                                      double timeout_s = 0) {
+                                      const std::map<std::string, std::string>& extra_env = {}, double timeout_s = 0) {
     runner::RunOptions o;
     o.env = env_.vars();
     for (const auto& [k, v] : extra_env) (*o.env)[k] = v;
@@ -52,9 +51,7 @@ class Prober {
     return runner_.Run(argv, o);
   }
 
-  void Python(DoctorFindings& f) {
-    f.python = ProbePython(runner_, env_, FindWorkloadPython(env_, options_.python));
-  }
+  void Python(DoctorFindings& f) { f.python = ProbePython(runner_, env_, FindWorkloadPython(env_, options_.python)); }
 
   void Gpus(DoctorFindings& f);
   void FindNsys(DoctorFindings& f);
@@ -81,8 +78,7 @@ void Prober::Gpus(DoctorFindings& f) {
     return;
   }
   f.nvidia_smi_found = true;
-  auto r = Run({"nvidia-smi", "--query-gpu=index,name,compute_cap,memory.used,memory.total,uuid",
-                "--format=csv"});
+  auto r = Run({"nvidia-smi", "--query-gpu=index,name,compute_cap,memory.used,memory.total,uuid", "--format=csv"});
   if (!r.ok()) {
     f.nvidia_smi_error = r.status().message();
     return;
@@ -133,9 +129,9 @@ void Prober::AddCandidate(DoctorFindings& f, const std::string& path, const std:
 // (bin/nsys, nsight-systems-2024.5.1/target-linux-x64/nsys). Big folders that never hold it are
 // skipped so a walk of a whole conda install stays fast.
 void Prober::Walk(DoctorFindings& f, const std::string& root, int depth, const std::string& label) {
-  static const std::set<std::string> kSkip = {"pkgs", "envs", "conda-meta", "include", "share", "man",
-                                              "ssl", "etc", "lib", "lib64", "libexec", "__pycache__",
-                                              "docs", "doc", "include", "src", "test", "tests"};
+  static const std::set<std::string> kSkip = {"pkgs", "envs", "conda-meta", "include", "share",   "man",
+                                              "ssl",  "etc",  "lib",        "lib64",   "libexec", "__pycache__",
+                                              "docs", "doc",  "include",    "src",     "test",    "tests"};
   std::error_code ec;
   fs::directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
   if (ec) return;
@@ -197,9 +193,9 @@ void Prober::FindNsys(DoctorFindings& f) {
   }
   // 3. standalone Nsight Systems installs, the nsys bundled inside Nsight Compute, CUDA toolkits
   f.searched.push_back("/opt/nvidia/nsight-systems/*");
-  for (const char* pat : {"/opt/nvidia/nsight-systems/*/bin/nsys", "/opt/nvidia/nsight-systems/*/target-linux-*/nsys",
-                          "/opt/nvidia/nsight-systems-cli/*/bin/nsys",
-                          "/opt/nvidia/nsight-systems-cli/*/target-linux-*/nsys"}) {
+  for (const char* pat :
+       {"/opt/nvidia/nsight-systems/*/bin/nsys", "/opt/nvidia/nsight-systems/*/target-linux-*/nsys",
+        "/opt/nvidia/nsight-systems-cli/*/bin/nsys", "/opt/nvidia/nsight-systems-cli/*/target-linux-*/nsys"}) {
     for (const auto& p : Environment::Glob(env_.System(pat))) AddCandidate(f, p, "Nsight Systems install");
   }
   f.searched.push_back("/opt/nvidia/nsight-compute/*/host/target-linux-x64");
@@ -232,7 +228,8 @@ void Prober::ChooseNsys(DoctorFindings& f) {
     std::string text = FirstLine(r->out.empty() ? r->err : r->out);
     c.version_text = text;
     if (!r->ok()) {
-      c.error = fmt::format("'{} --version' {}: {}", c.path, r->Describe(), FirstLine(r->err.empty() ? r->out : r->err));
+      c.error =
+          fmt::format("'{} --version' {}: {}", c.path, r->Describe(), FirstLine(r->err.empty() ? r->out : r->err));
       continue;
     }
     c.version = ParseNsysVersion(text);
@@ -252,8 +249,8 @@ void Prober::ChooseNsys(DoctorFindings& f) {
     for (const auto& a : needs) {
       if (*c.version < a.minimum) {
         c.supports_targets = false;
-        c.unsupported_reason = fmt::format("predates {} ({}) support: needs >= {}", a.sm, a.arch,
-                                           a.minimum.ShortString());
+        c.unsupported_reason =
+            fmt::format("predates {} ({}) support: needs >= {}", a.sm, a.arch, a.minimum.ShortString());
       }
       if (*c.version < a.recommended) c.recommended_for_targets = false;
     }
@@ -268,7 +265,8 @@ void Prober::ChooseNsys(DoctorFindings& f) {
       continue;
     }
     const auto& b = f.candidates[static_cast<size_t>(best)];
-    if (std::pair(c.supports_targets, *c.version) > std::pair(b.supports_targets, *b.version)) best = static_cast<int>(i);
+    if (std::pair(c.supports_targets, *c.version) > std::pair(b.supports_targets, *b.version))
+      best = static_cast<int>(i);
   }
   f.chosen = best;
   if (best < 0) return;
@@ -282,7 +280,8 @@ void Prober::ChooseNsys(DoctorFindings& f) {
     std::vector<std::string> parts;
     std::set<std::string> seen;
     for (const auto& a : needs) {
-      if (seen.insert(a.sm).second) parts.push_back(fmt::format("{} {}, needs >= {}", a.sm, a.arch, a.minimum.ShortString()));
+      if (seen.insert(a.sm).second)
+        parts.push_back(fmt::format("{} {}, needs >= {}", a.sm, a.arch, a.minimum.ShortString()));
     }
     fit = fmt::format(" ({})", fmt::join(parts, "; "));
   }
@@ -449,8 +448,8 @@ void Prober::Deep(DoctorFindings& f) {
     return;
   }
   std::string base = tmpl + "/doctor";
-  auto r = Run({c->path, "profile", "--trace=osrt", "--sample=none", "--cpuctxsw=none", "--force-overwrite=true",
-                "-o", base, "sleep", "1"},
+  auto r = Run({c->path, "profile", "--trace=osrt", "--sample=none", "--cpuctxsw=none", "--force-overwrite=true", "-o",
+                base, "sleep", "1"},
                f.profile_env, 180);
   std::error_code ec;
   bool rep = fs::exists(base + ".nsys-rep", ec);
@@ -459,7 +458,8 @@ void Prober::Deep(DoctorFindings& f) {
   if (!r.ok()) {
     f.deep_detail = r.status().message();
   } else if (rep) {
-    f.deep_detail = fmt::format("'nsys profile ... sleep 1' wrote a .nsys-rep ({} bytes)", fs::file_size(base + ".nsys-rep", ec));
+    f.deep_detail =
+        fmt::format("'nsys profile ... sleep 1' wrote a .nsys-rep ({} bytes)", fs::file_size(base + ".nsys-rep", ec));
   } else {
     std::string said = r->out + r->err;
     std::string importer_line;
@@ -469,8 +469,7 @@ void Prober::Deep(DoctorFindings& f) {
       importer_line = FirstLine(said);  // what nsys said first
     }
     f.deep_detail = fmt::format("'nsys profile ... sleep 1' {} and wrote no .nsys-rep{}{}", r->Describe(),
-                                qdstrm ? " (only a .qdstrm)" : "",
-                                importer_line.empty() ? "" : ": " + importer_line);
+                                qdstrm ? " (only a .qdstrm)" : "", importer_line.empty() ? "" : ": " + importer_line);
   }
   fs::remove_all(tmpl, ec);
 }
@@ -479,7 +478,8 @@ void Prober::Deep(DoctorFindings& f) {
 
 void Prober::BusyAndTopology(DoctorFindings& f) {
   if (f.gpus.empty()) return;
-  if (auto r = Run({"nvidia-smi", "--query-compute-apps=pid,used_memory,gpu_uuid", "--format=csv"}); r.ok() && r->ok()) {
+  if (auto r = Run({"nvidia-smi", "--query-compute-apps=pid,used_memory,gpu_uuid", "--format=csv"});
+      r.ok() && r->ok()) {
     if (auto apps = ParseComputeApps(r->out); apps.ok()) f.apps = std::move(*apps);
   }
   for (int t : f.targets) {
@@ -506,7 +506,9 @@ void Prober::BusyAndTopology(DoctorFindings& f) {
 
 // ---- the checks ------------------------------------------------------------------------------
 
-std::string Join(const std::vector<std::string>& v, const char* sep = ", ") { return fmt::format("{}", fmt::join(v, sep)); }
+std::string Join(const std::vector<std::string>& v, const char* sep = ", ") {
+  return fmt::format("{}", fmt::join(v, sep));
+}
 
 std::string TargetsText(const std::vector<int>& t) { return fmt::format("{}", fmt::join(t, ",")); }
 
@@ -549,8 +551,7 @@ Check GpusCheck(const DoctorFindings& f, const DoctorOptions& o) {
   }
   c.detail = Join(parts, "; ");
   for (const auto& g : f.gpus) {
-    if (!ArchForComputeCap(g.cc_major, g.cc_minor) ||
-        !ArchForComputeCap(g.cc_major, g.cc_minor)->exact) {
+    if (!ArchForComputeCap(g.cc_major, g.cc_minor) || !ArchForComputeCap(g.cc_major, g.cc_minor)->exact) {
       c.status = CheckStatus::kWarn;
       c.detail += fmt::format("; compute capability {} is not in cpprof's architecture table", g.compute_cap);
       c.hint = "cpprof cannot say which nsys supports it: use the newest nsys you can get";
@@ -576,8 +577,8 @@ Check NsysCheck(const DoctorFindings& f) {
     c.hint = InstallNsysHint();
     return c;
   }
-  c.detail = fmt::format("{} ({}; found by {}): {}", ch->path, ch->version->ToString(), Join(ch->found_by),
-                         f.chosen_why);
+  c.detail =
+      fmt::format("{} ({}; found by {}): {}", ch->path, ch->version->ToString(), Join(ch->found_by), f.chosen_why);
   if (ch->real_path != ch->path) c.detail += fmt::format("; it is {}", ch->real_path);
   std::vector<std::string> others;
   for (const auto& x : f.candidates) {
@@ -596,8 +597,8 @@ Check NsysCheck(const DoctorFindings& f) {
   });
   if (on_path != f.candidates.end() && &*on_path != ch) {
     const NsysCandidate& x = *on_path;
-    std::string what = !x.version ? "it does not run"
-                       : !x.supports_targets ? x.version->ToString() + ", " + x.unsupported_reason
+    std::string what = !x.version                  ? "it does not run"
+                       : !x.supports_targets       ? x.version->ToString() + ", " + x.unsupported_reason
                        : *x.version < *ch->version ? x.version->ToString() + ", older"
                                                    : "";
     if (!what.empty()) {
@@ -681,9 +682,10 @@ std::string LibFixHint(const ImporterCheck& imp) {
   }
   if (!unknown.empty()) {
     if (!hint.empty()) hint += "; ";
-    hint += fmt::format("find the package that provides {} ('apt-file search {}') or put its folder on "
-                        "LD_LIBRARY_PATH (with {})",
-                        Join(unknown), unknown.front(), dir);
+    hint += fmt::format(
+        "find the package that provides {} ('apt-file search {}') or put its folder on "
+        "LD_LIBRARY_PATH (with {})",
+        Join(unknown), unknown.front(), dir);
   }
   return hint;
 }
@@ -716,8 +718,8 @@ Check ImporterCheckResult(const DoctorFindings& f) {
     c.status = CheckStatus::kWarn;
     c.detail = fmt::format("{}; it loads with LD_LIBRARY_PATH={} ({} found in {})", why, imp.ld_library_path,
                            Join(imp.missing_libs), imp.fix_dir);
-    c.hint = fmt::format("export LD_LIBRARY_PATH={} before 'nsys profile' (cpprof profile sets it)",
-                         imp.ld_library_path);
+    c.hint =
+        fmt::format("export LD_LIBRARY_PATH={} before 'nsys profile' (cpprof profile sets it)", imp.ld_library_path);
     return c;
   }
   c.status = CheckStatus::kFail;
@@ -749,10 +751,12 @@ Check SamplingCheck(const DoctorFindings& f) {
   std::string from = seen.empty() ? "" : " (" + Join(seen, "; ") + ")";
   if (!f.cpu_sampling) {
     c.status = CheckStatus::kWarn;
-    c.detail = "could not tell whether CPU sampling works: neither 'nsys status -e' nor "
-               "/proc/sys/kernel/perf_event_paranoid could be read";
-    c.hint = "if nsys prints 'CPU IP/backtrace sampling not supported, disabling', --cudabacktrace and "
-             "--python-backtrace are inert";
+    c.detail =
+        "could not tell whether CPU sampling works: neither 'nsys status -e' nor "
+        "/proc/sys/kernel/perf_event_paranoid could be read";
+    c.hint =
+        "if nsys prints 'CPU IP/backtrace sampling not supported, disabling', --cudabacktrace and "
+        "--python-backtrace are inert";
     return c;
   }
   if (*f.cpu_sampling) {
@@ -762,8 +766,9 @@ Check SamplingCheck(const DoctorFindings& f) {
   c.status = CheckStatus::kWarn;
   c.detail = "CPU sampling is not available" + from +
              ": --sample, --cudabacktrace and --python-backtrace will be inert (nsys disables them)";
-  c.hint = "on the host, as root: 'sysctl -w kernel.perf_event_paranoid=2' (a container cannot change it); "
-           "or profile as root; else leave those options out";
+  c.hint =
+      "on the host, as root: 'sysctl -w kernel.perf_event_paranoid=2' (a container cannot change it); "
+      "or profile as root; else leave those options out";
   return c;
 }
 
@@ -845,8 +850,9 @@ Check NvtxCheck(const DoctorFindings& f) {
     c.detail = "the nvtx package is not importable; no nsys help says whether it is needed";
   } else if (f.profile_help.functions_trace_needs_nvtx) {
     c.status = CheckStatus::kWarn;
-    c.detail = "this nsys's help says --python-functions-trace needs the nvtx package on the target Python, "
-               "and it is not importable";
+    c.detail =
+        "this nsys's help says --python-functions-trace needs the nvtx package on the target Python, "
+        "and it is not importable";
     c.hint = "'pip install nvtx' into the workload's Python (nsys 2025.3.1 was seen naming ranges without it)";
   } else {
     c.detail = "the nvtx package is not importable (this nsys does not ask for it)";
@@ -885,8 +891,9 @@ Check FreeCheck(const DoctorFindings& f) {
   }
   if (!quiet_but_used.empty()) {
     c.status = CheckStatus::kWarn;
-    c.detail = Join(quiet_but_used, "; ") + " but nvidia-smi lists no process (processes of other containers "
-                                            "or VMs are not listed)";
+    c.detail = Join(quiet_but_used, "; ") +
+               " but nvidia-smi lists no process (processes of other containers "
+               "or VMs are not listed)";
     c.hint = "someone may be using it: check before profiling, or pick other GPUs with --gpus";
     return c;
   }
@@ -923,9 +930,10 @@ Check InterconnectCheck(const DoctorFindings& f) {
     return c;
   }
   c.status = CheckStatus::kWarn;
-  c.detail = fmt::format("no NVLink between {}: a ring of SendRecv (context parallelism) runs over PCIe and will "
-                         "dominate the kernel time",
-                         Join(pcie, "; "));
+  c.detail = fmt::format(
+      "no NVLink between {}: a ring of SendRecv (context parallelism) runs over PCIe and will "
+      "dominate the kernel time",
+      Join(pcie, "; "));
   if (!nv.empty()) c.detail += fmt::format("; NVLink: {}", Join(nv, "; "));
   c.hint = "expect communication-bound profiles here; compare with an NVLink machine before blaming the model";
   return c;

@@ -23,47 +23,47 @@
 namespace cpprof::doctor {
 
 struct DoctorOptions {
-  std::string nsys;          // --nsys: use this one (still vetted); empty: search
-  std::vector<int> gpus;     // --gpus: the target GPUs; empty: all
-  std::string python;        // --python; empty: torchrun's interpreter, else python3
-  bool deep = false;         // --deep: profile a 1-second command and look for the .nsys-rep
-  bool nsys_only = false;    // find and choose nsys (with the GPUs and Python it needs) only
-  double timeout_s = 60;     // per probe command
+  std::string nsys;        // --nsys: use this one (still vetted); empty: search
+  std::vector<int> gpus;   // --gpus: the target GPUs; empty: all
+  std::string python;      // --python; empty: torchrun's interpreter, else python3
+  bool deep = false;       // --deep: profile a 1-second command and look for the .nsys-rep
+  bool nsys_only = false;  // find and choose nsys (with the GPUs and Python it needs) only
+  double timeout_s = 60;   // per probe command
 };
 
 enum class CheckStatus { kPass, kWarn, kFail, kSkip };
 const char* CheckStatusName(CheckStatus s);  // "PASS", "WARN", "FAIL", "SKIP"
 
 struct Check {
-  std::string id;      // stable, for JSON consumers: "nsys", "importer", "gpus-free", ...
-  std::string title;   // short, for the table
+  std::string id;     // stable, for JSON consumers: "nsys", "importer", "gpus-free", ...
+  std::string title;  // short, for the table
   CheckStatus status = CheckStatus::kSkip;
   std::string detail;  // what was found
   std::string hint;    // what to do (empty for PASS)
 };
 
 struct NsysCandidate {
-  std::string path;        // as found
-  std::string real_path;   // symlinks resolved: the key for de-duplication
+  std::string path;                   // as found
+  std::string real_path;              // symlinks resolved: the key for de-duplication
   std::vector<std::string> found_by;  // "PATH", "$CONDA_PREFIX", "Nsight Compute bundle", ...
   std::optional<NsysVersion> version;
-  std::string version_text;  // first line of --version
-  std::string error;         // why it did not run or answer
-  bool supports_targets = false;     // >= the minimum of every target GPU (true with no GPU)
+  std::string version_text;       // first line of --version
+  std::string error;              // why it did not run or answer
+  bool supports_targets = false;  // >= the minimum of every target GPU (true with no GPU)
   bool recommended_for_targets = false;
-  std::string unsupported_reason;    // "predates sm_120 (Blackwell) support: needs >= 2024.5"
+  std::string unsupported_reason;  // "predates sm_120 (Blackwell) support: needs >= 2024.5"
 };
 
 struct ImporterCheck {
-  std::string path;   // QdstrmImporter; empty when none was found
+  std::string path;                   // QdstrmImporter; empty when none was found
   std::vector<std::string> searched;  // where it was looked for
   bool checked = false;
   bool loads = false;
   int exit_code = 0;
-  std::string output;  // what it printed (the loader's message when it failed)
+  std::string output;                     // what it printed (the loader's message when it failed)
   std::vector<std::string> missing_libs;  // "libdw.so.1"
-  std::string fix_dir;           // a folder found holding every missing library
-  std::string ld_library_path;   // the LD_LIBRARY_PATH value with which it was seen to load
+  std::string fix_dir;                    // a folder found holding every missing library
+  std::string ld_library_path;            // the LD_LIBRARY_PATH value with which it was seen to load
   bool loads_with_fix = false;
 };
 
@@ -75,12 +75,12 @@ struct BusyGpu {
 struct DoctorFindings {
   // nsys
   std::vector<NsysCandidate> candidates;
-  int chosen = -1;           // into candidates
-  std::string chosen_why;    // "newest of 2 copies that support sm_90 (Hopper, needs >= 2022.4)"
+  int chosen = -1;                    // into candidates
+  std::string chosen_why;             // "newest of 2 copies that support sm_90 (Hopper, needs >= 2022.4)"
   std::vector<std::string> searched;  // where nsys was looked for
   ImporterCheck importer;
   bool profile_help_read = false;
-  ProfileHelp profile_help;  // accepted options and --pytorch tokens
+  ProfileHelp profile_help;          // accepted options and --pytorch tokens
   std::string functions_trace_base;  // the shipped PythonFunctionsTrace/pytorch.json
   bool status_read = false;
   StatusEnvironment status_env;      // nsys status -e
@@ -95,9 +95,9 @@ struct DoctorFindings {
   bool nvidia_smi_found = false;
   std::string nvidia_smi_error;
   std::vector<GpuInfo> gpus;
-  std::vector<int> targets;          // indices
+  std::vector<int> targets;  // indices
   std::vector<ComputeApp> apps;
-  std::vector<BusyGpu> busy;         // target GPUs with compute processes
+  std::vector<BusyGpu> busy;  // target GPUs with compute processes
   std::optional<Topology> topology;
   std::string topology_error;
 
@@ -109,8 +109,7 @@ struct DoctorFindings {
   bool HasFail() const;
 };
 
-DoctorFindings Diagnose(const DoctorOptions& options, runner::ProcessRunner& runner,
-                        const runner::Environment& env);
+DoctorFindings Diagnose(const DoctorOptions& options, runner::ProcessRunner& runner, const runner::Environment& env);
 
 // The hint printed when no usable nsys exists: how to get one.
 std::string InstallNsysHint();

@@ -1,9 +1,9 @@
 #include "doctor/doctor_render.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace cpprof::doctor {
@@ -64,8 +64,11 @@ void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
   j["ok"] = !f.HasFail();
   Json checks = Json::array();
   for (const auto& c : f.checks) {
-    checks.push_back({{"id", c.id}, {"title", c.title}, {"status", CheckStatusName(c.status)},
-                      {"detail", c.detail}, {"hint", OrNull(c.hint)}});
+    checks.push_back({{"id", c.id},
+                      {"title", c.title},
+                      {"status", CheckStatusName(c.status)},
+                      {"detail", c.detail},
+                      {"hint", OrNull(c.hint)}});
   }
   j["checks"] = checks;
 
@@ -81,8 +84,8 @@ void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
                      {"unsupported_reason", OrNull(c.unsupported_reason)}});
   }
   if (const NsysCandidate* c = f.Chosen()) {
-    nsys["chosen"] = {{"path", c->path}, {"real_path", c->real_path}, {"version", c->version->ToString()},
-                      {"why", f.chosen_why}};
+    nsys["chosen"] = {
+        {"path", c->path}, {"real_path", c->real_path}, {"version", c->version->ToString()}, {"why", f.chosen_why}};
   } else {
     nsys["chosen"] = nullptr;
   }
@@ -121,12 +124,15 @@ void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
                     {"uuid", g.uuid},
                     {"target", target}});
   }
-  j["gpus"] = {{"nvidia_smi", f.nvidia_smi_found}, {"error", OrNull(f.nvidia_smi_error)}, {"list", gpus},
+  j["gpus"] = {{"nvidia_smi", f.nvidia_smi_found},
+               {"error", OrNull(f.nvidia_smi_error)},
+               {"list", gpus},
                {"targets", f.targets}};
   Json busy = Json::array();
   for (const auto& b : f.busy) {
     for (const auto& a : b.apps) {
-      busy.push_back({{"gpu", b.index}, {"pid", a.pid},
+      busy.push_back({{"gpu", b.index},
+                      {"pid", a.pid},
                       {"used_memory_mib", a.used_memory_mib >= 0 ? Json(a.used_memory_mib) : Json(nullptr)}});
     }
   }
@@ -134,9 +140,11 @@ void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
   Json links = Json::array();
   if (f.topology) {
     for (const auto& l : f.topology->links) {
-      const char* kind = l.kind == TopoLink::Kind::kNvlink ? "nvlink" : l.kind == TopoLink::Kind::kPcie ? "pcie" : "other";
-      links.push_back({{"a", l.a}, {"b", l.b}, {"link", l.code}, {"kind", kind}, {"nvlinks", l.nvlinks},
-                       {"meaning", l.meaning}});
+      const char* kind = l.kind == TopoLink::Kind::kNvlink ? "nvlink"
+                         : l.kind == TopoLink::Kind::kPcie ? "pcie"
+                                                           : "other";
+      links.push_back(
+          {{"a", l.a}, {"b", l.b}, {"link", l.code}, {"kind", kind}, {"nvlinks", l.nvlinks}, {"meaning", l.meaning}});
     }
   }
   j["topology"] = f.topology ? Json({{"links", links}}) : Json(nullptr);

@@ -1,10 +1,9 @@
 #include "doctor/functions_trace.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
@@ -36,7 +35,8 @@ Rejection Explain(const FunctionEntry& e, const Json& r, const std::string& main
   x.entry = e;
   x.reason = r.value("reason", "unknown");
   std::string detail = r.value("detail", "");
-  std::string missing = r.contains("missing_module") && r["missing_module"].is_string() ? r["missing_module"].get<std::string>() : "";
+  std::string missing =
+      r.contains("missing_module") && r["missing_module"].is_string() ? r["missing_module"].get<std::string>() : "";
   std::string name = fmt::format("{}:{}", e.module, e.function);
   if (x.reason == "module_not_importable") {
     x.message = fmt::format("{}: module '{}' cannot be imported ({})", name, e.module, detail);
@@ -46,21 +46,24 @@ Rejection Explain(const FunctionEntry& e, const Json& r, const std::string& main
       if (std::filesystem::is_directory("src/" + top, ec)) {
         x.hint = fmt::format("./src/{} is a src layout: run with PYTHONPATH=src (or 'pip install -e .')", top);
       } else {
-        x.hint = fmt::format("is '{}' on the workload Python's path? Run from the folder it is launched from, set "
-                             "PYTHONPATH, or check --python",
-                             top);
+        x.hint = fmt::format(
+            "is '{}' on the workload Python's path? Run from the folder it is launched from, set "
+            "PYTHONPATH, or check --python",
+            top);
       }
     } else if (!missing.empty() && !aliases.count(TopLevel(missing))) {
-      x.hint = fmt::format("it imports '{}', which is not importable: if that is vendored code importing itself "
-                           "under its original root, pass --alias {}=<the package it really is>",
-                           missing, TopLevel(missing));
+      x.hint = fmt::format(
+          "it imports '{}', which is not importable: if that is vendored code importing itself "
+          "under its original root, pass --alias {}=<the package it really is>",
+          missing, TopLevel(missing));
     } else {
       x.hint = "the module raised while being imported: fix it or leave the entry out";
     }
   } else if (x.reason == "runs_as_main") {
-    x.message = fmt::format("{}: {}; nsys does not annotate functions of the __main__ module (its report says "
-                            "\"functions from module '__main__' will not be annotated\")",
-                            name, detail);
+    x.message = fmt::format(
+        "{}: {}; nsys does not annotate functions of the __main__ module (its report says "
+        "\"functions from module '__main__' will not be annotated\")",
+        name, detail);
     x.hint = fmt::format("move the classes out of '{}' into a module it imports, or launch another module with -m",
                          main_module.empty() ? e.module : main_module);
   } else {
@@ -153,8 +156,9 @@ StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::st
                                       runner::ProcessRunner& runner, const runner::Environment& env) {
   auto helper = runner::FindHelper("validate_trace.py");
   if (!helper) {
-    return Error(ExitCode::kError, "cpprof's helper validate_trace.py was not found (set CPPROF_HELPERS_DIR to "
-                                   "python/cpprof_helpers of cpprof's source tree)");
+    return Error(ExitCode::kError,
+                 "cpprof's helper validate_trace.py was not found (set CPPROF_HELPERS_DIR to "
+                 "python/cpprof_helpers of cpprof's source tree)");
   }
   Json req;
   Json entries = Json::array();
@@ -199,12 +203,13 @@ StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::st
   }
   Json a = Json::parse(r->out, nullptr, false);
   if (a.is_discarded() || !a.is_object() || a.value("schema", "") != "cpprof.validate_trace/1") {
-    return Error(ExitCode::kExternal, fmt::format("{} answered something that is not the helper's JSON: {}", python,
-                                                  Tail(r->out, 300)));
+    return Error(ExitCode::kExternal,
+                 fmt::format("{} answered something that is not the helper's JSON: {}", python, Tail(r->out, 300)));
   }
   Validation v;
   v.python = a.value("python", python);
-  std::string main_module = a.contains("main_module") && a["main_module"].is_string() ? a["main_module"].get<std::string>() : "";
+  std::string main_module =
+      a.contains("main_module") && a["main_module"].is_string() ? a["main_module"].get<std::string>() : "";
   const Json& results = a["entries"];
   if (!results.is_array() || results.size() != request.entries.size()) {
     return Error(ExitCode::kExternal, "the helper answered for a different number of entries than asked");
@@ -217,16 +222,18 @@ StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::st
       continue;
     }
     v.accepted.push_back(e);
-    std::string defined_in = r_i.contains("defined_in") && r_i["defined_in"].is_string() ? r_i["defined_in"].get<std::string>() : "";
+    std::string defined_in =
+        r_i.contains("defined_in") && r_i["defined_in"].is_string() ? r_i["defined_in"].get<std::string>() : "";
     std::string head = e.function.substr(0, e.function.find('.'));
     if (!defined_in.empty() && defined_in != e.module) {
       v.notes.push_back(fmt::format("{}:{}: '{}' is defined in '{}'; its ranges will be named {}.{}", e.module,
                                     e.function, head, defined_in, e.module, e.function));
     }
     if (request.entry_module.empty() && r_i.value("has_main_block", false)) {
-      v.notes.push_back(fmt::format("module '{}' has an `if __name__ == \"__main__\"` block: if it is what you launch "
-                                    "with -m, pass --entry-module {} (nsys cannot annotate the module run as __main__)",
-                                    e.module, e.module));
+      v.notes.push_back(
+          fmt::format("module '{}' has an `if __name__ == \"__main__\"` block: if it is what you launch "
+                      "with -m, pass --entry-module {} (nsys cannot annotate the module run as __main__)",
+                      e.module, e.module));
     }
   }
   std::set<std::string> seen_notes;
@@ -254,7 +261,8 @@ StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::st
     bool any = std::any_of(v.accepted.begin(), v.accepted.end(),
                            [&](const FunctionEntry& e) { return e.origin == "--discover " + d.package; });
     if (!any) {
-      v.notes.push_back(fmt::format("--discover {} --match '{}' found no torch.nn.Module subclass", d.package, d.match));
+      v.notes.push_back(
+          fmt::format("--discover {} --match '{}' found no torch.nn.Module subclass", d.package, d.match));
     }
   }
   return v;
@@ -347,7 +355,8 @@ Status WriteTraceAtomically(const std::string& path, const std::vector<TraceEntr
   std::string tmpl = dir + "/." + target.filename().string() + ".tmp-XXXXXX";
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) {
-    return Error(ExitCode::kError, fmt::format("cannot create a temporary file in '{}': {}", dir, std::strerror(errno)));
+    return Error(ExitCode::kError,
+                 fmt::format("cannot create a temporary file in '{}': {}", dir, std::strerror(errno)));
   }
   std::string_view left = text;
   while (!left.empty()) {
@@ -368,10 +377,12 @@ Status WriteTraceAtomically(const std::string& path, const std::vector<TraceEntr
   }
   // Read back what reached the disk, check it, and only then put it in place.
   auto back = runner::Environment::ReadText(tmpl, text.size() + 1);
-  auto parsed = back ? ParseTraceJson(*back, tmpl) : StatusOr<std::vector<TraceEntry>>(Error(ExitCode::kError, "unreadable"));
+  auto parsed =
+      back ? ParseTraceJson(*back, tmpl) : StatusOr<std::vector<TraceEntry>>(Error(ExitCode::kError, "unreadable"));
   if (!back || *back != text || !parsed.ok() || *parsed != entries) {
     ::unlink(tmpl.c_str());
-    return Error(ExitCode::kError, fmt::format("'{}' did not read back as written; '{}' was left as it was", tmpl, path));
+    return Error(ExitCode::kError,
+                 fmt::format("'{}' did not read back as written; '{}' was left as it was", tmpl, path));
   }
   if (::rename(tmpl.c_str(), path.c_str()) != 0) {
     int e = errno;

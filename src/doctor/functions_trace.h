@@ -7,10 +7,9 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "runner/environment.h"
@@ -38,16 +37,16 @@ struct TraceRequest {
 
 struct Rejection {
   FunctionEntry entry;
-  std::string reason;  // the helper's: module_not_importable, class_missing, runs_as_main, ...
-  std::string message; // what is wrong, in a sentence
-  std::string hint;    // what to do
+  std::string reason;   // the helper's: module_not_importable, class_missing, runs_as_main, ...
+  std::string message;  // what is wrong, in a sentence
+  std::string hint;     // what to do
 };
 
 struct Validation {
-  std::string python;                 // the interpreter that imported them
+  std::string python;  // the interpreter that imported them
   std::vector<FunctionEntry> accepted;
   std::vector<Rejection> rejected;
-  std::vector<std::string> notes;     // discovery problems, re-exports, __main__ blocks
+  std::vector<std::string> notes;  // discovery problems, re-exports, __main__ blocks
 };
 
 // "pkg.mod:Class.method" -> {pkg.mod, Class.method}.

@@ -73,11 +73,9 @@ TEST(FunctionsTrace, MergeKeepsBaseAndSortsNewEntries) {
       Json{{"domain", "PyTorch"}, {"color", "0xbbd6cf"}, {"module", "torch"}, {"functions", {"Tensor.to", "cat"}}},
   };
   std::vector<FunctionEntry> accepted = {
-      {"pkg.layers", "Trunk.forward", "--function"},
-      {"pkg.heads", "Head.forward", "--function"},
-      {"pkg.layers", "Pairformer.forward", "--function"},
-      {"pkg.layers", "Trunk.forward", "--spec"},  // a duplicate
-      {"torch.autograd", "grad", "--function"},   // joins the base entry of its domain
+      {"pkg.layers", "Trunk.forward", "--function"},      {"pkg.heads", "Head.forward", "--function"},
+      {"pkg.layers", "Pairformer.forward", "--function"}, {"pkg.layers", "Trunk.forward", "--spec"},  // a duplicate
+      {"torch.autograd", "grad", "--function"},  // joins the base entry of its domain
   };
   auto merged = MergeTrace(base, accepted, "");
   ASSERT_EQ(merged.size(), 5u);

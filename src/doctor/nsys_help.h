@@ -13,7 +13,7 @@ namespace cpprof::doctor {
 struct ProfileHelp {
   std::vector<std::string> options;         // long option names, without "--": "trace", "pytorch"
   std::vector<std::string> pytorch_tokens;  // "autograd-nvtx", "autograd-shapes-nvtx", ...
-  std::string pytorch_json;     // the shipped PythonFunctionsTrace/pytorch.json it names
+  std::string pytorch_json;                 // the shipped PythonFunctionsTrace/pytorch.json it names
   bool functions_trace_needs_nvtx = false;  // "nvtx package must be installed on the target Python"
 
   bool HasOption(std::string_view name) const;
@@ -25,10 +25,10 @@ ProfileHelp ParseProfileHelp(std::string_view help);
 std::vector<std::string> PossibleValues(std::string_view help, std::string_view option);
 
 struct StatusEnvironment {
-  std::optional<int> paranoid;                 // "Linux Kernel Paranoid Level = 2"
-  std::optional<bool> process_tree_sampling;   // "CPU Profiling Environment (process-tree): OK"
+  std::optional<int> paranoid;                // "Linux Kernel Paranoid Level = 2"
+  std::optional<bool> process_tree_sampling;  // "CPU Profiling Environment (process-tree): OK"
   std::optional<bool> system_wide_sampling;
-  std::string process_tree_text;               // what followed the colon, for the report
+  std::string process_tree_text;  // what followed the colon, for the report
 };
 
 StatusEnvironment ParseStatusE(std::string_view text);

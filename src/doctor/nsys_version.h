@@ -13,8 +13,8 @@ struct NsysVersion {
   int year = 0, minor = 0, patch = 0, build = 0;
 
   auto operator<=>(const NsysVersion&) const = default;
-  std::string ToString() const;       // "2025.3.1.0"
-  std::string ShortString() const;    // "2025.3"
+  std::string ToString() const;     // "2025.3.1.0"
+  std::string ShortString() const;  // "2025.3"
 };
 
 // Reads the release from `nsys --version` output ("NVIDIA Nsight Systems version
@@ -30,9 +30,9 @@ struct ArchSupport {
   const char* arch;          // "Hopper"
   NsysVersion minimum;
   NsysVersion recommended;
-  const char* source;        // where the entry comes from
-  bool exact = true;         // false: the capability is not in the table; the nearest lower
-                             // entry of the same major was used
+  const char* source;  // where the entry comes from
+  bool exact = true;   // false: the capability is not in the table; the nearest lower
+                       // entry of the same major was used
 };
 
 // The table's entry for a compute capability; nullopt for one older than the table (< 6.0) or

@@ -96,14 +96,16 @@ StatusOr<std::vector<GpuInfo>> ParseGpuQuery(std::string_view text) {
     if (!csv.columns.count(col)) {
       return Error(ExitCode::kExternal,
                    fmt::format("nvidia-smi's GPU list has no '{}' column (an old driver? compute_cap "
-                               "needs driver 510 or newer)", col));
+                               "needs driver 510 or newer)",
+                               col));
     }
   }
   std::vector<GpuInfo> gpus;
   for (const auto& row : csv.rows) {
     GpuInfo g;
     auto idx = ParseInt(Cell(csv, row, "index"));
-    if (!idx) return Error(ExitCode::kExternal, fmt::format("nvidia-smi: unreadable GPU index in '{}'", fmt::join(row, ", ")));
+    if (!idx)
+      return Error(ExitCode::kExternal, fmt::format("nvidia-smi: unreadable GPU index in '{}'", fmt::join(row, ", ")));
     g.index = static_cast<int>(*idx);
     g.name = Cell(csv, row, "name");
     g.compute_cap = Cell(csv, row, "compute_cap");

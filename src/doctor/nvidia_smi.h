@@ -30,10 +30,10 @@ struct ComputeApp {
 
 // A link between two devices of `topo -m`.
 struct TopoLink {
-  std::string a, b;   // "GPU0", "GPU1"
-  std::string code;   // as printed: "NV18", "PIX", "SYS", ...
+  std::string a, b;  // "GPU0", "GPU1"
+  std::string code;  // as printed: "NV18", "PIX", "SYS", ...
   enum class Kind { kNvlink, kPcie, kOther } kind = Kind::kOther;
-  int nvlinks = 0;    // for NV#
+  int nvlinks = 0;      // for NV#
   std::string meaning;  // from the legend of nvidia-smi
 };
 

@@ -1,8 +1,8 @@
 #include "doctor/python_env.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include <nlohmann/json.hpp>
 
 #include "runner/helpers.h"
 
@@ -58,8 +58,7 @@ WorkloadPython FindWorkloadPython(const runner::Environment& env, const std::str
   return {"", "no torchrun and no python3 on PATH"};
 }
 
-PythonInfo ProbePython(runner::ProcessRunner& runner, const runner::Environment& env,
-                       const WorkloadPython& python) {
+PythonInfo ProbePython(runner::ProcessRunner& runner, const runner::Environment& env, const WorkloadPython& python) {
   PythonInfo info;
   info.path = python.path;
   info.why = python.why;
@@ -69,8 +68,9 @@ PythonInfo ProbePython(runner::ProcessRunner& runner, const runner::Environment&
   }
   auto helper = runner::FindHelper("probe_python.py");
   if (!helper) {
-    info.error = "cpprof's helper probe_python.py was not found (set CPPROF_HELPERS_DIR to "
-                 "python/cpprof_helpers of cpprof's source tree)";
+    info.error =
+        "cpprof's helper probe_python.py was not found (set CPPROF_HELPERS_DIR to "
+        "python/cpprof_helpers of cpprof's source tree)";
     return info;
   }
   runner::RunOptions opts;

@@ -22,22 +22,21 @@ struct WorkloadPython {
 WorkloadPython FindWorkloadPython(const runner::Environment& env, const std::string& explicit_python);
 
 struct PythonInfo {
-  std::string path;          // what was run
+  std::string path;  // what was run
   std::string why;
   bool runs = false;
-  std::string error;         // why it did not run or answer
-  std::string executable;    // sys.executable
-  std::string version;       // "3.12.3"
+  std::string error;       // why it did not run or answer
+  std::string executable;  // sys.executable
+  std::string version;     // "3.12.3"
   std::vector<std::string> site_packages;
   bool torch = false;
   std::string torch_version, torch_cuda, nccl, torch_error;
   bool torch_cuda_available = false;
   bool nvtx = false;
-  std::string torchrun;      // beside the interpreter or on PATH; empty: none
+  std::string torchrun;  // beside the interpreter or on PATH; empty: none
 };
 
 // Runs python/cpprof_helpers/probe_python.py with the interpreter.
-PythonInfo ProbePython(runner::ProcessRunner& runner, const runner::Environment& env,
-                       const WorkloadPython& python);
+PythonInfo ProbePython(runner::ProcessRunner& runner, const runner::Environment& env, const WorkloadPython& python);
 
 }  // namespace cpprof::doctor

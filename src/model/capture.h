@@ -46,9 +46,9 @@ struct CaptureInfo {
   // CPU sampling (LINUX_PERF_OPTIONS:*). nsys records the sampling options even when nothing was
   // sampled, so `cpu_sampling` is a request; NvtxFacts says whether samples were recorded.
   bool cpu_sampling = false;
-  std::string sampling_mode;        // COLLECTION_MODE: "ProcessTree", "SystemWide", ...
-  int64_t sampling_period = 0;      // SAMPLING_PERIOD (events of the trigger, e.g. ns of CPU clock)
-  bool sampling_backtraces = false; // COLLECT_IP_BACKTRACE_SAMPLES
+  std::string sampling_mode;          // COLLECTION_MODE: "ProcessTree", "SystemWide", ...
+  int64_t sampling_period = 0;        // SAMPLING_PERIOD (events of the trigger, e.g. ns of CPU clock)
+  bool sampling_backtraces = false;   // COLLECT_IP_BACKTRACE_SAMPLES
   bool cpu_context_switches = false;  // COLLECT_CPU_CTXSW_TRACE
 
   bool osrt_backtraces = false;  // OS_RUNTIME_OPTIONS:COLLECT_BACKTRACES (only with --trace osrt)
@@ -92,7 +92,7 @@ struct CaptureInfo {
 
 // Per NVTX domain, what the capture recorded.
 struct NvtxDomainFacts {
-  std::string name;  // "" for the default domain
+  std::string name;                 // "" for the default domain
   int64_t ranges = 0;               // push/pop and start/end ranges
   int64_t marks = 0;                // other events (marks, ...), domain creation left out
   int64_t open_ranges = 0;          // end missing: still open when the capture ended
@@ -105,14 +105,14 @@ struct NvtxFacts {
   std::vector<NvtxDomainFacts> domains;  // by name
   // Distinct range names ("domain:text", as nsys names them) outside the default domain.
   std::vector<std::string> named_ranges;  // sorted
-  int64_t autograd_op_ranges = 0;    // default-domain ranges "aten::..." (--pytorch autograd-*)
-  int64_t autograd_shape_ranges = 0; // those that carry "sizes = [" (autograd-shapes-nvtx)
-  int64_t cuda_graph_launches = 0;   // cudaGraphLaunch* calls in CUPTI_ACTIVITY_KIND_RUNTIME
+  int64_t autograd_op_ranges = 0;         // default-domain ranges "aten::..." (--pytorch autograd-*)
+  int64_t autograd_shape_ranges = 0;      // those that carry "sizes = [" (autograd-shapes-nvtx)
+  int64_t cuda_graph_launches = 0;        // cudaGraphLaunch* calls in CUPTI_ACTIVITY_KIND_RUNTIME
   // Row counts of the tables that hold samples and backtraces (-1: table absent).
-  int64_t cpu_samples = -1;           // COMPOSITE_EVENTS
-  int64_t cuda_backtraces = -1;       // CUDA_CALLCHAINS (frames)
-  int64_t osrt_backtraces = -1;       // OSRT_CALLCHAINS (frames)
-  int64_t python_backtrace_marks = 0; // events of the "Python Backtrace on CUDA" domain
+  int64_t cpu_samples = -1;            // COMPOSITE_EVENTS
+  int64_t cuda_backtraces = -1;        // CUDA_CALLCHAINS (frames)
+  int64_t osrt_backtraces = -1;        // OSRT_CALLCHAINS (frames)
+  int64_t python_backtrace_marks = 0;  // events of the "Python Backtrace on CUDA" domain
 
   const NvtxDomainFacts* Domain(std::string_view name) const {
     for (const auto& d : domains) {
@@ -133,9 +133,12 @@ struct Diagnostic {
 
 inline std::string_view SeverityName(Diagnostic::Severity s) {
   switch (s) {
-    case Diagnostic::Severity::kInfo: return "info";
-    case Diagnostic::Severity::kWarning: return "warning";
-    case Diagnostic::Severity::kError: return "error";
+    case Diagnostic::Severity::kInfo:
+      return "info";
+    case Diagnostic::Severity::kWarning:
+      return "warning";
+    case Diagnostic::Severity::kError:
+      return "error";
   }
   return "info";
 }

@@ -29,12 +29,12 @@ constexpr std::string_view MarkerText(DiffMarker m) {
 }
 
 struct DiffRow {
-  std::string key;    // class name, kernel name, or module path ("trunk/CPFoldModel.trunk")
-  std::string label;  // the kernel's class, the module's CP/serial
-  int64_t a_count = 0, b_count = 0;  // instances (kernels, classes) or GPU ops (modules)
-  int64_t a_ns = 0, b_ns = 0;        // total time (kernels, classes); mean busy per rank (modules)
+  std::string key;                       // class name, kernel name, or module path ("trunk/CPFoldModel.trunk")
+  std::string label;                     // the kernel's class, the module's CP/serial
+  int64_t a_count = 0, b_count = 0;      // instances (kernels, classes) or GPU ops (modules)
+  int64_t a_ns = 0, b_ns = 0;            // total time (kernels, classes); mean busy per rank (modules)
   int64_t a_work_ns = 0, b_work_ns = 0;  // modules: mean busy less the module's NCCL waiting
-  double a_share = 0, b_share = 0;   // of all GPU op time (kernels, classes); of mean busy (modules)
+  double a_share = 0, b_share = 0;       // of all GPU op time (kernels, classes); of mean busy (modules)
   DiffMarker marker = DiffMarker::kSame;
 };
 
@@ -60,23 +60,23 @@ struct DiffOptions {
   // --max-time-delta: relative growth of a rank's compute time (or a module's busy time less
   // its NCCL waiting) allowed.
   std::optional<double> max_time_delta;
-  std::optional<double> max_mem_delta;    // --max-mem-delta: relative growth of peak memory allowed
+  std::optional<double> max_mem_delta;  // --max-mem-delta: relative growth of peak memory allowed
 };
 
 struct ReportDiff {
   size_t a_ranks = 0, b_ranks = 0;
   std::vector<RankDiff> ranks;
   std::vector<DiffRow> classes, kernels, modules;
-  bool same_work = false;                 // the sanity verdict
-  bool kernels_same = false;              // check 1: kernel names and counts per rank (and rank count)
-  bool memory_same = true;                // check 2: peak memory per rank within the tolerance
-  std::string sanity_line;                // one line that says it, naming the check that failed
+  bool same_work = false;     // the sanity verdict
+  bool kernels_same = false;  // check 1: kernel names and counts per rank (and rank count)
+  bool memory_same = true;    // check 2: peak memory per rank within the tolerance
+  std::string sanity_line;    // one line that says it, naming the check that failed
   std::vector<std::string> sanity_details;
   // The two captures' nsys options, when they differ ("" when the same or not recorded): timing
   // differences may come from the profiler, not the work.
   std::string options_a, options_b;
-  std::string window_a, window_b;         // what each side's numbers cover
-  std::vector<std::string> regressions;   // thresholds crossed (empty: none, or none asked)
+  std::string window_a, window_b;        // what each side's numbers cover
+  std::vector<std::string> regressions;  // thresholds crossed (empty: none, or none asked)
   bool memory_compared = false;
 };
 

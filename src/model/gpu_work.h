@@ -21,8 +21,8 @@ struct GpuOp {
   int64_t start = 0;
   uint32_t duration = 0;  // ns; ops longer than kMaxOpDuration live in ProcessGpuWork::long_ops
   OpClass cls = OpClass::kComputeOther;
-  uint8_t phase = 0;      // model::Phase of the launch (forward, backward, optimizer)
-  uint16_t node = 0;      // module node of the launch (analysis/module_attribution.h); 0: none
+  uint8_t phase = 0;  // model::Phase of the launch (forward, backward, optimizer)
+  uint16_t node = 0;  // module node of the launch (analysis/module_attribution.h); 0: none
   int64_t end() const { return start + duration; }
 };
 static_assert(sizeof(GpuOp) == 16, "one op must stay 16 bytes: exports hold millions");
@@ -82,8 +82,8 @@ class ChunkedVector {
 
 struct NameTotal {
   int64_t total_ns = 0;
-  int64_t instances = 0;           // in the report's window (0: the name ran only outside it)
-  int64_t capture_instances = 0;   // over the whole capture, whatever the window
+  int64_t instances = 0;          // in the report's window (0: the name ran only outside it)
+  int64_t capture_instances = 0;  // over the whole capture, whatever the window
   OpClass cls = OpClass::kComputeOther;
 };
 
@@ -109,17 +109,17 @@ struct GpuProcess {
 struct ProcessGpuWork {
   int64_t global_pid = 0;
   int pid = 0;
-  std::string name;                       // process name, "" when PROCESSES lacks it
-  std::map<int, int64_t> ops_per_device;  // deviceId -> ops
-  ChunkedVector<GpuOp> ops;               // table order
-  std::vector<LongOp> long_ops;           // ops longer than kMaxOpDuration (rare)
+  std::string name;                                // process name, "" when PROCESSES lacks it
+  std::map<int, int64_t> ops_per_device;           // deviceId -> ops
+  ChunkedVector<GpuOp> ops;                        // table order
+  std::vector<LongOp> long_ops;                    // ops longer than kMaxOpDuration (rare)
   std::unordered_map<int64_t, NameTotal> kernels;  // StringIds id -> totals (every name, in the window or not)
-  std::map<int, NameTotal> mem_ops;  // memcpy kind (ENUM_CUDA_MEMCPY_OPER id; -1: memset) -> totals
-  int64_t invalid_ops = 0;                   // end < start, left out
-  int64_t excluded_ops = 0;                  // launched inside --exclude-ranges ranges, left out
-  int64_t warmup_ops = 0, warmup_ns = 0;     // launched inside warm-up ranges (kept)
+  std::map<int, NameTotal> mem_ops;                // memcpy kind (ENUM_CUDA_MEMCPY_OPER id; -1: memset) -> totals
+  int64_t invalid_ops = 0;                         // end < start, left out
+  int64_t excluded_ops = 0;                        // launched inside --exclude-ranges ranges, left out
+  int64_t warmup_ops = 0, warmup_ns = 0;           // launched inside warm-up ranges (kept)
   int64_t outside_window_ops = 0, outside_window_ns = 0;  // outside the report's window, left out
-  int64_t clipped_ops = 0;                   // across the window's edges: cut at them
+  int64_t clipped_ops = 0;                                // across the window's edges: cut at them
 
   // The device that ran most of this process's work (lowest id on a tie).
   int MainDevice() const {
@@ -136,7 +136,7 @@ struct ProcessGpuWork {
 struct GpuNames {
   std::unordered_map<int64_t, std::string> kernel_names;  // StringIds id -> demangled name
   std::unordered_map<int64_t, OpClass> kernel_classes;    // StringIds id -> class
-  std::map<int, std::string> mem_op_names;  // memcpy kind (-1: memset) -> "[CUDA memcpy Host-to-Device]"
+  std::map<int, std::string> mem_op_names;                // memcpy kind (-1: memset) -> "[CUDA memcpy Host-to-Device]"
 };
 
 struct GpuWork {

@@ -32,8 +32,8 @@ struct MemorySeries {
   // 0 when no event up to the peak has a call or the call is not in the export.
   int64_t peak_correlation_id = 0;
   int64_t peak_global_tid = 0;
-  int64_t final_bytes = 0;  // in use after the last event
-  int64_t events = 0;       // counted events (device memory kinds only)
+  int64_t final_bytes = 0;      // in use after the last event
+  int64_t events = 0;           // counted events (device memory kinds only)
   int64_t unmatched_frees = 0;  // frees that drove the sum below zero (memory allocated before the capture)
   // At most `max_points` points (MemoryOptions), in time order: per time bin the largest value,
   // plus the first and last event and the exact peak point.

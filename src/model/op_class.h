@@ -35,16 +35,13 @@ enum class OpClass : uint8_t {
 inline constexpr int kNumOpClasses = static_cast<int>(OpClass::kCount);
 
 inline constexpr bool IsComm(OpClass c) { return c <= OpClass::kPeerCopy; }
-inline constexpr bool IsKernelCompute(OpClass c) {
-  return c >= OpClass::kGemm && c <= OpClass::kComputeOther;
-}
+inline constexpr bool IsKernelCompute(OpClass c) { return c >= OpClass::kGemm && c <= OpClass::kComputeOther; }
 
 // Stable names used in text, CSV and JSON output.
 inline constexpr std::array<std::string_view, kNumOpClasses> kOpClassNames = {
-    "SendRecv",  "AllGather",     "ReduceScatter",      "AllReduce",   "Broadcast",
-    "Reduce",    "AllToAll",      "NCCL other",         "peer copy",   "GEMM",
-    "attention", "normalization", "softmax/reduction",  "elementwise", "other compute",
-    "memcpy",    "memset"};
+    "SendRecv",          "AllGather",   "ReduceScatter", "AllReduce", "Broadcast", "Reduce",
+    "AllToAll",          "NCCL other",  "peer copy",     "GEMM",      "attention", "normalization",
+    "softmax/reduction", "elementwise", "other compute", "memcpy",    "memset"};
 
 inline constexpr std::string_view Name(OpClass c) { return kOpClassNames[static_cast<int>(c)]; }
 

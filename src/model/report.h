@@ -18,9 +18,9 @@ namespace cpprof::model {
 
 // What the export is and what it holds.
 struct ExportInfo {
-  std::string file;            // as given on the command line (printed only when asked)
-  std::string schema_version;  // META_DATA_EXPORT EXPORT_SCHEMA_VERSION, "" if absent
-  std::string nsys_version;    // the nsys that made the report, when recorded
+  std::string file;                       // as given on the command line (printed only when asked)
+  std::string schema_version;             // META_DATA_EXPORT EXPORT_SCHEMA_VERSION, "" if absent
+  std::string nsys_version;               // the nsys that made the report, when recorded
   std::vector<std::string> captured;      // optional tables present ("CUDA memcpy", ...)
   std::vector<std::string> not_captured;  // optional tables absent, with the option that makes them
 };
@@ -33,8 +33,8 @@ struct KernelTotal {
 };
 
 struct ClassTime {
-  int64_t sum_ns = 0;    // sum of op durations (overlapping ops count twice, like nsys)
-  int64_t union_ns = 0;  // wall time during which at least one op of the class ran
+  int64_t sum_ns = 0;     // sum of op durations (overlapping ops count twice, like nsys)
+  int64_t union_ns = 0;   // wall time during which at least one op of the class ran
   int64_t hidden_ns = 0;  // communication classes: the part of union_ns during which compute ran
   int64_t instances = 0;
 };
@@ -60,13 +60,13 @@ struct RankSummary {
   // Instances of every kernel and memory op name over the whole capture, whatever the window:
   // what `diff --sanity` compares (the GPU work, not its timing).
   std::map<std::string, int64_t> capture_counts;
-  int64_t ops = 0;                       // kernels + memcpys + memsets
-  int64_t invalid_ops = 0;               // end < start: left out
+  int64_t ops = 0;          // kernels + memcpys + memsets
+  int64_t invalid_ops = 0;  // end < start: left out
   // Peak GPU memory (driver-level: allocations minus frees of device memory, see model/memory.h);
   // -1 when the export has no memory events for this rank.
   int64_t peak_mem_bytes = -1;
-  int64_t peak_mem_ns = 0;          // when (export timestamps)
-  std::string peak_mem_module;      // the module path of the call that reached it; "" when unknown
+  int64_t peak_mem_ns = 0;      // when (export timestamps)
+  std::string peak_mem_module;  // the module path of the call that reached it; "" when unknown
   // Communication split by matching each NCCL op with its peers' (analysis/comm_match.h): the
   // sums over this rank's NCCL ops of the time spent waiting for the last peer to arrive and of
   // the rest (the transfer); ops with no matched peer are `unmatched_ns`.
@@ -107,7 +107,7 @@ struct ModuleRankTime {
   int64_t comm_ns = 0;
   int64_t hidden_ns = 0;
   std::array<int64_t, kNumOpClasses> comm_kind_ns{};  // union per communication class
-  int64_t ops = 0;  // GPU ops attributed to the module or its children
+  int64_t ops = 0;                                    // GPU ops attributed to the module or its children
   // NCCL ops of the module or its children, split (see RankSummary::wait_ns): sums of durations.
   int64_t wait_ns = 0;
   int64_t transfer_ns = 0;
@@ -121,12 +121,12 @@ struct ModuleRankTime {
 };
 
 struct ModuleNode {
-  std::string name;        // short: "TriangleMultiplicationOutgoing.forward", or a group: "trunk"
-  std::string range;       // the NVTX range as nsys names it ("cpfold:cpfold....forward"); "" for groups
-  int parent = -1;         // index into Report::modules; -1 for top-level rows
-  int depth = 0;           // 0 for groups and the [unattributed] row
-  bool is_group = false;   // a row of the grouping (trunk, diffusion, ...) rather than a range
-  bool cp_distributed = false;  // its GPU work includes communication on two or more ranks
+  std::string name;                      // short: "TriangleMultiplicationOutgoing.forward", or a group: "trunk"
+  std::string range;                     // the NVTX range as nsys names it ("cpfold:cpfold....forward"); "" for groups
+  int parent = -1;                       // index into Report::modules; -1 for top-level rows
+  int depth = 0;                         // 0 for groups and the [unattributed] row
+  bool is_group = false;                 // a row of the grouping (trunk, diffusion, ...) rather than a range
+  bool cp_distributed = false;           // its GPU work includes communication on two or more ranks
   std::vector<ModuleRankTime> per_rank;  // by rank
   int64_t mean_busy_ns = 0, max_busy_ns = 0;
   // The rank the others waited for in this module's communication: the largest caused_wait_ns
@@ -136,7 +136,7 @@ struct ModuleNode {
 
 // How the module table was built, said in the output.
 struct ModuleGrouping {
-  std::string source;  // "built-in AF3/Boltz grouping" or the config file's name
+  std::string source;               // "built-in AF3/Boltz grouping" or the config file's name
   std::vector<std::string> groups;  // in priority order
   int64_t module_ranges = 0;        // distinct NVTX ranges that counted as modules
 };
@@ -155,21 +155,21 @@ struct PhaseTimes {
 // (analysis/comm_match.h). time_ns = wait_ns + transfer_ns + unmatched_ns.
 struct CommSplit {
   int64_t ops = 0;
-  int64_t unmatched_ops = 0;       // ops with no op of another rank to match (not split)
-  int64_t time_ns = 0;             // sum of durations
-  int64_t wait_ns = 0;             // before the last peer arrived
-  int64_t transfer_ns = 0;         // after it
+  int64_t unmatched_ops = 0;  // ops with no op of another rank to match (not split)
+  int64_t time_ns = 0;        // sum of durations
+  int64_t wait_ns = 0;        // before the last peer arrived
+  int64_t transfer_ns = 0;    // after it
   int64_t unmatched_ns = 0;
-  int64_t exposed_transfer_ns = 0; // the part of transfer_ns during which no compute ran
-  int64_t last_arrivals = 0;       // matched instances in which this rank started last
-  int64_t caused_wait_ns = 0;      // the others' waiting in those instances
+  int64_t exposed_transfer_ns = 0;  // the part of transfer_ns during which no compute ran
+  int64_t last_arrivals = 0;        // matched instances in which this rank started last
+  int64_t caused_wait_ns = 0;       // the others' waiting in those instances
 };
 
 // One kind of communication (AllGather, SendRecv, ...) over all ranks. An instance is a set of
 // ops, at most one per rank, that overlap and end together: one collective, or one ring shift.
 struct CollectiveStats {
   OpClass kind = OpClass::kNcclOther;
-  int64_t instances = 0;            // matched instances (ops of two or more ranks)
+  int64_t instances = 0;  // matched instances (ops of two or more ranks)
   std::vector<int64_t> per_rank_count;
   int64_t start_spread_sum_ns = 0;  // sum over instances of (latest start - earliest start)
   int64_t start_spread_max_ns = 0;
@@ -180,13 +180,13 @@ struct CollectiveStats {
 // other ranks the most waiting, not the rank with the most GPU busy time (in a CP run that one
 // is usually the victim: its NCCL kernels spin while it waits).
 struct Imbalance {
-  int straggler_rank = -1;           // -1: no rank kept another waiting (or one rank)
+  int straggler_rank = -1;  // -1: no rank kept another waiting (or one rank)
   int64_t straggler_caused_wait_ns = 0;
   int64_t straggler_last_arrivals = 0;
-  int64_t instances = 0;             // matched NCCL instances, all kinds
-  int busiest_rank = -1;             // largest busy_ns (lowest on a tie)
-  double busy_spread = 0;            // (max - min) / max of busy_ns over ranks
-  double compute_spread = 0;         // (max - min) / max of compute_ns over ranks
+  int64_t instances = 0;                     // matched NCCL instances, all kinds
+  int busiest_rank = -1;                     // largest busy_ns (lowest on a tie)
+  double busy_spread = 0;                    // (max - min) / max of busy_ns over ranks
+  double compute_spread = 0;                 // (max - min) / max of compute_ns over ranks
   std::vector<CollectiveStats> collectives;  // by kind
 };
 
@@ -194,25 +194,25 @@ struct Imbalance {
 // default window is the steady state: the iterations after warm-up, so that start-up, warm-up
 // and tear-down are left out.
 struct IterationTime {
-  std::string name;         // the marker range ("cpfold:iter1")
+  std::string name;                  // the marker range ("cpfold:iter1")
   int64_t start_ns = 0, end_ns = 0;  // earliest start and latest end over the ranks' markers
-  bool warmup = false;      // a warm-up iteration (by name, or the first when none is named so)
+  bool warmup = false;               // a warm-up iteration (by name, or the first when none is named so)
   bool in_window = false;
 };
 
 struct Window {
-  std::string requested = "steady";  // --window: steady, all, iter:N, A:B
-  std::string kind = "all";          // what was applied: steady, all, iteration, time
-  std::string method;                // how iterations were found; "" when none were
-  std::string description;           // one line for the readout's top
-  bool whole_capture = true;         // no window applied: every op counts
-  int64_t start_ns = 0, end_ns = 0;  // session clock, when !whole_capture
+  std::string requested = "steady";       // --window: steady, all, iter:N, A:B
+  std::string kind = "all";               // what was applied: steady, all, iteration, time
+  std::string method;                     // how iterations were found; "" when none were
+  std::string description;                // one line for the readout's top
+  bool whole_capture = true;              // no window applied: every op counts
+  int64_t start_ns = 0, end_ns = 0;       // session clock, when !whole_capture
   std::vector<IterationTime> iterations;  // by start
   // Per-iteration wall time over the iterations in the window (0 when none).
   int64_t iter_median_ns = 0, iter_min_ns = 0, iter_max_ns = 0;
-  int64_t left_out_ops = 0;          // GPU ops entirely outside the window (all ranks)
-  int64_t left_out_ns = 0;           // their GPU time
-  int64_t clipped_ops = 0;           // ops cut at the window's edges
+  int64_t left_out_ops = 0;  // GPU ops entirely outside the window (all ranks)
+  int64_t left_out_ns = 0;   // their GPU time
+  int64_t clipped_ops = 0;   // ops cut at the window's edges
 };
 
 // The readout's top: one paragraph and the largest opportunities, with numbers.
@@ -236,11 +236,11 @@ struct Report {
   Imbalance imbalance;
   Window window;
   Verdict verdict;
-  CaptureInfo capture;                   // the nsys options and messages the export records
-  std::vector<Diagnostic> diagnostics;   // what a user must know about the capture
-  MemoryUsage memory;                    // memory over time per process and device
-  std::string interconnect;              // from doctor's findings beside the export; "" unknown
-  std::vector<std::string> notes;  // diagnostics for stderr / the readout ("not captured: ...")
+  CaptureInfo capture;                  // the nsys options and messages the export records
+  std::vector<Diagnostic> diagnostics;  // what a user must know about the capture
+  MemoryUsage memory;                   // memory over time per process and device
+  std::string interconnect;             // from doctor's findings beside the export; "" unknown
+  std::vector<std::string> notes;       // diagnostics for stderr / the readout ("not captured: ...")
   Timeline timeline;  // lanes per rank for the HTML report; built only when asked (ReportOptions::timeline)
 };
 

@@ -29,12 +29,12 @@ struct TimelineBin {
 };
 
 struct RankLane {
-  int lane = 0;             // index into Timeline::lanes
-  int64_t ops = 0;          // ops of the lane's classes on this rank
-  int64_t union_ns = 0;     // wall time during which one of them ran (= sum of the bins' busy_ns)
-  int64_t intervals = 0;    // merged intervals before downsampling
-  bool downsampled = false; // intervals > Timeline::max_bins: bins are fixed time slices
-  int64_t bin_ns = 0;       // width of a time slice when downsampled
+  int lane = 0;                   // index into Timeline::lanes
+  int64_t ops = 0;                // ops of the lane's classes on this rank
+  int64_t union_ns = 0;           // wall time during which one of them ran (= sum of the bins' busy_ns)
+  int64_t intervals = 0;          // merged intervals before downsampling
+  bool downsampled = false;       // intervals > Timeline::max_bins: bins are fixed time slices
+  int64_t bin_ns = 0;             // width of a time slice when downsampled
   std::vector<TimelineBin> bins;  // by start
 };
 
@@ -48,7 +48,7 @@ struct ModuleRun {
 
 struct RankTimeline {
   int rank = 0;
-  int64_t bin_ns = 0;  // (last_end - first_start) / max_bins, at least 1
+  int64_t bin_ns = 0;           // (last_end - first_start) / max_bins, at least 1
   std::vector<RankLane> lanes;  // lanes with ops on this rank, in Timeline::lanes order
   // [0]: top-level module rows; [1]: their children. Each by start, non-overlapping.
   std::vector<ModuleRun> module_runs[2];
@@ -67,7 +67,7 @@ struct Timeline {
   bool built = false;
   int max_bins = 0;  // per lane and rank
   std::vector<TimelineLane> lanes;
-  std::vector<RankTimeline> ranks;  // by rank
+  std::vector<RankTimeline> ranks;          // by rank
   std::vector<IterationWindow> iterations;  // by start
 };
 

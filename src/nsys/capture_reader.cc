@@ -1,12 +1,12 @@
 #include "nsys/capture_reader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
-
-#include <fmt/format.h>
 
 namespace cpprof::nsys {
 
@@ -105,8 +105,8 @@ void NoteInjection(std::string_view text, model::CaptureInfo& info) {
 }
 
 Status ReadMetadata(const Database& db, model::CaptureInfo& info) {
-  CPPROF_ASSIGN_OR_RETURN(Statement st,
-                          db.Prepare("SELECT name, value FROM META_DATA_CAPTURE ORDER BY rowid", "reading META_DATA_CAPTURE"));
+  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT name, value FROM META_DATA_CAPTURE ORDER BY rowid",
+                                                   "reading META_DATA_CAPTURE"));
   info.recorded = true;
   std::map<int64_t, std::string> args;
   std::vector<std::string> backtrace_kinds;
@@ -133,10 +133,14 @@ Status ReadMetadata(const Database& db, model::CaptureInfo& info) {
         info.python_backtraces = IsTrue(value);
       } else if (IsTrue(value)) {
         // KERNEL_BACKTRACES, MEMORY_BACKTRACES, SYNCHRONOIZATION_BACKTRACES (sic), OTHER_BACKTRACES
-        if (StartsWith(kind, "KERNEL")) backtrace_kinds.push_back("kernel");
-        else if (StartsWith(kind, "MEMORY")) backtrace_kinds.push_back("memory");
-        else if (StartsWith(kind, "SYNC")) backtrace_kinds.push_back("sync");
-        else if (StartsWith(kind, "OTHER")) backtrace_kinds.push_back("other");
+        if (StartsWith(kind, "KERNEL"))
+          backtrace_kinds.push_back("kernel");
+        else if (StartsWith(kind, "MEMORY"))
+          backtrace_kinds.push_back("memory");
+        else if (StartsWith(kind, "SYNC"))
+          backtrace_kinds.push_back("sync");
+        else if (StartsWith(kind, "OTHER"))
+          backtrace_kinds.push_back("other");
       }
     } else if (name == "LINUX_PERF_OPTIONS:COLLECTION_MODE") {
       info.sampling_mode = value;
@@ -191,10 +195,9 @@ std::string EnumName(const Database& db, const char* table, int64_t id, const ch
 }
 
 Status ReadMessages(const Database& db, model::CaptureInfo& info) {
-  CPPROF_ASSIGN_OR_RETURN(
-      Statement st, db.Prepare("SELECT severity, min(source), text, count(*) FROM DIAGNOSTIC_EVENT "
-                               "GROUP BY severity, text ORDER BY min(timestamp), severity, text",
-                               "reading DIAGNOSTIC_EVENT"));
+  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT severity, min(source), text, count(*) FROM DIAGNOSTIC_EVENT "
+                                                   "GROUP BY severity, text ORDER BY min(timestamp), severity, text",
+                                                   "reading DIAGNOSTIC_EVENT"));
   std::map<int64_t, std::string> severities, sources;
   constexpr std::array<const char*, 5> kSeverity = {"Unknown", "Info", "Warning", "Error", "Verbose"};
   constexpr std::array<const char*, 4> kSource = {"Unknown", "Injection", "Daemon", "Analysis"};
@@ -210,8 +213,8 @@ Status ReadMessages(const Database& db, model::CaptureInfo& info) {
                                       severity >= 0 && severity < 5 ? kSeverity[severity] : "Unknown");
     }
     if (!sources.count(source)) {
-      sources[source] = EnumName(db, "ENUM_DIAGNOSTIC_SOURCE_TYPE", source,
-                                 source >= 0 && source < 4 ? kSource[source] : "Unknown");
+      sources[source] =
+          EnumName(db, "ENUM_DIAGNOSTIC_SOURCE_TYPE", source, source >= 0 && source < 4 ? kSource[source] : "Unknown");
     }
     model::NsysMessage m;
     m.severity = severities[severity];
@@ -267,7 +270,8 @@ std::string ElidePaths(std::string_view text, size_t max_chars) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
-    bool path_start = text[i] == '/' && (i == 0 || std::string_view(" \t(\"'=:[").find(text[i - 1]) != std::string_view::npos);
+    bool path_start =
+        text[i] == '/' && (i == 0 || std::string_view(" \t(\"'=:[").find(text[i - 1]) != std::string_view::npos);
     if (!path_start) {
       out.push_back(text[i++]);
       continue;
@@ -296,9 +300,9 @@ std::string ElidePaths(std::string_view text, size_t max_chars) {
 bool IsNotableInfoMessage(std::string_view text) {
   std::string t = Lower(text);
   // Words that say something did not happen as asked.
-  for (const char* w : {"fail", "unable", "disabled", "skip", "lost", "drop", "cannot", "could not", "overflow",
-                        "truncat", "exceed", "insufficient", "missing", "error", "warning", "not supported",
-                        "unsupported", "ignored", "denied", "paranoid"}) {
+  for (const char* w : {"fail",      "unable",        "disabled",    "skip",    "lost",         "drop",    "cannot",
+                        "could not", "overflow",      "truncat",     "exceed",  "insufficient", "missing", "error",
+                        "warning",   "not supported", "unsupported", "ignored", "denied",       "paranoid"}) {
     if (t.find(w) != std::string::npos) return true;
   }
   // "not" as a word (not inside "notify", "annotation").

@@ -27,7 +27,7 @@ TEST(Base64, DecodesPaddedUnpaddedAndWrapped) {
   EXPECT_EQ(Base64Decode("TQ=="), "M");
   EXPECT_EQ(Base64Decode("TWE="), "Ma");
   EXPECT_EQ(Base64Decode("TWFu"), "Man");
-  EXPECT_EQ(Base64Decode("TQ"), "M");    // padding left out
+  EXPECT_EQ(Base64Decode("TQ"), "M");  // padding left out
   EXPECT_EQ(Base64Decode("TWE"), "Ma");
   EXPECT_EQ(Base64Decode("TW\nFu\r\n TQ=="), "ManM");  // wrapped lines
   EXPECT_EQ(Base64Decode("+/+/"), std::string("\xfb\xff\xbf", 3));
@@ -36,10 +36,10 @@ TEST(Base64, DecodesPaddedUnpaddedAndWrapped) {
 }
 
 TEST(Base64, RejectsWhatIsNotBase64) {
-  EXPECT_EQ(Base64Decode("TQ=a"), std::nullopt);   // data after padding
-  EXPECT_EQ(Base64Decode("T"), std::nullopt);      // 6 bits cannot make a byte
+  EXPECT_EQ(Base64Decode("TQ=a"), std::nullopt);  // data after padding
+  EXPECT_EQ(Base64Decode("T"), std::nullopt);     // 6 bits cannot make a byte
   EXPECT_EQ(Base64Decode("TWFuT"), std::nullopt);
-  EXPECT_EQ(Base64Decode("TW-u"), std::nullopt);   // URL-safe alphabet is not nsys's
+  EXPECT_EQ(Base64Decode("TW-u"), std::nullopt);  // URL-safe alphabet is not nsys's
   EXPECT_EQ(Base64Decode("TW_u"), std::nullopt);
   EXPECT_EQ(Base64Decode("TWE=="), std::nullopt);  // too much padding
   EXPECT_EQ(Base64Decode("TQ==="), std::nullopt);
@@ -47,7 +47,8 @@ TEST(Base64, RejectsWhatIsNotBase64) {
 }
 
 TEST(ElidePaths, KeepsBasenamesAndCuts) {
-  EXPECT_EQ(ElidePaths("Loaded CUPTI library: /opt/nvidia/x/libcupti.so.13.0"), "Loaded CUPTI library: .../libcupti.so.13.0");
+  EXPECT_EQ(ElidePaths("Loaded CUPTI library: /opt/nvidia/x/libcupti.so.13.0"),
+            "Loaded CUPTI library: .../libcupti.so.13.0");
   EXPECT_EQ(ElidePaths("see /tmp/a/b/pid_1_stdout.log and stderr.log."), "see .../pid_1_stdout.log and stderr.log.");
   EXPECT_EQ(ElidePaths("file (/a/b/c.txt) ends."), "file (.../c.txt) ends.");
   EXPECT_EQ(ElidePaths("rate 1/2 and /x"), "rate 1/2 and /x");  // a fraction, a root-level name
@@ -63,10 +64,12 @@ TEST(NotableInfo, KeepsWhatMattersDropsRoutine) {
   EXPECT_TRUE(IsNotableInfoMessage("Unable to open the file"));
   EXPECT_FALSE(IsNotableInfoMessage("NVTX injection initialized successfully."));
   EXPECT_FALSE(IsNotableInfoMessage("Number of CUPTI events produced: \t96018, CUPTI buffers: 50."));
-  EXPECT_FALSE(IsNotableInfoMessage("Buffers holding CUDA trace data will be flushed on CudaProfilerStop() call. "
-                                    "See --flush-on-cudaprofilerstop to control this behavior."));
-  EXPECT_FALSE(IsNotableInfoMessage("Process was launched by the profiler, see /tmp/x/pid_1_stdout.log and "
-                                    "stderr.log for program output"));
+  EXPECT_FALSE(
+      IsNotableInfoMessage("Buffers holding CUDA trace data will be flushed on CudaProfilerStop() call. "
+                           "See --flush-on-cudaprofilerstop to control this behavior."));
+  EXPECT_FALSE(
+      IsNotableInfoMessage("Process was launched by the profiler, see /tmp/x/pid_1_stdout.log and "
+                           "stderr.log for program output"));
   EXPECT_FALSE(IsNotableInfoMessage("Notation annotation notify"));  // "not" only as a word
 }
 
@@ -141,10 +144,11 @@ TEST(CaptureReader, SyntheticExportIsUnrecordedNotAnError) {
 }
 
 TEST(CaptureReader, BadEncodedJsonIsSaidNotFatal) {
-  std::string sql = ReadFile(DataPath("sql/_schema.sql")) +
-                    "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);"
-                    "INSERT INTO META_DATA_CAPTURE VALUES ('PYTHON_NVTX_ANNOTATIONS_OPTIONS:ENCODED_JSON', 'not*base64'),"
-                    " ('PROCESS_0:COMMAND', 'python');";
+  std::string sql =
+      ReadFile(DataPath("sql/_schema.sql")) +
+      "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);"
+      "INSERT INTO META_DATA_CAPTURE VALUES ('PYTHON_NVTX_ANNOTATIONS_OPTIONS:ENCODED_JSON', 'not*base64'),"
+      " ('PROCESS_0:COMMAND', 'python');";
   model::CaptureInfo c = Read(MakeDatabase("bad_json.sqlite", sql));
   EXPECT_TRUE(c.recorded);
   EXPECT_EQ(c.functions_trace_error, "the recorded functions-trace JSON is not valid base64");

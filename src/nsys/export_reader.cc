@@ -16,9 +16,9 @@ StatusOr<ExportSchema> ProbeExport(const Database& db) {
                              file));
   }
   // Every nsys export has these; a database without them was made by something else.
-  bool nsys_like = db.HasTable("StringIds") &&
-                   (db.HasTable("META_DATA_EXPORT") || db.HasTable("TARGET_INFO_SESSION_START_TIME") ||
-                    db.HasTable("ThreadNames"));
+  bool nsys_like =
+      db.HasTable("StringIds") &&
+      (db.HasTable("META_DATA_EXPORT") || db.HasTable("TARGET_INFO_SESSION_START_TIME") || db.HasTable("ThreadNames"));
   if (!nsys_like) {
     std::string some;
     for (size_t i = 0; i < db.tables().size() && i < 4; ++i) {
@@ -55,11 +55,11 @@ StatusOr<ExportSchema> ProbeExport(const Database& db) {
   auto has = [&](std::string_view c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
   for (const char* c : {"start", "end", "globalPid", "deviceId", "streamId"}) {
     if (!has(c)) {
-      return Error(ExitCode::kNotAnExport,
-                   fmt::format("'{}': table '{}' has no column '{}' (export schema {}). This export "
-                               "format is not supported; export it with nsys 2023.1 or newer.",
-                               file, kKernelTable, c,
-                               schema.schema_version.empty() ? "unknown" : schema.schema_version));
+      return Error(
+          ExitCode::kNotAnExport,
+          fmt::format("'{}': table '{}' has no column '{}' (export schema {}). This export "
+                      "format is not supported; export it with nsys 2023.1 or newer.",
+                      file, kKernelTable, c, schema.schema_version.empty() ? "unknown" : schema.schema_version));
     }
   }
   schema.kernel_name_column = has("demangledName") ? "demangledName" : "shortName";
@@ -107,8 +107,7 @@ StatusOr<int64_t> RowsUpperBound(const Database& db, const char* table) {
 StatusOr<std::unordered_map<int64_t, ProcessInfo>> ReadProcesses(const Database& db) {
   std::unordered_map<int64_t, ProcessInfo> out;
   if (!db.HasTable("PROCESSES")) return out;
-  CPPROF_ASSIGN_OR_RETURN(Statement st,
-                          db.Prepare("SELECT globalPid, pid, name FROM PROCESSES", "reading PROCESSES"));
+  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT globalPid, pid, name FROM PROCESSES", "reading PROCESSES"));
   while (st.Step()) {
     ProcessInfo p;
     p.global_pid = st.Int(0);

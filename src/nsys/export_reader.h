@@ -40,8 +40,8 @@ inline constexpr OptionalTable kOptionalTables[] = {
 };
 
 struct ExportSchema {
-  std::string schema_version;  // META_DATA_EXPORT: EXPORT_SCHEMA_VERSION
-  std::string nsys_version;    // the nsys that made the report, if recorded
+  std::string schema_version;        // META_DATA_EXPORT: EXPORT_SCHEMA_VERSION
+  std::string nsys_version;          // the nsys that made the report, if recorded
   std::vector<std::string> present;  // optional tables present ("what" of kOptionalTables)
   std::vector<std::string> absent;   // "what (captured with OPTION)"
   std::string kernel_name_column;    // demangledName (preferred) or shortName
@@ -77,7 +77,7 @@ struct KernelRow {
   int64_t start, end;
   int64_t global_pid;
   int32_t device, stream;
-  int64_t name_id;  // of the demangled name (shortName where the export has no demangled name)
+  int64_t name_id;      // of the demangled name (shortName where the export has no demangled name)
   int64_t correlation;  // of the CUDA call that launched it (0 when NULL or not exported)
   bool has_correlation;
   // With KernelColumns::launch_config, where the export has them:
@@ -106,13 +106,12 @@ Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn, Ke
     }
   }
   CPPROF_ASSIGN_OR_RETURN(
-      Statement st,
-      db.Prepare("SELECT start, end, globalPid, deviceId, streamId, " + schema.kernel_name_column + ", " +
-                     ColumnOrNull(db, kKernelTable, "correlationId") + dims + " FROM " + kKernelTable +
-                     (cols.rows.whole() ? std::string()
-                                        : " WHERE rowid BETWEEN " + std::to_string(cols.rows.first) + " AND " +
-                                              std::to_string(cols.rows.last)),
-                 "reading kernels"));
+      Statement st, db.Prepare("SELECT start, end, globalPid, deviceId, streamId, " + schema.kernel_name_column + ", " +
+                                   ColumnOrNull(db, kKernelTable, "correlationId") + dims + " FROM " + kKernelTable +
+                                   (cols.rows.whole() ? std::string()
+                                                      : " WHERE rowid BETWEEN " + std::to_string(cols.rows.first) +
+                                                            " AND " + std::to_string(cols.rows.last)),
+                               "reading kernels"));
   KernelRow r{};
   while (st.Step()) {
     r.start = st.Int(0);
@@ -137,7 +136,7 @@ struct MemOpRow {
   int64_t global_pid;
   int32_t device, stream;
   int64_t bytes;
-  int32_t copy_kind;  // ENUM_CUDA_MEMCPY_OPER id for memcpy; -1 for memset
+  int32_t copy_kind;    // ENUM_CUDA_MEMCPY_OPER id for memcpy; -1 for memset
   int64_t correlation;  // of the CUDA call that launched it (0 when NULL or not exported)
   bool has_correlation;
 };
@@ -149,11 +148,10 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
     if (!db.HasTable(table)) continue;
     bool memcpy = table == std::string_view(kMemcpyTable);
     CPPROF_ASSIGN_OR_RETURN(
-        Statement st,
-        db.Prepare(std::string("SELECT start, end, globalPid, deviceId, streamId, bytes, ") +
-                       (memcpy ? "copyKind" : "-1") + ", " + ColumnOrNull(db, table, "correlationId") + " FROM " +
-                       table,
-                   memcpy ? "reading memcpys" : "reading memsets"));
+        Statement st, db.Prepare(std::string("SELECT start, end, globalPid, deviceId, streamId, bytes, ") +
+                                     (memcpy ? "copyKind" : "-1") + ", " + ColumnOrNull(db, table, "correlationId") +
+                                     " FROM " + table,
+                                 memcpy ? "reading memcpys" : "reading memsets"));
     MemOpRow r{};
     while (st.Step()) {
       r.start = st.Int(0);
@@ -183,10 +181,9 @@ template <typename Fn>
 Status ForEachOpLaunch(const Database& db, Fn&& fn) {
   for (const char* table : {kKernelTable, kMemcpyTable, kMemsetTable}) {
     if (!db.HasTable(table) || !db.HasColumn(table, "correlationId")) continue;
-    CPPROF_ASSIGN_OR_RETURN(Statement st,
-                            db.Prepare(std::string("SELECT start, end, globalPid, correlationId FROM ") + table +
-                                           " WHERE correlationId IS NOT NULL",
-                                       "reading GPU ops"));
+    CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT start, end, globalPid, correlationId FROM ") +
+                                                         table + " WHERE correlationId IS NOT NULL",
+                                                     "reading GPU ops"));
     while (st.Step()) fn(st.Int(2), st.Int(3), st.Int(0), st.Int(1));
     CPPROF_RETURN_IF_ERROR(st.status());
   }

@@ -14,8 +14,8 @@ using model::OpClass;
 StatusOr<std::unordered_map<int, std::string>> ReadMemcpyKindNames(const Database& db) {
   std::unordered_map<int, std::string> names;
   if (db.HasTable("ENUM_CUDA_MEMCPY_OPER")) {
-    CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER",
-                                                     "reading ENUM_CUDA_MEMCPY_OPER"));
+    CPPROF_ASSIGN_OR_RETURN(Statement st,
+                            db.Prepare("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER", "reading ENUM_CUDA_MEMCPY_OPER"));
     while (st.Step()) names[static_cast<int>(st.Int(0))] = fmt::format("[CUDA memcpy {}]", st.Text(1));
     CPPROF_RETURN_IF_ERROR(st.status());
   }
@@ -26,9 +26,9 @@ StatusOr<std::vector<model::GpuProcess>> ReadGpuProcesses(const Database& db) {
   std::map<int64_t, std::map<int, int64_t>> counts;
   for (const char* table : {kKernelTable, kMemcpyTable, kMemsetTable}) {
     if (!db.HasTable(table)) continue;
-    CPPROF_ASSIGN_OR_RETURN(
-        Statement st,
-        db.Prepare(fmt::format("SELECT globalPid, deviceId, count(*) FROM {} GROUP BY 1, 2", table), "counting GPU ops"));
+    CPPROF_ASSIGN_OR_RETURN(Statement st,
+                            db.Prepare(fmt::format("SELECT globalPid, deviceId, count(*) FROM {} GROUP BY 1, 2", table),
+                                       "counting GPU ops"));
     while (st.Step()) counts[st.Int(0)][static_cast<int>(st.Int(1))] += st.Int(2);
     CPPROF_RETURN_IF_ERROR(st.status());
   }
@@ -95,8 +95,8 @@ bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, const model::Interval
     return true;
   }
   if (window) {
-    bool inside = start == end ? start >= window->start && start < window->end
-                               : end > window->start && start < window->end;
+    bool inside =
+        start == end ? start >= window->start && start < window->end : end > window->start && start < window->end;
     if (!inside) {
       ++p.outside_window_ops;
       p.outside_window_ns += end - start;
@@ -114,7 +114,6 @@ bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, const model::Interval
   }
   return false;
 }
-
 
 // Reads the kernels of `rows` into `work` (in table order), with a string table, class cache
 // and tagger of its own: one call per reading thread.
@@ -138,26 +137,25 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
     }
     return c;
   };
-  CPPROF_RETURN_IF_ERROR(ForEachKernel(
-      db, schema,
-      [&](const KernelRow& r) {
-        model::ProcessGpuWork& p = index.Get(r.global_pid);
-        ++p.ops_per_device[r.device];
-        if (r.end < r.start) {
-          ++p.invalid_ops;
-          return;
-        }
-        model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
-        int64_t start = r.start, end = r.end;
-        OpClass c = class_of(r.name_id);
-        auto& t = p.kernels[r.name_id];
-        ++t.capture_instances;
-        if (Skip(p, ot, window, start, end)) return;
-        AddOp(p, start, end, c, ot);
-        t.total_ns += end - start;
-        ++t.instances;
-      },
-      {rows}));
+  CPPROF_RETURN_IF_ERROR(ForEachKernel(db, schema,
+                                       [&](const KernelRow& r) {
+                                         model::ProcessGpuWork& p = index.Get(r.global_pid);
+                                         ++p.ops_per_device[r.device];
+                                         if (r.end < r.start) {
+                                           ++p.invalid_ops;
+                                           return;
+                                         }
+                                         model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
+                                         int64_t start = r.start, end = r.end;
+                                         OpClass c = class_of(r.name_id);
+                                         auto& t = p.kernels[r.name_id];
+                                         ++t.capture_instances;
+                                         if (Skip(p, ot, window, start, end)) return;
+                                         AddOp(p, start, end, c, ot);
+                                         t.total_ns += end - start;
+                                         ++t.instances;
+                                       },
+                                       {rows}));
   return strings.status();
 }
 
@@ -198,7 +196,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
       ++p.invalid_ops;
       return;
     }
-    OpClass c = r.copy_kind < 0                     ? OpClass::kMemset
+    OpClass c = r.copy_kind < 0                    ? OpClass::kMemset
                 : r.copy_kind == kMemcpyPeerToPeer ? OpClass::kPeerCopy
                                                    : OpClass::kMemcpy;
     model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
@@ -217,8 +215,8 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
       if (work.names.mem_op_names.count(kind)) continue;
       auto it = kind_names.find(kind);
       work.names.mem_op_names[kind] = kind < 0                 ? "[CUDA memset]"
-                                : it != kind_names.end() ? it->second
-                                                         : fmt::format("[CUDA memcpy kind {}]", kind);
+                                      : it != kind_names.end() ? it->second
+                                                               : fmt::format("[CUDA memcpy kind {}]", kind);
     }
   }
 

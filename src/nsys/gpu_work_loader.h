@@ -30,9 +30,9 @@ inline constexpr int64_t kMinKernelRowsPerThread = 250'000;
 // own connection, and merged in rowid order: the result is the same as with one thread.
 // With a `window`, ops entirely outside it are counted (ProcessGpuWork::outside_window_*) and
 // left out, and ops across its edges are cut at them.
-StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema,
-                                     const KernelClassifier& classify, const LaunchTaggerFactory& make_tagger = {},
-                                     size_t threads = 1, int64_t min_rows_per_thread = kMinKernelRowsPerThread,
+StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
+                                     const LaunchTaggerFactory& make_tagger = {}, size_t threads = 1,
+                                     int64_t min_rows_per_thread = kMinKernelRowsPerThread,
                                      const model::Interval* window = nullptr);
 
 // The processes with GPU work (kernels, memcpys, memsets) and their op counts per device, by

@@ -39,7 +39,8 @@ Loaded Load(const std::string& path, size_t threads, int64_t min_rows) {
 std::vector<std::tuple<int64_t, uint32_t, int, int, int>> Ops(const model::ProcessGpuWork& p) {
   std::vector<std::tuple<int64_t, uint32_t, int, int, int>> ops;
   for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
-    for (const auto& op : p.ops.chunk(c)) ops.emplace_back(op.start, op.duration, static_cast<int>(op.cls), op.phase, op.node);
+    for (const auto& op : p.ops.chunk(c))
+      ops.emplace_back(op.start, op.duration, static_cast<int>(op.cls), op.phase, op.node);
   }
   return ops;
 }

@@ -47,9 +47,8 @@ void IterationWindowCollector::Add(const NvtxRangeRow& r, const std::string& dom
 std::vector<model::IterationWindow> IterationWindowCollector::Windows(size_t max_windows) const {
   std::vector<model::IterationWindow> out;
   for (const auto& [name, w] : by_name_) out.push_back(w);
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return a.start != b.start ? a.start < b.start : a.name < b.name;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.start != b.start ? a.start < b.start : a.name < b.name; });
   if (out.size() > max_windows) out.resize(max_windows);
   return out;
 }
@@ -58,7 +57,9 @@ StatusOr<std::vector<model::IterationWindow>> ReadIterationWindows(const Databas
   if (!db.HasTable(kNvtxTable) || !db.HasTable("StringIds")) return std::vector<model::IterationWindow>{};
   IterationWindowCollector windows;
   NvtxScanCallbacks callbacks;
-  callbacks.range = [&](const NvtxRangeRow& r, const std::vector<std::string>& names) { windows.Add(r, names.front()); };
+  callbacks.range = [&](const NvtxRangeRow& r, const std::vector<std::string>& names) {
+    windows.Add(r, names.front());
+  };
   callbacks.restart = [&] { windows.Clear(); };
   CPPROF_RETURN_IF_ERROR(ScanNvtx(db, OpenEnd::kLastRange, callbacks).status());
   return windows.Windows(max_windows);

@@ -33,8 +33,8 @@ StatusOr<ApiCallCursor> ApiCallCursor::Open(const Database& db, bool by_start, b
 
 StatusOr<int64_t> LastApiCallEnd(const Database& db) {
   if (!db.HasTable(kRuntimeTable)) return int64_t{0};
-  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT max(end) FROM ") + kRuntimeTable,
-                                                   "finding the end of the capture"));
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st, db.Prepare(std::string("SELECT max(end) FROM ") + kRuntimeTable, "finding the end of the capture"));
   int64_t end = 0;
   if (st.Step()) end = st.Int(0);
   CPPROF_RETURN_IF_ERROR(st.status());
@@ -55,10 +55,9 @@ StatusOr<std::map<int64_t, std::string>> ReadThreadNames(const Database& db) {
 
 Status ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn) {
   if (!db.HasTable(kRuntimeTable)) return OkStatus();
-  CPPROF_ASSIGN_OR_RETURN(Statement st,
-                          db.Prepare(std::string("SELECT start, globalTid, correlationId FROM ") + kRuntimeTable +
-                                         " WHERE correlationId IS NOT NULL",
-                                     "reading CUDA API calls"));
+  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT start, globalTid, correlationId FROM ") +
+                                                       kRuntimeTable + " WHERE correlationId IS NOT NULL",
+                                                   "reading CUDA API calls"));
   while (st.Step()) fn(st.Int(0), st.Int(1), st.Int(2));
   return st.status();
 }

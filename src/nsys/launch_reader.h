@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <string>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "base/status.h"
 #include "model/global_id.h"

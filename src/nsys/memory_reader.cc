@@ -1,10 +1,10 @@
 #include "nsys/memory_reader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "nsys/export_reader.h"
 
@@ -66,11 +66,10 @@ StatusOr<model::MemoryUsage> ReadMemoryUsage(const Database& db, const MemoryOpt
   // One pass in time order (rowid breaks ties, so equal timestamps keep the order nsys wrote).
   // SQLite sorts the rows: about as costly as the scan on exports of a few 100k events.
   CPPROF_ASSIGN_OR_RETURN(
-      Statement st,
-      db.Prepare(fmt::format("SELECT start, globalPid, deviceId, bytes, memKind, memoryOperationType, "
-                             "coalesce(correlationId, 0) FROM {} ORDER BY start, rowid",
-                             kMemoryEventsTable),
-                 "reading GPU memory usage"));
+      Statement st, db.Prepare(fmt::format("SELECT start, globalPid, deviceId, bytes, memKind, memoryOperationType, "
+                                           "coalesce(correlationId, 0) FROM {} ORDER BY start, rowid",
+                                           kMemoryEventsTable),
+                               "reading GPU memory usage"));
   std::map<std::pair<int64_t, int64_t>, Running> series;
   while (st.Step()) {
     if (!IsGpuMemoryKind(st.Int(4))) {

@@ -51,7 +51,8 @@ TEST(MemoryReader, FixtureByHand) {
   EXPECT_EQ(a.unmatched_frees, 0);
   std::vector<std::pair<int64_t, int64_t>> timeline;
   for (const auto& p : a.timeline) timeline.emplace_back(p.time_ns, p.bytes);
-  EXPECT_EQ(timeline, (std::vector<std::pair<int64_t, int64_t>>{{10, 100}, {20, 150}, {30, 50}, {40, 250}, {50, 50}, {60, 55}}));
+  EXPECT_EQ(timeline,
+            (std::vector<std::pair<int64_t, int64_t>>{{10, 100}, {20, 150}, {30, 50}, {40, 250}, {50, 50}, {60, 55}}));
   const auto& b0 = u.series[1];
   EXPECT_EQ(b0.pid, 200);
   EXPECT_EQ(b0.device, 0);

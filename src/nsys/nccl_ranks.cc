@@ -13,11 +13,35 @@ constexpr size_t kHeaderSize = 32;
 // Byte width of the integer NVTX payload entry types NCCL uses; 0 for anything else.
 int IntWidth(int type) {
   switch (type) {
-    case 1: case 2: case 11: case 12: return 1;        // char, uchar, int8, uint8
-    case 3: case 4: case 13: case 14: return 2;        // short, ushort, int16, uint16
-    case 5: case 6: case 15: case 16: case 71: case 73: return 4;  // int, uint, int32, uint32
-    case 7: case 8: case 9: case 10: case 17: case 18: case 22: case 72: case 74: return 8;
-    default: return 0;
+    case 1:
+    case 2:
+    case 11:
+    case 12:
+      return 1;  // char, uchar, int8, uint8
+    case 3:
+    case 4:
+    case 13:
+    case 14:
+      return 2;  // short, ushort, int16, uint16
+    case 5:
+    case 6:
+    case 15:
+    case 16:
+    case 71:
+    case 73:
+      return 4;  // int, uint, int32, uint32
+    case 7:
+    case 8:
+    case 9:
+    case 10:
+    case 17:
+    case 18:
+    case 22:
+    case 72:
+    case 74:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -26,10 +50,30 @@ bool ReadInt(std::string_view payload, const PayloadField& f, int* out) {
   if (f.offset < 0 || w == 0 || static_cast<size_t>(f.offset) + w > payload.size()) return false;
   int64_t v = 0;
   switch (w) {
-    case 1: { int8_t x; std::memcpy(&x, payload.data() + f.offset, 1); v = x; break; }
-    case 2: { int16_t x; std::memcpy(&x, payload.data() + f.offset, 2); v = x; break; }
-    case 4: { int32_t x; std::memcpy(&x, payload.data() + f.offset, 4); v = x; break; }
-    default: { int64_t x; std::memcpy(&x, payload.data() + f.offset, 8); v = x; break; }
+    case 1: {
+      int8_t x;
+      std::memcpy(&x, payload.data() + f.offset, 1);
+      v = x;
+      break;
+    }
+    case 2: {
+      int16_t x;
+      std::memcpy(&x, payload.data() + f.offset, 2);
+      v = x;
+      break;
+    }
+    case 4: {
+      int32_t x;
+      std::memcpy(&x, payload.data() + f.offset, 4);
+      v = x;
+      break;
+    }
+    default: {
+      int64_t x;
+      std::memcpy(&x, payload.data() + f.offset, 8);
+      v = x;
+      break;
+    }
   }
   *out = static_cast<int>(v);
   return true;
@@ -107,10 +151,9 @@ void NcclRankDecoder::Add(int64_t global_tid, std::string_view blob) {
 StatusOr<std::map<int64_t, model::NcclRankInfo>> ReadNcclRanks(const Database& db) {
   CPPROF_ASSIGN_OR_RETURN(NcclRankDecoder decoder, NcclRankDecoder::Open(db));
   if (!decoder.wanted()) return decoder.ranks();
-  CPPROF_ASSIGN_OR_RETURN(
-      Statement st, db.Prepare(std::string("SELECT globalTid, binaryData FROM ") + kNvtxTable +
-                                   " WHERE binaryData IS NOT NULL",
-                               "reading NCCL payloads"));
+  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT globalTid, binaryData FROM ") + kNvtxTable +
+                                                       " WHERE binaryData IS NOT NULL",
+                                                   "reading NCCL payloads"));
   while (st.Step()) decoder.Add(st.Int(0), st.Blob(1));
   CPPROF_RETURN_IF_ERROR(st.status());
   return decoder.ranks();

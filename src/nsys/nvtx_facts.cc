@@ -1,10 +1,10 @@
 #include "nsys/nvtx_facts.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "nsys/export_reader.h"
 #include "nsys/nvtx_reader.h"
@@ -15,8 +15,8 @@ namespace {
 
 StatusOr<int64_t> CountRows(const Database& db, const char* table) {
   if (!db.HasTable(table)) return int64_t{-1};
-  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT count(*) FROM {}", table),
-                                                   fmt::format("counting {}", table)));
+  CPPROF_ASSIGN_OR_RETURN(Statement st,
+                          db.Prepare(fmt::format("SELECT count(*) FROM {}", table), fmt::format("counting {}", table)));
   int64_t n = st.Step() ? st.Int(0) : 0;
   CPPROF_RETURN_IF_ERROR(st.status());
   return n;

@@ -30,7 +30,8 @@ bool IsRange(int64_t event_type) {
 class RegisteredStrings {
  public:
   static StatusOr<RegisteredStrings> Open(const Database& db) {
-    CPPROF_ASSIGN_OR_RETURN(Statement lookup, db.Prepare("SELECT value FROM StringIds WHERE id = ?", "reading StringIds"));
+    CPPROF_ASSIGN_OR_RETURN(Statement lookup,
+                            db.Prepare("SELECT value FROM StringIds WHERE id = ?", "reading StringIds"));
     return RegisteredStrings(std::move(lookup));
   }
   // The text of a row whose textId is column `id_col` and text column `text_col`.
@@ -114,8 +115,8 @@ const std::vector<std::string>& NvtxDomains::NamesFor(int64_t domain_id, int64_t
 
 StatusOr<int64_t> LastNvtxTimestamp(const Database& db, OpenEnd open_end) {
   CPPROF_ASSIGN_OR_RETURN(
-      Statement st, db.Prepare(fmt::format("SELECT max(max(start), coalesce(max(end), max(start))) FROM {}{}", kNvtxTable,
-                                           open_end == OpenEnd::kLastRange ? " WHERE " + RangesOnly() : ""),
+      Statement st, db.Prepare(fmt::format("SELECT max(max(start), coalesce(max(end), max(start))) FROM {}{}",
+                                           kNvtxTable, open_end == OpenEnd::kLastRange ? " WHERE " + RangesOnly() : ""),
                                "reading NVTX"));
   int64_t max_ts = 0;
   if (st.Step()) max_ts = st.Int(0);
@@ -147,7 +148,7 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
                              "WHERE eventType IN ({}, {}, {}, {}, {}){}",
                              db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable,
                              kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
-                             !options.by_start        ? ""
+                             !options.by_start       ? ""
                              : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
                                                      : " ORDER BY start, rowid"),
                  "reading NVTX ranges"));

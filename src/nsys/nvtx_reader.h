@@ -50,13 +50,13 @@ class NvtxDomains {
 
 struct NvtxRangeRow {
   int64_t start;
-  int64_t end;       // open ranges end at the last NVTX timestamp of the export, as in nsys
+  int64_t end;  // open ranges end at the last NVTX timestamp of the export, as in nsys
   int event_type;
   int64_t domain_id;
   int64_t global_tid;
-  bool ends_on_other_thread;  // endGlobalTid set: nsys leaves it out of GPU projection
-  bool open;                  // no end recorded: still open when the capture ended
-  std::string_view text;      // valid during the callback only
+  bool ends_on_other_thread;   // endGlobalTid set: nsys leaves it out of GPU projection
+  bool open;                   // no end recorded: still open when the capture ended
+  std::string_view text;       // valid during the callback only
   int64_t end_global_tid = 0;  // the thread that ended it, where the export says (NvtxRangeCursor only)
   int64_t rowid = 0;           // NvtxRangeCursor only: the table order
 };
@@ -91,9 +91,9 @@ class NvtxRangeCursor {
 
   // Advances to the next range; false at the end or on an error (status()).
   bool Next();
-  const NvtxRangeRow& row() const;  // valid until the next Next()
+  const NvtxRangeRow& row() const;     // valid until the next Next()
   const NvtxDomains& domains() const;  // the domains created so far
-  bool saw_open() const;  // a range without end was met while no open_end was given
+  bool saw_open() const;               // a range without end was met while no open_end was given
   Status status() const;
 
  private:

@@ -1,13 +1,12 @@
 #include "nsys/nvtx_reader.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "test_support.h"
 
@@ -19,8 +18,8 @@ namespace {
 std::string Line(const NvtxRangeRow& r, const std::vector<std::string>& names) {
   std::string all;
   for (const auto& n : names) all += n + ";";
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", all, r.start, r.end, r.event_type, r.domain_id, r.global_tid,
-                     r.text, r.open, r.ends_on_other_thread);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", all, r.start, r.end, r.event_type, r.domain_id, r.global_tid, r.text,
+                     r.open, r.ends_on_other_thread);
 }
 
 std::vector<std::string> TwoPass(const Database& db, OpenEnd open_end) {
@@ -62,9 +61,10 @@ OnePassResult OnePass(const Database& db, OpenEnd open_end) {
 
 std::map<std::pair<int64_t, int64_t>, int64_t> MarksBySql(const Database& db) {
   std::map<std::pair<int64_t, int64_t>, int64_t> marks;
-  auto st = db.Prepare("SELECT domainId, globalTid, count(*) FROM NVTX_EVENTS "
-                       "WHERE eventType NOT IN (59, 60, 70, 71, 75) GROUP BY 1, 2",
-                       "marks");
+  auto st = db.Prepare(
+      "SELECT domainId, globalTid, count(*) FROM NVTX_EVENTS "
+      "WHERE eventType NOT IN (59, 60, 70, 71, 75) GROUP BY 1, 2",
+      "marks");
   EXPECT_TRUE(st.ok());
   while (st->Step()) marks[{st->Int(0), st->Int(1)}] = st->Int(2);
   return marks;

@@ -41,9 +41,10 @@ TEST(GlobalId, RealExportsJoinThreadsToProcesses) {
     SCOPED_TRACE(name);
     auto db = Database::Open(testing::RealExport(name));
     ASSERT_TRUE(db.ok());
-    auto st = db->Prepare("SELECT r.globalTid, k.globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN "
-                          "CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.correlationId = k.correlationId LIMIT 20000",
-                          "join");
+    auto st = db->Prepare(
+        "SELECT r.globalTid, k.globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN "
+        "CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.correlationId = k.correlationId LIMIT 20000",
+        "join");
     ASSERT_TRUE(st.ok());
     int64_t joined = 0, same_process = 0;
     while (st->Step()) {
@@ -84,7 +85,9 @@ TEST(Readers, MissingCorrelationIdReadsAsNone) {
   std::vector<KernelRow> kernels;
   KernelColumns cols;
   cols.launch_config = true;  // no grid/block columns either
-  ASSERT_TRUE(ForEachKernel(db, *schema, [&](const KernelRow& r) { kernels.push_back(r); }, cols).ok());
+  ASSERT_TRUE(ForEachKernel(
+                  db, *schema, [&](const KernelRow& r) { kernels.push_back(r); }, cols)
+                  .ok());
   ASSERT_EQ(kernels.size(), 2u);
   EXPECT_FALSE(kernels[0].has_correlation);
   EXPECT_FALSE(kernels[0].has_launch_config);

@@ -44,9 +44,7 @@ Statement& Statement::operator=(Statement&& o) noexcept {
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
-void Statement::SetError(int rc) {
-  status_ = SqliteError(rc, file_, what_, sqlite3_errmsg(sqlite3_db_handle(stmt_)));
-}
+void Statement::SetError(int rc) { status_ = SqliteError(rc, file_, what_, sqlite3_errmsg(sqlite3_db_handle(stmt_))); }
 
 Statement& Statement::Bind(int index, int64_t value) {
   sqlite3_bind_int64(stmt_, index, value);
@@ -87,10 +85,9 @@ Status NotSqlite(const std::string& path) {
                              "then export the .nsys-rep to SQLite.",
                              path, path));
   }
-  return Error(ExitCode::kBadInput,
-               fmt::format("'{}' is not an SQLite database. cpprof reads nsys SQLite exports: "
-                           "'nsys export --type sqlite REPORT.nsys-rep' makes one.",
-                           path));
+  return Error(ExitCode::kBadInput, fmt::format("'{}' is not an SQLite database. cpprof reads nsys SQLite exports: "
+                                                "'nsys export --type sqlite REPORT.nsys-rep' makes one.",
+                                                path));
 }
 
 }  // namespace
@@ -99,14 +96,12 @@ StatusOr<Database> Database::Open(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     int err = errno;
-    return Error(ExitCode::kBadInput,
-                 fmt::format("cannot open '{}': {}. Check the path; an nsys report is exported to "
-                             "SQLite with 'nsys export --type sqlite REPORT.nsys-rep'.",
-                             path, std::strerror(err)));
+    return Error(ExitCode::kBadInput, fmt::format("cannot open '{}': {}. Check the path; an nsys report is exported to "
+                                                  "SQLite with 'nsys export --type sqlite REPORT.nsys-rep'.",
+                                                  path, std::strerror(err)));
   }
   if (S_ISDIR(st.st_mode)) {
-    return Error(ExitCode::kBadInput,
-                 fmt::format("'{}' is a directory; give the .sqlite file inside it.", path));
+    return Error(ExitCode::kBadInput, fmt::format("'{}' is a directory; give the .sqlite file inside it.", path));
   }
   {
     std::ifstream in(path, std::ios::binary);
@@ -117,10 +112,9 @@ StatusOr<Database> Database::Open(const std::string& path) {
     char magic[16] = {};
     in.read(magic, sizeof magic);
     if (st.st_size == 0) {
-      return Error(ExitCode::kNotAnExport,
-                   fmt::format("'{}' is empty (0 bytes): the export did not finish. Export the "
-                               "report again with 'nsys export --type sqlite REPORT.nsys-rep'.",
-                               path));
+      return Error(ExitCode::kNotAnExport, fmt::format("'{}' is empty (0 bytes): the export did not finish. Export the "
+                                                       "report again with 'nsys export --type sqlite REPORT.nsys-rep'.",
+                                                       path));
     }
     if (in.gcount() < 16 || std::memcmp(magic, "SQLite format 3", 16) != 0) return NotSqlite(path);
   }
@@ -132,13 +126,11 @@ StatusOr<Database> Database::Open(const std::string& path) {
 
   // Reading is one sequential pass: a small page cache is enough, and no memory map (mapped
   // pages would count as resident memory, and exports are often larger than RAM budgets).
-  sqlite3_exec(raw, "PRAGMA mmap_size=0; PRAGMA cache_size=-2048; PRAGMA query_only=1;",
-               nullptr, nullptr, nullptr);
+  sqlite3_exec(raw, "PRAGMA mmap_size=0; PRAGMA cache_size=-2048; PRAGMA query_only=1;", nullptr, nullptr, nullptr);
 
   std::vector<std::string> tables;
   sqlite3_stmt* stmt = nullptr;
-  rc = sqlite3_prepare_v2(raw, "SELECT name FROM sqlite_master WHERE type IN ('table','view')", -1,
-                          &stmt, nullptr);
+  rc = sqlite3_prepare_v2(raw, "SELECT name FROM sqlite_master WHERE type IN ('table','view')", -1, &stmt, nullptr);
   if (rc != SQLITE_OK) return SqliteError(rc, path, "listing its tables", sqlite3_errmsg(raw));
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     tables.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));

@@ -43,13 +43,11 @@ class Statement {
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   std::string_view Text(int col) const {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
-             : std::string_view();
+    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::string_view();
   }
   std::string_view Blob(int col) const {
     const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
-    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
-             : std::string_view();
+    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::string_view();
   }
 
  private:

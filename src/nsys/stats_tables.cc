@@ -22,12 +22,12 @@ StatusOr<std::vector<Group>> MemOpValuesByOperation(const Database& db, MemOpVal
       *skipped = db.path() + " does not contain ENUM_CUDA_MEMCPY_OPER table.";
       return std::vector<Group>{};
     }
-    CPPROF_RETURN_IF_ERROR(g.AddTextKeyed(
-        db,
-        fmt::format("SELECT '[CUDA memcpy ' || mos.label || ']', {} FROM {} AS m INNER JOIN "
-                    "ENUM_CUDA_MEMCPY_OPER AS mos ON mos.id == m.copyKind",
-                    value_expr, kMemcpyTable),
-        "reading memcpys"));
+    CPPROF_RETURN_IF_ERROR(
+        g.AddTextKeyed(db,
+                       fmt::format("SELECT '[CUDA memcpy ' || mos.label || ']', {} FROM {} AS m INNER JOIN "
+                                   "ENUM_CUDA_MEMCPY_OPER AS mos ON mos.id == m.copyKind",
+                                   value_expr, kMemcpyTable),
+                       "reading memcpys"));
     any = true;
   }
   if (db.HasTable(kMemsetTable)) {

@@ -130,8 +130,8 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
                                      f.marker == analysis::MarkerKind::kWarmup});
       }
       if (f.index < 0) return;
-      kept.push_back({r.start, r.end, r.global_tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup,
-                      f.excluded});
+      kept.push_back(
+          {r.start, r.end, r.global_tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup, f.excluded});
       if (f.warmup && a.warmup_range.empty()) a.warmup_range = full;
     };
     callbacks.restart = [&] {
@@ -168,8 +168,8 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   a.kept_ranges = static_cast<int64_t>(kept.size());
   if (kept.empty() && autograd.empty()) return a;
 
-  a.modules = std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config,
-                                                            std::move(autograd));
+  a.modules =
+      std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config, std::move(autograd));
   const analysis::LaunchTag none;
   CPPROF_RETURN_IF_ERROR(nsys::ForEachRuntimeCall(db, [&](int64_t start, int64_t tid, int64_t corr) {
     analysis::LaunchTag tag = a.modules->ForCall(tid, start);

@@ -2,11 +2,11 @@
 // CUDA API calls) and tags every launch with its module node and phase.
 #pragma once
 
+#include <re2/re2.h>
+
 #include <map>
 #include <memory>
 #include <vector>
-
-#include <re2/re2.h>
 
 #include "analysis/module_attribution.h"
 #include "analysis/module_config.h"
@@ -27,7 +27,7 @@ struct Attribution {
   int64_t cross_thread = 0;    // ranges ending on another thread (left out, as nsys does)
   int64_t distinct_names = 0;  // "domain:text" names classified, each once (autograd op ranges aside)
   bool has_autograd_threads = false;
-  std::string warmup_range;    // the first warm-up range seen ("" none), named in the readout
+  std::string warmup_range;  // the first warm-up range seen ("" none), named in the readout
   // Read on the way, so that NVTX_EVENTS is read once: for the capture diagnostics
   // (nsys::ReadNvtxFacts) and the ranks (NCCL's payloads, globalPid ->).
   nsys::NvtxDomains domains;
@@ -46,7 +46,6 @@ struct Attribution {
 // base/regex.h); `iteration_pattern` is its text, said in the readout. Every pattern is matched
 // once per distinct range name, not once per range.
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
-                                      const RE2* iteration_range = nullptr,
-                                      const std::string& iteration_pattern = "");
+                                      const RE2* iteration_range = nullptr, const std::string& iteration_pattern = "");
 
 }  // namespace cpprof::pipeline

@@ -22,9 +22,9 @@
 #include "analysis/verdict.h"
 #include "base/parallel.h"
 #include "base/regex.h"
+#include "nsys/capture_reader.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
-#include "nsys/capture_reader.h"
 #include "nsys/memory_reader.h"
 #include "nsys/nvtx_facts.h"
 #include "pipeline/attribution.h"
@@ -90,7 +90,8 @@ std::string ReadInterconnect(const std::string& export_path) {
       }
     }
     if (nvlink + pcie + other == 0) return "";
-    if (pcie == 0 && other == 0) return fmt::format("NVLink between all {} GPU pairs (at least {} links each)", nvlink, min_links);
+    if (pcie == 0 && other == 0)
+      return fmt::format("NVLink between all {} GPU pairs (at least {} links each)", nvlink, min_links);
     if (nvlink == 0) return fmt::format("PCIe only ({} GPU pairs)", pcie + other);
     return fmt::format("mixed: {} GPU pairs over NVLink, {} over PCIe or other paths", nvlink, pcie + other);
   } catch (const std::exception&) {
@@ -100,8 +101,8 @@ std::string ReadInterconnect(const std::string& export_path) {
 
 // The module rows: nodes with work on some rank, depth-first, siblings by mean busy time
 // (then name); [unattributed] last.
-void FillModules(const analysis::ModuleAttribution& attribution,
-                 const std::vector<analysis::RankModuleTimes>& sweeps, model::Report& report) {
+void FillModules(const analysis::ModuleAttribution& attribution, const std::vector<analysis::RankModuleTimes>& sweeps,
+                 model::Report& report) {
   const auto& tree = attribution.nodes();
   const size_t ranks = sweeps.size();
   std::vector<model::ModuleNode> all(tree.size());
@@ -171,9 +172,8 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   CPPROF_ASSIGN_OR_RETURN(Attribution attribution,
                           ReadAttribution(db, config, iteration_re.get(), options.iteration_range));
   timer.Mark("attribution (NVTX, runtime)");
-  CPPROF_ASSIGN_OR_RETURN(model::Window window,
-                          analysis::ChooseWindow(std::move(attribution.iteration_marks), attribution.iteration_method,
-                                                 options.window));
+  CPPROF_ASSIGN_OR_RETURN(model::Window window, analysis::ChooseWindow(std::move(attribution.iteration_marks),
+                                                                       attribution.iteration_method, options.window));
   const model::Interval window_iv{window.start_ns, window.end_ns};
   nsys::LaunchTaggerFactory make_tagger;
   if (attribution.modules) {
@@ -184,10 +184,9 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
       };
     };
   }
-  CPPROF_ASSIGN_OR_RETURN(model::GpuWork work,
-                          nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, make_tagger, WorkerThreads(),
-                                            nsys::kMinKernelRowsPerThread,
-                                            window.whole_capture ? nullptr : &window_iv));
+  CPPROF_ASSIGN_OR_RETURN(model::GpuWork work, nsys::LoadGpuWork(db, schema, analysis::ClassifyKernel, make_tagger,
+                                                                 WorkerThreads(), nsys::kMinKernelRowsPerThread,
+                                                                 window.whole_capture ? nullptr : &window_iv));
   timer.Mark("GPU ops");
   nsys::MemoryOptions memory_options;
   memory_options.peak_threads = false;  // the peak's module comes from the tagged launches below
@@ -226,9 +225,8 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     sweeps.push_back(analysis::StartSweep(work.processes[p], parent.size(), /*collect_comm_ops=*/true));
     if (!window.whole_capture) sweeps.back().window_start = window.start_ns, sweeps.back().window_end = window.end_ns;
   }
-  ParallelFor(sweeps.size(), [&](size_t r) {
-    analysis::SweepModules(work.processes[ranks.process_of_rank[r]], parent, sweeps[r]);
-  });
+  ParallelFor(sweeps.size(),
+              [&](size_t r) { analysis::SweepModules(work.processes[ranks.process_of_rank[r]], parent, sweeps[r]); });
   // Waiting vs transfer: NCCL ops matched across ranks, then each rank's transfers against its
   // compute (exposed transfer) and the splits per module.
   std::vector<const analysis::RankModuleTimes*> sweep_ptrs;
@@ -247,8 +245,10 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     model::RankSummary s = analysis::SummarizeRankFromSweep(proc, work.names, options.top_kernels, sweeps[r]);
     s.rank = static_cast<int>(r);
     if (proc.excluded_ops) {
-      report.notes.push_back(fmt::format("rank {}: {} GPU ops launched inside ranges matching --exclude-ranges '{}' "
-                                         "were left out", r, proc.excluded_ops, config.exclude_work_pattern));
+      report.notes.push_back(
+          fmt::format("rank {}: {} GPU ops launched inside ranges matching --exclude-ranges '{}' "
+                      "were left out",
+                      r, proc.excluded_ops, config.exclude_work_pattern));
     }
     if (!window.whole_capture) {
       s.first_start = window.start_ns;
@@ -271,8 +271,8 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
           attribution.warmup_range));
     }
     if (s.invalid_ops) {
-      report.notes.push_back(fmt::format("rank {}: {} GPU ops end before they start and were left out",
-                                         r, s.invalid_ops));
+      report.notes.push_back(
+          fmt::format("rank {}: {} GPU ops end before they start and were left out", r, s.invalid_ops));
     }
     for (const auto& p : peaks) {
       if (p.global_pid != proc.global_pid) continue;
@@ -284,8 +284,10 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   }
   timer.Mark("waiting vs transfer, summaries");
   if (report.ranks.empty()) {
-    report.notes.push_back(fmt::format("'{}' has a kernel table but no GPU work in it: did the "
-                                       "profiled run reach the GPU?", path));
+    report.notes.push_back(
+        fmt::format("'{}' has a kernel table but no GPU work in it: did the "
+                    "profiled run reach the GPU?",
+                    path));
   }
 
   report.grouping.source = config.source;
@@ -294,14 +296,17 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     report.grouping.module_ranges = attribution.modules->module_ranges();
     FillModules(*attribution.modules, sweeps, report);
     if (attribution.modules->overflowed()) {
-      report.notes.push_back(fmt::format("more than {} distinct module paths: the deepest were folded into "
-                                         "their parents", analysis::kMaxModuleNodes));
+      report.notes.push_back(
+          fmt::format("more than {} distinct module paths: the deepest were folded into "
+                      "their parents",
+                      analysis::kMaxModuleNodes));
     }
   }
   if (attribution.cross_thread) {
-    report.notes.push_back(fmt::format("{} NVTX ranges end on another thread than they start: left out of "
-                                       "module attribution (nsys leaves them out of GPU projection too)",
-                                       attribution.cross_thread));
+    report.notes.push_back(
+        fmt::format("{} NVTX ranges end on another thread than they start: left out of "
+                    "module attribution (nsys leaves them out of GPU projection too)",
+                    attribution.cross_thread));
   }
   bool backward = std::any_of(sweeps.begin(), sweeps.end(), [](const auto& s) { return s.has_backward; });
   if (backward) {
@@ -314,12 +319,14 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     // Say how well backward work maps to modules, and how to get it when it does not.
     const analysis::ModuleAttribution* m = attribution.modules.get();
     if (m && m->backward_ranges() > 0) {
-      report.notes.push_back(fmt::format("backward per module: {} of {} backward ranges of autograd mapped to the "
-                                         "module of their forward op", m->backward_ranges_mapped(),
-                                         m->backward_ranges()));
+      report.notes.push_back(
+          fmt::format("backward per module: {} of {} backward ranges of autograd mapped to the "
+                      "module of their forward op",
+                      m->backward_ranges_mapped(), m->backward_ranges()));
     } else {
-      report.notes.push_back("backward work is not mapped to modules (it is all in [backward]): the capture has no "
-                             "autograd ranges with sequence numbers; profile with --pytorch=autograd-nvtx to get them");
+      report.notes.push_back(
+          "backward work is not mapped to modules (it is all in [backward]): the capture has no "
+          "autograd ranges with sequence numbers; profile with --pytorch=autograd-nvtx to get them");
     }
   }
 

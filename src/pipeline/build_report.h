@@ -12,7 +12,7 @@
 namespace cpprof::pipeline {
 
 struct ReportOptions {
-  size_t top_kernels = 10;  // per rank; 0 = all
+  size_t top_kernels = 10;                          // per rank; 0 = all
   const analysis::ModuleConfig* modules = nullptr;  // null: the built-in grouping
   bool timeline = false;     // fill Report::timeline (for --format html): two more passes over the ops
   int timeline_bins = 4000;  // at most this many bins per lane and rank

@@ -61,9 +61,9 @@ class TraceBuilder {
     int world = static_cast<int>(ranks.process_of_rank.size());
     for (int r : options_.ranks) {
       if (r < 0 || r >= world) {
-        return Error(ExitCode::kUsage,
-                     world == 0 ? fmt::format("--ranks {}: the export holds no GPU work, so no ranks", r)
-                                : fmt::format("--ranks {}: the export has ranks 0..{}", r, world - 1));
+        return Error(ExitCode::kUsage, world == 0
+                                           ? fmt::format("--ranks {}: the export holds no GPU work, so no ranks", r)
+                                           : fmt::format("--ranks {}: the export has ranks 0..{}", r, world - 1));
       }
     }
     for (int r = 0; r < world; ++r) {
@@ -88,8 +88,9 @@ class TraceBuilder {
 
     bool api = (options_.api || options_.flows) && db_.HasTable(nsys::kRuntimeTable);
     if ((options_.api || options_.flows) && !api) {
-      summary_.notes.push_back("the export has no CUDA runtime API calls (captured with --trace cuda): "
-                               "no API calls or flows");
+      summary_.notes.push_back(
+          "the export has no CUDA runtime API calls (captured with --trace cuda): "
+          "no API calls or flows");
     }
     if (api) CPPROF_RETURN_IF_ERROR(WriteApiCalls());
     CPPROF_RETURN_IF_ERROR(WriteKernels());
@@ -117,8 +118,7 @@ class TraceBuilder {
   }
 
   // A complete event; times clamped so that ts >= 0 and dur >= 0, with the raw values in args.
-  void EmitX(std::string_view name, std::string_view cat, int pid, int64_t tid, int64_t start, int64_t end,
-             Json args) {
+  void EmitX(std::string_view name, std::string_view cat, int pid, int64_t tid, int64_t start, int64_t end, Json args) {
     if (end < start) {
       args["end_before_start_ns"] = end;
       end = start;
@@ -262,9 +262,9 @@ class TraceBuilder {
       const RankProcess* p = ProcessOf(m.global_pid);
       if (!p || !InWindow(m.start, m.end)) return;
       int kind = m.copy_kind;
-      OpClass cls = kind < 0                             ? OpClass::kMemset
+      OpClass cls = kind < 0                          ? OpClass::kMemset
                     : kind == nsys::kMemcpyPeerToPeer ? OpClass::kPeerCopy
-                                                        : OpClass::kMemcpy;
+                                                      : OpClass::kMemcpy;
       std::string name = "[CUDA memset]";
       if (kind >= 0) {
         auto it = kind_names.find(kind);

@@ -15,12 +15,12 @@
 namespace cpprof::pipeline {
 
 struct ChromeTraceOptions {
-  std::vector<int> ranks;            // ranks to keep; empty: all
-  std::optional<int64_t> start_ns;   // keep events that end at or after this (export time, ns)
-  std::optional<int64_t> end_ns;     // keep events that start at or before this
-  bool nvtx = true;                  // NVTX ranges on their CPU threads
-  bool api = false;                  // CUDA runtime API calls on their CPU threads
-  bool flows = false;                // flow arrows launch -> GPU op (implies the API calls)
+  std::vector<int> ranks;           // ranks to keep; empty: all
+  std::optional<int64_t> start_ns;  // keep events that end at or after this (export time, ns)
+  std::optional<int64_t> end_ns;    // keep events that start at or before this
+  bool nvtx = true;                 // NVTX ranges on their CPU threads
+  bool api = false;                 // CUDA runtime API calls on their CPU threads
+  bool flows = false;               // flow arrows launch -> GPU op (implies the API calls)
 };
 
 struct ChromeTraceSummary {

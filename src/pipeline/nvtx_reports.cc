@@ -61,8 +61,8 @@ StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db) {
   keyed.reserve(groups.size());
   for (auto& [key, values] : groups) keyed.push_back({{key.second, key.first}, std::move(values)});
   // nsys groups by (range, style): ties are ordered by range, then style.
-  return DurationSummaryTable(SummarizeGroups(std::move(keyed)), "Instances", {"Style", "Range"},
-                              TieBreak::kKeys, {1, 0});
+  return DurationSummaryTable(SummarizeGroups(std::move(keyed)), "Instances", {"Style", "Range"}, TieBreak::kKeys,
+                              {1, 0});
 }
 
 }  // namespace cpprof::pipeline
@@ -98,9 +98,7 @@ struct PendingCall {
   int64_t start;
   uint64_t arrival;  // table order among calls of one start
   int64_t end, global_tid, correlation;
-  bool operator>(const PendingCall& o) const {
-    return start != o.start ? start > o.start : arrival > o.arrival;
-  }
+  bool operator>(const PendingCall& o) const { return start != o.start ? start > o.start : arrival > o.arrival; }
 };
 
 struct Sweep {
@@ -194,10 +192,12 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
 
 StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
   model::StatsTable skipped;
-  if (!db.HasTable("StringIds")) skipped.skipped = db.path() + " file does not contain StringIds table.";
+  if (!db.HasTable("StringIds"))
+    skipped.skipped = db.path() + " file does not contain StringIds table.";
   else if (!db.HasTable(nsys::kNvtxTable))
     skipped.skipped = db.path() + " does not contain NV Tools Extension (NVTX) data.";
-  else if (!db.HasTable(nsys::kRuntimeTable)) skipped.skipped = db.path() + " does not contain CUDA API data.";
+  else if (!db.HasTable(nsys::kRuntimeTable))
+    skipped.skipped = db.path() + " does not contain CUDA API data.";
   else if (!db.HasTable(nsys::kKernelTable) && !db.HasTable(nsys::kMemcpyTable) && !db.HasTable(nsys::kMemsetTable))
     skipped.skipped = db.path() + " does not contain GPU operation data.";
   if (!skipped.skipped.empty()) return skipped;
@@ -247,7 +247,8 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
     const SweepGroup& sg = sweep.groups[i];
     const GroupTotals& t = sweep.totals[i];
     if (t.proj.empty()) continue;
-    Group& g = groups[{sweep.domains.NamesFor(sg.domain_id, sg.global_tid).front() + ":" + std::string(sg.text), sg.style}];
+    Group& g =
+        groups[{sweep.domains.NamesFor(sg.domain_id, sg.global_tid).front() + ":" + std::string(sg.text), sg.style}];
     g.parts.push_back(&t);
     g.range_time += t.range_time;
     g.launches += t.launches;
@@ -269,7 +270,8 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
     for (const GroupTotals* part : g.parts) {
       ordered.insert(ordered.end(), part->proj.begin(), part->proj.end());
     }
-    std::sort(ordered.begin(), ordered.end(), [](const ProjectedValue& a, const ProjectedValue& b) { return a.seq < b.seq; });
+    std::sort(ordered.begin(), ordered.end(),
+              [](const ProjectedValue& a, const ProjectedValue& b) { return a.seq < b.seq; });
     values.clear();
     for (const ProjectedValue& v : ordered) values.push_back(v.proj);
     rows_out.push_back({&key, analysis::Summarize(values), &g});
@@ -281,9 +283,9 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
     return n ? render::PyRound1(static_cast<double>(sum) / static_cast<double>(n)) : std::string();
   };
   model::StatsTable t;
-  t.columns = {{"Range", false},   {"Style", false},           {"Total Proj Time (ns)"}, {"Total Range Time (ns)"},
-               {"Range Instances"}, {"Proj Avg (ns)"},         {"Proj Med (ns)"},        {"Proj Min (ns)"},
-               {"Proj Max (ns)"},   {"Proj StdDev (ns)"},      {"Total GPU Ops"},        {"Avg GPU Ops"},
+  t.columns = {{"Range", false},    {"Style", false},     {"Total Proj Time (ns)"}, {"Total Range Time (ns)"},
+               {"Range Instances"}, {"Proj Avg (ns)"},    {"Proj Med (ns)"},        {"Proj Min (ns)"},
+               {"Proj Max (ns)"},   {"Proj StdDev (ns)"}, {"Total GPU Ops"},        {"Avg GPU Ops"},
                {"Avg Range Lvl"},   {"Avg Num Child"}};
   for (const Row& r : rows_out) {
     const Group& g = *r.g;

@@ -35,8 +35,9 @@ std::vector<int> ModuleRowOfNode(const analysis::ModuleAttribution& modules, con
   return out;
 }
 
-Status AddTimeline(std::vector<model::IterationWindow> iterations, model::GpuWork& work, const std::vector<size_t>& process_of_rank,
-                   const analysis::ModuleAttribution* modules, int max_bins, model::Report& report) {
+Status AddTimeline(std::vector<model::IterationWindow> iterations, model::GpuWork& work,
+                   const std::vector<size_t>& process_of_rank, const analysis::ModuleAttribution* modules, int max_bins,
+                   model::Report& report) {
   model::Timeline& tl = report.timeline;
   tl.built = true;
   tl.max_bins = max_bins;

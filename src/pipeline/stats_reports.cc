@@ -55,7 +55,7 @@ StatusOr<StatsTable> MemSizeSum(const nsys::Database& db) {
   });
   using render::MegabytesFixed3;
   StatsTable t;
-  t.columns = {{"Total (MB)"}, {"Count"},   {"Avg (MB)"},       {"Med (MB)"},
+  t.columns = {{"Total (MB)"}, {"Count"},    {"Avg (MB)"},    {"Med (MB)"},
                {"Min (MB)"},   {"Max (MB)"}, {"StdDev (MB)"}, {"Operation", false}};
   for (const auto& r : rows) {
     t.rows.push_back({MegabytesFixed3(static_cast<double>(r.s.total)), std::to_string(r.s.count),
@@ -68,10 +68,8 @@ StatusOr<StatsTable> MemSizeSum(const nsys::Database& db) {
 
 constexpr StatsReportDef kReports[] = {
     {"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", "time per kernel name (demangled)", KernSum},
-    {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", "time per memcpy kind and memset",
-     MemTimeSum},
-    {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", "bytes per memcpy kind and memset",
-     MemSizeSum},
+    {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", "time per memcpy kind and memset", MemTimeSum},
+    {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", "bytes per memcpy kind and memset", MemSizeSum},
     {"nvtx_sum", "NVTX Range Summary", "time per NVTX range (\"domain:text\") and style", NvtxSum},
     {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary",
      "GPU time of the work launched inside each NVTX range (same-thread ranges)", NvtxGpuProjSum},

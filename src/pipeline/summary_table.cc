@@ -48,10 +48,9 @@ model::StatsTable DurationSummaryTable(std::vector<SummaryRow> rows, const std::
                {"Med (ns)"}, {"Min (ns)"},        {"Max (ns)"},   {"StdDev (ns)"}};
   for (const auto& h : key_headers) t.columns.push_back({h, false});
   for (auto& r : rows) {
-    std::vector<std::string> cells = {Share(r.s.total, grand), std::to_string(r.s.total),
-                                      std::to_string(r.s.count), PyRound1(r.s.mean),
-                                      PyRound1(r.s.median),     std::to_string(r.s.min),
-                                      std::to_string(r.s.max),   PyRound1(r.s.stdev)};
+    std::vector<std::string> cells = {Share(r.s.total, grand), std::to_string(r.s.total), std::to_string(r.s.count),
+                                      PyRound1(r.s.mean),      PyRound1(r.s.median),      std::to_string(r.s.min),
+                                      std::to_string(r.s.max), PyRound1(r.s.stdev)};
     for (auto& k : r.keys) cells.push_back(std::move(k));
     t.rows.push_back(std::move(cells));
   }

@@ -42,10 +42,9 @@ std::string WorkloadStem(const std::vector<std::string>& workload) {
 }
 
 bool ValidName(const std::string& n) {
-  return !n.empty() && n[0] != '.' && n[0] != '-' &&
-         std::all_of(n.begin(), n.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-         });
+  return !n.empty() && n[0] != '.' && n[0] != '-' && std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
 }
 
 // The value of the last `--flag V` or `--flag=V` in args (argparse: the last one wins).
@@ -61,9 +60,7 @@ std::optional<std::string> LastFlagValue(const std::vector<std::string>& args, c
   return v;
 }
 
-int IntOr(const std::optional<std::string>& v, int fallback) {
-  return v && IsNumber(*v) ? std::stoi(*v) : fallback;
-}
+int IntOr(const std::optional<std::string>& v, int fallback) { return v && IsNumber(*v) ? std::stoi(*v) : fallback; }
 
 const doctor::Check* FindCheck(const DoctorFindings& f, const std::string& id) {
   for (const auto& c : f.checks) {
@@ -111,8 +108,8 @@ class OptionChecker {
 }  // namespace
 
 std::vector<std::string> OutputPaths::Results() const {
-  return {nsys_rep,   qdstrm,     sqlite,           readout_md,      report_json,     command_txt,
-          doctor_json, stdout_log, stderr_log,       probe_json,      probe_stdout_log, probe_stderr_log};
+  return {nsys_rep,    qdstrm,     sqlite,     readout_md, report_json,      command_txt,
+          doctor_json, stdout_log, stderr_log, probe_json, probe_stdout_log, probe_stderr_log};
 }
 
 StatusOr<Preset> ParsePreset(const std::string& s) {
@@ -135,8 +132,8 @@ StatusOr<Shorthand> ParseShorthand(const std::vector<std::string>& args) {
   Shorthand s;
   s.mode = args.at(0);
   if (args.size() < 3 || !IsNumber(args[1]) || !IsNumber(args[2])) {
-    return Error(ExitCode::kUsage, fmt::format("the shorthand is MODE N_TOKEN RANKS, e.g. 'cpprof profile {} 1024 4'",
-                                               s.mode));
+    return Error(ExitCode::kUsage,
+                 fmt::format("the shorthand is MODE N_TOKEN RANKS, e.g. 'cpprof profile {} 1024 4'", s.mode));
   }
   s.n_token = std::stoi(args[1]);
   s.ranks = std::stoi(args[2]);
@@ -150,8 +147,9 @@ StatusOr<Shorthand> ParseShorthand(const std::vector<std::string>& args) {
 Status CheckOptions(const ProfileOptions& o) {
   if (o.probe && o.no_probe) return Error(ExitCode::kUsage, "--probe and --no-probe exclude each other");
   if ((!o.trace_functions.empty() || !o.trace_discover.empty()) && !o.trace_json.empty()) {
-    return Error(ExitCode::kUsage, "--trace-json FILE excludes --trace-function and --trace-discover: pass a file "
-                                   "you made, or let cpprof make one from --trace-function/--trace-discover");
+    return Error(ExitCode::kUsage,
+                 "--trace-json FILE excludes --trace-function and --trace-discover: pass a file "
+                 "you made, or let cpprof make one from --trace-function/--trace-discover");
   }
   if (!o.trace_match.empty() && o.trace_discover.empty()) {
     return Error(ExitCode::kUsage, "--trace-match REGEX goes with --trace-discover PKG");
@@ -236,16 +234,20 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
 
   if (sh) {
     if (in.cpfold_root.empty()) {
-      return Error(ExitCode::kUsage, "the reference workload cpfold was not found (python/cpfold beside cpprof). "
-                                     "Name your workload after --: cpprof profile -- -m pkg.module ARGS");
+      return Error(ExitCode::kUsage,
+                   "the reference workload cpfold was not found (python/cpfold beside cpprof). "
+                   "Name your workload after --: cpprof profile -- -m pkg.module ARGS");
     }
     plan.cpfold = true;
     plan.cpfold_mode = sh->mode;
     plan.n_token = sh->n_token;
     plan.cp0 = sh->cp0;
     plan.cp1 = sh->cp1;
-    plan.workload = {"-m", "cpfold.run", "--mode", sh->mode, "--n-token", std::to_string(sh->n_token),
-                     "--cp0", std::to_string(sh->cp0), "--cp1", std::to_string(sh->cp1)};
+    plan.workload = {"-m",        "cpfold.run",
+                     "--mode",    sh->mode,
+                     "--n-token", std::to_string(sh->n_token),
+                     "--cp0",     std::to_string(sh->cp0),
+                     "--cp1",     std::to_string(sh->cp1)};
     if (std::find(extra.begin(), extra.end(), "--pg-timeout") == extra.end()) {
       plan.workload.push_back("--pg-timeout");
       plan.workload.push_back(fmt::format("{}", plan.pg_timeout_s));
@@ -267,10 +269,10 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
                                                  "'{}'",
                                                  plan.workload[0]));
     }
-    plan.warnings.push_back(fmt::format(
-        "the process-group timeout cannot be passed to a workload cpprof does not know: it gets "
-        "CPPROF_PG_TIMEOUT_S={} in its environment (use it in init_process_group(timeout=...))",
-        plan.pg_timeout_s));
+    plan.warnings.push_back(
+        fmt::format("the process-group timeout cannot be passed to a workload cpprof does not know: it gets "
+                    "CPPROF_PG_TIMEOUT_S={} in its environment (use it in init_process_group(timeout=...))",
+                    plan.pg_timeout_s));
   }
 
   // ---- names and paths ----
@@ -291,7 +293,8 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
                                                plan.name));
   }
   if (!ValidName(plan.workflow)) {
-    return Error(ExitCode::kUsage, fmt::format("--workflow '{}' must be letters, digits, '-', '_' or '.'", plan.workflow));
+    return Error(ExitCode::kUsage,
+                 fmt::format("--workflow '{}' must be letters, digits, '-', '_' or '.'", plan.workflow));
   }
   OutputPaths& p = plan.out;
   p.folder = o.results_dir + "/" + plan.workflow;
@@ -352,8 +355,9 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
     plan.trace_base = f.functions_trace_base;
     if (plan.cpfold && !in.cpfold_spec.empty()) plan.trace_spec = in.cpfold_spec;
     if (f.functions_trace_base.empty()) {
-      plan.warnings.push_back("no pytorch.json shipped with this nsys: the functions-trace JSON names only the "
-                              "functions given");
+      plan.warnings.push_back(
+          "no pytorch.json shipped with this nsys: the functions-trace JSON names only the "
+          "functions given");
     }
   } else if (!o.trace_json.empty()) {
     plan.trace_json = o.trace_json;
@@ -366,8 +370,9 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
     if (plan.preset == Preset::kFull) plan.trace_base = f.functions_trace_base;
   } else if (plan.preset == Preset::kFull && !f.functions_trace_base.empty()) {
     plan.trace_json = f.functions_trace_base;
-    plan.warnings.push_back("no --trace-json: using the pytorch.json shipped with nsys, which names torch.* only "
-                            "(make one that names your modules with 'cpprof trace-json')");
+    plan.warnings.push_back(
+        "no --trace-json: using the pytorch.json shipped with nsys, which names torch.* only "
+        "(make one that names your modules with 'cpprof trace-json')");
   }
 
   if (plan.preset == Preset::kFast) {
@@ -382,28 +387,32 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
     const auto& tokens = f.profile_help.pytorch_tokens;
     if (f.profile_help_read && f.profile_help.HasOption("pytorch") &&
         std::find(tokens.begin(), tokens.end(), token) == tokens.end()) {
-      opt.Drop("--pytorch=" + token, fmt::format("this nsys's --pytorch accepts only {}",
-                                                 tokens.empty() ? "(none listed)" : fmt::format("{}", fmt::join(tokens, ", "))));
+      opt.Drop("--pytorch=" + token,
+               fmt::format("this nsys's --pytorch accepts only {}",
+                           tokens.empty() ? "(none listed)" : fmt::format("{}", fmt::join(tokens, ", "))));
     } else {
       CPPROF_RETURN_IF_ERROR(opt.Add("pytorch", token, false));
     }
     if (!plan.trace_json.empty()) {
       CPPROF_RETURN_IF_ERROR(opt.Add("python-functions-trace", plan.trace_json, false));
     } else {
-      plan.warnings.push_back("no functions-trace JSON (no --trace-json and no pytorch.json shipped with this nsys): "
-                              "module names will be missing");
+      plan.warnings.push_back(
+          "no functions-trace JSON (no --trace-json and no pytorch.json shipped with this nsys): "
+          "module names will be missing");
     }
     if (!plan.trace_json.empty() && f.profile_help.functions_trace_needs_nvtx && f.python.runs && !f.python.nvtx) {
-      plan.warnings.push_back("this nsys's help says --python-functions-trace needs the nvtx package, which the "
-                              "workload's Python lacks (nsys 2025.3.1 was seen naming ranges without it)");
+      plan.warnings.push_back(
+          "this nsys's help says --python-functions-trace needs the nvtx package, which the "
+          "workload's Python lacks (nsys 2025.3.1 was seen naming ranges without it)");
     }
     if (sampling_off) {
       opt.Drop("--cudabacktrace=all", "inert: " + sampling_why);
       opt.Drop("--python-backtrace=cuda", "inert: " + sampling_why);
     } else {
       if (!f.cpu_sampling) {
-        plan.warnings.push_back("could not tell whether CPU sampling works: --cudabacktrace and --python-backtrace "
-                                "are kept but may be inert");
+        plan.warnings.push_back(
+            "could not tell whether CPU sampling works: --cudabacktrace and --python-backtrace "
+            "are kept but may be inert");
       }
       CPPROF_RETURN_IF_ERROR(opt.Add("cudabacktrace", "all", false));
       CPPROF_RETURN_IF_ERROR(opt.Add("python-backtrace", "cuda", false));
@@ -415,8 +424,9 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   // training script's arguments start; everything after the '--' that follows the launcher is
   // positional for its parser, and the launcher hands it to the workload untouched.
   if (in.launcher.empty()) {
-    return Error(ExitCode::kError, "python/cpprof_helpers/launch_workload.py not found: set CPPROF_HELPERS_DIR to "
-                                   "the python/cpprof_helpers folder of cpprof's checkout");
+    return Error(ExitCode::kError,
+                 "python/cpprof_helpers/launch_workload.py not found: set CPPROF_HELPERS_DIR to "
+                 "the python/cpprof_helpers folder of cpprof's checkout");
   }
   std::string torchrun = f.python.torchrun.empty() ? "torchrun" : f.python.torchrun;
   auto make_launch = [&](const std::vector<std::string>& workload, const std::string& rdzv_suffix) {
@@ -484,9 +494,10 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   if (!caller_has("PYTORCH_CUDA_ALLOC_CONF")) {
     plan.env_additions["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True";
   } else {
-    plan.warnings.push_back(fmt::format("kept the caller's PYTORCH_CUDA_ALLOC_CONF={} (cpprof would set "
-                                        "expandable_segments:True)",
-                                        caller.at("PYTORCH_CUDA_ALLOC_CONF")));
+    plan.warnings.push_back(
+        fmt::format("kept the caller's PYTORCH_CUDA_ALLOC_CONF={} (cpprof would set "
+                    "expandable_segments:True)",
+                    caller.at("PYTORCH_CUDA_ALLOC_CONF")));
   }
   for (const auto& [k, v] : f.profile_env) plan.env_additions[k] = v;  // the importer's LD_LIBRARY_PATH fix
   if (plan.cpfold) {
@@ -498,7 +509,8 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   }
   if (!plan.gpus.empty()) {
     if (caller_has("CUDA_VISIBLE_DEVICES")) {
-      plan.warnings.push_back(fmt::format("kept the caller's CUDA_VISIBLE_DEVICES={}", caller.at("CUDA_VISIBLE_DEVICES")));
+      plan.warnings.push_back(
+          fmt::format("kept the caller's CUDA_VISIBLE_DEVICES={}", caller.at("CUDA_VISIBLE_DEVICES")));
     } else {
       plan.env_additions["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(plan.gpus, ","));
     }
@@ -551,12 +563,12 @@ std::vector<Status> Guards(const Plan& plan, const ProfileOptions& o, const Doct
                                       "with --gpus (one job per GPU, never oversubscribe).",
                                       fmt::join(busy_parts, "; "))));
     } else if (plan.ranks > free_count) {
-      out.push_back(Error(ExitCode::kCheckFailed,
-                          fmt::format("{} ranks need {} free GPUs but only {} of {} {} free{}{}. Wait for them, or "
-                                      "ask for fewer ranks (never more ranks than free GPUs).",
-                                      plan.ranks, plan.ranks, free_count, f.targets.size(),
-                                      free_count == 1 ? "is" : "are", busy_parts.empty() ? "" : ": ",
-                                      fmt::join(busy_parts, "; "))));
+      out.push_back(
+          Error(ExitCode::kCheckFailed,
+                fmt::format("{} ranks need {} free GPUs but only {} of {} {} free{}{}. Wait for them, or "
+                            "ask for fewer ranks (never more ranks than free GPUs).",
+                            plan.ranks, plan.ranks, free_count, f.targets.size(), free_count == 1 ? "is" : "are",
+                            busy_parts.empty() ? "" : ": ", fmt::join(busy_parts, "; "))));
     }
   }
   // Never overwrite a result without --force.
@@ -618,10 +630,10 @@ std::string DescribePlan(const Plan& plan) {
   std::string s;
   s += fmt::format("nsys: {} ({})\n", plan.nsys, plan.nsys_version);
   s += fmt::format("preset: {}\n", plan.preset == Preset::kFast ? "fast" : "full");
-  s += fmt::format("ranks: {} per node x {} node(s){}\n", plan.ranks, plan.nnodes,
-                   plan.cpfold ? fmt::format(" (cpfold {} N={}, {}x{} grid)", plan.cpfold_mode, plan.n_token, plan.cp0,
-                                             plan.cp1)
-                               : "");
+  s += fmt::format(
+      "ranks: {} per node x {} node(s){}\n", plan.ranks, plan.nnodes,
+      plan.cpfold ? fmt::format(" (cpfold {} N={}, {}x{} grid)", plan.cpfold_mode, plan.n_token, plan.cp0, plan.cp1)
+                  : "");
   s += "command (argv, one per line):\n";
   for (const auto& a : plan.argv) s += "  " + a + "\n";
   s += "environment additions:\n";
@@ -635,15 +647,16 @@ std::string DescribePlan(const Plan& plan) {
   if (plan.probe) {
     s += "probe command, run first without nsys (argv, one per line):\n";
     for (const auto& a : plan.probe_argv) s += "  " + a + "\n";
-    s += fmt::format("probe predictions: memory per rank against its GPU with {:.0f}% kept free for nsys; time = "
-                     "startup + {} x the probe's time per iteration{} x {:.1f} (the preset's overhead factor, a "
-                     "guess) against --timeout\n",
-                     100 * plan.headroom,
-                     plan.planned_iters > 0 ? fmt::format("{} iterations", plan.planned_iters)
-                                            : std::string("(the whole probe: iterations unknown)"),
-                     plan.iter_scale > 1 ? fmt::format(" (up to x{:.1f} for the diffusion steps it skips)", plan.iter_scale)
-                                         : std::string(),
-                     plan.overhead);
+    s += fmt::format(
+        "probe predictions: memory per rank against its GPU with {:.0f}% kept free for nsys; time = "
+        "startup + {} x the probe's time per iteration{} x {:.1f} (the preset's overhead factor, a "
+        "guess) against --timeout\n",
+        100 * plan.headroom,
+        plan.planned_iters > 0 ? fmt::format("{} iterations", plan.planned_iters)
+                               : std::string("(the whole probe: iterations unknown)"),
+        plan.iter_scale > 1 ? fmt::format(" (up to x{:.1f} for the diffusion steps it skips)", plan.iter_scale)
+                            : std::string(),
+        plan.overhead);
   }
   if (!plan.dropped.empty()) {
     s += "dropped options:\n";
@@ -660,8 +673,8 @@ std::string DescribePlan(const Plan& plan) {
     s += "  " + x + "\n";
   }
   if (plan.probe) {
-    for (const auto& x : {p.probe_json, p.probe_stdout_log, p.probe_stderr_log, p.tmp_probe_stdout_log,
-                          p.tmp_probe_stderr_log}) {
+    for (const auto& x :
+         {p.probe_json, p.probe_stdout_log, p.probe_stderr_log, p.tmp_probe_stdout_log, p.tmp_probe_stderr_log}) {
       s += "  " + x + "\n";
     }
   }

@@ -18,27 +18,27 @@ namespace cpprof::profile {
 enum class Preset { kFast, kFull };
 
 struct ProfileOptions {
-  std::string name;                       // --name; empty: derived from the workload
-  std::string preset = "fast";            // --preset fast|full
-  int nproc_per_node = 0;                 // --nproc-per-node; 0: the shorthand's ranks, else free GPUs
-  int nnodes = 1;                         // --nnodes
-  std::string rdzv_endpoint;              // --rdzv-endpoint HOST:PORT (needed with --nnodes > 1)
-  std::vector<int> gpus;                  // --gpus; empty: the first free GPUs
-  std::string trace_json;                 // --trace-json FILE
+  std::string name;                          // --name; empty: derived from the workload
+  std::string preset = "fast";               // --preset fast|full
+  int nproc_per_node = 0;                    // --nproc-per-node; 0: the shorthand's ranks, else free GPUs
+  int nnodes = 1;                            // --nnodes
+  std::string rdzv_endpoint;                 // --rdzv-endpoint HOST:PORT (needed with --nnodes > 1)
+  std::vector<int> gpus;                     // --gpus; empty: the first free GPUs
+  std::string trace_json;                    // --trace-json FILE
   std::vector<std::string> trace_functions;  // --trace-function MODULE:Class.method (repeatable)
-  std::string trace_discover;             // --trace-discover PKG
-  std::string trace_match;                // --trace-match REGEX (with --trace-discover; default: every class)
-  bool probe = false;                     // --probe: probe a workload that is not cpfold too
-  bool no_probe = false;                  // --no-probe
-  double timeout_s = 1800;                // --timeout
+  std::string trace_discover;                // --trace-discover PKG
+  std::string trace_match;                   // --trace-match REGEX (with --trace-discover; default: every class)
+  bool probe = false;                        // --probe: probe a workload that is not cpfold too
+  bool no_probe = false;                     // --no-probe
+  double timeout_s = 1800;                   // --timeout
   std::string results_dir = "profiling/results";
-  std::string workflow;                   // --workflow; empty: inference / training / custom
-  bool force = false;                     // --force
-  bool dry_run = false;                   // --dry-run
-  bool wait = false;                      // --wait: poll until the GPUs are free
-  double max_wait_s = 3600;               // --max-wait
-  double poll_s = 30;                     // how often --wait asks nvidia-smi again
-  std::vector<std::string> args;          // positionals: the shorthand, then the workload after --
+  std::string workflow;           // --workflow; empty: inference / training / custom
+  bool force = false;             // --force
+  bool dry_run = false;           // --dry-run
+  bool wait = false;              // --wait: poll until the GPUs are free
+  double max_wait_s = 3600;       // --max-wait
+  double poll_s = 30;             // how often --wait asks nvidia-smi again
+  std::vector<std::string> args;  // positionals: the shorthand, then the workload after --
 };
 
 // What the plan needs to know of this machine besides the findings (filled by the CLI; tests
@@ -50,21 +50,21 @@ struct PlanInputs {
   std::map<std::string, std::string> caller_env;
   std::string user = "user";  // for /tmp/$USER/cpprof
   std::string tmp_root = "/tmp";
-  std::string host;           // named into reports of multi-node runs
+  std::string host;  // named into reports of multi-node runs
 };
 
 struct OutputPaths {
-  std::string folder;       // <results>/<workflow>
-  std::string base;         // <folder>/<name> (nsys -o)
+  std::string folder;  // <results>/<workflow>
+  std::string base;    // <folder>/<name> (nsys -o)
   std::string nsys_rep, qdstrm, sqlite, readout_md, report_json, command_txt, doctor_json;
-  std::string stdout_log, stderr_log;          // in the results folder
-  std::string tmp_folder;                      // /tmp/$USER/cpprof/<name>
+  std::string stdout_log, stderr_log;  // in the results folder
+  std::string tmp_folder;              // /tmp/$USER/cpprof/<name>
   std::string tmp_stdout_log, tmp_stderr_log;
-  std::string functions_trace;                 // written by cpprof (cpfold spec, --trace-function); empty: none
-  std::string probe_json;                      // <name>.probe.json
-  std::string probe_stdout_log, probe_stderr_log;          // <name>.probe.{stdout,stderr}.log
+  std::string functions_trace;                     // written by cpprof (cpfold spec, --trace-function); empty: none
+  std::string probe_json;                          // <name>.probe.json
+  std::string probe_stdout_log, probe_stderr_log;  // <name>.probe.{stdout,stderr}.log
   std::string tmp_probe_stdout_log, tmp_probe_stderr_log;  // /tmp/$USER/cpprof/<name>/probe.*.log
-  std::string gitignore;                       // <results>/.gitignore
+  std::string gitignore;                                   // <results>/.gitignore
 
   // The result files an earlier run of the same name leaves (what --force replaces).
   std::vector<std::string> Results() const;
@@ -74,10 +74,10 @@ struct Plan {
   Preset preset = Preset::kFast;
   std::string name, workflow;
   int ranks = 1, nnodes = 1;
-  std::vector<int> gpus;           // the GPUs the ranks get (CUDA_VISIBLE_DEVICES), empty: unknown
+  std::vector<int> gpus;  // the GPUs the ranks get (CUDA_VISIBLE_DEVICES), empty: unknown
 
-  bool cpfold = false;             // the reference workload
-  std::string cpfold_mode;         // trunk | e2e | train
+  bool cpfold = false;      // the reference workload
+  std::string cpfold_mode;  // trunk | e2e | train
   int n_token = 0, cp0 = 1, cp1 = 1;
 
   std::string nsys, nsys_version;
@@ -86,25 +86,25 @@ struct Plan {
   std::vector<std::string> workload;      // (-m MODULE | SCRIPT) ARGS, exactly as the workload gets it
   std::vector<std::string> argv;          // the whole command
   std::map<std::string, std::string> env_additions;
-  std::map<std::string, std::string> env;  // the child's whole environment
+  std::map<std::string, std::string> env;     // the child's whole environment
   std::vector<std::string> kept_from_caller;  // NCCL_*, TORCH_*, NVSHMEM_* names passed through
-  double timeout_s = 1800;     // --timeout: then the whole process tree is killed
+  double timeout_s = 1800;                    // --timeout: then the whole process tree is killed
   double pg_timeout_s = 0;
-  std::string trace_json;                  // the --python-functions-trace file; empty: none
-  std::string trace_spec, trace_base;      // trace_json is written from these (cpfold's spec)
+  std::string trace_json;                    // the --python-functions-trace file; empty: none
+  std::string trace_spec, trace_base;        // trace_json is written from these (cpfold's spec)
   std::vector<std::string> trace_functions;  // --trace-function: validated by import, then merged
   std::string trace_discover, trace_match;   // --trace-discover PKG [--trace-match REGEX]
-  std::string entry_module;                // the workload's -m MODULE (runs as __main__)
+  std::string entry_module;                  // the workload's -m MODULE (runs as __main__)
   // The feasibility probe: the same launch without nsys, shortened, run first.
   bool probe = false;
-  std::string probe_why;                   // why it runs or not
-  std::vector<std::string> probe_argv;     // torchrun ... launcher -- workload (shortened)
-  int planned_iters = 0;                   // the profiled run's iterations (warmup included); 0: unknown
-  double iter_scale = 1;                   // e2e: planned diffusion steps / the probe's
-  double overhead = 1.1;                   // the preset's overhead factor under nsys (a guess)
-  double headroom = 0.10;                  // GPU memory kept free for nsys
-  std::vector<std::string> warnings;       // printed, and kept in command.txt and the readout
-  std::vector<std::string> dropped;        // "--cudabacktrace=all: CPU sampling is unavailable ..."
+  std::string probe_why;                // why it runs or not
+  std::vector<std::string> probe_argv;  // torchrun ... launcher -- workload (shortened)
+  int planned_iters = 0;                // the profiled run's iterations (warmup included); 0: unknown
+  double iter_scale = 1;                // e2e: planned diffusion steps / the probe's
+  double overhead = 1.1;                // the preset's overhead factor under nsys (a guess)
+  double headroom = 0.10;               // GPU memory kept free for nsys
+  std::vector<std::string> warnings;    // printed, and kept in command.txt and the readout
+  std::vector<std::string> dropped;     // "--cudabacktrace=all: CPU sampling is unavailable ..."
   OutputPaths out;
 };
 

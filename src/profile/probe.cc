@@ -129,8 +129,9 @@ Prediction Predict(const Measurement& m, const ProbeLimits& l) {
     }
   }
   if (m.peak_by_rank.empty()) {
-    p.lines.push_back("peak memory: not measured (the workload printed no cpfold-iter lines with peak_mem_bytes and "
-                      "nvidia-smi gave nothing)");
+    p.lines.push_back(
+        "peak memory: not measured (the workload printed no cpfold-iter lines with peak_mem_bytes and "
+        "nvidia-smi gave nothing)");
   } else if (!m.peak_source.empty()) {
     p.lines.push_back("peak memory from " + m.peak_source);
   }
@@ -157,10 +158,10 @@ Prediction Predict(const Measurement& m, const ProbeLimits& l) {
   }
   if (p.time_known) {
     if (p.predicted_max_s > p.predicted_s) {
-      p.lines.push_back(fmt::format("predicted profiled run: {} to {} ({}; up to {:.1f}x per iteration for the "
-                                    "steps the probe skipped) against --timeout {}",
-                                    Seconds(p.predicted_s), Seconds(p.predicted_max_s), how, l.iter_scale,
-                                    Seconds(l.timeout_s)));
+      p.lines.push_back(
+          fmt::format("predicted profiled run: {} to {} ({}; up to {:.1f}x per iteration for the "
+                      "steps the probe skipped) against --timeout {}",
+                      Seconds(p.predicted_s), Seconds(p.predicted_max_s), how, l.iter_scale, Seconds(l.timeout_s)));
     } else {
       p.lines.push_back(fmt::format("predicted profiled run: {} ({}) against --timeout {}", Seconds(p.predicted_s), how,
                                     Seconds(l.timeout_s)));
@@ -172,10 +173,11 @@ Prediction Predict(const Measurement& m, const ProbeLimits& l) {
           "iterations (cpfold: --iters), a smaller problem, more ranks, or --no-probe to run anyway.",
           Seconds(l.timeout_s), Seconds(p.predicted_s), how, std::ceil(p.predicted_max_s * 1.5 / 60) * 60));
     } else if (p.predicted_max_s > l.timeout_s) {
-      p.warnings.push_back(fmt::format("the profiled run may pass --timeout {}: predicted {} to {}; consider "
-                                       "--timeout {:.0f}",
-                                       Seconds(l.timeout_s), Seconds(p.predicted_s), Seconds(p.predicted_max_s),
-                                       std::ceil(p.predicted_max_s * 1.5 / 60) * 60));
+      p.warnings.push_back(
+          fmt::format("the profiled run may pass --timeout {}: predicted {} to {}; consider "
+                      "--timeout {:.0f}",
+                      Seconds(l.timeout_s), Seconds(p.predicted_s), Seconds(p.predicted_max_s),
+                      std::ceil(p.predicted_max_s * 1.5 / 60) * 60));
     }
   } else {
     p.lines.push_back("time: not measured");
@@ -202,12 +204,9 @@ nlohmann::ordered_json ProbeJson(const std::vector<std::string>& argv, const Mea
   j["peak_mem"] = peaks;
   j["peak_mem_source"] = m.peak_source;
   j["peak_mem_kind"] = out.peak_mem_kind;
-  j["limits"] = {{"headroom", l.headroom},
-                 {"timeout_s", l.timeout_s},
-                 {"overhead_factor", l.overhead},
-                 {"overhead_factor_is_a_guess", true},
-                 {"planned_iters", l.planned_iters},
-                 {"iter_scale", l.iter_scale}};
+  j["limits"] = {{"headroom", l.headroom},           {"timeout_s", l.timeout_s},
+                 {"overhead_factor", l.overhead},    {"overhead_factor_is_a_guess", true},
+                 {"planned_iters", l.planned_iters}, {"iter_scale", l.iter_scale}};
   j["prediction"] = {{"memory_ok", p.memory_ok},
                      {"time_ok", p.time_ok},
                      {"memory_known", p.memory_known},

@@ -11,11 +11,10 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace cpprof::profile {
 
@@ -50,21 +49,21 @@ struct ProbeLimits {
   // The total memory of the GPU each local rank gets (by local rank); absent: unknown.
   std::map<int, int64_t> gpu_total_bytes;
   int ranks_per_node = 1;
-  double headroom = 0.10;      // memory kept free for nsys (its CUPTI buffers) and the CUDA context
-  double timeout_s = 1800;     // --timeout
-  double overhead = 1.1;       // the preset's overhead factor under nsys (a guess, see docs/profile.md)
-  int planned_iters = 0;       // iterations of the profiled run (warmup included); 0: unknown (a
-                               // workload without the protocol: its whole wall time is scaled)
-  double iter_scale = 1;       // the profiled run's iteration is up to this many times the probe's
-                               // (e2e: planned diffusion steps / the probe's)
+  double headroom = 0.10;   // memory kept free for nsys (its CUPTI buffers) and the CUDA context
+  double timeout_s = 1800;  // --timeout
+  double overhead = 1.1;    // the preset's overhead factor under nsys (a guess, see docs/profile.md)
+  int planned_iters = 0;    // iterations of the profiled run (warmup included); 0: unknown (a
+                            // workload without the protocol: its whole wall time is scaled)
+  double iter_scale = 1;    // the profiled run's iteration is up to this many times the probe's
+                            // (e2e: planned diffusion steps / the probe's)
 };
 
 struct Measurement {
-  double wall_s = 0;                        // the probe's whole launch
-  std::map<int, int64_t> peak_by_rank;      // bytes, by global rank
-  std::string peak_source;                  // "the workload's cpfold-iter lines", "nvidia-smi", ""
-  std::optional<double> iter_s;             // one iteration
-  double iter_total_s = 0;                  // all the probe's iterations
+  double wall_s = 0;                    // the probe's whole launch
+  std::map<int, int64_t> peak_by_rank;  // bytes, by global rank
+  std::string peak_source;              // "the workload's cpfold-iter lines", "nvidia-smi", ""
+  std::optional<double> iter_s;         // one iteration
+  double iter_total_s = 0;              // all the probe's iterations
 };
 
 struct Prediction {

@@ -73,7 +73,8 @@ TEST(ProbePredict, FitsWithTheNumbersShown) {
   EXPECT_DOUBLE_EQ(p.startup_s, 30);
   EXPECT_DOUBLE_EQ(p.predicted_s, 30 + 4 * 10 * 3.0);
   ASSERT_GE(p.lines.size(), 4u);
-  EXPECT_EQ(p.lines[0], "rank 0: peak memory 60.0 GiB of 140.4 GiB (43%; at most 126.4 GiB with 10% kept free for nsys)");
+  EXPECT_EQ(p.lines[0],
+            "rank 0: peak memory 60.0 GiB of 140.4 GiB (43%; at most 126.4 GiB with 10% kept free for nsys)");
   EXPECT_EQ(p.lines.back(),
             "predicted profiled run: 150 s (startup 30.0 s + 4 iterations x 10.0 s x 3.0 (the preset's overhead "
             "factor under nsys, a guess)) against --timeout 1800 s");
@@ -112,8 +113,9 @@ TEST(ProbePredict, TimePastTheTimeoutStopsAndAnUpperBoundPastItWarns) {
   Prediction p = Predict(m, l);  // 20 + 4 x 50 x 3 = 620 > 600
   EXPECT_FALSE(p.time_ok);
   ASSERT_EQ(p.problems.size(), 1u);
-  EXPECT_CONTAINS(p.problems[0], "the profiled run would pass --timeout 600 s: predicted 620 s (startup 20.0 s + 4 "
-                                 "iterations x 50.0 s x 3.0");
+  EXPECT_CONTAINS(p.problems[0],
+                  "the profiled run would pass --timeout 600 s: predicted 620 s (startup 20.0 s + 4 "
+                  "iterations x 50.0 s x 3.0");
   EXPECT_CONTAINS(p.problems[0], "Fix: a larger --timeout (say 960)");
   EXPECT_CONTAINS(p.problems[0], "--no-probe to run anyway");
   // e2e: the probe ran 2 of 10 diffusion steps; only the upper bound passes the timeout: a warning.

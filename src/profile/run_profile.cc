@@ -1,12 +1,11 @@
 #include "profile/run_profile.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <atomic>
 #include <chrono>
@@ -120,7 +119,8 @@ class Watchdog {
 
   double grace_s_;
   int sig_r_ = -1, sig_w_ = -1, done_r_ = -1, done_w_ = -1;
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
   std::chrono::steady_clock::time_point deadline_;
   std::thread thread_;
   std::atomic<bool> timed_out_{false}, interrupted_{false};
@@ -212,7 +212,8 @@ Status WriteFunctionsTrace(const Plan& plan, runner::ProcessRunner& runner, std:
 class LiveTee {
  public:
   LiveTee(const std::string& out_path, const std::string& err_path, std::ostream* echo)
-      : out_(out_path, std::ios::binary | std::ios::trunc), err_(err_path, std::ios::binary | std::ios::trunc),
+      : out_(out_path, std::ios::binary | std::ios::trunc),
+        err_(err_path, std::ios::binary | std::ios::trunc),
         echo_(echo) {}
   void operator()(bool is_err, std::string_view chunk) {
     std::ofstream& f = is_err ? err_ : out_;
@@ -265,9 +266,8 @@ class GpuMemoryPoller {
     runner::RunOptions o;
     o.env = env_;
     o.timeout_s = 20;
-    auto r = runner_.Run({"nvidia-smi", "--query-gpu=index,name,compute_cap,memory.used,memory.total,uuid",
-                          "--format=csv"},
-                         o);
+    auto r = runner_.Run(
+        {"nvidia-smi", "--query-gpu=index,name,compute_cap,memory.used,memory.total,uuid", "--format=csv"}, o);
     if (!r.ok() || !r->ok()) return false;
     auto gpus = doctor::ParseGpuQuery(r->out);
     if (!gpus.ok()) return false;
@@ -353,8 +353,8 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
   CPPROF_RETURN_IF_ERROR(WriteText(p.probe_stderr_log, res.err));
   std::string logs = fmt::format("{} and {} (copies in {})", p.probe_stderr_log, p.probe_stdout_log, p.tmp_folder);
   if (w.interrupted) {
-    err << fmt::format("cpprof: profile: interrupted during the probe: stopped it ({} processes); logs: {}\n",
-                       w.killed, logs);
+    err << fmt::format("cpprof: profile: interrupted during the probe: stopped it ({} processes); logs: {}\n", w.killed,
+                       logs);
     outcome.interrupted = true;
     return outcome;
   }
@@ -380,7 +380,8 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
   m.iter_total_s = IterTotalSeconds(po);
   const int64_t kMib = 1024 * 1024;
   if (!m.peak_by_rank.empty()) {
-    m.peak_source = "the workload's cpfold-iter lines" + (po.peak_mem_kind.empty() ? "" : " (" + po.peak_mem_kind + ")");
+    m.peak_source =
+        "the workload's cpfold-iter lines" + (po.peak_mem_kind.empty() ? "" : " (" + po.peak_mem_kind + ")");
   } else if (!smi_peak_mib.empty()) {
     for (size_t i = 0; i < plan.gpus.size() && static_cast<int>(i) < plan.ranks; ++i) {
       auto it = smi_peak_mib.find(plan.gpus[i]);
@@ -391,8 +392,8 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
       }
       m.peak_by_rank[static_cast<int>(i)] = std::max<int64_t>(0, it->second - before) * kMib;
     }
-    m.peak_source = fmt::format("nvidia-smi's memory.used every {} s, less what was in use before (by local rank)",
-                                options.poll_s);
+    m.peak_source =
+        fmt::format("nvidia-smi's memory.used every {} s, less what was in use before (by local rank)", options.poll_s);
   }
   ProbeLimits l;
   l.ranks_per_node = plan.ranks;
@@ -404,7 +405,8 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
   if (po.peak_mem_kind != "cpu_max_rss") {  // host memory is not compared with a GPU's
     for (size_t i = 0; i < plan.gpus.size(); ++i) {
       for (const auto& g : f.gpus) {
-        if (g.index == plan.gpus[i] && g.memory_total_mib > 0) l.gpu_total_bytes[static_cast<int>(i)] = g.memory_total_mib * kMib;
+        if (g.index == plan.gpus[i] && g.memory_total_mib > 0)
+          l.gpu_total_bytes[static_cast<int>(i)] = g.memory_total_mib * kMib;
       }
     }
   }
@@ -526,13 +528,12 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
                                p.nsys_rep, logs));
     }
     err << fmt::format("cpprof: profile: exporting SQLite: {} export --type sqlite\n", plan.nsys);
-    auto xr = runner.Run({plan.nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", p.sqlite,
-                          p.nsys_rep},
-                         tool);
+    auto xr = runner.Run(
+        {plan.nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", p.sqlite, p.nsys_rep}, tool);
     if (!xr.ok()) return xr.status();
     if (!xr->ok() || !Exists(p.sqlite)) {
-      return Error(ExitCode::kExternal, fmt::format("'nsys export --type sqlite' {} and wrote no {}: {}", xr->Describe(),
-                                                    p.sqlite, LastLines(xr->err + xr->out, 5)));
+      return Error(ExitCode::kExternal, fmt::format("'nsys export --type sqlite' {} and wrote no {}: {}",
+                                                    xr->Describe(), p.sqlite, LastLines(xr->err + xr->out, 5)));
     }
   }
 
@@ -555,8 +556,10 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
     compared = fmt::format("\n## Compared with {} (`cpprof diff --sanity`)\n\n{}\n", options.compare, d.sanity_line);
     for (const auto& s : d.sanity_details) compared += "- " + s + "\n";
     if (!d.options_a.empty()) {
-      compared += fmt::format("\nThe two captures used different nsys options (before: `{}`; now: `{}`): time "
-                              "differences may come from the profiler.\n", d.options_a, d.options_b);
+      compared += fmt::format(
+          "\nThe two captures used different nsys options (before: `{}`; now: `{}`): time "
+          "differences may come from the profiler.\n",
+          d.options_a, d.options_b);
     }
     err << "cpprof: profile: compared with " << options.compare << ": " << d.sanity_line << '\n';
     if (!d.same_work) rc = static_cast<int>(ExitCode::kCheckFailed);
@@ -570,8 +573,9 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
                     plan.gpus.empty() ? "" : fmt::format(", GPUs {}", fmt::join(plan.gpus, ",")));
   md += fmt::format("- wall time of the profiled run: {:.1f} s\n", wall_s);
   if (plan.preset == Preset::kFull) {
-    md += "- timings were taken under the full option set: expect them slower than an unprofiled run "
-          "(most where the run is launch-bound)\n";
+    md +=
+        "- timings were taken under the full option set: expect them slower than an unprofiled run "
+        "(most where the run is launch-bound)\n";
   }
   if (!plan.dropped.empty()) {
     md += "\n## Options dropped or inert\n\n";

@@ -12,10 +12,10 @@
 namespace cpprof::profile {
 
 struct ExecuteOptions {
-  double kill_grace_s = 5;  // SIGTERM, then SIGKILL after this long
-  bool live = true;         // echo the run's output to `err` as it comes (--quiet: false)
-  double poll_s = 1;        // the probe polls nvidia-smi's memory.used this often (0: never)
-  std::string compare;      // --compare: an earlier result's export; `cpprof diff --sanity` against it
+  double kill_grace_s = 5;      // SIGTERM, then SIGKILL after this long
+  bool live = true;             // echo the run's output to `err` as it comes (--quiet: false)
+  double poll_s = 1;            // the probe polls nvidia-smi's memory.used this often (0: never)
+  std::string compare;          // --compare: an earlier result's export; `cpprof diff --sanity` against it
   double mem_tolerance = 0.10;  // --mem-tolerance (a fraction): peak memory difference the comparison accepts
 };
 

@@ -33,17 +33,30 @@ void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::
   for (const auto& s : d.sanity_details) out << "  " << s << '\n';
   if (!d.options_a.empty()) {
     out << "warning: the two captures were made with different nsys options; time differences may come from the "
-           "profiler, not the work:\n  A: " << d.options_a << "\n  B: " << d.options_b << '\n';
+           "profiler, not the work:\n  A: "
+        << d.options_a << "\n  B: " << d.options_b << '\n';
   }
   if (o.sanity_only) return;
   out << "\nA " << d.window_a << ".\nB " << d.window_b << ".\n";
-  out << fmt::format("\nA: {} rank{}, B: {} rank{}. Markers: [ = ] same, [ ~ ] count changed, [NEW] only in B, "
-                     "[DEL] only in A; deltas are B - A.\n\n",
-                     d.a_ranks, d.a_ranks == 1 ? "" : "s", d.b_ranks, d.b_ranks == 1 ? "" : "s");
+  out << fmt::format(
+      "\nA: {} rank{}, B: {} rank{}. Markers: [ = ] same, [ ~ ] count changed, [NEW] only in B, "
+      "[DEL] only in A; deltas are B - A.\n\n",
+      d.a_ranks, d.a_ranks == 1 ? "" : "s", d.b_ranks, d.b_ranks == 1 ? "" : "s");
 
   out << "GPU time per rank (ms): compute, exposed transfer and waiting for peers apart (busy mixes them):\n";
-  TextTable r({{"rank"}, {"A compute"}, {"B compute"}, {"delta"}, {"A transfer"}, {"B transfer"}, {"delta"},
-               {"A waiting"}, {"B waiting"}, {"delta"}, {"A busy"}, {"B busy"}, {"delta"}});
+  TextTable r({{"rank"},
+               {"A compute"},
+               {"B compute"},
+               {"delta"},
+               {"A transfer"},
+               {"B transfer"},
+               {"delta"},
+               {"A waiting"},
+               {"B waiting"},
+               {"delta"},
+               {"A busy"},
+               {"B busy"},
+               {"delta"}});
   for (const auto& x : d.ranks) {
     auto side = [](bool in, int64_t v) { return in ? Ms(v) : std::string("-"); };
     r.AddRow({std::to_string(x.rank), side(x.in_a, x.a_compute), side(x.in_b, x.b_compute),
@@ -58,20 +71,29 @@ void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::
   out << "Peak GPU memory per rank (MiB):\n";
   TextTable m({{"rank"}, {"A peak"}, {"B peak"}, {"delta"}});
   for (const auto& x : d.ranks) {
-    m.AddRow({std::to_string(x.rank), Mib(x.a_peak), Mib(x.b_peak), x.a_peak && x.b_peak ? Delta(*x.a_peak, *x.b_peak) : "-"});
+    m.AddRow({std::to_string(x.rank), Mib(x.a_peak), Mib(x.b_peak),
+              x.a_peak && x.b_peak ? Delta(*x.a_peak, *x.b_peak) : "-"});
   }
   m.Print(out, "  ");
   out << '\n';
 
   auto mix_table = [&](const std::vector<model::DiffRow>& rows, const char* label, const char* what, size_t top) {
-    TextTable t({{"", TextTable::Align::kLeft}, {"A inst"}, {"B inst"}, {"A ms"}, {"B ms"}, {"delta ms"},
-                 {"A share %"}, {"B share %"}, {label, TextTable::Align::kLeft}, {what, TextTable::Align::kLeft, 90}});
+    TextTable t({{"", TextTable::Align::kLeft},
+                 {"A inst"},
+                 {"B inst"},
+                 {"A ms"},
+                 {"B ms"},
+                 {"delta ms"},
+                 {"A share %"},
+                 {"B share %"},
+                 {label, TextTable::Align::kLeft},
+                 {what, TextTable::Align::kLeft, 90}});
     size_t shown = 0;
     for (const auto& row : rows) {
       if (top && shown >= top && row.marker == model::DiffMarker::kSame) break;
       t.AddRow({std::string(model::MarkerText(row.marker)), std::to_string(row.a_count), std::to_string(row.b_count),
-                Ms(row.a_ns), Ms(row.b_ns), SignedMs(row.a_ns, row.b_ns), SharePct(row.a_share),
-                SharePct(row.b_share), row.label, row.key});
+                Ms(row.a_ns), Ms(row.b_ns), SignedMs(row.a_ns, row.b_ns), SharePct(row.a_share), SharePct(row.b_share),
+                row.label, row.key});
       ++shown;
     }
     t.Print(out, "  ");
@@ -84,8 +106,15 @@ void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::
 
   if (!d.modules.empty()) {
     out << "\nModules, mean busy per rank (ms):\n";
-    TextTable t({{"", TextTable::Align::kLeft}, {"split", TextTable::Align::kLeft}, {"A ms"}, {"B ms"}, {"delta ms"},
-                 {"delta"}, {"A share %"}, {"B share %"}, {"module", TextTable::Align::kLeft, 90}});
+    TextTable t({{"", TextTable::Align::kLeft},
+                 {"split", TextTable::Align::kLeft},
+                 {"A ms"},
+                 {"B ms"},
+                 {"delta ms"},
+                 {"delta"},
+                 {"A share %"},
+                 {"B share %"},
+                 {"module", TextTable::Align::kLeft, 90}});
     for (const auto& row : d.modules) {
       t.AddRow({std::string(model::MarkerText(row.marker)), row.label, Ms(row.a_ns), Ms(row.b_ns),
                 SignedMs(row.a_ns, row.b_ns), Delta(row.a_ns, row.b_ns, row.marker != model::DiffMarker::kNew),
@@ -104,9 +133,15 @@ void PrintDiffJson(const model::ReportDiff& d, std::ostream& out) {
   auto rows = [](const std::vector<model::DiffRow>& v) {
     Json a = Json::array();
     for (const auto& r : v) {
-      a.push_back({{"marker", model::MarkerText(r.marker)}, {"key", r.key}, {"label", r.label},
-                   {"a_count", r.a_count}, {"b_count", r.b_count}, {"a_ns", r.a_ns}, {"b_ns", r.b_ns},
-                   {"a_share", r.a_share}, {"b_share", r.b_share}});
+      a.push_back({{"marker", model::MarkerText(r.marker)},
+                   {"key", r.key},
+                   {"label", r.label},
+                   {"a_count", r.a_count},
+                   {"b_count", r.b_count},
+                   {"a_ns", r.a_ns},
+                   {"b_ns", r.b_ns},
+                   {"a_share", r.a_share},
+                   {"b_share", r.b_share}});
     }
     return a;
   };
@@ -128,11 +163,21 @@ void PrintDiffJson(const model::ReportDiff& d, std::ostream& out) {
   j["b_ranks"] = d.b_ranks;
   Json ranks = Json::array();
   for (const auto& x : d.ranks) {
-    Json r = {{"rank", x.rank}, {"in_a", x.in_a}, {"in_b", x.in_b}, {"a_busy_ns", x.a_busy}, {"b_busy_ns", x.b_busy},
-              {"a_comm_ns", x.a_comm}, {"b_comm_ns", x.b_comm}, {"a_compute_ns", x.a_compute},
-              {"b_compute_ns", x.b_compute}, {"a_exposed_transfer_ns", x.a_transfer},
-              {"b_exposed_transfer_ns", x.b_transfer}, {"a_wait_ns", x.a_wait}, {"b_wait_ns", x.b_wait},
-              {"a_idle_ns", x.a_idle}, {"b_idle_ns", x.b_idle}};
+    Json r = {{"rank", x.rank},
+              {"in_a", x.in_a},
+              {"in_b", x.in_b},
+              {"a_busy_ns", x.a_busy},
+              {"b_busy_ns", x.b_busy},
+              {"a_comm_ns", x.a_comm},
+              {"b_comm_ns", x.b_comm},
+              {"a_compute_ns", x.a_compute},
+              {"b_compute_ns", x.b_compute},
+              {"a_exposed_transfer_ns", x.a_transfer},
+              {"b_exposed_transfer_ns", x.b_transfer},
+              {"a_wait_ns", x.a_wait},
+              {"b_wait_ns", x.b_wait},
+              {"a_idle_ns", x.a_idle},
+              {"b_idle_ns", x.b_idle}};
     r["a_peak_bytes"] = x.a_peak ? Json(*x.a_peak) : Json(nullptr);
     r["b_peak_bytes"] = x.b_peak ? Json(*x.b_peak) : Json(nullptr);
     ranks.push_back(r);

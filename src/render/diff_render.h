@@ -8,7 +8,7 @@
 namespace cpprof::render {
 
 struct DiffRenderOptions {
-  size_t top = 20;        // kernel rows shown (changed rows always come first); 0: all
+  size_t top = 20;  // kernel rows shown (changed rows always come first); 0: all
   bool sanity_only = false;
 };
 

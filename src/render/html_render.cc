@@ -83,8 +83,13 @@ Json TimelineJson(const model::Report& r, int64_t t0) {
     x["bin_ns"] = rt.bin_ns;
     Json ls = Json::array();
     for (const auto& l : rt.lanes) {
-      ls.push_back({{"lane", l.lane}, {"ops", l.ops}, {"union_ns", l.union_ns}, {"intervals", l.intervals},
-                    {"downsampled", l.downsampled}, {"bin_ns", l.bin_ns}, {"bins", BinsJson(l.bins, t0)}});
+      ls.push_back({{"lane", l.lane},
+                    {"ops", l.ops},
+                    {"union_ns", l.union_ns},
+                    {"intervals", l.intervals},
+                    {"downsampled", l.downsampled},
+                    {"bin_ns", l.bin_ns},
+                    {"bins", BinsJson(l.bins, t0)}});
     }
     x["lanes"] = ls;
     Json mods = Json::array();
@@ -95,8 +100,10 @@ Json TimelineJson(const model::Report& r, int64_t t0) {
         runs.push_back(m.end - t0);
         runs.push_back(m.row);
       }
-      mods.push_back({{"level", v}, {"runs_before", rt.module_run_count[v]},
-                      {"downsampled", rt.modules_downsampled[v]}, {"runs", runs}});
+      mods.push_back({{"level", v},
+                      {"runs_before", rt.module_run_count[v]},
+                      {"downsampled", rt.modules_downsampled[v]},
+                      {"runs", runs}});
     }
     x["modules"] = mods;
     ranks.push_back(x);
@@ -131,9 +138,15 @@ Json MemoryJson(const model::Report& r, int64_t t0) {
       pts.push_back(p.time_ns - t0);
       pts.push_back(p.bytes);
     }
-    series.push_back({{"rank", rank}, {"pid", s->pid}, {"device", s->device}, {"peak_bytes", s->peak_bytes},
-                      {"peak_ns", s->peak_ns - t0}, {"final_bytes", s->final_bytes}, {"events", s->events},
-                      {"unmatched_frees", s->unmatched_frees}, {"points", pts}});
+    series.push_back({{"rank", rank},
+                      {"pid", s->pid},
+                      {"device", s->device},
+                      {"peak_bytes", s->peak_bytes},
+                      {"peak_ns", s->peak_ns - t0},
+                      {"final_bytes", s->final_bytes},
+                      {"events", s->events},
+                      {"unmatched_frees", s->unmatched_frees},
+                      {"points", pts}});
   }
   std::stable_sort(series.begin(), series.end(), [](const Json& a, const Json& b) {
     auto key = [](const Json& x) { return x["rank"].get<int>() < 0 ? INT32_MAX : x["rank"].get<int>(); };
@@ -195,8 +208,11 @@ Json HtmlData(const model::Report& r, const RenderOptions& o) {
   j["memory"] = MemoryJson(r, t0);
   Json diags = Json::array();
   for (const auto& d : r.diagnostics) {
-    diags.push_back({{"severity", model::SeverityName(d.severity)}, {"id", d.id}, {"title", d.title},
-                     {"detail", d.detail}, {"fix", d.fix}});
+    diags.push_back({{"severity", model::SeverityName(d.severity)},
+                     {"id", d.id},
+                     {"title", d.title},
+                     {"detail", d.detail},
+                     {"fix", d.fix}});
   }
   j["diagnostics"] = diags;
   j["capture"] = CaptureJson(r, o);

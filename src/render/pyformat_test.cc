@@ -31,16 +31,16 @@ TEST(PyRepr, MatchesPython) {
 // the shortest repr of the result.
 TEST(PyRound1, RoundsLikeSqlite) {
   EXPECT_EQ(PyRound1(1061721.6666666667), "1061721.7");
-  EXPECT_EQ(PyRound1(1234.25), "1234.3");    // exact tie: away from zero (Python's round gives .2)
+  EXPECT_EQ(PyRound1(1234.25), "1234.3");  // exact tie: away from zero (Python's round gives .2)
   EXPECT_EQ(PyRound1(1234.75), "1234.8");
   EXPECT_EQ(PyRound1(-1234.25), "-1234.3");
-  EXPECT_EQ(PyRound1(0.15), "0.1");          // 0.15 is 0.1499999... in binary
-  EXPECT_EQ(PyRound1(0.35), "0.3");          // 0.34999...
+  EXPECT_EQ(PyRound1(0.15), "0.1");  // 0.15 is 0.1499999... in binary
+  EXPECT_EQ(PyRound1(0.35), "0.3");  // 0.34999...
   EXPECT_EQ(PyRound1(2.675), "2.7");
   EXPECT_EQ(PyRound1(5.0), "5.0");
   EXPECT_EQ(PyRound1(0.04), "0.0");
   EXPECT_EQ(PyRound1(99.96), "100.0");
-  EXPECT_EQ(PyRound1(2e16), "2e+16");        // beyond the fixed range: repr of the value
+  EXPECT_EQ(PyRound1(2e16), "2e+16");  // beyond the fixed range: repr of the value
 }
 
 TEST(MegabytesFixed3, ThreeDecimals) {

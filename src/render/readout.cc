@@ -103,9 +103,8 @@ std::string CommByKindMs(const model::ModuleNode& m) {
     int64_t v = MeanOver(m, [&](const model::ModuleRankTime& t) { return t.comm_kind_ns[k]; });
     if (v > 0) kinds.push_back({v, k});
   }
-  std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  std::sort(kinds.begin(), kinds.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   std::string s;
   for (const auto& [v, k] : kinds) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", model::kOpClassNames[k], Ms(v));
   return s;
@@ -134,15 +133,16 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
   }
   std::vector<CpSplit> split = CpSplitPerRank(r);
   CpSplit mean;
-  for (const auto& s : split) mean.cp_ns += s.cp_ns, mean.serial_ns += s.serial_ns, mean.unattributed_ns += s.unattributed_ns;
+  for (const auto& s : split)
+    mean.cp_ns += s.cp_ns, mean.serial_ns += s.serial_ns, mean.unattributed_ns += s.unattributed_ns;
   if (!split.empty()) {
     int64_t n = static_cast<int64_t>(split.size());
     mean.cp_ns /= n, mean.serial_ns /= n, mean.unattributed_ns /= n;
   }
   if (o.markdown) {
     out << fmt::format("### Modules ({})\n\n", r.grouping.source);
-    std::vector<std::string> header{"module", "split", "mean ms", "max ms", "share", "straggler", "comm ms", "hidden",
-                                    "wait ms", "comm by kind (ms)"};
+    std::vector<std::string> header{"module",    "split",   "mean ms", "max ms",  "share",
+                                    "straggler", "comm ms", "hidden",  "wait ms", "comm by kind (ms)"};
     std::vector<bool> right{false, false, true, true, true, true, true, true, true, false};
     if (training) header.insert(header.begin() + 4, "bwd %"), right.insert(right.begin() + 4, true);
     MdTable t(header, right);
@@ -171,9 +171,16 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
     out << "  bwd % = the part of the module's time launched by the backward pass (mapped to the forward\n"
            "  op's module through autograd's sequence numbers); [backward] = backward work not mapped.\n";
   }
-  std::vector<TextTable::Column> columns{{"module", TextTable::Align::kLeft, 60}, {"split", TextTable::Align::kLeft},
-                                         {"mean"}, {"max"}, {"share %"}, {"straggler"}, {"comm"}, {"hidden %"},
-                                         {"wait"}, {"comm by kind (mean)", TextTable::Align::kLeft}};
+  std::vector<TextTable::Column> columns{{"module", TextTable::Align::kLeft, 60},
+                                         {"split", TextTable::Align::kLeft},
+                                         {"mean"},
+                                         {"max"},
+                                         {"share %"},
+                                         {"straggler"},
+                                         {"comm"},
+                                         {"hidden %"},
+                                         {"wait"},
+                                         {"comm by kind (mean)", TextTable::Align::kLeft}};
   std::vector<std::string> total{"busy (sum of top-level rows)", "", Ms(mean_busy), "", "100.0", "", "", "", "", ""};
   if (training) columns.insert(columns.begin() + 4, {"bwd %"}), total.insert(total.begin() + 4, "");
   TextTable t(columns);
@@ -240,21 +247,24 @@ void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostrea
   const bool multi = r.ranks.size() > 1;
   std::string head;
   if (multi && im.straggler_rank >= 0) {
-    head = fmt::format("straggler: rank {}, the rank the others wait for: it arrived last at {} of {} matched NCCL "
-                       "ops and kept the others waiting {} ms.",
-                       im.straggler_rank, im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns));
+    head = fmt::format(
+        "straggler: rank {}, the rank the others wait for: it arrived last at {} of {} matched NCCL "
+        "ops and kept the others waiting {} ms.",
+        im.straggler_rank, im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns));
   } else if (multi) {
     head = "straggler: none (no rank kept another waiting in matched NCCL ops).";
   } else {
     head = "one rank: its NCCL ops have no peers in this export to match, so their time is not split.";
   }
   if (multi && im.busiest_rank >= 0) {
-    head += fmt::format(" Most GPU busy time: rank {} (busy spread (max - min) / max = {:.1f}%, compute spread "
-                        "{:.1f}%); a rank that waits inside NCCL kernels is busy, not slow.",
-                        im.busiest_rank, 100.0 * im.busy_spread, 100.0 * im.compute_spread);
+    head += fmt::format(
+        " Most GPU busy time: rank {} (busy spread (max - min) / max = {:.1f}%, compute spread "
+        "{:.1f}%); a rank that waits inside NCCL kernels is busy, not slow.",
+        im.busiest_rank, 100.0 * im.busy_spread, 100.0 * im.compute_spread);
   }
-  std::vector<std::string> header{"kind", "rank", "ops", "instances", "time ms", "wait ms", "transfer ms",
-                                  "exposed transfer ms", "unmatched ms", "arrived last", "caused wait ms"};
+  std::vector<std::string> header{"kind",         "rank",         "ops",           "instances",
+                                  "time ms",      "wait ms",      "transfer ms",   "exposed transfer ms",
+                                  "unmatched ms", "arrived last", "caused wait ms"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : im.collectives) {
     for (size_t k = 0; k < c.per_rank.size(); ++k) {
@@ -283,7 +293,8 @@ void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostrea
   }
   out << "Waiting vs transfer per NCCL kind and rank, ms:\n  " << head << '\n';
   std::vector<TextTable::Column> cols{{"kind", TextTable::Align::kLeft}};
-  for (size_t i = 1; i < header.size(); ++i) cols.push_back({header[i].substr(0, header[i].size() - (header[i].ends_with(" ms") ? 3 : 0))});
+  for (size_t i = 1; i < header.size(); ++i)
+    cols.push_back({header[i].substr(0, header[i].size() - (header[i].ends_with(" ms") ? 3 : 0))});
   TextTable t(cols);
   for (auto& row : rows) t.AddRow(std::move(row));
   t.Print(out, "  ");
@@ -319,8 +330,8 @@ void PrintBudget(const model::Report& r, const ReadoutOptions& o, std::ostream& 
                     cell(s.exposed_transfer_ns, s.span_ns), cell(s.exposed_wait_ns, s.span_ns),
                     cell(s.idle_ns, s.span_ns), Ms(s.launch_gap_ns), s.launch_bound ? "yes" : "no"});
   }
-  std::vector<std::string> header{"rank", "window ms", "compute", "exposed transfer", "waiting", "idle (host)",
-                                  "launch gaps ms", "launch-bound"};
+  std::vector<std::string> header{"rank",    "window ms",   "compute",        "exposed transfer",
+                                  "waiting", "idle (host)", "launch gaps ms", "launch-bound"};
   const char* definition =
       "compute + exposed transfer + waiting + idle = the window. compute = union of non-communication GPU work "
       "(communication hidden under it included); exposed transfer = communication-only time during which data "
@@ -337,8 +348,14 @@ void PrintBudget(const model::Report& r, const ReadoutOptions& o, std::ostream& 
     return;
   }
   out << "Where each rank's window goes, ms (% of the window):\n";
-  TextTable t({{"rank"}, {"window"}, {"compute"}, {"exposed transfer"}, {"waiting"}, {"idle (host)"},
-               {"launch gaps"}, {"launch-bound", TextTable::Align::kLeft}});
+  TextTable t({{"rank"},
+               {"window"},
+               {"compute"},
+               {"exposed transfer"},
+               {"waiting"},
+               {"idle (host)"},
+               {"launch gaps"},
+               {"launch-bound", TextTable::Align::kLeft}});
   for (auto& row : rows) t.AddRow(std::move(row));
   t.Print(out, "  ");
   out << "  " << definition << "\n\n";
@@ -355,10 +372,12 @@ void PrintIterations(const model::Report& r, const ReadoutOptions& o, std::ostre
                     t.warmup ? "warm-up" : "", t.in_window ? "yes" : "no"});
   }
   std::string more = w.iterations.size() > kMaxRows
-                         ? fmt::format("{} more iterations not listed. ", w.iterations.size() - kMaxRows) : "";
-  std::string definition = more + fmt::format("Found from {}; an iteration's time runs from the earliest start to the "
-                                              "latest end of its range over the ranks. --window iter:N selects one.",
-                                              w.method);
+                         ? fmt::format("{} more iterations not listed. ", w.iterations.size() - kMaxRows)
+                         : "";
+  std::string definition = more + fmt::format(
+                                      "Found from {}; an iteration's time runs from the earliest start to the "
+                                      "latest end of its range over the ranks. --window iter:N selects one.",
+                                      w.method);
   if (o.markdown) {
     out << "### Iterations\n\n";
     MdTable t({"#", "range", "ms", "at s", "", "in window"}, {true, false, true, true, false, false});
@@ -368,7 +387,11 @@ void PrintIterations(const model::Report& r, const ReadoutOptions& o, std::ostre
     return;
   }
   out << "Iterations:\n";
-  TextTable t({{"#"}, {"range", TextTable::Align::kLeft, 60}, {"ms"}, {"at s"}, {"", TextTable::Align::kLeft},
+  TextTable t({{"#"},
+               {"range", TextTable::Align::kLeft, 60},
+               {"ms"},
+               {"at s"},
+               {"", TextTable::Align::kLeft},
                {"in window", TextTable::Align::kLeft}});
   for (auto& row : rows) t.AddRow(std::move(row));
   t.Print(out, "  ");
@@ -439,7 +462,8 @@ void PrintMemory(const model::Report& r, const ReadoutOptions& o, std::ostream& 
     rows.push_back({std::to_string(s.rank), MiB(s.peak_mem_bytes), fmt::format("{:.3f}", s.peak_mem_ns / 1e9),
                     s.peak_mem_module.empty() ? "-" : s.peak_mem_module});
   }
-  std::string spread = max > 0 ? fmt::format("spread (max - min) / max = {:.1f}%", 100.0 * static_cast<double>(max - min) / static_cast<double>(max))
+  std::string spread = max > 0 ? fmt::format("spread (max - min) / max = {:.1f}%",
+                                             100.0 * static_cast<double>(max - min) / static_cast<double>(max))
                                : "";
   if (o.markdown) {
     out << "### Peak GPU memory\n\n";
@@ -482,7 +506,8 @@ void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream&
     for (const auto& l : lines) out << "- " << l << '\n';
     out << '\n';
     out << "### Diagnostics\n\n";
-    if (r.diagnostics.empty()) out << "Nothing to report: no inert options, empty domains, open or cross-thread ranges.\n";
+    if (r.diagnostics.empty())
+      out << "Nothing to report: no inert options, empty domains, open or cross-thread ranges.\n";
     for (const auto& d : r.diagnostics) {
       out << fmt::format("- **{}**: {}. {}", model::SeverityName(d.severity), d.title, d.detail);
       if (!d.fix.empty()) out << " *Fix:* " << d.fix;
@@ -490,8 +515,8 @@ void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream&
     }
     for (const auto& m : c.messages) {
       if (Covered(r, m)) continue;
-      out << fmt::format("- nsys {} ({}{}): {}\n", m.severity, m.source, m.count > 1 ? fmt::format(", x{}", m.count) : "",
-                         m.text);
+      out << fmt::format("- nsys {} ({}{}): {}\n", m.severity, m.source,
+                         m.count > 1 ? fmt::format(", x{}", m.count) : "", m.text);
     }
     out << '\n';
     return;
@@ -507,8 +532,8 @@ void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream&
     }
     for (const auto& m : c.messages) {
       if (Covered(r, m)) continue;
-      out << fmt::format("  nsys {} ({}{}): {}\n", m.severity, m.source, m.count > 1 ? fmt::format(", x{}", m.count) : "",
-                         m.text);
+      out << fmt::format("  nsys {} ({}{}): {}\n", m.severity, m.source,
+                         m.count > 1 ? fmt::format(", x{}", m.count) : "", m.text);
     }
     out << '\n';
   }

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "render/csv.h"
-#include "render/report_json.h"
 #include "render/readout.h"
+#include "render/report_json.h"
 #include "render/table.h"
 
 namespace cpprof::render {
@@ -63,8 +63,13 @@ Json MemoryJson(const model::Report& r) {
   for (const auto& s : m.series) {
     Json points = Json::array();
     for (const auto& p : s.timeline) points.push_back({p.time_ns, p.bytes});
-    series.push_back({{"pid", s.pid}, {"device", s.device}, {"peak_bytes", s.peak_bytes}, {"peak_ns", s.peak_ns},
-                      {"final_bytes", s.final_bytes}, {"events", s.events}, {"unmatched_frees", s.unmatched_frees},
+    series.push_back({{"pid", s.pid},
+                      {"device", s.device},
+                      {"peak_bytes", s.peak_bytes},
+                      {"peak_ns", s.peak_ns},
+                      {"final_bytes", s.final_bytes},
+                      {"events", s.events},
+                      {"unmatched_frees", s.unmatched_frees},
                       {"timeline", points}});
   }
   j["series"] = series;
@@ -84,7 +89,8 @@ Json CaptureJson(const model::Report& r) {
   j["pytorch_autograd"] = c.pytorch_autograd;
   j["cuda_graph_trace_mode"] = c.cuda_graph_trace_mode;
   Json ft = Json::array();
-  for (const auto& e : c.functions_trace) ft.push_back({{"domain", e.domain}, {"module", e.module}, {"functions", e.functions}});
+  for (const auto& e : c.functions_trace)
+    ft.push_back({{"domain", e.domain}, {"module", e.module}, {"functions", e.functions}});
   j["functions_trace"] = ft;
   j["command"] = c.command;
   j["arguments"] = c.arguments;
@@ -103,8 +109,11 @@ Json CaptureJson(const model::Report& r) {
 Json DiagnosticsJson(const model::Report& r) {
   Json a = Json::array();
   for (const auto& d : r.diagnostics) {
-    a.push_back({{"severity", model::SeverityName(d.severity)}, {"id", d.id}, {"title", d.title},
-                 {"detail", d.detail}, {"fix", d.fix}});
+    a.push_back({{"severity", model::SeverityName(d.severity)},
+                 {"id", d.id},
+                 {"title", d.title},
+                 {"detail", d.detail},
+                 {"fix", d.fix}});
   }
   return a;
 }
@@ -125,13 +134,21 @@ Json ImbalanceJson(const model::Report& r) {
   for (const auto& c : im.collectives) {
     Json per = Json::array();
     for (const auto& p : c.per_rank) {
-      per.push_back({{"ops", p.ops}, {"unmatched_ops", p.unmatched_ops}, {"time_ns", p.time_ns},
-                     {"wait_ns", p.wait_ns}, {"transfer_ns", p.transfer_ns}, {"unmatched_ns", p.unmatched_ns},
-                     {"exposed_transfer_ns", p.exposed_transfer_ns}, {"last_arrivals", p.last_arrivals},
+      per.push_back({{"ops", p.ops},
+                     {"unmatched_ops", p.unmatched_ops},
+                     {"time_ns", p.time_ns},
+                     {"wait_ns", p.wait_ns},
+                     {"transfer_ns", p.transfer_ns},
+                     {"unmatched_ns", p.unmatched_ns},
+                     {"exposed_transfer_ns", p.exposed_transfer_ns},
+                     {"last_arrivals", p.last_arrivals},
                      {"caused_wait_ns", p.caused_wait_ns}});
     }
-    cs.push_back({{"kind", model::Name(c.kind)}, {"instances", c.instances}, {"per_rank_count", c.per_rank_count},
-                  {"start_spread_sum_ns", c.start_spread_sum_ns}, {"start_spread_max_ns", c.start_spread_max_ns},
+    cs.push_back({{"kind", model::Name(c.kind)},
+                  {"instances", c.instances},
+                  {"per_rank_count", c.per_rank_count},
+                  {"start_spread_sum_ns", c.start_spread_sum_ns},
+                  {"start_spread_max_ns", c.start_spread_max_ns},
                   {"per_rank", per}});
   }
   j["collectives"] = cs;
@@ -156,7 +173,10 @@ Json WindowJson(const model::Report& r) {
   j["clipped_ops"] = w.clipped_ops;
   Json it = Json::array();
   for (const auto& t : w.iterations) {
-    it.push_back({{"name", t.name}, {"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"warmup", t.warmup},
+    it.push_back({{"name", t.name},
+                  {"start_ns", t.start_ns},
+                  {"end_ns", t.end_ns},
+                  {"warmup", t.warmup},
                   {"in_window", t.in_window}});
   }
   j["iterations"] = it;
@@ -164,8 +184,7 @@ Json WindowJson(const model::Report& r) {
 }
 
 Json VerdictJson(const model::Report& r) {
-  return {{"summary", r.verdict.summary}, {"opportunities", r.verdict.opportunities},
-          {"warnings", r.verdict.warnings}};
+  return {{"summary", r.verdict.summary}, {"opportunities", r.verdict.opportunities}, {"warnings", r.verdict.warnings}};
 }
 
 Json RankJson(const model::RankSummary& s) {
@@ -200,11 +219,10 @@ Json RankJson(const model::RankSummary& s) {
   Json cls = Json::object();
   for (int k : ClassesByTime(s)) {
     const auto& ct = s.classes[k];
-    cls[std::string(model::kOpClassNames[k])] = {
-        {"kind", model::Kind(static_cast<OpClass>(k))},
-        {"instances", ct.instances},
-        {"sum_ns", ct.sum_ns},
-        {"union_ns", ct.union_ns}};
+    cls[std::string(model::kOpClassNames[k])] = {{"kind", model::Kind(static_cast<OpClass>(k))},
+                                                 {"instances", ct.instances},
+                                                 {"sum_ns", ct.sum_ns},
+                                                 {"union_ns", ct.union_ns}};
   }
   x["classes"] = cls;
   Json comm_kinds = Json::object();
@@ -216,8 +234,8 @@ Json RankJson(const model::RankSummary& s) {
   x["comm_by_kind"] = comm_kinds;
   Json top = Json::array();
   for (const auto& kt : s.top_kernels) {
-    top.push_back({{"name", kt.name}, {"class", model::Name(kt.cls)}, {"total_ns", kt.total_ns},
-                   {"instances", kt.instances}});
+    top.push_back(
+        {{"name", kt.name}, {"class", model::Name(kt.cls)}, {"total_ns", kt.total_ns}, {"instances", kt.instances}});
   }
   x["top_kernels"] = top;
   return x;
@@ -234,8 +252,8 @@ Json ModulesJson(const model::Report& r) {
       "backward_ns: the part of busy_ns launched by the backward pass (autograd's threads), mapped to the module "
       "of the forward op through autograd's sequence numbers (--pytorch=autograd-nvtx ranges); backward work "
       "that cannot be mapped stays in the [backward] row.";
-  j["grouping"] = {{"source", r.grouping.source}, {"groups", r.grouping.groups},
-                   {"module_ranges", r.grouping.module_ranges}};
+  j["grouping"] = {
+      {"source", r.grouping.source}, {"groups", r.grouping.groups}, {"module_ranges", r.grouping.module_ranges}};
   Json rows = Json::array();
   for (const auto& m : r.modules) {
     Json x;
@@ -250,11 +268,19 @@ Json ModulesJson(const model::Report& r) {
     x["straggler_rank"] = m.straggler_rank;
     Json per = Json::array();
     for (const auto& t : m.per_rank) {
-      per.push_back({{"busy_ns", t.busy_ns}, {"own_ns", t.own_ns}, {"backward_ns", t.backward_ns},
-                     {"comm_ns", t.comm_ns}, {"hidden_ns", t.hidden_ns}, {"comm_by_kind", CommKinds(t.comm_kind_ns)},
-                     {"wait_ns", t.wait_ns}, {"transfer_ns", t.transfer_ns},
-                     {"exposed_transfer_ns", t.exposed_transfer_ns}, {"caused_wait_ns", t.caused_wait_ns},
-                     {"last_arrivals", t.last_arrivals}, {"host_idle_ns", t.host_idle_ns}, {"ops", t.ops}});
+      per.push_back({{"busy_ns", t.busy_ns},
+                     {"own_ns", t.own_ns},
+                     {"backward_ns", t.backward_ns},
+                     {"comm_ns", t.comm_ns},
+                     {"hidden_ns", t.hidden_ns},
+                     {"comm_by_kind", CommKinds(t.comm_kind_ns)},
+                     {"wait_ns", t.wait_ns},
+                     {"transfer_ns", t.transfer_ns},
+                     {"exposed_transfer_ns", t.exposed_transfer_ns},
+                     {"caused_wait_ns", t.caused_wait_ns},
+                     {"last_arrivals", t.last_arrivals},
+                     {"host_idle_ns", t.host_idle_ns},
+                     {"ops", t.ops}});
     }
     x["per_rank"] = per;
     rows.push_back(x);
@@ -269,8 +295,7 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
   if (o.show_paths) out << ": " << e.file;
   out << fmt::format("  (nsys {}, export schema {})\n", e.nsys_version.empty() ? "unknown" : e.nsys_version,
                      e.schema_version.empty() ? "unknown" : e.schema_version);
-  out << fmt::format("{} rank{}, assigned by {}\n", r.ranks.size(), r.ranks.size() == 1 ? "" : "s",
-                     r.rank_method);
+  out << fmt::format("{} rank{}, assigned by {}\n", r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.rank_method);
   if (r.ranks.empty()) return;
   out << "Times in ms. comm = NCCL kernels and peer copies; compute = all other GPU work (kernels, "
          "memcpy, memset).\n";
@@ -281,8 +306,16 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
   out << (r.window.whole_capture ? "GPU time per rank over its span (first op start to last op end):\n"
                                  : "GPU time per rank over the window:\n")
       << "  compute-only + comm-only + both = busy;  busy + idle = span\n";
-  TextTable t({{"rank"}, {"device", TextTable::Align::kLeft}, {"span"}, {"busy"}, {"compute-only"},
-               {"comm-only"}, {"both"}, {"idle"}, {"comm % of busy"}, {"hidden comm %"}});
+  TextTable t({{"rank"},
+               {"device", TextTable::Align::kLeft},
+               {"span"},
+               {"busy"},
+               {"compute-only"},
+               {"comm-only"},
+               {"both"},
+               {"idle"},
+               {"comm % of busy"},
+               {"hidden comm %"}});
   for (const auto& s : r.ranks) {
     t.AddRow({std::to_string(s.rank), Device(s.device), Ms(s.span_ns), Ms(s.busy_ns), Ms(s.compute_only_ns),
               Ms(s.comm_only_ns), Ms(s.both_ns), Ms(s.idle_ns), Percent(s.comm_ns, s.busy_ns),
@@ -303,19 +336,21 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
   for (const auto& s : r.ranks) {
     out << fmt::format("Rank {} ({}, pid {}{}): GPU time by class\n", s.rank, Device(s.device), s.pid,
                        s.process.empty() ? "" : ", " + s.process);
-    TextTable c({{"class", TextTable::Align::kLeft}, {"kind", TextTable::Align::kLeft}, {"instances"},
-                 {"kernel time"}, {"wall time"}, {"% of span"}});
+    TextTable c({{"class", TextTable::Align::kLeft},
+                 {"kind", TextTable::Align::kLeft},
+                 {"instances"},
+                 {"kernel time"},
+                 {"wall time"},
+                 {"% of span"}});
     for (int k : ClassesByTime(s)) {
       const auto& ct = s.classes[k];
-      c.AddRow({std::string(model::kOpClassNames[k]),
-                std::string(model::Kind(static_cast<OpClass>(k))), std::to_string(ct.instances),
-                Ms(ct.sum_ns), Ms(ct.union_ns), Percent(ct.union_ns, s.span_ns)});
+      c.AddRow({std::string(model::kOpClassNames[k]), std::string(model::Kind(static_cast<OpClass>(k))),
+                std::to_string(ct.instances), Ms(ct.sum_ns), Ms(ct.union_ns), Percent(ct.union_ns, s.span_ns)});
     }
     c.Print(out, "  ");
     out << "  kernel time sums durations (overlaps count twice); wall time is their union\n\n";
     out << fmt::format("Rank {}: top {} kernels and memory ops by time\n", s.rank, s.top_kernels.size());
-    TextTable k({{"time"}, {"instances"}, {"class", TextTable::Align::kLeft},
-                 {"name", TextTable::Align::kLeft, 96}});
+    TextTable k({{"time"}, {"instances"}, {"class", TextTable::Align::kLeft}, {"name", TextTable::Align::kLeft, 96}});
     for (const auto& kt : s.top_kernels) {
       k.AddRow({Ms(kt.total_ns), std::to_string(kt.instances), std::string(model::Name(kt.cls)), kt.name});
     }
@@ -378,8 +413,7 @@ void PrintReportCsv(const model::Report& r, const RenderOptions&, std::ostream& 
     for (int k : ClassesByTime(s)) {
       const auto& ct = s.classes[k];
       w.Row({"class", rank, std::string(model::kOpClassNames[k]), model::Kind(static_cast<OpClass>(k)),
-             std::to_string(ct.instances),
-             std::to_string(ct.sum_ns), std::to_string(ct.union_ns)});
+             std::to_string(ct.instances), std::to_string(ct.sum_ns), std::to_string(ct.union_ns)});
     }
     for (const auto& kt : s.top_kernels) {
       w.Row({"kernel", rank, kt.name, std::string(model::Name(kt.cls)), std::to_string(kt.instances),

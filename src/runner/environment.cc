@@ -63,9 +63,7 @@ bool Environment::IsDir(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-bool Environment::IsExecutable(const std::string& path) {
-  return IsFile(path) && ::access(path.c_str(), X_OK) == 0;
-}
+bool Environment::IsExecutable(const std::string& path) { return IsFile(path) && ::access(path.c_str(), X_OK) == 0; }
 
 std::optional<std::string> Environment::ReadText(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
@@ -93,8 +91,6 @@ std::vector<std::string> Environment::Glob(const std::string& pattern) {
   return out;
 }
 
-bool VersionLess(const std::string& a, const std::string& b) {
-  return ::strverscmp(a.c_str(), b.c_str()) < 0;
-}
+bool VersionLess(const std::string& a, const std::string& b) { return ::strverscmp(a.c_str(), b.c_str()) < 0; }
 
 }  // namespace cpprof::runner

@@ -1,6 +1,7 @@
 #include "runner/process_runner.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -8,13 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <chrono>
 #include <cstring>
 
 extern char** environ;
@@ -103,8 +102,7 @@ std::optional<std::string> FindProgram(const std::string& name, const std::strin
   return std::nullopt;
 }
 
-StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& argv,
-                                               const RunOptions& options) {
+StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& argv, const RunOptions& options) {
   if (argv.empty()) return Error(ExitCode::kError, "internal: empty command");
 
   // Everything the child needs is built before fork(): after it only async-signal-safe calls.
@@ -121,10 +119,9 @@ StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& a
   }
   std::optional<std::string> program = FindProgram(argv[0], path_var);
   if (!program) {
-    return Error(ExitCode::kExternal,
-                 argv[0].find('/') == std::string::npos
-                     ? fmt::format("'{}' not found on PATH", argv[0])
-                     : fmt::format("'{}' does not exist or is not executable", argv[0]));
+    return Error(ExitCode::kExternal, argv[0].find('/') == std::string::npos
+                                          ? fmt::format("'{}' not found on PATH", argv[0])
+                                          : fmt::format("'{}' does not exist or is not executable", argv[0]));
   }
   std::vector<char*> cargv, cenv;
   std::vector<std::string> argv_copy = argv;
@@ -134,8 +131,7 @@ StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& a
   cenv.push_back(nullptr);
 
   Fd in_r, in_w, out_r, out_w, err_r, err_w, exec_r, exec_w;
-  if (!MakePipe(in_r, in_w) || !MakePipe(out_r, out_w) || !MakePipe(err_r, err_w) ||
-      !MakePipe(exec_r, exec_w)) {
+  if (!MakePipe(in_r, in_w) || !MakePipe(out_r, out_w) || !MakePipe(err_r, err_w) || !MakePipe(exec_r, exec_w)) {
     return Error(ExitCode::kError, fmt::format("cannot create pipes: {}", std::strerror(errno)));
   }
   const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
@@ -177,9 +173,9 @@ StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& a
   if (n == static_cast<ssize_t>(sizeof child_errno)) {
     int status = 0;
     ::waitpid(pid, &status, 0);
-    return Error(ExitCode::kExternal, fmt::format("cannot run '{}'{}: {}", *program,
-                                                  cwd ? fmt::format(" in '{}'", options.cwd) : "",
-                                                  std::strerror(child_errno)));
+    return Error(ExitCode::kExternal,
+                 fmt::format("cannot run '{}'{}: {}", *program, cwd ? fmt::format(" in '{}'", options.cwd) : "",
+                             std::strerror(child_errno)));
   }
 
   ProcessResult result;
@@ -190,8 +186,8 @@ StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& a
   } else {
     in_w.Close();
   }
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
   char buf[65536];
   while (out_r.get() >= 0 || err_r.get() >= 0) {
     std::vector<pollfd> fds;

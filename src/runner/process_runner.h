@@ -21,18 +21,18 @@ struct RunOptions {
   // The child's whole environment. Unset: the parent's. The program (argv[0] without a '/')
   // is looked up on this environment's PATH, not the parent's.
   std::optional<std::map<std::string, std::string>> env;
-  std::string cwd;                    // empty: the parent's
+  std::string cwd;                        // empty: the parent's
   std::optional<std::string> stdin_data;  // unset: the child reads /dev/null
-  double timeout_s = 60;              // then the child's process group is killed
-  size_t max_output = 64u << 20;      // bytes kept per stream; the rest is drained and dropped
+  double timeout_s = 60;                  // then the child's process group is killed
+  size_t max_output = 64u << 20;          // bytes kept per stream; the rest is drained and dropped
   // Called with each chunk as it is read (is_err: from stderr), before max_output applies: for
   // live logs and echoing a long run's output. Runs on the calling thread.
   std::function<void(bool is_err, std::string_view chunk)> on_output;
 };
 
 struct ProcessResult {
-  int exit_code = -1;     // valid when !signaled
-  int term_signal = 0;    // the signal that ended it, 0 if it exited
+  int exit_code = -1;   // valid when !signaled
+  int term_signal = 0;  // the signal that ended it, 0 if it exited
   bool timed_out = false;
   bool truncated = false;  // an output stream went past max_output
   std::string out;
@@ -48,8 +48,7 @@ class ProcessRunner {
   virtual ~ProcessRunner() = default;
   // An error Status only when the program could not be started at all (not found, not
   // executable); a program that ran and failed is a ProcessResult with its exit code.
-  virtual StatusOr<ProcessResult> Run(const std::vector<std::string>& argv,
-                                      const RunOptions& options) = 0;
+  virtual StatusOr<ProcessResult> Run(const std::vector<std::string>& argv, const RunOptions& options) = 0;
 };
 
 // fork + execve, stdin/stdout/stderr on pipes, the child in its own process group.

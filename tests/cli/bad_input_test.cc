@@ -71,9 +71,7 @@ TEST_P(BadInput, EmptyDatabase) {
   ExpectOneLineError(RunBinary(Args(GetParam(), p)), kNotAnExport, "is an SQLite database with no tables");
 }
 
-TEST_P(BadInput, Directory) {
-  ExpectOneLineError(RunBinary(Args(GetParam(), TempDir())), kBadInput, "is a directory");
-}
+TEST_P(BadInput, Directory) { ExpectOneLineError(RunBinary(Args(GetParam(), TempDir())), kBadInput, "is a directory"); }
 
 TEST_P(BadInput, TruncatedExport) {
   std::string p = Copy(RealExport("cpwork-trace"), "truncated.sqlite");
@@ -90,8 +88,10 @@ TEST_P(BadInput, CorruptExport) {
     sqlite3* db = nullptr;
     sqlite3_open_v2(p.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
     sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(db, "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
-                           "WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'", -1, &st, nullptr);
+    sqlite3_prepare_v2(db,
+                       "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
+                       "WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'",
+                       -1, &st, nullptr);
     ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
     root = sqlite3_column_int64(st, 0);
     page_size = sqlite3_column_int64(st, 1);
@@ -136,7 +136,8 @@ TEST(BadInputStats, NoKernelTableIsSkippedLikeNsys) {
 TEST(Usage, UnknownCommandSuggests) {
   CliResult r = RunBinary({"reprot", "x.sqlite"});
   EXPECT_EQ(r.rc, kUsage);
-  EXPECT_EQ(r.err, "cpprof: error: unknown command 'reprot'. Did you mean 'report'? 'cpprof help' lists the commands.\n");
+  EXPECT_EQ(r.err,
+            "cpprof: error: unknown command 'reprot'. Did you mean 'report'? 'cpprof help' lists the commands.\n");
 }
 
 TEST(Usage, UnknownReportListsSupported) {
@@ -220,8 +221,8 @@ TEST(Usage, HelpShowsExamples) {
 
 TEST(Output, ClosedStdoutIsAnError) {
   // `cpprof report ... | head -0`: a closed pipe must not pass for success.
-  std::string cmd = std::string("'") + CPPROF_BINARY + "' report '" + RealExport("cpwork-trace") +
-                    "' > /dev/full 2>/dev/null";
+  std::string cmd =
+      std::string("'") + CPPROF_BINARY + "' report '" + RealExport("cpwork-trace") + "' > /dev/full 2>/dev/null";
   int rc = std::system(cmd.c_str());
   EXPECT_EQ(WEXITSTATUS(rc), 1);
 }

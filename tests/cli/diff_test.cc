@@ -18,7 +18,8 @@ TEST(Diff, SanitySameWorkWhenOnlyAnnotationsAndOptionsChanged) {
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_EQ(r.out.rfind("sanity: SAME GPU work:", 0), 0u) << r.out;
   // The options differ, and the diff says so with both option strings (one line each).
-  EXPECT_NE(r.out.find("\nwarning: the two captures were made with different nsys options"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nwarning: the two captures were made with different nsys options"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("\n  A: --trace cuda,nvtx "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  B: --trace cuda,nvtx,osrt "), std::string::npos) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 4) << r.out;

@@ -3,6 +3,8 @@
 // H200 machine (tests/data/fakes/h200), or an edited copy of it for the cases that machine did
 // not show. The library (Diagnose) runs against an Environment rooted in a temporary tree; the
 // black-box tests run the built binary with a PATH of fakes.
+#include "doctor/doctor.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -12,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "doctor/doctor.h"
 #include "doctor/doctor_render.h"
 #include "runner/environment.h"
 #include "runner/process_runner.h"
@@ -70,8 +71,8 @@ class FakeTool {
       std::string o = d + "/" + std::to_string(i) + ".out", e = d + "/" + std::to_string(i) + ".err";
       WriteFile(o, cases_[i].out);
       WriteFile(e, cases_[i].err);
-      script += "  " + cases_[i].pattern + ") /bin/cat " + ShQuote(o) + "; /bin/cat " + ShQuote(e) +
-                " >&2; exit " + std::to_string(cases_[i].rc) + ";;\n";
+      script += "  " + cases_[i].pattern + ") /bin/cat " + ShQuote(o) + "; /bin/cat " + ShQuote(e) + " >&2; exit " +
+                std::to_string(cases_[i].rc) + ";;\n";
     }
     script += "  *) echo \"fake $0: unexpected arguments: $*\" >&2; exit 99;;\nesac\n";
     WriteExecutable(path_, script);
@@ -153,21 +154,30 @@ class Machine {
                                        "/opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64/"
                                        "QdstrmImporter",
                                        "$0");
-    WriteExecutable(importer, "#!/bin/sh\n"
-                              "IFS=:\n"
-                              "for d in $LD_LIBRARY_PATH; do\n"
-                              "  if [ -f \"$d/libdw.so.1\" ]; then\n"
-                              "    case \"$*\" in\n"
-                              "      --version) /bin/cat " + ShQuote(DataPath("fakes/h200/qdstrmimporter--version.txt")) + "; exit 0;;\n"
-                              "      *) /bin/cat " + ShQuote(DataPath("fakes/h200/qdstrmimporter--help.txt")) + "; exit 0;;\n"
-                              "    esac\n"
-                              "  fi\n"
-                              "done\n"
-                              "echo \"" + Replace(loader_error, "\n", "") + "\" >&2\n"
-                              "exit 127\n");
+    WriteExecutable(importer,
+                    "#!/bin/sh\n"
+                    "IFS=:\n"
+                    "for d in $LD_LIBRARY_PATH; do\n"
+                    "  if [ -f \"$d/libdw.so.1\" ]; then\n"
+                    "    case \"$*\" in\n"
+                    "      --version) /bin/cat " +
+                        ShQuote(DataPath("fakes/h200/qdstrmimporter--version.txt")) +
+                        "; exit 0;;\n"
+                        "      *) /bin/cat " +
+                        ShQuote(DataPath("fakes/h200/qdstrmimporter--help.txt")) +
+                        "; exit 0;;\n"
+                        "    esac\n"
+                        "  fi\n"
+                        "done\n"
+                        "echo \"" +
+                        Replace(loader_error, "\n", "") +
+                        "\" >&2\n"
+                        "exit 127\n");
     return nsys;
   }
-  void Ldd() { FakeTool(bin() + "/ldd").OnPattern("*/QdstrmImporter", H200("ldd-qdstrmimporter-not-found.txt")).Write(); }
+  void Ldd() {
+    FakeTool(bin() + "/ldd").OnPattern("*/QdstrmImporter", H200("ldd-qdstrmimporter-not-found.txt")).Write();
+  }
 
   DoctorFindings Diagnose(DoctorOptions o = {}) {
     runner::RealProcessRunner r;
@@ -269,7 +279,8 @@ TEST(Doctor, ImporterFixFoundInTheCondaEnvironmentIsAWarnWithTheValue) {
   DoctorFindings f = m.Diagnose();
   const doctor::Check& imp = Get(f, "importer");
   EXPECT_EQ(imp.status, CheckStatus::kWarn) << Text(f);
-  std::string value = env + "/lib:" + m.root() + "/opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64";
+  std::string value =
+      env + "/lib:" + m.root() + "/opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64";
   EXPECT_CONTAINS(imp.detail, "it loads with LD_LIBRARY_PATH=" + value);
   EXPECT_EQ(f.profile_env.at("LD_LIBRARY_PATH"), value);  // what cpprof profile will set
   EXPECT_FALSE(f.HasFail());
@@ -281,18 +292,25 @@ TEST(Doctor, DeepProfileThatLeavesOnlyAQdstrmFails) {
   std::string nsys = m.Bundle(m.root() + "/opt/nvidia/nsight-compute");
   // nsys profile as the broken H200 ran it: a .qdstrm and the importer's message, no .nsys-rep.
   std::string answers = nsys + ".answers";
-  WriteExecutable(nsys, "#!/bin/sh\n"
-                        "case \"$1\" in\n"
-                        "  profile)\n"
-                        "    if [ \"$2\" = --help ]; then /bin/cat " + ShQuote(DataPath("fakes/h200/nsys-profile--help.txt")) + "; exit 0; fi\n"
-                        "    while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
-                        "    : > \"$out.qdstrm\"\n"
-                        "    echo 'Importer error status: An unknown error occurred. Unable to retrieve the importer "
-                        "version: skipping importation of the QDSTRM file.'\n"
-                        "    exit 0;;\n"
-                        "  --version) /bin/cat " + ShQuote(DataPath("fakes/h200/nsys--version.txt")) + ";;\n"
-                        "  status) /bin/cat " + ShQuote(DataPath("fakes/h200/nsys-status-e.txt")) + ";;\n"
-                        "esac\n");
+  WriteExecutable(nsys,
+                  "#!/bin/sh\n"
+                  "case \"$1\" in\n"
+                  "  profile)\n"
+                  "    if [ \"$2\" = --help ]; then /bin/cat " +
+                      ShQuote(DataPath("fakes/h200/nsys-profile--help.txt")) +
+                      "; exit 0; fi\n"
+                      "    while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
+                      "    : > \"$out.qdstrm\"\n"
+                      "    echo 'Importer error status: An unknown error occurred. Unable to retrieve the importer "
+                      "version: skipping importation of the QDSTRM file.'\n"
+                      "    exit 0;;\n"
+                      "  --version) /bin/cat " +
+                      ShQuote(DataPath("fakes/h200/nsys--version.txt")) +
+                      ";;\n"
+                      "  status) /bin/cat " +
+                      ShQuote(DataPath("fakes/h200/nsys-status-e.txt")) +
+                      ";;\n"
+                      "esac\n");
   DoctorOptions o;
   o.deep = true;
   DoctorFindings f = m.Diagnose(o);
@@ -323,7 +341,9 @@ TEST(Doctor, NvidiaSmiWithoutDriverIsAFailWithItsMessage) {
   std::string msg =
       "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
       "NVIDIA driver is installed and running.\n";
-  FakeTool(m.bin() + "/nvidia-smi").On("--query-gpu=index,name,compute_cap,memory.used,memory.total,uuid --format=csv", msg, 9).Write();
+  FakeTool(m.bin() + "/nvidia-smi")
+      .On("--query-gpu=index,name,compute_cap,memory.used,memory.total,uuid --format=csv", msg, 9)
+      .Write();
   DoctorFindings f = m.Diagnose();
   EXPECT_EQ(Get(f, "gpus").status, CheckStatus::kFail);
   EXPECT_CONTAINS(Get(f, "gpus").detail, "nvidia-smi exit 9: NVIDIA-SMI has failed");
@@ -332,8 +352,8 @@ TEST(Doctor, NvidiaSmiWithoutDriverIsAFailWithItsMessage) {
 TEST(Doctor, BusyTargetGpuIsAFailNamingThePid) {
   Machine m("busy");
   // The H200's process list with a process on GPU 1 (the real list stayed empty there).
-  std::string apps = H200("nvidia-smi--query-compute-apps.csv") +
-                     "4242, 1024 MiB, GPU-26e21756-a270-ea43-e67c-dea18b24e041\n";
+  std::string apps =
+      H200("nvidia-smi--query-compute-apps.csv") + "4242, 1024 MiB, GPU-26e21756-a270-ea43-e67c-dea18b24e041\n";
   m.NvidiaSmi(H200("nvidia-smi--query-gpu.csv"), apps);
   m.Nsys(m.bin() + "/nsys");
   DoctorFindings f = m.Diagnose();
@@ -355,7 +375,8 @@ TEST(Doctor, BusyTargetGpuIsAFailNamingThePid) {
 
 TEST(Doctor, MemoryInUseWithoutAListedProcessIsAWarn) {
   Machine m("hidden-user");
-  m.NvidiaSmi(Replace(H200("nvidia-smi--query-gpu.csv"), "1, NVIDIA H200, 9.0, 0 MiB", "1, NVIDIA H200, 9.0, 20480 MiB"));
+  m.NvidiaSmi(
+      Replace(H200("nvidia-smi--query-gpu.csv"), "1, NVIDIA H200, 9.0, 0 MiB", "1, NVIDIA H200, 9.0, 20480 MiB"));
   DoctorFindings f = m.Diagnose();
   EXPECT_EQ(Get(f, "gpus-free").status, CheckStatus::kWarn);
   EXPECT_CONTAINS(Get(f, "gpus-free").detail, "GPU 1 has 20480 MiB in use but nvidia-smi lists no process");
@@ -387,15 +408,18 @@ TEST(Doctor, StaleNsysOnPathOnBlackwellPicksTheNewerCopy) {
     Machine m(std::string("blackwell-") + cc);
     m.NvidiaSmi(BlackwellGpus(cc[0] == '1' && cc[1] == '0' ? "NVIDIA B200" : "NVIDIA RTX PRO 6000 Blackwell", cc));
     std::string stale = m.Nsys(m.bin() + "/nsys", "NVIDIA Nsight Systems version 2022.4.2.1-df9881f\n");
-    std::string conda = m.Nsys(m.home() + "/miniconda3/envs/prof/bin/nsys", "NVIDIA Nsight Systems version 2025.1.1.110-251135427971v0\n");
+    std::string conda = m.Nsys(m.home() + "/miniconda3/envs/prof/bin/nsys",
+                               "NVIDIA Nsight Systems version 2025.1.1.110-251135427971v0\n");
     DoctorFindings f = m.Diagnose();
     ASSERT_NE(f.Chosen(), nullptr);
     EXPECT_EQ(f.Chosen()->path, conda);
     const doctor::Check& n = Get(f, "nsys");
     EXPECT_EQ(n.status, CheckStatus::kWarn) << Text(f);
     std::string sm = std::string(cc) == "10.0" ? "sm_100" : "sm_120";
-    EXPECT_CONTAINS(n.detail, conda + " (2025.1.1.110; found by conda (~/miniconda3)): the newest of 1 copy that "
-                              "supports the GPUs (" + sm + " Blackwell, needs >= 2024.5)");
+    EXPECT_CONTAINS(n.detail, conda +
+                                  " (2025.1.1.110; found by conda (~/miniconda3)): the newest of 1 copy that "
+                                  "supports the GPUs (" +
+                                  sm + " Blackwell, needs >= 2024.5)");
     EXPECT_CONTAINS(n.detail, "but a plain 'nsys' runs " + stale + " (2022.4.2.1, predates " + sm +
                                   " (Blackwell) support: needs >= 2024.5)");
     EXPECT_CONTAINS(n.hint, "call nsys by its absolute path " + conda);
@@ -426,15 +450,18 @@ TEST(Doctor, Nsys2024_5OnBlackwellIsAWarn) {
 TEST(Doctor, TwoCondaCopiesPickTheNewestWithItsAbsolutePath) {
   Machine m("two-conda");
   m.NvidiaSmi();
-  std::string older = m.Nsys(m.home() + "/miniconda3/envs/a/bin/nsys", "NVIDIA Nsight Systems version 2024.5.1.113-245134619542v0\n");
+  std::string older =
+      m.Nsys(m.home() + "/miniconda3/envs/a/bin/nsys", "NVIDIA Nsight Systems version 2024.5.1.113-245134619542v0\n");
   std::string newer = m.Nsys(m.home() + "/miniconda3/envs/b/nsight-systems-2025.3.1/target-linux-x64/nsys");
   DoctorFindings f = m.Diagnose();
   ASSERT_NE(f.Chosen(), nullptr);
   EXPECT_EQ(f.Chosen()->path, newer);
   const doctor::Check& n = Get(f, "nsys");
   EXPECT_EQ(n.status, CheckStatus::kPass) << Text(f);
-  EXPECT_EQ(n.detail, newer + " (2025.3.1.0; found by conda (~/miniconda3)): the newest of 2 copies that support "
-                              "the GPUs (sm_90 Hopper, needs >= 2022.4); also found: " + older + " (2024.5.1.113)");
+  EXPECT_EQ(n.detail, newer +
+                          " (2025.3.1.0; found by conda (~/miniconda3)): the newest of 2 copies that support "
+                          "the GPUs (sm_90 Hopper, needs >= 2022.4); also found: " +
+                          older + " (2024.5.1.113)");
   EXPECT_EQ(f.candidates.size(), 2u);
 }
 
@@ -488,8 +515,9 @@ TEST(Doctor, ParanoidFourMakesSamplingInert) {
   DoctorFindings f = m.Diagnose();
   const doctor::Check& c = Get(f, "cpu-sampling");
   EXPECT_EQ(c.status, CheckStatus::kWarn);
-  EXPECT_EQ(c.detail, "CPU sampling is not available (nsys status -e: process-tree Fail; perf_event_paranoid = 4): "
-                      "--sample, --cudabacktrace and --python-backtrace will be inert (nsys disables them)");
+  EXPECT_EQ(c.detail,
+            "CPU sampling is not available (nsys status -e: process-tree Fail; perf_event_paranoid = 4): "
+            "--sample, --cudabacktrace and --python-backtrace will be inert (nsys disables them)");
   EXPECT_CONTAINS(c.hint, "kernel.perf_event_paranoid=2");
   // Without nsys, the kernel setting alone decides.
   Machine bare("paranoid4-bare");
@@ -644,7 +672,8 @@ TEST(DoctorBinary, BareMachineFailsCleanlyWithHints) {
   auto json = nlohmann::json::parse(j.out);
   EXPECT_EQ(json["ok"], false);
   EXPECT_EQ(json["nsys"]["chosen"], nullptr);
-  EXPECT_CONTAINS(json["checks"][1]["hint"].get<std::string>(), "'conda install -c nvidia nsight-systems' (or cuda-nsight-systems)");
+  EXPECT_CONTAINS(json["checks"][1]["hint"].get<std::string>(),
+                  "'conda install -c nvidia nsight-systems' (or cuda-nsight-systems)");
 }
 
 TEST(DoctorBinary, UsageErrorsAndHelp) {

@@ -32,8 +32,8 @@ std::string Out(const std::string& name) {
 
 TEST(ExportBadInput, MissingFile) {
   std::string out = Out("missing");
-  ExpectOneLineError(RunBinary({"export", "--format", "chrome-trace", "/nonexistent/run.sqlite", "-o", out}),
-                     kBadInput, "cannot open '/nonexistent/run.sqlite': No such file or directory. Check the path");
+  ExpectOneLineError(RunBinary({"export", "--format", "chrome-trace", "/nonexistent/run.sqlite", "-o", out}), kBadInput,
+                     "cannot open '/nonexistent/run.sqlite': No such file or directory. Check the path");
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(out + ".part"));
 }

@@ -96,34 +96,13 @@ TEST(ProfilePlan, FastPresetExactCommandForTheE2eShorthand) {
   ProfileOptions o = Opts({"e2e", "512", "2"});
   Plan p = MustPlan(o, H200Findings());
   std::string base = o.results_dir + "/inference/cpfold-e2e-n512-1x2-fast";
-  std::vector<std::string> want = {kNsys,
-                                   "profile",
-                                   "--output=" + base,
-                                   "--force-overwrite=true",
-                                   "--export=sqlite",
-                                   "--trace=cuda,nvtx",
-                                   "--sample=none",
-                                   "--cpuctxsw=none",
+  std::vector<std::string> want = {kNsys, "profile", "--output=" + base, "--force-overwrite=true", "--export=sqlite",
+                                   "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
                                    // cpfold's classes name the readout's modules (no torch.* list)
-                                   "--python-functions-trace=" + base + ".functions-trace.json",
-                                   "torchrun",
-                                   "--standalone",
-                                   "--nnodes=1",
-                                   "--nproc_per_node=2",
-                                   Launcher(),
-                                   "--",
-                                   "-m",
-                                   "cpfold.run",
-                                   "--mode",
-                                   "e2e",
-                                   "--n-token",
-                                   "512",
-                                   "--cp0",
-                                   "1",
-                                   "--cp1",
-                                   "2",
-                                   "--pg-timeout",
-                                   "600"};
+                                   "--python-functions-trace=" + base + ".functions-trace.json", "torchrun",
+                                   "--standalone", "--nnodes=1", "--nproc_per_node=2", Launcher(), "--", "-m",
+                                   "cpfold.run", "--mode", "e2e", "--n-token", "512", "--cp0", "1", "--cp1", "2",
+                                   "--pg-timeout", "600"};
   EXPECT_EQ(p.argv, want);
   EXPECT_EQ(p.env_additions.at("PYTORCH_CUDA_ALLOC_CONF"), "expandable_segments:True");
   EXPECT_EQ(p.env_additions.at("PYTHONPATH"), PythonDir());
@@ -174,8 +153,9 @@ TEST(ProfilePlan, ShorthandGrids) {
 
 TEST(ProfilePlan, WorkloadFlagsThatAbbreviateTorchrunOptionsFollowTheLaunchersSeparator) {
   Plan p = MustPlan(Opts({"-m", "pkg.entry", "--n", "512"}), H200Findings());
-  std::vector<std::string> want_launch = {"torchrun", "--standalone", "--nnodes=1", "--nproc_per_node=2", Launcher(),
-                                          "--",       "-m",           "pkg.entry",  "--n",                "512"};
+  std::vector<std::string> want_launch = {"torchrun", "--standalone", "--nnodes=1", "--nproc_per_node=2",
+                                          Launcher(), "--",           "-m",         "pkg.entry",
+                                          "--n",      "512"};
   EXPECT_EQ(p.launch, want_launch);
   EXPECT_EQ(p.name, "pkg-entry-fast");
   EXPECT_EQ(p.workflow, "custom");
@@ -228,7 +208,8 @@ TEST(ProfilePlan, TokensThisNsysLacksAreDroppedWithAWarningOrAreAnError) {
     ASSERT_NE(at, std::string::npos);
     help.replace(at, from.size(), "'autograd-nvtx' or 'none'");
   }
-  for (size_t at; (at = help.find("--python-backtrace")) != std::string::npos;) help.replace(at, 18, "--python-bt-gone");
+  for (size_t at; (at = help.find("--python-backtrace")) != std::string::npos;)
+    help.replace(at, 18, "--python-bt-gone");
   Plan p = MustPlan(Opts({"trunk", "256", "1"}, "full"), H200Findings(kNsys, help));
   ASSERT_EQ(p.dropped.size(), 2u);
   EXPECT_EQ(p.dropped[0], "--pytorch=autograd-shapes-nvtx: this nsys's --pytorch accepts only autograd-nvtx, none");
@@ -297,8 +278,12 @@ TEST(ProfilePlan, MultiNodeUsesRendezvousArgumentsAndNamesTheHost) {
   in.host = "node1";
   Plan p = MustPlan(o, H200Findings(), in);
   EXPECT_EQ(p.name, "pkg-entry-fast-node1");
-  std::vector<std::string> want = {"torchrun", "--nnodes=2", "--rdzv_backend=c10d", "--rdzv_endpoint=node0:29500",
-                                   "--rdzv_id=cpprof-custom", "--nproc_per_node=2"};
+  std::vector<std::string> want = {"torchrun",
+                                   "--nnodes=2",
+                                   "--rdzv_backend=c10d",
+                                   "--rdzv_endpoint=node0:29500",
+                                   "--rdzv_id=cpprof-custom",
+                                   "--nproc_per_node=2"};
   EXPECT_EQ(std::vector<std::string>(p.launch.begin(), p.launch.begin() + 6), want);
 }
 
@@ -307,18 +292,41 @@ TEST(ProfilePlan, FullCpfoldRunsTheProbeFirstWithOneIterationAndFewDiffusionStep
   EXPECT_TRUE(p.probe);
   EXPECT_EQ(p.probe_why, "on (the default for the full preset; --no-probe skips it)");
   // The same launch without nsys, the workload's flags last so they win over the user's.
-  std::vector<std::string> want = {"torchrun", "--standalone", "--nnodes=1", "--nproc_per_node=2", Launcher(), "--",
-                                   "-m", "cpfold.run", "--mode", "e2e", "--n-token", "512", "--cp0", "1", "--cp1", "2",
-                                   "--pg-timeout", "600", "--iters", "5", "--iters", "1", "--warmup", "0",
-                                   "--diffusion-steps", "2"};
+  std::vector<std::string> want = {"torchrun",
+                                   "--standalone",
+                                   "--nnodes=1",
+                                   "--nproc_per_node=2",
+                                   Launcher(),
+                                   "--",
+                                   "-m",
+                                   "cpfold.run",
+                                   "--mode",
+                                   "e2e",
+                                   "--n-token",
+                                   "512",
+                                   "--cp0",
+                                   "1",
+                                   "--cp1",
+                                   "2",
+                                   "--pg-timeout",
+                                   "600",
+                                   "--iters",
+                                   "5",
+                                   "--iters",
+                                   "1",
+                                   "--warmup",
+                                   "0",
+                                   "--diffusion-steps",
+                                   "2"};
   EXPECT_EQ(p.probe_argv, want);
-  EXPECT_EQ(p.planned_iters, 6);    // --iters 5 + the default --warmup 1
+  EXPECT_EQ(p.planned_iters, 6);      // --iters 5 + the default --warmup 1
   EXPECT_DOUBLE_EQ(p.iter_scale, 5);  // the small preset's 10 diffusion steps / 2
   EXPECT_DOUBLE_EQ(p.overhead, 3.0);
   std::string d = profile::DescribePlan(p);
   EXPECT_CONTAINS(d, "probe command, run first without nsys (argv, one per line):\n  torchrun\n");
-  EXPECT_CONTAINS(d, "time = startup + 6 iterations x the probe's time per iteration (up to x5.0 for the diffusion "
-                     "steps it skips) x 3.0 (the preset's overhead factor, a guess)");
+  EXPECT_CONTAINS(d,
+                  "time = startup + 6 iterations x the probe's time per iteration (up to x5.0 for the diffusion "
+                  "steps it skips) x 3.0 (the preset's overhead factor, a guess)");
   EXPECT_CONTAINS(d, "  " + p.out.probe_json + "\n");
   // The trunk: no diffusion steps to shorten; --iters=N form read too.
   Plan t = MustPlan(Opts({"trunk", "256", "1", "--iters=2", "--warmup", "0"}, "full"), H200Findings());
@@ -362,8 +370,9 @@ TEST(ProfilePlan, TraceFunctionWritesTheJsonBesideTheResultsAndExcludesTraceJson
   EXPECT_EQ(p.entry_module, "pkg.entry");
   EXPECT_EQ(p.nsys_options.back(), "--python-functions-trace=" + json);  // the fast preset takes it too
   EXPECT_CONTAINS(profile::DescribePlan(p),
-                  json + " (written from --trace-function pkg.model:Trunk.forward, --trace-discover pkg.model "
-                         "--trace-match Trunk|Diffusion, validated by import with the workload's Python, merged with ");
+                  json +
+                      " (written from --trace-function pkg.model:Trunk.forward, --trace-discover pkg.model "
+                      "--trace-match Trunk|Diffusion, validated by import with the workload's Python, merged with ");
   ProfileOptions both = o;
   both.trace_json = "/tmp/x.json";
   auto bad = profile::BuildPlan(both, H200Findings(), Inputs());
@@ -377,12 +386,14 @@ TEST(ProfilePlan, TraceFunctionWritesTheJsonBesideTheResultsAndExcludesTraceJson
   bad_match.trace_match = "Trunk(?=Block)";  // RE2: no lookarounds
   Status bad_re = profile::CheckOptions(bad_match);
   EXPECT_EQ(bad_re.code(), ExitCode::kUsage);
-  EXPECT_CONTAINS(bad_re.message(), "--trace-match 'Trunk(?=Block)' is not a valid regular expression (RE2: invalid "
-                                    "perl operator: (?=)");
+  EXPECT_CONTAINS(bad_re.message(),
+                  "--trace-match 'Trunk(?=Block)' is not a valid regular expression (RE2: invalid "
+                  "perl operator: (?=)");
   ProfileOptions malformed = Opts({"-m", "pkg.entry"});
   malformed.trace_functions = {"pkg.model.Trunk.forward"};
-  EXPECT_CONTAINS(profile::CheckOptions(malformed).message(), "--trace-function 'pkg.model.Trunk.forward' is not "
-                                                              "MODULE:Class.method");
+  EXPECT_CONTAINS(profile::CheckOptions(malformed).message(),
+                  "--trace-function 'pkg.model.Trunk.forward' is not "
+                  "MODULE:Class.method");
 }
 
 // ---- guards ----------------------------------------------------------------------------------
@@ -430,13 +441,15 @@ TEST(ProfileGuards, WaitPollsUntilTheBusyGpuIsFree) {
   // --max-wait gives up with the GPUs still busy (the guard then refuses).
   o.max_wait_s = 60;
   asked = 0;
-  f = profile::WaitForGpus(o, Inputs(), busy, [&] { return ++asked, busy; }, [](double) {}, err);
+  f = profile::WaitForGpus(
+      o, Inputs(), busy, [&] { return ++asked, busy; }, [](double) {}, err);
   EXPECT_FALSE(f.busy.empty());
   EXPECT_EQ(asked, 2);
   EXPECT_CONTAINS(err.str(), "waited 60 s (--max-wait) and the GPUs are still busy");
   // One rank fits beside the busy GPU: nothing to wait for.
   asked = 0;
-  profile::WaitForGpus(Opts({"e2e", "512", "1"}), Inputs(), busy, [&] { return ++asked, busy; }, [](double) {}, err);
+  profile::WaitForGpus(
+      Opts({"e2e", "512", "1"}), Inputs(), busy, [&] { return ++asked, busy; }, [](double) {}, err);
   EXPECT_EQ(asked, 0);
 }
 
@@ -600,8 +613,8 @@ TEST(ProfileRun, ACrashingRankIsAClearErrorNamingTheLogs) {
   auto rc = run.Execute(p);
   ASSERT_FALSE(rc.ok());
   EXPECT_EQ(rc.status().code(), ExitCode::kExternal);
-  EXPECT_CONTAINS(rc.status().message(), "the profiled run failed (exit 1): a rank or nsys crashed. Read the logs: " +
-                                             p.out.stderr_log);
+  EXPECT_CONTAINS(rc.status().message(),
+                  "the profiled run failed (exit 1): a rank or nsys crashed. Read the logs: " + p.out.stderr_log);
   EXPECT_CONTAINS(rc.status().message(), "fakework rank 1: RuntimeError: boom");
   EXPECT_CONTAINS(ReadFile(p.out.stderr_log), "RuntimeError: boom");
 }
@@ -672,7 +685,7 @@ TEST(ProfileRun, WritesTheFunctionsTraceJsonFromCpfoldsSpecMergedWithTheShippedO
   std::string json = ReadFile(p.trace_json);
   EXPECT_CONTAINS(json, "\"domain\": \"cpfold\"");
   EXPECT_CONTAINS(json, "ContextParallel.forward");
-  EXPECT_CONTAINS(json, "\"module\": \"torch");  // the shipped entries are kept
+  EXPECT_CONTAINS(json, "\"module\": \"torch");                           // the shipped entries are kept
   EXPECT_EQ(ReadFile(p.out.gitignore).find(".json"), std::string::npos);  // so the JSON is committed
 }
 
@@ -705,8 +718,9 @@ TEST(ProfileRun, ProbePredictingOutOfMemoryStopsBeforeNsys) {
   auto rc = run.Execute(p);
   ASSERT_FALSE(rc.ok());
   EXPECT_EQ(rc.status().code(), ExitCode::kCheckFailed);
-  EXPECT_CONTAINS(rc.status().message(), "the probe predicts a failure: rank 0 would run out of GPU memory: the probe "
-                                         "peaked at 139.7 GiB, more than the 126.4 GiB its GPU leaves");
+  EXPECT_CONTAINS(rc.status().message(),
+                  "the probe predicts a failure: rank 0 would run out of GPU memory: the probe "
+                  "peaked at 139.7 GiB, more than the 126.4 GiB its GPU leaves");
   EXPECT_CONTAINS(rc.status().message(), "--no-probe to run anyway");
   EXPECT_CONTAINS(rc.status().message(), "(probe results: " + p.out.probe_json + ")");
   EXPECT_FALSE(fs::exists(p.out.nsys_rep));  // nsys never ran
@@ -742,8 +756,9 @@ TEST(ProfileRun, AProbeThatHangsIsKilledAtTheTimeoutAndNsysNeverRuns) {
   auto rc = run.Execute(p);
   ASSERT_FALSE(rc.ok());
   EXPECT_EQ(rc.status().code(), ExitCode::kCheckFailed);
-  EXPECT_CONTAINS(rc.status().message(), "the probe (the launch without nsys) alone passed --timeout 2 s and was "
-                                         "killed");
+  EXPECT_CONTAINS(rc.status().message(),
+                  "the probe (the launch without nsys) alone passed --timeout 2 s and was "
+                  "killed");
   EXPECT_CONTAINS(rc.status().message(), "--no-probe to skip the probe. Logs: " + p.out.probe_stderr_log);
   EXPECT_FALSE(fs::exists(p.out.nsys_rep));
 }
@@ -828,11 +843,15 @@ TEST(ProfileCli, HelpListsTheOptions) {
 TEST(ProfileCli, DryRunPrintsTheExactCommandAndRunsNothing) {
   std::string dir = TempDir() + "/profile-dry";
   fs::create_directories(dir);
-  WriteFile(dir + "/nsys", "#!/bin/sh\ncase \"$*\" in\n"
-                           "  --version) echo 'NVIDIA Nsight Systems version 2025.3.1.0';;\n"
-                           "  'profile --help') cat '" + DataPath("fakes/h200/nsys-profile--help.txt") + "';;\n"
-                           "  'status -e') echo 'CPU Profiling Environment (process-tree): OK';;\n"
-                           "  *) echo ran > '" + dir + "/ran'; exit 1;;\nesac\n");
+  WriteFile(dir + "/nsys",
+            "#!/bin/sh\ncase \"$*\" in\n"
+            "  --version) echo 'NVIDIA Nsight Systems version 2025.3.1.0';;\n"
+            "  'profile --help') cat '" +
+                DataPath("fakes/h200/nsys-profile--help.txt") +
+                "';;\n"
+                "  'status -e') echo 'CPU Profiling Environment (process-tree): OK';;\n"
+                "  *) echo ran > '" +
+                dir + "/ran'; exit 1;;\nesac\n");
   fs::permissions(dir + "/nsys", fs::perms::owner_all);
   CliResult r = RunBinary({"profile", "--nsys", dir + "/nsys", "--dry-run", "--results-dir", dir + "/results", "--",
                            "-m", "pkg.entry", "--n", "512"});

@@ -78,32 +78,36 @@ TEST_F(TraceJsonTest, AddsValidatedFunctionsToTheBase) {
     EXPECT_EQ(got[i], want) << i;
   }
   EXPECT_EQ(got[3]["functions"].size() + 1, base[3]["functions"].size());
-  EXPECT_EQ(got.back().dump(),
-            R"({"domain":"tracepkg","module":"tracepkg.blocks","functions":["Trunk.forward","Trunk.recycle","helper"]})");
+  EXPECT_EQ(
+      got.back().dump(),
+      R"({"domain":"tracepkg","module":"tracepkg.blocks","functions":["Trunk.forward","Trunk.recycle","helper"]})");
 }
 
 TEST_F(TraceJsonTest, OutputDoesNotDependOnTheOrderOfFlags) {
   std::string a = out_ + ".a", b = out_ + ".b";
-  ASSERT_EQ(TraceJson({"--function", "tracepkg.blocks:Trunk.forward", "--function", "tracepkg.blocks:PairformerBlock.forward",
-                       "--function", "tracepkg.blocks:Trunk.forward", "--no-base", "--python", kPython, "-o", a})
-                .rc,
-            0);
+  ASSERT_EQ(
+      TraceJson({"--function", "tracepkg.blocks:Trunk.forward", "--function", "tracepkg.blocks:PairformerBlock.forward",
+                 "--function", "tracepkg.blocks:Trunk.forward", "--no-base", "--python", kPython, "-o", a})
+          .rc,
+      0);
   ASSERT_EQ(TraceJson({"--function", "tracepkg.blocks:PairformerBlock.forward", "--function",
                        "tracepkg.blocks:Trunk.forward", "--no-base", "--python", kPython, "-o", b})
                 .rc,
             0);
   EXPECT_EQ(ReadFile(a), ReadFile(b));
-  EXPECT_EQ(Json::parse(ReadFile(a)).dump(),
-            R"([{"domain":"tracepkg","module":"tracepkg.blocks","functions":["PairformerBlock.forward","Trunk.forward"]}])");
+  EXPECT_EQ(
+      Json::parse(ReadFile(a)).dump(),
+      R"([{"domain":"tracepkg","module":"tracepkg.blocks","functions":["PairformerBlock.forward","Trunk.forward"]}])");
 }
 
 TEST_F(TraceJsonTest, MissingMethodAndClassAreLeftOutAndListed) {
-  CliResult r = TraceJson({"--function", "tracepkg.blocks:Trunk.forward", "--function", "tracepkg.blocks:Trunk.backward",
-                           "--function", "tracepkg.blocks:Nope.forward", "--function", "tracepkg.blocks:SCALE",
-                           "--no-base", "--python", kPython, "-o", out_});
+  CliResult r = TraceJson({"--function", "tracepkg.blocks:Trunk.forward", "--function",
+                           "tracepkg.blocks:Trunk.backward", "--function", "tracepkg.blocks:Nope.forward", "--function",
+                           "tracepkg.blocks:SCALE", "--no-base", "--python", kPython, "-o", out_});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_CONTAINS(r.err, "cpprof: warning: trace-json: rejected tracepkg.blocks:Trunk.backward: class 'Trunk' has no "
-                         "attribute 'backward'\n");
+  EXPECT_CONTAINS(r.err,
+                  "cpprof: warning: trace-json: rejected tracepkg.blocks:Trunk.backward: class 'Trunk' has no "
+                  "attribute 'backward'\n");
   EXPECT_CONTAINS(r.err, "rejected tracepkg.blocks:Nope.forward: module 'tracepkg.blocks' has no attribute 'Nope'\n");
   EXPECT_CONTAINS(r.err, "rejected tracepkg.blocks:SCALE: 'SCALE' is a float, not a function or method\n");
   EXPECT_CONTAINS(r.err, "; 3 rejected\n");
@@ -112,8 +116,8 @@ TEST_F(TraceJsonTest, MissingMethodAndClassAreLeftOutAndListed) {
 
 TEST_F(TraceJsonTest, StrictMakesARejectionAnErrorAndWritesNothing) {
   WriteFile(out_, "previous");
-  CliResult r = TraceJson({"--function", "tracepkg.blocks:Trunk.forward", "--function", "tracepkg.blocks:Trunk.backward",
-                           "--no-base", "--strict", "--python", kPython, "-o", out_});
+  CliResult r = TraceJson({"--function", "tracepkg.blocks:Trunk.forward", "--function",
+                           "tracepkg.blocks:Trunk.backward", "--no-base", "--strict", "--python", kPython, "-o", out_});
   EXPECT_EQ(r.rc, 3);
   EXPECT_CONTAINS(r.err, "cpprof: error: trace-json: rejected tracepkg.blocks:Trunk.backward");
   EXPECT_CONTAINS(r.err, "cpprof: error: trace-json: 1 entry rejected (--strict); nothing written\n");
@@ -124,15 +128,17 @@ TEST_F(TraceJsonTest, UnimportableModuleSaysWhy) {
   CliResult r = TraceJson({"--function", "tracepkg.broken:Trunk.forward", "--function", "tracepkg.blocks:Trunk.forward",
                            "--no-base", "--python", kPython, "-o", out_});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_CONTAINS(r.err, "rejected tracepkg.broken:Trunk.forward: module 'tracepkg.broken' cannot be imported "
-                         "(ModuleNotFoundError: No module named 'tracepkg_dependency_that_is_not_installed')");
+  EXPECT_CONTAINS(r.err,
+                  "rejected tracepkg.broken:Trunk.forward: module 'tracepkg.broken' cannot be imported "
+                  "(ModuleNotFoundError: No module named 'tracepkg_dependency_that_is_not_installed')");
 }
 
 TEST_F(TraceJsonTest, SrcLayoutWithoutPythonpathGetsTheHint) {
   CliResult r = TraceJson({"--function", "tracepkg.blocks:Trunk.forward", "--no-base", "--python", kPython, "-o", out_},
                           /*src_on_path=*/false);
   EXPECT_EQ(r.rc, 3);
-  EXPECT_CONTAINS(r.err, "module 'tracepkg.blocks' cannot be imported (ModuleNotFoundError: No module named 'tracepkg')");
+  EXPECT_CONTAINS(r.err,
+                  "module 'tracepkg.blocks' cannot be imported (ModuleNotFoundError: No module named 'tracepkg')");
   EXPECT_CONTAINS(r.err, "hint: ./src/tracepkg is a src layout: run with PYTHONPATH=src (or 'pip install -e .')");
   EXPECT_CONTAINS(r.err, "no entry was accepted");
   EXPECT_FALSE(fs::exists(out_));
@@ -144,27 +150,32 @@ TEST_F(TraceJsonTest, VendoredCodeNeedsItsAlias) {
   EXPECT_EQ(without.rc, 3);
   EXPECT_CONTAINS(without.err, "(ModuleNotFoundError: No module named 'folding')");
   EXPECT_CONTAINS(without.err, "pass --alias folding=<the package it really is>");
-  CliResult with = TraceJson({"--function", fn, "--alias", "folding=tracepkg._vendor.folding", "--no-base", "--python",
-                              kPython, "-o", out_});
+  CliResult with = TraceJson(
+      {"--function", fn, "--alias", "folding=tracepkg._vendor.folding", "--no-base", "--python", kPython, "-o", out_});
   ASSERT_EQ(with.rc, 0) << with.err;
   EXPECT_EQ(Json::parse(ReadFile(out_)).dump(),
             R"([{"domain":"tracepkg","module":"tracepkg._vendor.folding.layers","functions":["FoldBlock.forward"]}])");
 }
 
 TEST_F(TraceJsonTest, TheMainTrapIsRefusedWithItsCause) {
-  CliResult r = TraceJson({"--function", "tracepkg.entry:EntryTrunk.forward", "--function", "tracepkg.blocks:Trunk.forward",
-                           "--entry-module", "tracepkg.entry", "--no-base", "--python", kPython, "-o", out_});
+  CliResult r =
+      TraceJson({"--function", "tracepkg.entry:EntryTrunk.forward", "--function", "tracepkg.blocks:Trunk.forward",
+                 "--entry-module", "tracepkg.entry", "--no-base", "--python", kPython, "-o", out_});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_CONTAINS(r.err, "rejected tracepkg.entry:EntryTrunk.forward: module 'tracepkg.entry' is launched with -m, so it "
-                         "runs as __main__; nsys does not annotate functions of the __main__ module");
-  EXPECT_CONTAINS(r.err, "hint: move the classes out of 'tracepkg.entry' into a module it imports, or launch another "
-                         "module with -m");
+  EXPECT_CONTAINS(r.err,
+                  "rejected tracepkg.entry:EntryTrunk.forward: module 'tracepkg.entry' is launched with -m, so it "
+                  "runs as __main__; nsys does not annotate functions of the __main__ module");
+  EXPECT_CONTAINS(r.err,
+                  "hint: move the classes out of 'tracepkg.entry' into a module it imports, or launch another "
+                  "module with -m");
   EXPECT_EQ(Json::parse(ReadFile(out_)).size(), 1u);
   // Without --entry-module the entry is accepted, with a note that the module has a __main__ block.
-  CliResult n = TraceJson({"--function", "tracepkg.entry:EntryTrunk.forward", "--no-base", "--python", kPython, "-o", out_});
+  CliResult n =
+      TraceJson({"--function", "tracepkg.entry:EntryTrunk.forward", "--no-base", "--python", kPython, "-o", out_});
   ASSERT_EQ(n.rc, 0) << n.err;
-  EXPECT_CONTAINS(n.err, "cpprof: note: trace-json: module 'tracepkg.entry' has an `if __name__ == \"__main__\"` block: "
-                         "if it is what you launch with -m, pass --entry-module tracepkg.entry");
+  EXPECT_CONTAINS(n.err,
+                  "cpprof: note: trace-json: module 'tracepkg.entry' has an `if __name__ == \"__main__\"` block: "
+                  "if it is what you launch with -m, pass --entry-module tracepkg.entry");
 }
 
 TEST_F(TraceJsonTest, DiscoversModuleSubclassesWithDebianTorch) {
@@ -183,8 +194,9 @@ TEST_F(TraceJsonTest, DiscoversModuleSubclassesWithDebianTorch) {
             R"([{"domain":"Model","module":"tracepkg.models","functions":["DiffusionTrunk.forward",)"
             R"("PairformerStack.forward","TriMulBlock.forward","TrunkBase.forward"]}])");
   // The entry module is parsed, never imported: its matching class is refused with the cause.
-  EXPECT_CONTAINS(r.err, "rejected tracepkg.entry:EntryTrunk.forward: 'EntryTrunk' is defined in 'tracepkg.entry', "
-                         "which runs as __main__ when launched with -m");
+  EXPECT_CONTAINS(r.err,
+                  "rejected tracepkg.entry:EntryTrunk.forward: 'EntryTrunk' is defined in 'tracepkg.entry', "
+                  "which runs as __main__ when launched with -m");
   EXPECT_CONTAINS(r.err, "cpprof: note: trace-json: --discover tracepkg: could not import 'tracepkg.broken'");
   EXPECT_CONTAINS(r.err, "4 functions in 1 module");
 }
@@ -194,8 +206,9 @@ TEST_F(TraceJsonTest, SpecFileAndDomain) {
   WriteFile(spec, R"({"tracepkg.blocks": ["Trunk.forward", "PairformerBlock.forward"]})");
   CliResult r = TraceJson({"--spec", spec, "--domain", "Fold", "--no-base", "--python", kPython, "-o", out_});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(Json::parse(ReadFile(out_)).dump(),
-            R"([{"domain":"Fold","module":"tracepkg.blocks","functions":["PairformerBlock.forward","Trunk.forward"]}])");
+  EXPECT_EQ(
+      Json::parse(ReadFile(out_)).dump(),
+      R"([{"domain":"Fold","module":"tracepkg.blocks","functions":["PairformerBlock.forward","Trunk.forward"]}])");
 }
 
 TEST_F(TraceJsonTest, DefaultBaseIsTheShippedFileOfTheChosenNsys) {
@@ -221,19 +234,22 @@ TEST_F(TraceJsonTest, NoNsysAndNoBaseIsAnErrorSayingWhatToPass) {
   CliResult r = TraceJson({"--function", "tracepkg.blocks:Trunk.forward", "--python", kPython, "-o", out_}, true,
                           {{"PATH", empty}});
   EXPECT_EQ(r.rc, 1);
-  EXPECT_CONTAINS(r.err, "cpprof: error: trace-json: no base file: no nsys found. Pass the shipped pytorch.json with "
-                         "--base FILE");
+  EXPECT_CONTAINS(r.err,
+                  "cpprof: error: trace-json: no base file: no nsys found. Pass the shipped pytorch.json with "
+                  "--base FILE");
 }
 
 TEST_F(TraceJsonTest, UsageErrors) {
   CliResult bad = TraceJson({"--function", "tracepkg.blocks.Trunk.forward", "--no-base"});
   EXPECT_EQ(bad.rc, 2);
-  EXPECT_EQ(bad.err, "cpprof: error: trace-json: --function 'tracepkg.blocks.Trunk.forward' is not MODULE:Class.method "
-                     "(e.g. pkg.layers:Trunk.forward)\n");
+  EXPECT_EQ(bad.err,
+            "cpprof: error: trace-json: --function 'tracepkg.blocks.Trunk.forward' is not MODULE:Class.method "
+            "(e.g. pkg.layers:Trunk.forward)\n");
   CliResult nothing = TraceJson({"--no-base"});
   EXPECT_EQ(nothing.rc, 2);
-  EXPECT_CONTAINS(nothing.err, "nothing to name: give --function MODULE:Class.method, --spec FILE, or --discover PKG "
-                               "--match REGEX");
+  EXPECT_CONTAINS(nothing.err,
+                  "nothing to name: give --function MODULE:Class.method, --spec FILE, or --discover PKG "
+                  "--match REGEX");
   CliResult half = TraceJson({"--discover", "tracepkg", "--no-base"});
   EXPECT_EQ(half.rc, 2);
   EXPECT_CONTAINS(half.err, "--discover PKG and --match REGEX go together");

@@ -55,8 +55,12 @@ std::vector<std::vector<json>> Rows(const std::string& db_path, const std::strin
     std::vector<json> row;
     for (int c = 0; c < sqlite3_column_count(st); ++c) {
       switch (sqlite3_column_type(st, c)) {
-        case SQLITE_INTEGER: row.emplace_back(sqlite3_column_int64(st, c)); break;
-        case SQLITE_NULL: row.emplace_back(nullptr); break;
+        case SQLITE_INTEGER:
+          row.emplace_back(sqlite3_column_int64(st, c));
+          break;
+        case SQLITE_NULL:
+          row.emplace_back(nullptr);
+          break;
         default:
           row.emplace_back(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, c)),
                                        static_cast<size_t>(sqlite3_column_bytes(st, c))));
@@ -92,7 +96,8 @@ void CheckInvariants(const Trace& t) {
   std::set<std::pair<int64_t, int64_t>> named_threads;
   std::set<int64_t> named_procs;
   for (const auto& e : t.events) {
-    if (e["ph"] == "M" && e["name"] == "thread_name") named_threads.insert({e["pid"].get<int64_t>(), e["tid"].get<int64_t>()});
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      named_threads.insert({e["pid"].get<int64_t>(), e["tid"].get<int64_t>()});
     if (e["ph"] == "M" && e["name"] == "process_name") named_procs.insert(e["pid"].get<int64_t>());
   }
   std::map<uint64_t, std::pair<int, int>> flows;  // id -> (starts, finishes)
@@ -103,7 +108,8 @@ void CheckInvariants(const Trace& t) {
     if (e["ph"] == "X") {
       EXPECT_GE(e["ts"].get<double>(), 0.0) << e.dump();
       EXPECT_GE(e["dur"].get<double>(), 0.0) << e.dump();
-      EXPECT_TRUE(named_threads.count({e["pid"].get<int64_t>(), e["tid"].get<int64_t>()})) << "no thread_name for " << e.dump();
+      EXPECT_TRUE(named_threads.count({e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}))
+          << "no thread_name for " << e.dump();
     } else if (e["ph"] == "s") {
       ++flows[e["id"]].first;
       flow_ts[e["id"]].first = e["ts"];
@@ -279,7 +285,8 @@ TEST_P(ChromeTraceReal, EveryOpRangeAndFlowAgainstSql) {
   }
 
   // Every kernel, memcpy and memset exactly once, at its time, with its name.
-  using Op = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, std::string>;  // pid, dev, stream, start, dur, name
+  using Op =
+      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, std::string>;  // pid, dev, stream, start, dur, name
   std::vector<Op> want, got;
   auto add_rows = [&](const std::string& sql) {
     for (auto& row : Rows(db, sql)) {
@@ -287,14 +294,17 @@ TEST_P(ChromeTraceReal, EveryOpRangeAndFlowAgainstSql) {
     }
   };
   const char* pid = "((globalPid >> 24) & 16777215)";
-  add_rows(std::string("SELECT ") + pid + ", deviceId, streamId, start, end - start, s.value FROM "
+  add_rows(std::string("SELECT ") + pid +
+           ", deviceId, streamId, start, end - start, s.value FROM "
            "CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN StringIds AS s ON s.id = k.demangledName");
   if (HasTable(db, "CUPTI_ACTIVITY_KIND_MEMCPY")) {
-    add_rows(std::string("SELECT ") + pid + ", deviceId, streamId, start, end - start, '[CUDA memcpy ' || e.label || ']' "
+    add_rows(std::string("SELECT ") + pid +
+             ", deviceId, streamId, start, end - start, '[CUDA memcpy ' || e.label || ']' "
              "FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m JOIN ENUM_CUDA_MEMCPY_OPER AS e ON e.id = m.copyKind");
   }
   if (HasTable(db, "CUPTI_ACTIVITY_KIND_MEMSET")) {
-    add_rows(std::string("SELECT ") + pid + ", deviceId, streamId, start, end - start, '[CUDA memset]' FROM "
+    add_rows(std::string("SELECT ") + pid +
+             ", deviceId, streamId, start, end - start, '[CUDA memset]' FROM "
              "CUPTI_ACTIVITY_KIND_MEMSET");
   }
   int64_t kernels_in_sql = Rows(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")[0][0];
@@ -321,7 +331,8 @@ TEST_P(ChromeTraceReal, EveryOpRangeAndFlowAgainstSql) {
     std::string pids;
     for (const auto& [p, rk] : rank_of_pid) pids += (pids.empty() ? "" : ", ") + std::to_string(p);
     // The domain's name: its first create event (by thread, then time) in the process.
-    auto rows = Rows(db,
+    auto rows = Rows(
+        db,
         "WITH dn AS (SELECT domainId, p, name FROM (SELECT d.domainId, (d.globalTid >> 24) & 16777215 AS p, "
         "  coalesce(s2.value, d.text) AS name, row_number() OVER (PARTITION BY d.domainId, "
         "  (d.globalTid >> 24) & 16777215 ORDER BY d.globalTid, d.start) AS rn "
@@ -330,7 +341,8 @@ TEST_P(ChromeTraceReal, EveryOpRangeAndFlowAgainstSql) {
         "coalesce(dn.name, '') || ':' || coalesce(sid.value, ne.text, ''), ne.end IS NULL "
         "FROM NVTX_EVENTS AS ne LEFT JOIN StringIds AS sid ON sid.id = ne.textId "
         "LEFT JOIN dn ON dn.domainId = ne.domainId AND dn.p = (ne.globalTid >> 24) & 16777215 "
-        "WHERE ne.eventType IN (59, 60, 70, 71) AND ((ne.globalTid >> 24) & 16777215) IN (" + pids + ")");
+        "WHERE ne.eventType IN (59, 60, 70, 71) AND ((ne.globalTid >> 24) & 16777215) IN (" +
+            pids + ")");
     for (auto& row : rows) {
       want_nvtx.emplace_back(row[0], row[1], row[2], AsJsonString(row[3].get<std::string>()), row[4] == 1);
     }

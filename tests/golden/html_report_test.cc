@@ -75,7 +75,8 @@ TEST_P(HtmlReal, EmbeddedDataMatchesTheJsonReadout) {
     EXPECT_EQ(a["comm_pct_of_busy"], Pct(b["comm_ns"], b["busy_ns"]));
     ASSERT_EQ(a["classes"].size(), b["classes"].size());
     for (const auto& [name, c] : b["classes"].items()) {
-      for (const char* f : {"kind", "instances", "sum_ns", "union_ns"}) EXPECT_EQ(a["classes"][name][f], c[f]) << name << f;
+      for (const char* f : {"kind", "instances", "sum_ns", "union_ns"})
+        EXPECT_EQ(a["classes"][name][f], c[f]) << name << f;
     }
     for (const auto& [name, c] : b["comm_by_kind"].items()) {
       EXPECT_EQ(a["classes"][name]["hidden_ns"], c["hidden_ns"]) << name;
@@ -228,8 +229,8 @@ TEST_P(HtmlReal, TimelineBinsAddUpToTheLanesUnions) {
 
 TEST_P(HtmlReal, PageIsSelfContained) {
   std::string html = Html(RealExport(GetParam()));
-  for (const char* bad : {"<link", "src=\"http", "src='http", "href=\"http", "@import", "url(", "fetch(",
-                          "XMLHttpRequest", "<img"}) {
+  for (const char* bad :
+       {"<link", "src=\"http", "src='http", "href=\"http", "@import", "url(", "fetch(", "XMLHttpRequest", "<img"}) {
     EXPECT_EQ(html.find(bad), std::string::npos) << bad;
   }
   // Outside the data (text, never fetched), the only URL is the SVG namespace (not fetched either).
@@ -243,12 +244,11 @@ TEST_P(HtmlReal, PageIsSelfContained) {
   EXPECT_LT(html.size(), 10u << 20);
 }
 
-INSTANTIATE_TEST_SUITE_P(Exports, HtmlReal, ::testing::ValuesIn(RealExportNames()),
-                         [](const auto& param_info) {
-                           std::string n = param_info.param;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Exports, HtmlReal, ::testing::ValuesIn(RealExportNames()), [](const auto& param_info) {
+  std::string n = param_info.param;
+  std::replace(n.begin(), n.end(), '-', '_');
+  return n;
+});
 
 TEST(HtmlReport, IterationMarkersBecomeWindows) {
   json h = EmbeddedData(Html(RealExport("cpwork-train")));

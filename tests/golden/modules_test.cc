@@ -83,30 +83,53 @@ std::map<std::string, int64_t> SqlOpsPerModule(const std::string& path, const st
   sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
   // Temporary tables and indexes only: the export itself stays untouched.
   std::string setup =
-      "CREATE TEMP TABLE ag AS SELECT DISTINCT globalTid FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId WHERE s.value LIKE 'pt_autograd%';\n"
-      "CREATE TEMP TABLE txt AS SELECT n.start, n.end, n.globalTid, n.domainId, coalesce(n.text, s.value) AS t FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL AND n.endGlobalTid IS NULL;\n"
-      "CREATE TEMP TABLE dom AS SELECT DISTINCT domainId, globalTid >> 24 AS p, text FROM NVTX_EVENTS WHERE eventType = 75;\n"
-      "CREATE TEMP TABLE r AS SELECT x.start, x.end, x.globalTid, dom.text || ':' || x.t AS name FROM txt x JOIN dom ON dom.domainId = x.domainId AND dom.p = x.globalTid >> 24 WHERE dom.text = '" + domain + "' OR (dom.text = 'PyTorch' AND x.t LIKE 'torch.optim.%');\n"
+      "CREATE TEMP TABLE ag AS SELECT DISTINCT globalTid FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId WHERE "
+      "s.value LIKE 'pt_autograd%';\n"
+      "CREATE TEMP TABLE txt AS SELECT n.start, n.end, n.globalTid, n.domainId, coalesce(n.text, s.value) AS t FROM "
+      "NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL AND "
+      "n.endGlobalTid IS NULL;\n"
+      "CREATE TEMP TABLE dom AS SELECT DISTINCT domainId, globalTid >> 24 AS p, text FROM NVTX_EVENTS WHERE eventType "
+      "= 75;\n"
+      "CREATE TEMP TABLE r AS SELECT x.start, x.end, x.globalTid, dom.text || ':' || x.t AS name FROM txt x JOIN dom "
+      "ON dom.domainId = x.domainId AND dom.p = x.globalTid >> 24 WHERE dom.text = '" +
+      domain +
+      "' OR (dom.text = 'PyTorch' AND x.t LIKE 'torch.optim.%');\n"
       "CREATE INDEX temp.r_t ON r(globalTid, start);\n"
-      "CREATE TEMP TABLE sq AS SELECT start, end, globalTid, CAST(substr(t, instr(t, ', seq = ') + 8) AS INTEGER) AS seq FROM txt WHERE instr(t, ', seq = ') > 0;\n"
+      "CREATE TEMP TABLE sq AS SELECT start, end, globalTid, CAST(substr(t, instr(t, ', seq = ') + 8) AS INTEGER) AS "
+      "seq FROM txt WHERE instr(t, ', seq = ') > 0;\n"
       "CREATE INDEX temp.sq_t ON sq(globalTid, start);\n"
       "CREATE INDEX temp.sq_s ON sq(seq);\n"
-      "CREATE TEMP TABLE ev AS SELECT e.start, e.end, e.globalTid, (SELECT seq FROM sq WHERE sq.globalTid = e.globalTid AND sq.start >= e.start AND sq.end <= e.end ORDER BY sq.start LIMIT 1) AS seq FROM txt e WHERE e.t LIKE 'autograd::engine::evaluate_function: %' AND e.globalTid IN (SELECT globalTid FROM ag);\n"
-      "CREATE TEMP TABLE bw AS SELECT start, end, globalTid, seq FROM sq WHERE globalTid IN (SELECT globalTid FROM ag) UNION ALL SELECT * FROM ev WHERE seq IS NOT NULL;\n"
+      "CREATE TEMP TABLE ev AS SELECT e.start, e.end, e.globalTid, (SELECT seq FROM sq WHERE sq.globalTid = "
+      "e.globalTid AND sq.start >= e.start AND sq.end <= e.end ORDER BY sq.start LIMIT 1) AS seq FROM txt e WHERE e.t "
+      "LIKE 'autograd::engine::evaluate_function: %' AND e.globalTid IN (SELECT globalTid FROM ag);\n"
+      "CREATE TEMP TABLE bw AS SELECT start, end, globalTid, seq FROM sq WHERE globalTid IN (SELECT globalTid FROM ag) "
+      "UNION ALL SELECT * FROM ev WHERE seq IS NOT NULL;\n"
       "CREATE INDEX temp.bw_t ON bw(globalTid, start);\n"
-      "CREATE TEMP TABLE calls AS SELECT rt.start, rt.globalTid FROM (SELECT correlationId c, globalPid g FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL SELECT correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET) ops JOIN CUPTI_ACTIVITY_KIND_RUNTIME rt ON rt.correlationId = ops.c AND rt.globalTid >> 24 = ops.g >> 24;\n"
-      "CREATE TEMP TABLE a1 AS SELECT c.start AS cs, c.globalTid AS ct, c.globalTid IN (SELECT globalTid FROM ag) AS bwd,\n"
-      "  (SELECT name FROM r WHERE r.globalTid = c.globalTid AND r.start <= c.start AND r.end >= c.start ORDER BY r.start DESC, r.end ASC LIMIT 1) AS own_module,\n"
-      "  (SELECT start || ' ' || seq FROM bw WHERE bw.globalTid = c.globalTid AND bw.start <= c.start AND bw.end >= c.start ORDER BY bw.start DESC, bw.end ASC LIMIT 1) AS b FROM calls c;\n"
-      "CREATE TEMP TABLE a2 AS SELECT *, CAST(b AS INTEGER) AS bstart, CAST(substr(b, instr(b, ' ') + 1) AS INTEGER) AS bseq FROM a1;\n"
+      "CREATE TEMP TABLE calls AS SELECT rt.start, rt.globalTid FROM (SELECT correlationId c, globalPid g FROM "
+      "CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL "
+      "SELECT correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET) ops JOIN CUPTI_ACTIVITY_KIND_RUNTIME rt ON "
+      "rt.correlationId = ops.c AND rt.globalTid >> 24 = ops.g >> 24;\n"
+      "CREATE TEMP TABLE a1 AS SELECT c.start AS cs, c.globalTid AS ct, c.globalTid IN (SELECT globalTid FROM ag) AS "
+      "bwd,\n"
+      "  (SELECT name FROM r WHERE r.globalTid = c.globalTid AND r.start <= c.start AND r.end >= c.start ORDER BY "
+      "r.start DESC, r.end ASC LIMIT 1) AS own_module,\n"
+      "  (SELECT start || ' ' || seq FROM bw WHERE bw.globalTid = c.globalTid AND bw.start <= c.start AND bw.end >= "
+      "c.start ORDER BY bw.start DESC, bw.end ASC LIMIT 1) AS b FROM calls c;\n"
+      "CREATE TEMP TABLE a2 AS SELECT *, CAST(b AS INTEGER) AS bstart, CAST(substr(b, instr(b, ' ') + 1) AS INTEGER) "
+      "AS bseq FROM a1;\n"
       "CREATE TEMP TABLE a3 AS SELECT *,\n"
-      "  (SELECT CASE WHEN count(DISTINCT f.globalTid) = 1 THEN max(f.start) END FROM sq f WHERE f.seq = a2.bseq AND f.globalTid >> 24 = a2.ct >> 24 AND f.globalTid NOT IN (SELECT globalTid FROM ag)) AS fstart,\n"
-      "  (SELECT min(f.globalTid) FROM sq f WHERE f.seq = a2.bseq AND f.globalTid >> 24 = a2.ct >> 24 AND f.globalTid NOT IN (SELECT globalTid FROM ag)) AS ftid FROM a2;\n"
-      "CREATE TEMP TABLE a4 AS SELECT *, (SELECT name FROM r WHERE r.globalTid = a3.ftid AND r.start <= a3.fstart AND r.end >= a3.fstart ORDER BY r.start DESC, r.end ASC LIMIT 1) AS fmodule,\n"
-      "  (SELECT name FROM r WHERE r.globalTid = a3.ct AND r.start <= a3.cs AND r.end >= a3.cs AND r.start >= a3.bstart ORDER BY r.start DESC, r.end ASC LIMIT 1) AS inner_module FROM a3;\n";
+      "  (SELECT CASE WHEN count(DISTINCT f.globalTid) = 1 THEN max(f.start) END FROM sq f WHERE f.seq = a2.bseq AND "
+      "f.globalTid >> 24 = a2.ct >> 24 AND f.globalTid NOT IN (SELECT globalTid FROM ag)) AS fstart,\n"
+      "  (SELECT min(f.globalTid) FROM sq f WHERE f.seq = a2.bseq AND f.globalTid >> 24 = a2.ct >> 24 AND f.globalTid "
+      "NOT IN (SELECT globalTid FROM ag)) AS ftid FROM a2;\n"
+      "CREATE TEMP TABLE a4 AS SELECT *, (SELECT name FROM r WHERE r.globalTid = a3.ftid AND r.start <= a3.fstart AND "
+      "r.end >= a3.fstart ORDER BY r.start DESC, r.end ASC LIMIT 1) AS fmodule,\n"
+      "  (SELECT name FROM r WHERE r.globalTid = a3.ct AND r.start <= a3.cs AND r.end >= a3.cs AND r.start >= "
+      "a3.bstart ORDER BY r.start DESC, r.end ASC LIMIT 1) AS inner_module FROM a3;\n";
   EXPECT_EQ(sqlite3_exec(db, setup.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
   std::string sql =
-      "SELECT CASE WHEN bwd = 0 OR fmodule IS NULL THEN own_module ELSE coalesce(inner_module, fmodule) END AS m, count(*) FROM a4 GROUP BY m;\n";
+      "SELECT CASE WHEN bwd = 0 OR fmodule IS NULL THEN own_module ELSE coalesce(inner_module, fmodule) END AS m, "
+      "count(*) FROM a4 GROUP BY m;\n";
   sqlite3_stmt* st = nullptr;
   EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
   std::map<std::string, int64_t> out;
@@ -151,8 +174,10 @@ TEST_P(ModulesOracle, OpsPerModuleMatchSql) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Real, ModulesOracle,
-                         ::testing::Values(OracleCase{"cpfold-e2e-1x2", "cpfold"}, OracleCase{"cpfold-trunk-2x2", "cpfold"},
-                                           OracleCase{"cpfold-train-1x2", "cpfold"}, OracleCase{"cpwork-train", "cpwork"}),
+                         ::testing::Values(OracleCase{"cpfold-e2e-1x2", "cpfold"},
+                                           OracleCase{"cpfold-trunk-2x2", "cpfold"},
+                                           OracleCase{"cpfold-train-1x2", "cpfold"},
+                                           OracleCase{"cpwork-train", "cpwork"}),
                          [](const ::testing::TestParamInfo<OracleCase>& p) {
                            std::string n = p.param.export_name;
                            for (char& ch : n) {
@@ -198,8 +223,9 @@ TEST(ModulesCpfold, TrainingBackwardGoesToTheForwardModules) {
     }
   }
   json j = ReportJson(RealExport("cpfold-train-1x2"));
-  const json* ring = Row(j, "trunk/CPFoldModel.trunk/PairformerModule.forward/PairformerBlock.forward/"
-                            "TriangleMultiplicationOutgoing.forward/cannon.ring_rows_matmul");
+  const json* ring = Row(j,
+                         "trunk/CPFoldModel.trunk/PairformerModule.forward/PairformerBlock.forward/"
+                         "TriangleMultiplicationOutgoing.forward/cannon.ring_rows_matmul");
   ASSERT_NE(ring, nullptr);
   for (const json& t : (*ring)["per_rank"]) EXPECT_GT(int64_t(t["backward_ns"]), 0);
   EXPECT_TRUE((*ring)["cp_distributed"]);
@@ -207,8 +233,9 @@ TEST(ModulesCpfold, TrainingBackwardGoesToTheForwardModules) {
 
 TEST(ModulesCpfold, CpDistributedVersusSerialAndGroups) {
   json j = ReportJson(RealExport("cpfold-e2e-1x2"));
-  const json* trimul = Row(j, "trunk/CPFoldModel.trunk/PairformerModule.forward/PairformerBlock.forward/"
-                              "TriangleMultiplicationOutgoing.forward");
+  const json* trimul = Row(j,
+                           "trunk/CPFoldModel.trunk/PairformerModule.forward/PairformerBlock.forward/"
+                           "TriangleMultiplicationOutgoing.forward");
   ASSERT_NE(trimul, nullptr);
   EXPECT_TRUE((*trimul)["cp_distributed"]);
   EXPECT_GT(int64_t((*trimul)["per_rank"][0]["comm_by_kind"]["SendRecv"]), 0) << "the Cannon ring";
@@ -248,10 +275,11 @@ TEST(ModulesTraining, ForwardBackwardOptimizer) {
 TEST(ModulesMarkdown, TheWholeReadout) {
   CliResult md = RunCli({"report", "--format", "md", RealExport("cpfold-trunk-2x2")});
   ASSERT_EQ(md.rc, 0) << md.err;
-  for (const char* section : {"## cpprof readout: 4 ranks", "**window: steady state, 2 of 3 iterations", "**Verdict.**",
-                              "The straggler is rank 3", "### GPU time per rank", "### Where each rank's window goes",
-                              "### Iterations", "### Modules", "### Communication vs compute",
-                              "### Waiting vs transfer, and the straggler", "| trunk | CP |", "CP-distributed modules"}) {
+  for (const char* section :
+       {"## cpprof readout: 4 ranks", "**window: steady state, 2 of 3 iterations", "**Verdict.**",
+        "The straggler is rank 3", "### GPU time per rank", "### Where each rank's window goes", "### Iterations",
+        "### Modules", "### Communication vs compute", "### Waiting vs transfer, and the straggler", "| trunk | CP |",
+        "CP-distributed modules"}) {
     EXPECT_NE(md.out.find(section), std::string::npos) << section << "\n" << md.out;
   }
   CliResult deep = RunCli({"report", "--format", "md", "--depth", "0", RealExport("cpfold-trunk-2x2")});

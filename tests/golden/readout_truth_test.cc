@@ -98,7 +98,8 @@ TEST(ReadoutTruth, WindowAllAndOneIteration) {
 TEST(ReadoutTruth, IterationsFromRepeatsOfTheOutermostModule) {
   std::string sql = ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/ring_straggler.sql"));
   for (const char* marker : {"ring:warmup0", "ring:iter1", "ring:iter2"}) {
-    for (size_t at; (at = sql.find(marker)) != std::string::npos;) sql.replace(at, std::string(marker).size(), "Fold.forward");
+    for (size_t at; (at = sql.find(marker)) != std::string::npos;)
+      sql.replace(at, std::string(marker).size(), "Fold.forward");
   }
   json j = Report(MakeDatabase("ring_no_markers.sqlite", sql));
   const json& w = j["window"];
@@ -191,7 +192,8 @@ TEST(ReadoutTruth, Cannon2x2StragglerAndUnequalShiftCounts) {
   const json& g = Kind(j, "AllGather");
   EXPECT_GT(int64_t(g["per_rank"][3]["last_arrivals"]), int64_t(g["instances"]) / 2);
   // Rank 3 waits least: the others wait for it.
-  for (int r = 0; r < 3; ++r) EXPECT_GT(int64_t(j["per_rank"][r]["wait_ns"]), 10 * int64_t(j["per_rank"][3]["wait_ns"]));
+  for (int r = 0; r < 3; ++r)
+    EXPECT_GT(int64_t(j["per_rank"][r]["wait_ns"]), 10 * int64_t(j["per_rank"][3]["wait_ns"]));
 }
 
 }  // namespace

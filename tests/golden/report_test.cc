@@ -15,7 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-
 json ReportJson(const std::string& path, std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"report", "--format", "json", path};
   args.insert(args.end(), extra.begin(), extra.end());

@@ -18,8 +18,8 @@ struct Case {
 std::vector<Case> Cases() {
   std::vector<Case> cases;
   for (const auto& name : RealExportNames()) {
-    for (const char* report : {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "nvtx_sum",
-                               "nvtx_gpu_proj_sum"}) {
+    for (const char* report :
+         {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "nvtx_sum", "nvtx_gpu_proj_sum"}) {
       cases.push_back({name, report});
     }
   }
@@ -33,7 +33,8 @@ class StatsGolden : public ::testing::TestWithParam<Case> {};
 TEST_P(StatsGolden, MatchesNsysCsv) {
   const Case& c = GetParam();
   std::string expected_path = DataPath("real/" + c.export_name + "/" + c.export_name + "_" + c.report + ".csv");
-  ASSERT_TRUE(std::filesystem::exists(expected_path) || std::filesystem::exists(expected_path + ".xz")) << expected_path;
+  ASSERT_TRUE(std::filesystem::exists(expected_path) || std::filesystem::exists(expected_path + ".xz"))
+      << expected_path;
   std::string expected = ReadFileOrXz(expected_path);
   CliResult r = RunCli({"stats", "--report", c.report, "--format", "csv", RealExport(c.export_name)});
   ASSERT_EQ(r.rc, 0) << r.err;
