@@ -19,8 +19,8 @@
 #      csv` on a copy nsys never touches (B) and `nsys stats --report R --format csv` on a fresh
 #      copy of its own (nsys writes helper tables into the file it reads, which speeds up a second
 #      run: each nsys run here is its first on that file), compares the CSVs byte for byte and
-#      prints one table. Logs and CSVs go to $OUT (or OUT_DIR) as side_by_side.tar.gz, the table
-#      to side_by_side.md.
+#      prints one table. The table goes to $OUT (or OUT_DIR) as side_by_side.md; logs, diffs and
+#      the CSVs' first lines, line counts and checksums as side_by_side.tar.gz.
 #      Environment: SIZE_GB=1, NSYS_TIMEOUT=300 (seconds per nsys report), NSYS_PARALLEL=1 (the
 #      five nsys runs at once, one core each: the machine has 16; 0 runs them one after another),
 #      REPORTS="..." (a subset), NSYS=path.
@@ -70,12 +70,17 @@ run() {
 
   # 0. Does nsys accept the synthetic export at all?
   "$dir/make_synthetic_export" "$tiny" --kernels 3000 --quiet --schema "$dir/nsys-3.20.3-schema.sql"
-  local ok=1
+  local ok=1 pids=()
   for r in $reports; do
-    timeout 120 "$nsys" stats --report "$r" --format csv --output "$work/tiny-nsys" "$tiny" > "$work/logs/tiny-nsys-$r.log" 2>&1 || ok=0
+    timeout 120 "$nsys" stats --report "$r" --format csv --output "$work/tiny-nsys" "$tiny" > "$work/logs/tiny-nsys-$r.log" 2>&1 &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || ok=0; done
+  for r in $reports; do
     "$dir/cpprof" stats --report "$r" --format csv "$tiny" > "$work/tiny-cpprof_$r.csv" 2> "$work/logs/tiny-cpprof-$r.err"
     if [ -f "$work/tiny-nsys_$r.csv" ] && cmp -s "$work/tiny-nsys_$r.csv" "$work/tiny-cpprof_$r.csv"; then s=identical; else s=DIFFERENT; fi
     echo "tiny export, $r: nsys $( [ -f "$work/tiny-nsys_$r.csv" ] && echo "wrote $(wc -l < "$work/tiny-nsys_$r.csv") lines" || echo "wrote nothing: $(tail -2 "$work/logs/tiny-nsys-$r.log" | tr '\n' ' ')"), CSV $s"
+    [ "$s" = identical ] || diff "$work/tiny-nsys_$r.csv" "$work/tiny-cpprof_$r.csv" 2>&1 | head -6
   done
   if [ "$ok" = 0 ] && ! ls "$work"/tiny-nsys_*.csv > /dev/null 2>&1; then
     echo "nsys_side_by_side: nsys refused the synthetic export; its output:"
@@ -118,8 +123,9 @@ run() {
     secs "$a" "$b" > "$work/logs/nsys-$r.secs"
   }
   if [ "${NSYS_PARALLEL:-1}" = 1 ]; then
-    for r in $reports; do run_nsys "$r" & done
-    wait
+    local pids=()
+    for r in $reports; do run_nsys "$r" & pids+=($!); done
+    wait "${pids[@]}"  # (a bare wait would also wait for the tee of the log)
   else
     for r in $reports; do run_nsys "$r"; done
   fi
@@ -157,10 +163,12 @@ run() {
   cat "$md"
   for f in "$work"/logs/diff-*.txt; do [ -f "$f" ] && { echo "--- $f"; head -12 "$f"; }; done
   for r in $reports; do echo "nsys $r: $(tail -1 "$work/logs/nsys-$r.time" 2>/dev/null) rc $(cat "$work/logs/nsys-$r.rc")"; done
-  # CSVs (xz) and logs back; the exports stay behind.
+  # Logs, the CSVs' line counts and checksums and their first 200 lines back (whole CSVs can be
+  # hundreds of MB: nvtx_sum has a row per distinct range text); the exports stay behind.
   mkdir -p "$work/csv"
-  cp "$work"/nsys_*.csv "$work"/cpprof_*.csv "$work/csv/" 2>/dev/null
-  tar -C "$work" -cJf "$out/side_by_side.tar.xz" logs csv
+  (cd "$work" && wc -l nsys_*.csv cpprof_*.csv && sha256sum nsys_*.csv cpprof_*.csv) > "$work/csv/summary.txt" 2>&1
+  for f in "$work"/nsys_*.csv "$work"/cpprof_*.csv; do [ -f "$f" ] && head -200 "$f" > "$work/csv/$(basename "$f" .csv).head.csv"; done
+  tar -C "$work" -czf "$out/side_by_side.tar.gz" logs csv
 }
 
 case ${1:-} in
