@@ -688,14 +688,19 @@ void Generator::SideWork(Rank& r, int64_t tid, int64_t op_start) {
   }
   int n = r.osrt.Take();
   if (n > 0) {
-    // Spread over the side threads, inside [op_start, now], each thread's calls in order.
-    int64_t span = std::max<int64_t>(r.host - op_start, 1'000);
+    // Spread over the side threads inside [op_start, now]: row k on thread k % T in its own slot
+    // of that thread's share, so each thread's calls are in order and none runs past the host
+    // clock (OS runtime rows stay inside the capture and the buffers stay small).
+    const int64_t threads = static_cast<int64_t>(r.side_tids.size());
+    const int64_t span = std::max<int64_t>(r.host - op_start, 1'000);
+    const int64_t slots = (n + threads - 1) / threads, slot = std::max<int64_t>(span / slots, 200);
     for (int k = 0; k < n; ++k) {
-      size_t t = static_cast<size_t>(k % r.side_tids.size());
+      size_t t = static_cast<size_t>(k % threads);
       const OsrtCall& call = kOsrt[U(r, 0, 2) == 0 ? U(r, 0, 2) : U(r, 0, kNumOsrt - 1)];
-      int64_t s = std::max(r.side_clock[t], op_start + span * k / n);
-      int64_t e = s + std::min<int64_t>(U(r, call.min_ns, call.max_ns), span / 2 + 500);
-      r.side_clock[t] = e + 100;
+      const int64_t slot_start = op_start + (k / threads) * slot;
+      int64_t s = std::max(r.side_clock[t], slot_start);
+      int64_t e = std::max(s + 100, std::min(s + U(r, call.min_ns, call.max_ns), slot_start + slot));
+      r.side_clock[t] = e + 50;
       w_.osrts.push_back({s, e, r.side_tids[t], Sid(call.name)});
     }
   }
