@@ -1,60 +1,119 @@
-// The baseline of bench/run_bench.sh: one bare SQLite scan of exactly the columns that
-// `cpprof report` (mode "report") or `cpprof stats --report cuda_gpu_kern_sum` (mode "kern_sum")
-// read, opened the same way, touching every value and doing nothing else.
+// The baseline of bench/run_bench.sh: one bare SQLite scan of exactly the columns a cpprof
+// command reads, opened the same way, touching every value (integers read, text read in full)
+// and doing nothing else. Its time is the floor the command's time is compared against.
 //
-//   bare_scan report|kern_sum FILE.sqlite
+//   bare_scan MODE FILE.sqlite [FILE2.sqlite]
+//
+// MODE (what the command reads):
+//   report                 GPU ops (kernels, memcpys, memsets) with their correlation ids and
+//                          names, the runtime calls' launches, NVTX events, GPU memory usage events
+//                          (every `cpprof report` format: text, md, json, csv, html)
+//   diff                   `report`'s columns of FILE and of FILE2 (`cpprof diff FILE FILE2`)
+//   export                 GPU ops, NVTX events, thread names (`cpprof export`, the Chrome trace)
+//   export_flows           the same and the runtime calls with their names (`cpprof export --flows`)
+//   kern_sum               kernel names and durations (`stats --report cuda_gpu_kern_sum`)
+//   mem_time_sum           memcpy kinds and memset rows with their durations
+//   mem_size_sum           memcpy kinds and memset rows with their sizes
+//   nvtx_sum               NVTX events (`stats --report nvtx_sum`)
+//   nvtx_gpu_proj_sum      NVTX events, runtime calls (start, end, thread, correlation id), GPU ops
+//                          (start, end, process, correlation id)
 #include <sqlite3.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace {
 
 int64_t Scan(sqlite3* db, const char* sql) {
   sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) return 0;  // table absent
+  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) return 0;  // table or column absent
   int n = sqlite3_column_count(st);
   int64_t acc = 0;
   while (sqlite3_step(st) == SQLITE_ROW) {
-    for (int c = 0; c < n; ++c) acc += sqlite3_column_int64(st, c);
+    for (int c = 0; c < n; ++c) {
+      if (sqlite3_column_type(st, c) == SQLITE_TEXT) {
+        const unsigned char* t = sqlite3_column_text(st, c);
+        acc += sqlite3_column_bytes(st, c) + (t ? t[0] : 0);
+      } else {
+        acc += sqlite3_column_int64(st, c);
+      }
+    }
   }
   sqlite3_finalize(st);
+  return acc;
+}
+
+const char* const kGpuOps[] = {
+    "SELECT start, end, globalPid, deviceId, streamId, demangledName, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL",
+    "SELECT start, end, globalPid, deviceId, streamId, bytes, copyKind, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+    "SELECT start, end, globalPid, deviceId, streamId, bytes, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET"};
+const char kNvtx[] = "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid FROM NVTX_EVENTS";
+
+std::vector<const char*> Queries(const std::string& mode) {
+  if (mode == "report" || mode == "diff") {
+    return {kGpuOps[0], kGpuOps[1], kGpuOps[2], "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+            kNvtx,
+            "SELECT start, globalPid, deviceId, bytes, memKind, memoryOperationType, correlationId "
+            "FROM CUDA_GPU_MEMORY_USAGE_EVENTS"};
+  }
+  if (mode == "export") return {kGpuOps[0], kGpuOps[1], kGpuOps[2], kNvtx, "SELECT globalTid, nameId FROM ThreadNames"};
+  if (mode == "export_flows") {
+    return {kGpuOps[0], kGpuOps[1], kGpuOps[2], kNvtx, "SELECT globalTid, nameId FROM ThreadNames",
+            "SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME"};
+  }
+  if (mode == "kern_sum") return {"SELECT demangledName, end - start FROM CUPTI_ACTIVITY_KIND_KERNEL"};
+  if (mode == "mem_time_sum") {
+    return {"SELECT copyKind, end - start FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+            "SELECT end - start FROM CUPTI_ACTIVITY_KIND_MEMSET"};
+  }
+  if (mode == "mem_size_sum") {
+    return {"SELECT copyKind, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY", "SELECT bytes FROM CUPTI_ACTIVITY_KIND_MEMSET"};
+  }
+  if (mode == "nvtx_sum") return {kNvtx};
+  if (mode == "nvtx_gpu_proj_sum") {
+    return {kNvtx, "SELECT start, end, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+            "SELECT start, end, globalPid, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL",
+            "SELECT start, end, globalPid, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+            "SELECT start, end, globalPid, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET"};
+  }
+  return {};
+}
+
+int64_t ScanFile(const char* path, const std::vector<const char*>& queries) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    std::fprintf(stderr, "bare_scan: cannot open %s\n", path);
+    std::exit(1);
+  }
+  // The same settings as cpprof's reader (src/nsys/sqlite_db.cc).
+  sqlite3_exec(db, "PRAGMA mmap_size=0; PRAGMA cache_size=-2048; PRAGMA query_only=1;", nullptr, nullptr, nullptr);
+  int64_t acc = 0;
+  for (const char* q : queries) acc += Scan(db, q);
+  sqlite3_close(db);
   return acc;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::strcmp(argv[1], "report") != 0 && std::strcmp(argv[1], "kern_sum") != 0)) {
-    std::fprintf(stderr, "usage: bare_scan report|kern_sum FILE.sqlite\n");
+  const char* usage =
+      "usage: bare_scan report|export|export_flows|kern_sum|mem_time_sum|mem_size_sum|nvtx_sum|nvtx_gpu_proj_sum FILE.sqlite\n"
+      "       bare_scan diff FILE.sqlite FILE2.sqlite\n";
+  if (argc < 3) {
+    std::fputs(usage, stderr);
     return 2;
   }
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(argv[2], &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-    std::fprintf(stderr, "bare_scan: cannot open %s\n", argv[2]);
-    return 1;
+  const std::string mode = argv[1];
+  std::vector<const char*> queries = Queries(mode);
+  if (queries.empty() || (mode == "diff") != (argc == 4) || argc > 4) {
+    std::fputs(usage, stderr);
+    return 2;
   }
-  // The same settings as cpprof's reader (src/nsys/sqlite_db.cc).
-  sqlite3_exec(db, "PRAGMA mmap_size=0; PRAGMA cache_size=-2048; PRAGMA query_only=1;", nullptr,
-               nullptr, nullptr);
-  int64_t acc = 0;
-  if (std::strcmp(argv[1], "report") == 0) {
-    // GPU ops with the correlation id of their launch; the launches; the NVTX ranges (module
-    // attribution); GPU memory events.
-    acc += Scan(db, "SELECT start, end, globalPid, deviceId, streamId, demangledName, correlationId "
-                    "FROM CUPTI_ACTIVITY_KIND_KERNEL");
-    acc += Scan(db, "SELECT start, end, globalPid, deviceId, streamId, bytes, copyKind, correlationId "
-                    "FROM CUPTI_ACTIVITY_KIND_MEMCPY");
-    acc += Scan(db, "SELECT start, end, globalPid, deviceId, streamId, bytes, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET");
-    acc += Scan(db, "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME");
-    acc += Scan(db, "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid FROM NVTX_EVENTS");
-    acc += Scan(db, "SELECT start, globalPid, deviceId, bytes, memKind, memoryOperationType, correlationId "
-                    "FROM CUDA_GPU_MEMORY_USAGE_EVENTS");
-  } else {
-    acc += Scan(db, "SELECT demangledName, end - start FROM CUPTI_ACTIVITY_KIND_KERNEL");
-  }
-  sqlite3_close(db);
+  int64_t acc = ScanFile(argv[2], queries);
+  if (mode == "diff") acc += ScanFile(argv[3], queries);
   std::printf("%lld\n", static_cast<long long>(acc));
   return 0;
 }
