@@ -54,14 +54,21 @@ const char kNvtx[] = "SELECT start, end, eventType, domainId, globalTid, textId,
 
 std::vector<const char*> Queries(const std::string& mode) {
   if (mode == "report" || mode == "diff") {
-    return {kGpuOps[0], kGpuOps[1], kGpuOps[2], "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+    return {kGpuOps[0],
+            kGpuOps[1],
+            kGpuOps[2],
+            "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
             kNvtx,
             "SELECT start, globalPid, deviceId, bytes, memKind, memoryOperationType, correlationId "
             "FROM CUDA_GPU_MEMORY_USAGE_EVENTS"};
   }
   if (mode == "export") return {kGpuOps[0], kGpuOps[1], kGpuOps[2], kNvtx, "SELECT globalTid, nameId FROM ThreadNames"};
   if (mode == "export_flows") {
-    return {kGpuOps[0], kGpuOps[1], kGpuOps[2], kNvtx, "SELECT globalTid, nameId FROM ThreadNames",
+    return {kGpuOps[0],
+            kGpuOps[1],
+            kGpuOps[2],
+            kNvtx,
+            "SELECT globalTid, nameId FROM ThreadNames",
             "SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME"};
   }
   if (mode == "kern_sum") return {"SELECT demangledName, end - start FROM CUPTI_ACTIVITY_KIND_KERNEL"};
@@ -100,7 +107,8 @@ int64_t ScanFile(const char* path, const std::vector<const char*>& queries) {
 
 int main(int argc, char** argv) {
   const char* usage =
-      "usage: bare_scan report|export|export_flows|kern_sum|mem_time_sum|mem_size_sum|nvtx_sum|nvtx_gpu_proj_sum FILE.sqlite\n"
+      "usage: bare_scan report|export|export_flows|kern_sum|mem_time_sum|mem_size_sum|nvtx_sum|nvtx_gpu_proj_sum "
+      "FILE.sqlite\n"
       "       bare_scan diff FILE.sqlite FILE2.sqlite\n";
   if (argc < 3) {
     std::fputs(usage, stderr);

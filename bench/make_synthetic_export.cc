@@ -78,9 +78,28 @@ struct KernelFamily {
   bool driver_launch;  // launched with cuLaunchKernelEx (cuBLAS nvjet) instead of cudaLaunchKernel
 };
 enum Family {
-  kGemm, kGemmSplitK, kSplitKReduce, kLayerNorm, kLayerNormBwd, kGammaBeta, kSoftmax, kSoftmaxBwd, kAdd, kMul,
-  kSigmoid, kCopy, kReduce, kFill, kCat, kAdam, kNumComputeFamilies,
-  kSendRecv = kNumComputeFamilies, kAllGather, kReduceScatter, kAllReduce, kNumFamilies
+  kGemm,
+  kGemmSplitK,
+  kSplitKReduce,
+  kLayerNorm,
+  kLayerNormBwd,
+  kGammaBeta,
+  kSoftmax,
+  kSoftmaxBwd,
+  kAdd,
+  kMul,
+  kSigmoid,
+  kCopy,
+  kReduce,
+  kFill,
+  kCat,
+  kAdam,
+  kNumComputeFamilies,
+  kSendRecv = kNumComputeFamilies,
+  kAllGather,
+  kReduceScatter,
+  kAllReduce,
+  kNumFamilies
 };
 const KernelFamily kFamilies[kNumFamilies] = {
     {"nvjet_sm90_tst_%dx64_64x16_2x1_v_bz_NNT", "nvjet_sm90_tst_%dx64_64x16_2x1_v_bz_NNT", 6, 8'000, 260'000, true},
@@ -131,7 +150,8 @@ const KernelFamily kFamilies[kNumFamilies] = {
      "vectorized_elementwise_kernel", 2, 1'000, 8'000, false},
     {"void at::native::<unnamed>::CatArrayBatchedCopy_alignedK_contig<at::native::<unnamed>::OpaqueType<(unsigned "
      "int)2>, unsigned int, (int)%d, (int)128, (int)1, (int)16, (int)8>(T1 *, at::native::<unnamed>::"
-     "CatArrInputTensorMetadata<T1, T2, T4, T5>, at::native::<unnamed>::TensorSizeStride<T2, (unsigned int)4>, int, T2)",
+     "CatArrInputTensorMetadata<T1, T2, T4, T5>, at::native::<unnamed>::TensorSizeStride<T2, (unsigned int)4>, int, "
+     "T2)",
      "CatArrayBatchedCopy_alignedK_contig", 2, 3'000, 50'000, false},
     {"void at::native::<unnamed>::multi_tensor_apply_kernel<at::native::<unnamed>::TensorListMetadata<(int)%d>, "
      "at::native::<unnamed>::FusedAdamMathFunctor<float, (int)4, (at::native::ADAM_MODE)0, (bool)0>, float *, double, "
@@ -139,8 +159,8 @@ const KernelFamily kFamilies[kNumFamilies] = {
      "multi_tensor_apply_kernel", 2, 20'000, 200'000, false},
     {"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)", "ncclDevKernel_SendRecv", 1, 20'000,
      200'000, true},
-    {"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)", "ncclDevKernel_AllGather_RING_LL",
-     1, 15'000, 150'000, true},
+    {"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)",
+     "ncclDevKernel_AllGather_RING_LL", 1, 15'000, 150'000, true},
     {"ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)",
      "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", 1, 15'000, 150'000, true},
     {"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)",
@@ -170,21 +190,27 @@ const AtenOp kAtenOps[] = {
     {"aten::cat", "aten::cat", kCat, "CatBackward0", kCopy},
 };
 constexpr int kNumAtenOps = sizeof(kAtenOps) / sizeof(kAtenOps[0]);
-const char* const kNoLaunchOps[] = {"aten::view", "aten::empty", "aten::as_strided", "aten::reshape", "aten::transpose",
-                                    "aten::t", "aten::unsqueeze", "aten::empty_strided", "aten::permute",
-                                    "aten::_unsafe_view", "aten::expand", "aten::slice"};
+const char* const kNoLaunchOps[] = {"aten::view",         "aten::empty",         "aten::as_strided",
+                                    "aten::reshape",      "aten::transpose",     "aten::t",
+                                    "aten::unsqueeze",    "aten::empty_strided", "aten::permute",
+                                    "aten::_unsafe_view", "aten::expand",        "aten::slice"};
 constexpr int kNumNoLaunchOps = sizeof(kNoLaunchOps) / sizeof(kNoLaunchOps[0]);
 
-const char* const kExtraRuntime[] = {"cuKernelGetName", "cudaStreamIsCapturing_v10000", "cuKernelGetAttribute",
-                                     "cudaEventQuery_v3020", "cudaThreadExchangeStreamCaptureMode_v10010",
-                                     "cudaEventRecord_v3020", "cudaStreamWaitEvent_v3020", "cuGetProcAddress_v2"};
+const char* const kExtraRuntime[] = {"cuKernelGetName",
+                                     "cudaStreamIsCapturing_v10000",
+                                     "cuKernelGetAttribute",
+                                     "cudaEventQuery_v3020",
+                                     "cudaThreadExchangeStreamCaptureMode_v10010",
+                                     "cudaEventRecord_v3020",
+                                     "cudaStreamWaitEvent_v3020",
+                                     "cuGetProcAddress_v2"};
 constexpr int kNumExtraRuntime = sizeof(kExtraRuntime) / sizeof(kExtraRuntime[0]);
 // OS runtime calls as seen in tests/data/real/cpwork-full (most frequent first), and how long.
 struct OsrtCall {
   const char* name;
   int64_t min_ns, max_ns;
 };
-const OsrtCall kOsrt[] = {{"poll", 5'000, 400'000}, {"ioctl", 800, 30'000}, {"accept", 2'000, 300'000},
+const OsrtCall kOsrt[] = {{"poll", 5'000, 400'000}, {"ioctl", 800, 30'000},   {"accept", 2'000, 300'000},
                           {"stat64", 600, 4'000},   {"open64", 1'500, 9'000}, {"send", 1'000, 12'000},
                           {"recv", 1'000, 20'000},  {"read", 700, 8'000},     {"close", 500, 3'000},
                           {"mmap64", 1'000, 9'000}, {"munmap", 1'000, 9'000}, {"recvmsg", 1'000, 15'000}};
@@ -231,24 +257,42 @@ Options Parse(int argc, char** argv) {
     const char* v = argv[++i];
     char* endp = nullptr;
     double d = std::strtod(v, &endp);
-    if (k != "--schema" && (endp == v || *endp != '\0' || d < 0)) Die("option " + k + ": '" + v + "' is not a number >= 0");
-    if (k == "--size-gb") o.size_gb = d;
-    else if (k == "--kernels") o.kernels = static_cast<int64_t>(d);
-    else if (k == "--ranks") o.ranks = static_cast<int>(d);
-    else if (k == "--blocks") o.blocks = std::max(1, static_cast<int>(d));
-    else if (k == "--seed") o.seed = static_cast<unsigned>(d);
-    else if (k == "--slow-rank") o.slow_rank = static_cast<int>(d);
-    else if (k == "--nvtx-per-kernel") o.nvtx_per_kernel = d;
-    else if (k == "--runtime-per-kernel") o.runtime_per_kernel = d;
-    else if (k == "--osrt-per-kernel") o.osrt_per_kernel = d, osrt_given = true;
-    else if (k == "--memusage-per-kernel") o.memusage_per_kernel = d, memusage_given = true;
-    else if (k == "--memcpy-per-kernel") o.memcpy_per_kernel = d;
-    else if (k == "--memset-per-kernel") o.memset_per_kernel = d;
-    else if (k == "--runtime") runtime_total = static_cast<int64_t>(d);
-    else if (k == "--nvtx") nvtx_total = static_cast<int64_t>(d);
-    else if (k == "--memops") memops_total = static_cast<int64_t>(d);
-    else if (k == "--schema") o.schema = v;
-    else Die("unknown option " + k + "\n" + kUsage);
+    if (k != "--schema" && (endp == v || *endp != '\0' || d < 0))
+      Die("option " + k + ": '" + v + "' is not a number >= 0");
+    if (k == "--size-gb")
+      o.size_gb = d;
+    else if (k == "--kernels")
+      o.kernels = static_cast<int64_t>(d);
+    else if (k == "--ranks")
+      o.ranks = static_cast<int>(d);
+    else if (k == "--blocks")
+      o.blocks = std::max(1, static_cast<int>(d));
+    else if (k == "--seed")
+      o.seed = static_cast<unsigned>(d);
+    else if (k == "--slow-rank")
+      o.slow_rank = static_cast<int>(d);
+    else if (k == "--nvtx-per-kernel")
+      o.nvtx_per_kernel = d;
+    else if (k == "--runtime-per-kernel")
+      o.runtime_per_kernel = d;
+    else if (k == "--osrt-per-kernel")
+      o.osrt_per_kernel = d, osrt_given = true;
+    else if (k == "--memusage-per-kernel")
+      o.memusage_per_kernel = d, memusage_given = true;
+    else if (k == "--memcpy-per-kernel")
+      o.memcpy_per_kernel = d;
+    else if (k == "--memset-per-kernel")
+      o.memset_per_kernel = d;
+    else if (k == "--runtime")
+      runtime_total = static_cast<int64_t>(d);
+    else if (k == "--nvtx")
+      nvtx_total = static_cast<int64_t>(d);
+    else if (k == "--memops")
+      memops_total = static_cast<int64_t>(d);
+    else if (k == "--schema")
+      o.schema = v;
+    else
+      Die("unknown option " + k + "\n" + kUsage);
   }
   if (o.ranks < 1 || o.ranks > 64) Die("--ranks must be 1..64");
   if (o.size_gb <= 0 && o.kernels <= 0) o.kernels = 5'000'000;
@@ -297,7 +341,6 @@ struct MemUseRow {
   int32_t device, op;
 };
 
-
 struct Writer {
   sqlite3* db = nullptr;
   sqlite3_stmt *kernel = nullptr, *runtime = nullptr, *nvtx = nullptr, *osrt = nullptr, *memcpy_ = nullptr,
@@ -322,17 +365,22 @@ struct Writer {
     Prepare(&runtime,
             "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
             "returnValue) VALUES (?,?,?,?,?,?,0)");
-    Prepare(&nvtx, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId, domainId) "
-                   "VALUES (?,?,?,?,?,?,?)");
-    Prepare(&osrt, "INSERT INTO OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, nestingLevel, "
-                   "callchainId) VALUES (?,?,27,?,?,0,0,0)");
-    Prepare(&memcpy_, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, greenContextId, "
-                      "streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind, copyCount) "
-                      "VALUES (?,?,?,1,0,?,?,?,?,?,?,2,1)");
-    Prepare(&memset_, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, greenContextId, "
-                      "streamId, correlationId, globalPid, value, bytes, memKind) VALUES (?,?,?,1,0,?,?,?,0,?,2)");
-    Prepare(&memuse, "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, contextId, address, pc, "
-                     "bytes, memKind, memoryOperationType, correlationId, streamId) VALUES (?,?,?,1,?,0,?,2,?,?,7)");
+    Prepare(&nvtx,
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId, domainId) "
+            "VALUES (?,?,?,?,?,?,?)");
+    Prepare(&osrt,
+            "INSERT INTO OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, nestingLevel, "
+            "callchainId) VALUES (?,?,27,?,?,0,0,0)");
+    Prepare(&memcpy_,
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, greenContextId, "
+            "streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind, copyCount) "
+            "VALUES (?,?,?,1,0,?,?,?,?,?,?,2,1)");
+    Prepare(&memset_,
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, greenContextId, "
+            "streamId, correlationId, globalPid, value, bytes, memKind) VALUES (?,?,?,1,0,?,?,?,0,?,2)");
+    Prepare(&memuse,
+            "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, contextId, address, pc, "
+            "bytes, memKind, memoryOperationType, correlationId, streamId) VALUES (?,?,?,1,?,0,?,2,?,?,7)");
   }
   void Close() {
     for (sqlite3_stmt* st : {kernel, runtime, nvtx, osrt, memcpy_, memset_, memuse}) sqlite3_finalize(st);
@@ -353,8 +401,10 @@ struct Writer {
     std::sort(order_.begin(), order_.end());  // by start, then by creation
     std::vector<Row> kept;
     for (const auto& [start, i] : order_) {
-      if (start < watermark) write(rows[i]);
-      else kept.push_back(std::move(rows[i]));
+      if (start < watermark)
+        write(rows[i]);
+      else
+        kept.push_back(std::move(rows[i]));
     }
     rows = std::move(kept);
   }
@@ -391,14 +441,20 @@ struct Writer {
     });
     FlushTable(nvtxs, watermark, [&](const NvtxRow& r) {
       sqlite3_bind_int64(nvtx, 1, r.start);
-      if (r.end >= 0) sqlite3_bind_int64(nvtx, 2, r.end);
-      else sqlite3_bind_null(nvtx, 2);
+      if (r.end >= 0)
+        sqlite3_bind_int64(nvtx, 2, r.end);
+      else
+        sqlite3_bind_null(nvtx, 2);
       sqlite3_bind_int64(nvtx, 3, r.type);
-      if (r.text_id == 0) sqlite3_bind_text(nvtx, 4, r.text.data(), static_cast<int>(r.text.size()), SQLITE_STATIC);
-      else sqlite3_bind_null(nvtx, 4);
+      if (r.text_id == 0)
+        sqlite3_bind_text(nvtx, 4, r.text.data(), static_cast<int>(r.text.size()), SQLITE_STATIC);
+      else
+        sqlite3_bind_null(nvtx, 4);
       sqlite3_bind_int64(nvtx, 5, r.tid);
-      if (r.text_id != 0) sqlite3_bind_int64(nvtx, 6, r.text_id);
-      else sqlite3_bind_null(nvtx, 6);
+      if (r.text_id != 0)
+        sqlite3_bind_int64(nvtx, 6, r.text_id);
+      else
+        sqlite3_bind_null(nvtx, 6);
       sqlite3_bind_int64(nvtx, 7, r.domain);
       Step(nvtx, "nvtx");
     });
@@ -456,9 +512,9 @@ struct Credit {
 struct Rank {
   int index = 0;
   int64_t pid = 0, gpid = 0, main_tid = 0, bwd_tid = 0;
-  std::vector<int64_t> side_tids;     // OS runtime threads
-  std::vector<int64_t> side_clock;    // when each is next free
-  int64_t host = 0;                   // the host clock (main thread, then autograd thread)
+  std::vector<int64_t> side_tids;      // OS runtime threads
+  std::vector<int64_t> side_clock;     // when each is next free
+  int64_t host = 0;                    // the host clock (main thread, then autograd thread)
   int64_t stream_free[3] = {0, 0, 0};  // compute, side, NCCL
   int64_t op_id = 0, seq = 0, next_address = 0x7f0000000000;
   std::vector<std::pair<int64_t, int64_t>> live_allocs;  // address, bytes
@@ -566,8 +622,12 @@ std::string Generator::Sizes(int s) const {
       std::snprintf(buf, sizeof(buf), "[[%d, %d, %d, %d], [%d, %d, %d, %d], []]", d(0), d(1), d(2), d(3), d(0), d(1),
                     d(2), d(3));
       break;
-    case 2: std::snprintf(buf, sizeof(buf), "[[%d, %d], [%d, %d]]", d(0), d(1), d(1), d(2)); break;
-    default: std::snprintf(buf, sizeof(buf), "[[%d, %d, %d], [], []]", d(0), d(1), d(2)); break;
+    case 2:
+      std::snprintf(buf, sizeof(buf), "[[%d, %d], [%d, %d]]", d(0), d(1), d(1), d(2));
+      break;
+    default:
+      std::snprintf(buf, sizeof(buf), "[[%d, %d, %d], [], []]", d(0), d(1), d(2));
+      break;
   }
   return buf;
 }
@@ -590,19 +650,35 @@ void Generator::AddStrings(sqlite3* db) {
     strings_.push_back(s);
   for (const char* s : kExtraRuntime) strings_.push_back(s);
   for (const OsrtCall& c : kOsrt) strings_.push_back(c.name);
-  for (const char* s : {"python", "pt_autograd_0", "pt_nccl_watchdg", "pt_nccl_heartbt", "ncclGroupStart", "ncclGroupEnd",
-                        "ncclSend", "ncclRecv", "ncclAllGather", "ncclReduceScatter", "ncclAllReduce",
-                        "cpfold.cp.wrapper.ContextParallel.training_loss", "cpfold.model.fold.CPFoldModel.training_loss",
-                        "cpfold.model.fold.CPFoldModel.trunk", "cpfold.model.msa.MSAModule.forward",
-                        "cpfold.model.msa.OuterProductMean.forward", "cpfold.model.msa.MSAPairWeightedAveraging.forward",
-                        "cpfold.model.pairformer.PairformerModule.forward", "cpfold.model.pairformer.PairformerBlock.forward",
+  for (const char* s : {"python",
+                        "pt_autograd_0",
+                        "pt_nccl_watchdg",
+                        "pt_nccl_heartbt",
+                        "ncclGroupStart",
+                        "ncclGroupEnd",
+                        "ncclSend",
+                        "ncclRecv",
+                        "ncclAllGather",
+                        "ncclReduceScatter",
+                        "ncclAllReduce",
+                        "cpfold.cp.wrapper.ContextParallel.training_loss",
+                        "cpfold.model.fold.CPFoldModel.training_loss",
+                        "cpfold.model.fold.CPFoldModel.trunk",
+                        "cpfold.model.msa.MSAModule.forward",
+                        "cpfold.model.msa.OuterProductMean.forward",
+                        "cpfold.model.msa.MSAPairWeightedAveraging.forward",
+                        "cpfold.model.pairformer.PairformerModule.forward",
+                        "cpfold.model.pairformer.PairformerBlock.forward",
                         "cpfold.model.pairformer.TriangleMultiplicationOutgoing.forward",
                         "cpfold.model.pairformer.TriangleMultiplicationIncoming.forward",
                         "cpfold.model.pairformer.TriangleAttentionStartingNode.forward",
                         "cpfold.model.pairformer.TriangleAttentionEndingNode.forward",
-                        "cpfold.model.pairformer.PairTransition.forward", "cpfold.model.common.AttentionPairBias.forward",
-                        "cpfold.model.pairformer.SingleTransition.forward", "cpfold.cp.comm.batch_p2p",
-                        "cpfold.cp.comm.all_gather_cat", "cpfold.cp.comm.reduce_scatter_cat"})
+                        "cpfold.model.pairformer.PairTransition.forward",
+                        "cpfold.model.common.AttentionPairBias.forward",
+                        "cpfold.model.pairformer.SingleTransition.forward",
+                        "cpfold.cp.comm.batch_p2p",
+                        "cpfold.cp.comm.all_gather_cat",
+                        "cpfold.cp.comm.reduce_scatter_cat"})
     strings_.push_back(s);
   sqlite3_stmt* st = nullptr;
   Check(sqlite3_prepare_v2(db, "INSERT INTO StringIds VALUES (?, ?)", -1, &st, nullptr), db, "prepare StringIds");
@@ -618,7 +694,9 @@ void Generator::AddStrings(sqlite3* db) {
 
 void Generator::Setup(sqlite3* db) {
   AddStrings(db);
-  auto exec = [&](const std::string& sql) { Check(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), db, sql.c_str()); };
+  auto exec = [&](const std::string& sql) {
+    Check(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), db, sql.c_str());
+  };
   ranks_.resize(o_.ranks);
   for (int i = 0; i < o_.ranks; ++i) {
     Rank& r = ranks_[i];
@@ -714,7 +792,8 @@ void Generator::Kernel(Rank& r, int64_t tid, Family f, int slot) {
   int64_t d = static_cast<int64_t>(static_cast<double>(U(r, kf.min_ns, kf.max_ns)) * r.kernel_scale);
   r.stream_free[slot] = s + d;
   int variant = kf.variants > 1 ? static_cast<int>(U(r, 0, kf.variants - 1)) : 0;
-  w_.kernels.push_back({s, s + d, c, r.gpid, grid_id_++, r.index, slot == 0 ? kComputeStream : kSideStream, f, variant});
+  w_.kernels.push_back(
+      {s, s + d, c, r.gpid, grid_id_++, r.index, slot == 0 ? kComputeStream : kSideStream, f, variant});
   ++kernels_;
   ++r.kernels;
 }
@@ -727,9 +806,9 @@ void Generator::ComputeOp(bool backward, const AtenOp& op, int64_t bwd_seq) {
     int64_t tid = backward ? r.bwd_tid : r.main_tid;
     int64_t op_start = r.host;
     // NVTX ranges up to the ratio (module, NCCL and iteration ranges count too), at most a burst.
-    int n = static_cast<int>(std::clamp<int64_t>(
-        static_cast<int64_t>(o_.nvtx_per_kernel * static_cast<double>(r.kernels + 1)) - r.nvtx_rows, 0,
-        3 * static_cast<int64_t>(o_.nvtx_per_kernel) + 3));
+    int n = static_cast<int>(
+        std::clamp<int64_t>(static_cast<int64_t>(o_.nvtx_per_kernel * static_cast<double>(r.kernels + 1)) - r.nvtx_rows,
+                            0, 3 * static_cast<int64_t>(o_.nvtx_per_kernel) + 3));
     char buf[512];
     std::string sizes = Sizes(sizes_seed);
     const long long seq = backward ? bwd_seq : ++r.seq;  // every forward op makes an autograd node
@@ -755,8 +834,7 @@ void Generator::ComputeOp(bool backward, const AtenOp& op, int64_t bwd_seq) {
                       static_cast<long long>(++r.op_id));
       } else if (k == 0) {
         std::snprintf(buf, sizeof(buf), "%s, seq = %lld, op_id = %lld, sizes = %s, input_op_ids = [(%lld,0), (0,-1)]",
-                      op.outer, seq, static_cast<long long>(++r.op_id), sizes.c_str(),
-                      id - 2);
+                      op.outer, seq, static_cast<long long>(++r.op_id), sizes.c_str(), id - 2);
       } else {
         std::snprintf(buf, sizeof(buf), "%s, op_id = %lld, sizes = %s, input_op_ids = [(%lld,0), (0,-1)]",
                       k == nest - 1 ? op.inner : kNoLaunchOps[(sizes_seed + k) % kNumNoLaunchOps],
@@ -797,7 +875,11 @@ void Generator::Nccl(bool backward, Family f, const char* c10d, const char* nccl
       Pop(r, tid);
       Push(r, kDomainNccl, Sid("ncclGroupEnd"), {});
     } else {
-      Push(r, kDomainNccl, Sid(f == kAllGather ? "ncclAllGather" : f == kReduceScatter ? "ncclReduceScatter" : "ncclAllReduce"), {});
+      Push(r, kDomainNccl,
+           Sid(f == kAllGather       ? "ncclAllGather"
+               : f == kReduceScatter ? "ncclReduceScatter"
+                                     : "ncclAllReduce"),
+           {});
     }
     int64_t c = Runtime(r, tid, "cuLaunchKernelEx", 3'000, 12'000);
     corr[r.index] = c;
@@ -897,8 +979,10 @@ void Generator::Backward(int fwd_ops) {
 
 void Generator::Iteration(int it) {
   char name[64];
-  if (it == 0) std::snprintf(name, sizeof(name), "cpfold:warmup0");
-  else std::snprintf(name, sizeof(name), "cpfold:iter%d", it);
+  if (it == 0)
+    std::snprintf(name, sizeof(name), "cpfold:warmup0");
+  else
+    std::snprintf(name, sizeof(name), "cpfold:iter%d", it);
   for (Rank& r : ranks_) {
     r.stack.clear();
     Push(r, 0, 0, name);
@@ -976,8 +1060,8 @@ int main(int argc, char** argv) {
     bytes = sqlite3_column_int64(pc, 0) * 4096;
     sqlite3_finalize(pc);
     if (!o.quiet && it % 20 == 0) {
-      std::fprintf(stderr, "\r  %d iterations, %lld kernels, %.2f GB ...", iterations, static_cast<long long>(g.kernels()),
-                   static_cast<double>(bytes) / 1e9);
+      std::fprintf(stderr, "\r  %d iterations, %lld kernels, %.2f GB ...", iterations,
+                   static_cast<long long>(g.kernels()), static_cast<double>(bytes) / 1e9);
     }
     if (target_bytes > 0 && bytes >= target_bytes) break;
     if (o.kernels > 0 && g.kernels() >= o.kernels) break;
@@ -999,12 +1083,13 @@ int main(int argc, char** argv) {
   sqlite3_close(db);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!o.quiet) std::fprintf(stderr, "\r%60s\r", "");
-  std::printf("wrote %s: %.3f GB in %.1f s; %d ranks, %d iterations; %lld kernels, %lld NVTX events (%.1f per kernel), "
-              "%lld CUDA runtime (%.1f), %lld OS runtime (%.1f), %lld memory usage events (%.2f), %lld memcpys, "
-              "%lld memsets\n",
-              o.out.c_str(), static_cast<double>(bytes) / 1e9, secs, o.ranks, iterations, static_cast<long long>(k),
-              static_cast<long long>(nv), k ? double(nv) / k : 0.0, static_cast<long long>(rt), k ? double(rt) / k : 0.0,
-              static_cast<long long>(os), k ? double(os) / k : 0.0, static_cast<long long>(mu), k ? double(mu) / k : 0.0,
-              static_cast<long long>(mc), static_cast<long long>(ms));
+  std::printf(
+      "wrote %s: %.3f GB in %.1f s; %d ranks, %d iterations; %lld kernels, %lld NVTX events (%.1f per kernel), "
+      "%lld CUDA runtime (%.1f), %lld OS runtime (%.1f), %lld memory usage events (%.2f), %lld memcpys, "
+      "%lld memsets\n",
+      o.out.c_str(), static_cast<double>(bytes) / 1e9, secs, o.ranks, iterations, static_cast<long long>(k),
+      static_cast<long long>(nv), k ? double(nv) / k : 0.0, static_cast<long long>(rt), k ? double(rt) / k : 0.0,
+      static_cast<long long>(os), k ? double(os) / k : 0.0, static_cast<long long>(mu), k ? double(mu) / k : 0.0,
+      static_cast<long long>(mc), static_cast<long long>(ms));
   return 0;
 }
