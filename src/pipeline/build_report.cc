@@ -263,12 +263,18 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     if (proc.warmup_ops && config.exclude_work_pattern.empty()) {
       int64_t total = 0;
       for (const auto& c : s.classes) total += c.sum_ns;
+      // In a steady window the warm-up iterations are already left out: what is left inside it
+      // (work launched in a warm-up range that runs into the window) is not worth a --window hint.
       report.notes.push_back(fmt::format(
           "rank {}: {} GPU ops ({:.1f}% of its GPU op time) were launched inside warm-up ranges (such as '{}'); "
-          "they count in every number here: --window steady (the default, when iterations are found) or "
-          "--exclude-ranges warmup leaves them out",
+          "{}",
           r, proc.warmup_ops, total ? 100.0 * static_cast<double>(proc.warmup_ns) / static_cast<double>(total) : 0.0,
-          attribution.warmup_range));
+          attribution.warmup_range,
+          window.whole_capture
+              ? "they count in every number here: --window steady (the default, when iterations are "
+                "found) or --exclude-ranges warmup leaves them out"
+              : "they run inside the steady-state window and count in its numbers (the warm-up iterations "
+                "before it are left out); --exclude-ranges warmup leaves them out too"));
     }
     if (s.invalid_ops) {
       report.notes.push_back(
