@@ -8,10 +8,7 @@
 
 namespace cpprof::analysis {
 
-namespace {
-
-// Range indices per thread, by start then longest first (containers before what they contain).
-std::map<int64_t, std::vector<size_t>> ByThread(const std::vector<NvtxRange>& ranges) {
+std::map<int64_t, std::vector<size_t>> RangesByThread(const std::vector<NvtxRange>& ranges) {
   std::map<int64_t, std::vector<size_t>> out;
   for (size_t i = 0; i < ranges.size(); ++i) out[ranges[i].tid].push_back(i);
   for (auto& [tid, idx] : out) {
@@ -24,11 +21,9 @@ std::map<int64_t, std::vector<size_t>> ByThread(const std::vector<NvtxRange>& ra
   return out;
 }
 
-}  // namespace
-
 std::vector<int64_t> NvtxParents(const std::vector<NvtxRange>& ranges) {
   std::vector<int64_t> parent(ranges.size(), -1);
-  for (const auto& [tid, idx] : ByThread(ranges)) {
+  for (const auto& [tid, idx] : RangesByThread(ranges)) {
     std::vector<size_t> active;  // ranges started so far that may still contain later ones
     for (size_t k = 0; k < idx.size(); ++k) {
       const NvtxRange& cr = ranges[idx[k]];

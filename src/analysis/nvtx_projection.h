@@ -114,6 +114,9 @@ class NvtxProjector {
 // small inputs).
 std::vector<RangeProjection> ProjectRanges(const std::vector<NvtxRange>& ranges, const std::vector<Launch>& launches);
 
+// Range indices per thread, by start then longest first (containers before what they contain).
+std::map<int64_t, std::vector<size_t>> RangesByThread(const std::vector<NvtxRange>& ranges);
+
 // The tightest enclosing range on the same thread, per range (-1: none). A plain reference
 // implementation of the parent rule, for tests.
 std::vector<int64_t> NvtxParents(const std::vector<NvtxRange>& ranges);

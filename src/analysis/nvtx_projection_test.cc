@@ -12,26 +12,13 @@ namespace {
 
 // The projection as it was computed before the streaming sweep (all ranges and launches in
 // memory, parents from NvtxParents): the reference the sweep must agree with.
-std::map<int64_t, std::vector<size_t>> ByThread(const std::vector<NvtxRange>& ranges) {
-  std::map<int64_t, std::vector<size_t>> out;
-  for (size_t i = 0; i < ranges.size(); ++i) out[ranges[i].tid].push_back(i);
-  for (auto& [tid, idx] : out) {
-    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      if (ranges[a].start != ranges[b].start) return ranges[a].start < ranges[b].start;
-      if (ranges[a].end != ranges[b].end) return ranges[a].end > ranges[b].end;
-      return a < b;
-    });
-  }
-  return out;
-}
-
 std::vector<RangeProjection> ReferenceProjectRanges(const std::vector<NvtxRange>& ranges,
                                                     const std::vector<Launch>& launches) {
   std::vector<RangeProjection> out(ranges.size());
   // The last correlation id counted per range: calls sharing an id (a runtime call and the
   // driver call it makes) nest, so they arrive one after the other on their thread.
   std::vector<int64_t> last_corr(ranges.size(), std::numeric_limits<int64_t>::min());
-  auto threads = ByThread(ranges);  // as before the streaming sweep
+  auto threads = RangesByThread(ranges);  // as before the streaming sweep
 
   // Launches per thread by API start; sweep each thread's ranges alongside.
   std::map<int64_t, std::vector<const Launch*>> by_thread;

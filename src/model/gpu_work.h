@@ -106,11 +106,8 @@ struct GpuProcess {
   }
 };
 
-struct ProcessGpuWork {
-  int64_t global_pid = 0;
-  int pid = 0;
-  std::string name;                                // process name, "" when PROCESSES lacks it
-  std::map<int, int64_t> ops_per_device;           // deviceId -> ops
+// A process's GPU work: the census fields (GpuProcess) plus every op and the per-name totals.
+struct ProcessGpuWork : GpuProcess {
   ChunkedVector<GpuOp> ops;                        // table order
   std::vector<LongOp> long_ops;                    // ops longer than kMaxOpDuration (rare)
   std::unordered_map<int64_t, NameTotal> kernels;  // StringIds id -> totals (every name, in the window or not)
@@ -120,16 +117,6 @@ struct ProcessGpuWork {
   int64_t warmup_ops = 0, warmup_ns = 0;           // launched inside warm-up ranges (kept)
   int64_t outside_window_ops = 0, outside_window_ns = 0;  // outside the report's window, left out
   int64_t clipped_ops = 0;                                // across the window's edges: cut at them
-
-  // The device that ran most of this process's work (lowest id on a tie).
-  int MainDevice() const {
-    int best = -1;
-    int64_t n = -1;
-    for (const auto& [dev, count] : ops_per_device) {
-      if (count > n) best = dev, n = count;
-    }
-    return best;
-  }
 };
 
 // Names of what the ops refer to, for the ids in use.
