@@ -40,6 +40,8 @@ namespace {
 // compute capability", from the component-version tables of the CUDA toolkit release notes
 // (docs.nvidia.com/cuda/cuda-toolkit-release-notes), unless said otherwise. `recommended` is
 // where support is mature: below it, the doctor warns. Keep sorted by capability.
+// One row per architecture (clang-format would break the long rows apart).
+// clang-format off
 constexpr ArchSupport kTable[] = {
     // Pascal: supported by every nsys release with a CLI (2018.x); the floor of this table.
     {6, 0, "sm_60", "Pascal", {2018, 1, 0, 0}, {2018, 1, 0, 0}, "every nsys release", true},
@@ -59,26 +61,13 @@ constexpr ArchSupport kTable[] = {
     // Blackwell (B200, GB200): CUDA 12.8, the first toolkit for sm_100, bundles nsys 2024.6; the
     // profiling recipe (seed skill, step 1) asks for 2024.5+ and prefers 2025.x; a 2022.x does
     // not know Blackwell at all.
-    {10,
-     0,
-     "sm_100",
-     "Blackwell",
-     {2024, 5, 0, 0},
-     {2025, 1, 0, 0},
-     "CUDA 12.8 bundles nsys 2024.6; recipe: 2024.5+, prefer 2025.x",
-     true},
+    {10, 0, "sm_100", "Blackwell", {2024, 5, 0, 0}, {2025, 1, 0, 0}, "CUDA 12.8 bundles nsys 2024.6; recipe: 2024.5+, prefer 2025.x", true},
     // Blackwell Ultra (B300, GB300): CUDA 12.9, the first toolkit for sm_103, bundles nsys 2025.1.
     {10, 3, "sm_103", "Blackwell", {2025, 1, 0, 0}, {2025, 1, 0, 0}, "CUDA 12.9 bundles nsys 2025.1", true},
     // Blackwell GB20x (RTX 50, RTX PRO 6000): CUDA 12.8, like sm_100; same recipe.
-    {12,
-     0,
-     "sm_120",
-     "Blackwell",
-     {2024, 5, 0, 0},
-     {2025, 1, 0, 0},
-     "CUDA 12.8 bundles nsys 2024.6; recipe: 2024.5+, prefer 2025.x",
-     true},
+    {12, 0, "sm_120", "Blackwell", {2024, 5, 0, 0}, {2025, 1, 0, 0}, "CUDA 12.8 bundles nsys 2024.6; recipe: 2024.5+, prefer 2025.x", true},
 };
+// clang-format on
 
 }  // namespace
 
