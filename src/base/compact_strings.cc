@@ -220,8 +220,8 @@ int CompactStringSet::Compare(uint32_t a, uint32_t b) const {
 size_t CompactStringSet::MemoryBytes() const {
   size_t templates = 0;
   for (const auto& [t, id] : template_ids_) templates += t.capacity() + 64;
-  templates += piece_text_.capacity() + piece_ends_.capacity() * sizeof(size_t) +
-               template_pieces_.capacity() * sizeof(uint32_t);
+  templates +=
+      piece_text_.capacity() + piece_ends_.capacity() * sizeof(size_t) + template_pieces_.capacity() * sizeof(uint32_t);
   return chunks_.size() * (size_t{1} << kChunkBits) + refs_.size() * sizeof(uint64_t) +
          slots_.capacity() * sizeof(uint64_t) + templates;
 }

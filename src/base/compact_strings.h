@@ -68,9 +68,9 @@ class CompactStringSet {
   static constexpr int kChunkBits = 22;
   std::vector<std::unique_ptr<uint8_t[]>> chunks_;
   size_t chunk_used_ = size_t{1} << kChunkBits;  // forces the first chunk
-  std::deque<uint64_t> refs_;    // per id: its arena offset (chunk << kChunkBits | pos, plus 1)
-  std::vector<uint64_t> slots_;  // open addressing: 0 empty, else hash bits << 40 | arena offset
-  std::string key_, template_, numbers_;  // scratch
+  std::deque<uint64_t> refs_;                    // per id: its arena offset (chunk << kChunkBits | pos, plus 1)
+  std::vector<uint64_t> slots_;                  // open addressing: 0 empty, else hash bits << 40 | arena offset
+  std::string key_, template_, numbers_;         // scratch
 };
 
 }  // namespace cpprof

@@ -56,7 +56,7 @@ class ValueLists {
 
   std::deque<List> lists_;  // a deque: no copy and no slack as it grows
   std::vector<std::unique_ptr<uint32_t[]>> chunks_;
-  uint32_t used_ = 1u << kChunkBits;          // words used in the last chunk (full: none yet)
+  uint32_t used_ = 1u << kChunkBits;           // words used in the last chunk (full: none yet)
   std::unordered_map<uint64_t, int64_t> big_;  // escaped values by word address (inline: list | 1 << 63)
 };
 
