@@ -447,10 +447,10 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
   out->totals = std::move(sweep.totals);
   sweep = Sweep{};
   timer.Mark("proj_sum: naming");
-  std::vector<int64_t> values;
+  std::vector<int64_t> scratch;
   names.Order(std::move(reps), [&](uint32_t id) {
     int64_t total = 0;
-    for (int64_t v : out->Values(id, values)) total += v;
+    for (int64_t v : out->Values(id, scratch)) total += v;
     return total;
   });
   timer.Mark("proj_sum: order");
