@@ -10,9 +10,16 @@ Phases (each launches its own ranks, one per GPU; total bounded by --budget-min)
               median time per iteration and peak memory per rank, on 1 GPU (no CP)
               and on each CP grid; plus how much of the TriMul transfer time is
               hidden under the GEMMs (Cannon / ring double buffering)
+              (every dtype of --dtype fp32,bf16; with --baseline DIR also the older
+              cpfold package in DIR, printed beside this code's numbers)
   3. largest  largest N whose Pairformer block forward fits, 1 GPU and CP grids
+  4. memory   peak memory per rank of a --memory-blocks (4) forward at --memory-n (512)
 Grids default to 1x2 with 2-3 GPUs and 1x2 + 2x2 with 4 or more.
-Results: DIR/bench.json, DIR/bench.md (also printed).
+Results: DIR/bench.json, DIR/bench.md (also printed), with the targets of issue 17.
+
+    # this code against an older commit, one GPU, fp32 and bf16:
+    git archive OLD python/cpfold | tar -x -C /tmp/old
+    python -m cpfold.bench --out DIR --grids 1x1 --dtype fp32,bf16 --baseline /tmp/old/python
 """
 from __future__ import annotations
 
@@ -639,12 +646,19 @@ def main(argv=None) -> int:
                     res["timing"][g] = recs
                 log(f"timing {label}: sizes {[x['N'] for x in recs]} ok={r.ok}" +
                     ("" if r.ok else "\n" + "\n".join(r.logs[r.failed_rank or 0].splitlines()[-15:])))
-    # Peak memory of a multi-block forward (this code only).
+    # 3. largest N -------------------------------------------------------------------
+    if not args.skip_largest:
+        for g in grids:
+            a, b = _parse_grid(g)
+            res["largest"][g] = _largest(args, common, a, b, deadline, log)
+            log(f"largest {g}: {res['largest'][g]['largest_n']} ({res['largest'][g]['stopped_by']})")
+
+    # 4. peak memory of a multi-block forward (this code only) ----------------------
     if args.memory_n > 0:
         for dtype in dtypes:
             for g in grids:
                 a, b = _parse_grid(g)
-                rf = os.path.join(args.out, f"memory_{g}-{dtype}.json")
+                rf = os.path.abspath(os.path.join(args.out, f"memory_{g}-{dtype}.json"))
                 remaining = deadline - time.time()
                 if remaining < 30:
                     log(f"memory {g} {dtype}: skipped (budget)")
@@ -658,13 +672,6 @@ def main(argv=None) -> int:
                         res["memory"].append(dict(json.load(fh), grid=g, dtype=dtype))
                 log(f"memory {g} {dtype}: ok={r.ok}" +
                     ("" if r.ok else "\n" + "\n".join(r.logs[r.failed_rank or 0].splitlines()[-15:])))
-
-    # 3. largest N -------------------------------------------------------------------
-    if not args.skip_largest:
-        for g in grids:
-            a, b = _parse_grid(g)
-            res["largest"][g] = _largest(args, common, a, b, deadline, log)
-            log(f"largest {g}: {res['largest'][g]['largest_n']} ({res['largest'][g]['stopped_by']})")
 
     res["targets"] = _targets(res)
     res["elapsed_s"] = time.time() - t0

@@ -54,6 +54,7 @@ class TriangleMultiplication(nn.Module):
         # The output gate sigmoid(linear_g(LN(z))) is stored in the output
         # buffer and multiplied in place at the end (no second LN(z)).
         step = rows_chunk(n_r, n_c * (2 * c + 4 * h), self.chunk_elems)
+        local = lay.kind == "local"       # without CP the gate is taken from the same LN(z)
         ab = z.new_empty(B, 2 * h, n_r, n_c)
         out = z.new_empty(B, n_r, n_c, self.c_z)
         for bi in range(B):
@@ -65,13 +66,20 @@ class TriangleMultiplication(nn.Module):
                 pm = (m_r[bi, i:i + step, None] * m_c[bi, None, :]).reshape(1, r * n_c).to(g.dtype)
                 g.sigmoid_().mul_(pm)
                 torch.mul(g.view(2 * h, r, n_c), p.view(2 * h, r, n_c), out=ab[bi, :, i:i + step])
-                torch.sigmoid(self.linear_g(x), out=out[bi, i:i + step])
+                if local:
+                    torch.sigmoid(self.linear_g(x), out=out[bi, i:i + step])
                 del x, pg, p, g
+
+        def output_gate():        # under CP: runs while the product's first transfer is in flight
+            for bj in range(B):
+                for j in range(0, n_r, step):
+                    torch.sigmoid(self.linear_g(self.norm_in(z[bj, j:j + step])), out=out[bj, j:j + step])
+
         # The operand list is handed over: the distributed product frees a and b
         # as soon as it no longer needs them.
         operands = [ab[:, :h], ab[:, h:]]
         del ab
-        t = lay_matmul(self, operands)
+        t = lay_matmul(self, operands, None if local else output_gate)
         step = rows_chunk(n_r, n_c * (2 * h + c), self.chunk_elems)
         for bi in range(B):
             for i in range(0, n_r, step):
@@ -101,9 +109,9 @@ class TriangleMultiplication(nn.Module):
         return gate * self.linear_out(self.norm_out(t.permute(0, 2, 3, 1)))
 
 
-def lay_matmul(tri_mul, operands):
+def lay_matmul(tri_mul, operands, overlap=None):
     return layout_of(tri_mul).matmul_owned(operands, not tri_mul.outgoing, tri_mul.outgoing,
-                                           tag=type(tri_mul).__name__)
+                                           tag=type(tri_mul).__name__, overlap=overlap)
 
 
 # Each concrete class defines its own ``forward`` so that a profiler's
