@@ -87,8 +87,8 @@ class _Env:
         import torch
         import torch.distributed as dist
         from .cp.layout import CPGrid
-        from .cp.wrapper import CPContext
-        from .launch import init_from_env
+        from .wrapper import CPContext
+        from .local_ranks import init_from_env
         self.cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
         self.rank, self.world, local = init_from_env("nccl" if self.cuda else "gloo", 900.0)
         self.device = torch.device("cuda", local) if self.cuda else torch.device("cpu")
@@ -304,7 +304,7 @@ _ALLOC_ENV = {"PYTORCH_CUDA_ALLOC_CONF": os.environ.get("PYTORCH_CUDA_ALLOC_CONF
 
 
 def _largest(args, argv_common, cp0, cp1, deadline, log):
-    from .launch import launch
+    from .local_ranks import launch
     world = cp0 * cp1
 
     def probe(cands):
@@ -547,7 +547,7 @@ def main(argv=None) -> int:
         return 2
     import torch
     from .cp.layout import check_grid_shape
-    from .launch import launch
+    from .local_ranks import launch
     t0 = time.time()
     deadline = t0 + args.budget_min * 60
     device = "cuda" if (args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())) else "cpu"

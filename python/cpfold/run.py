@@ -164,9 +164,9 @@ def main(argv=None) -> int:
     from .config import get_preset
     from .cp import CPGrid
     from .cp import cannon, comm
-    from .cp.wrapper import ContextParallel
+    from .wrapper import ContextParallel
     from .features import cast_features, make_inputs, validate_inputs
-    from .launch import init_from_env
+    from .local_ranks import init_from_env
 
     use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
     backend = args.backend if args.backend != "auto" else ("nccl" if use_cuda else "gloo")

@@ -1,7 +1,7 @@
 """Shared building blocks: Glorot-initialised linears, transitions, attention,
 chunking, and the hooks that connect modules to context parallelism.
 
-CP hook: every module may carry an attribute ``cp`` (a ``cpfold.cp.CPContext``
+CP hook: every module may carry an attribute ``cp`` (a ``cpfold.wrapper.CPContext``
 or None), set by :func:`set_context_parallel`.  ``layout_of(module)`` returns
 the pair layout to use (``LOCAL`` without CP), so each module has ONE code
 path whose communication degenerates to nothing on a single process.
