@@ -71,6 +71,12 @@ def local_matmul(X, Y, tx, ty):
     return _gemm(torch.matmul, _op(X, tx), _op(Y, ty))
 
 
+def local_matmul_rows(X, Y, tx, ty, rows: slice):
+    """Rows ``rows`` of ``op(X) @ op(Y)`` (no CP): the product in row chunks, so
+    that its whole result never has to exist at once."""
+    return _gemm(torch.matmul, _op(X, tx)[..., rows, :], _op(Y, ty))
+
+
 def _as3(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(-1, t.shape[-2], t.shape[-1])
 

@@ -11,6 +11,7 @@ import torch.nn as nn
 
 import torch.nn.functional as F
 
+from ..cp.cannon import local_matmul_rows
 from .common import (AttentionPairBias, MASK_BIAS, Transition, add_key_bias, attention, fused_weight,
                      inference_mode_ops, layout_of, linear, mark_pair_sharded, residual, rows_chunk)
 
@@ -75,12 +76,22 @@ class TriangleMultiplication(nn.Module):
                 for j in range(0, n_r, step):
                     torch.sigmoid(self.linear_g(self.norm_in(z[bj, j:j + step])), out=out[bj, j:j + step])
 
+        step = rows_chunk(n_r, n_c * (2 * h + c), self.chunk_elems)
+        if local:
+            # Without CP the product runs in row chunks straight into the output pass:
+            # the whole [h, N, N] result never exists (peak: z, a, b, out and a chunk).
+            a, b = ab[:, :h], ab[:, h:]
+            for bi in range(B):
+                for i in range(0, n_r, step):
+                    rows = slice(i, min(i + step, n_r))
+                    tt = local_matmul_rows(a[bi], b[bi], not self.outgoing, self.outgoing, rows)
+                    out[bi, rows].mul_(self.linear_out(self.norm_out(tt.permute(1, 2, 0))))
+            return out
         # The operand list is handed over: the distributed product frees a and b
         # as soon as it no longer needs them.
         operands = [ab[:, :h], ab[:, h:]]
         del ab
-        t = lay_matmul(self, operands, None if local else output_gate)
-        step = rows_chunk(n_r, n_c * (2 * h + c), self.chunk_elems)
+        t = lay_matmul(self, operands, output_gate)
         for bi in range(B):
             for i in range(0, n_r, step):
                 tt = t[bi, :, i:i + step].permute(1, 2, 0)                 # [r, n_c, h]
