@@ -78,14 +78,20 @@ class TriangleMultiplication(nn.Module):
 
         step = rows_chunk(n_r, n_c * (2 * h + c), self.chunk_elems)
         if local:
-            # Without CP the product runs in row chunks straight into the output pass:
-            # the whole [h, N, N] result never exists (peak: z, a, b, out and a chunk).
+            # Without CP the product runs in row chunks (each at most chunk_elems) straight
+            # into the output pass: the whole [h, N, N] result never exists (peak: z, a, b,
+            # out and a chunk).  Few, large chunks: the GEMM of a row chunk of the incoming
+            # product reads a column slice of a, which costs when the slices are thin.
             a, b = ab[:, :h], ab[:, h:]
+            step_t = max(step, rows_chunk(n_r, n_c * h, self.chunk_elems))
             for bi in range(B):
-                for i in range(0, n_r, step):
-                    rows = slice(i, min(i + step, n_r))
-                    tt = local_matmul_rows(a[bi], b[bi], not self.outgoing, self.outgoing, rows)
-                    out[bi, rows].mul_(self.linear_out(self.norm_out(tt.permute(1, 2, 0))))
+                for i in range(0, n_r, step_t):
+                    t = local_matmul_rows(a[bi], b[bi], not self.outgoing, self.outgoing,
+                                          slice(i, min(i + step_t, n_r)))         # [h, r_t, n_c]
+                    for j in range(0, t.shape[1], step):
+                        tt = t[:, j:j + step].permute(1, 2, 0)                     # [r, n_c, h]
+                        out[bi, i + j:i + j + tt.shape[0]].mul_(self.linear_out(self.norm_out(tt)))
+                    del t
             return out
         # The operand list is handed over: the distributed product frees a and b
         # as soon as it no longer needs them.
