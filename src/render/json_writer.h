@@ -50,7 +50,7 @@ class JsonWriter {
   std::string& out_;
   std::string scratch_;
   std::unique_ptr<nlohmann::detail::serializer<Json>> serializer_;  // writes into scratch_
-  std::vector<bool> first_;  // per open container: no value yet
+  std::vector<bool> first_;                                         // per open container: no value yet
   bool after_key_ = false;
 };
 

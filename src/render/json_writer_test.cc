@@ -14,8 +14,20 @@ std::string Dump(const Json& j) { return j.dump(-1, ' ', false, nlohmann::json::
 
 TEST(JsonWriter, ThousandthsAreWhatNlohmannPrintsForTheDouble) {
   std::mt19937_64 rng(3);
-  std::vector<int64_t> values = {0, 1, 10, 100, 999, 1000, 1001, 1010, 123456789, 999999999999999, 1000000000000000,
-                                 -1, -1500, 4611686018427387904};
+  std::vector<int64_t> values = {0,
+                                 1,
+                                 10,
+                                 100,
+                                 999,
+                                 1000,
+                                 1001,
+                                 1010,
+                                 123456789,
+                                 999999999999999,
+                                 1000000000000000,
+                                 -1,
+                                 -1500,
+                                 4611686018427387904};
   for (int i = 0; i < 2000000; ++i) {
     int digits = static_cast<int>(rng() % 16) + 1;
     int64_t bound = 1;
