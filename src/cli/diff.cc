@@ -47,7 +47,13 @@ class DiffCommand : public Command {
     ro.window = window_;
     // Both sides at once: each report's NVTX pass is one thread, and the machine has more.
     std::optional<StatusOr<model::Report>> side_b;
-    std::thread reader_b([&] { side_b = pipeline::BuildReport(b_, ro); });
+    std::thread reader_b([&] {
+      try {
+        side_b = pipeline::BuildReport(b_, ro);
+      } catch (const std::exception& e) {  // an exception must not leave its thread
+        side_b = Error(ExitCode::kError, fmt::format("reading '{}': {}", b_, e.what()));
+      }
+    });
     StatusOr<model::Report> side_a = pipeline::BuildReport(a_, ro);
     reader_b.join();
     CPPROF_ASSIGN_OR_RETURN(model::Report a, std::move(side_a));  // A's error first
