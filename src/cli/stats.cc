@@ -42,15 +42,17 @@ void PrintJson(const model::StatsTable& t, std::ostream& out) {
     nlohmann::ordered_json r;
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const auto& cell = row[c];
-      if (t.columns[c].numeric && !cell.empty()) {
-        r[t.columns[c].header] = nlohmann::ordered_json::parse(cell);
-      } else {
+      nlohmann::ordered_json number;
+      if (t.columns[c].numeric && !cell.empty()) number = nlohmann::ordered_json::parse(cell, nullptr, false);
+      if (number.is_number()) {
+        r[t.columns[c].header] = std::move(number);
+      } else {  // text, or a numeric cell that is not a JSON number ("nan")
         r[t.columns[c].header] = cell;
       }
     }
     rows.push_back(std::move(r));
   }
-  out << rows.dump(2) << '\n';
+  out << rows.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 class StatsCommand : public Command {
