@@ -28,7 +28,8 @@ struct Slot {
 Slot g_slots[kSlots];
 std::mutex g_mu;  // guards g_depth and the saved handlers
 int g_depth = 0;
-struct sigaction g_old_int {}, g_old_term {};
+struct sigaction g_old_int {
+}, g_old_term{};
 
 extern "C" void RemoveTempsOnSignal(int sig, siginfo_t* info, void* uctx) {
   for (auto& s : g_slots) {
@@ -220,7 +221,8 @@ Status WriteFileAtomically(const std::string& path, const std::function<Status(s
   std::string temp;  // the named temporary, once there is one
   std::unique_ptr<TempGuard> guard;
 #ifdef O_TMPFILE
-  if (o.unnamed_temp && ::access("/proc/self/fd", X_OK) == 0) fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (o.unnamed_temp && ::access("/proc/self/fd", X_OK) == 0)
+    fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 #endif
   const bool unnamed = fd >= 0;
   if (!unnamed) {

@@ -102,8 +102,8 @@ TEST(WriteFileAtomically, SignalDuringTheWriteLeavesNothing) {
     int sig;
     bool unnamed;
   };
-  for (Case c : {Case{SIGINT, false}, Case{SIGTERM, false}, Case{SIGINT, true}, Case{SIGTERM, true},
-                 Case{SIGKILL, true}}) {
+  for (Case c :
+       {Case{SIGINT, false}, Case{SIGTERM, false}, Case{SIGINT, true}, Case{SIGTERM, true}, Case{SIGKILL, true}}) {
     std::string d = Dir("signal");
     pid_t pid = ::fork();
     ASSERT_GE(pid, 0);

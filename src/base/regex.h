@@ -40,7 +40,14 @@ inline StatusOr<std::shared_ptr<const RE2>> CompileRegex(const std::string& patt
                                   what, pattern, re->error(), kRegexSyntaxUrl, searched_in));
 }
 
-// True when `re` is found in `text` (std::regex_search's meaning).
-inline bool RegexSearch(std::string_view text, const RE2& re) { return RE2::PartialMatch(text, re); }
+// Patterns are searched in at most this many bytes of a name: RE2 is linear, but a pattern is
+// matched against every distinct name, and a 40,000-character NVTX text is data, not a module.
+inline constexpr size_t kMaxMatchedBytes = 4096;
+
+// True when `re` is found in `text` (std::regex_search's meaning), searched in the first
+// kMaxMatchedBytes bytes only.
+inline bool RegexSearch(std::string_view text, const RE2& re) {
+  return RE2::PartialMatch(text.substr(0, kMaxMatchedBytes), re);
+}
 
 }  // namespace cpprof

@@ -1,6 +1,5 @@
 #include "base/spill_buffer.h"
 
-
 namespace cpprof {
 
 SpillBuffer::~SpillBuffer() {

@@ -307,6 +307,12 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
                       "their parents",
                       analysis::kMaxModuleNodes));
     }
+    if (attribution.modules->too_deep()) {
+      report.notes.push_back(
+          fmt::format("module ranges nest deeper than {} levels (an NVTX push without its pop?): deeper ones count in "
+                      "their ancestor at that depth",
+                      analysis::kMaxModuleDepth));
+    }
   }
   if (attribution.cross_thread) {
     report.notes.push_back(

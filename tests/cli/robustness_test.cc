@@ -85,6 +85,52 @@ TEST_F(InvalidUtf8, StatsDiffAndExport) {
   ExpectCleanOutput(RunBinary({"export", Export()}), "export");
 }
 
+// Row 2: a 40,000-character NVTX name crashed std::regex (130 k frames of recursion). RE2 has no
+// recursion; patterns see a name's first 4 KiB, and module names are cut to 200 bytes.
+TEST(HugeNames, LongRangeNameIsMatchedAndShownBounded) {
+  std::string p = Damaged("long-name", R"(UPDATE NVTX_EVENTS SET textId = NULL, text = 'Trunk.forward' ||
+      replace(hex(zeroblob(20000)), '00', 'ab') WHERE rowid = (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59
+      AND text IS NULL AND textId IS NOT NULL LIMIT 1))");
+  for (const char* f : {"text", "json", "csv"}) {
+    CliResult r = RunBinary({"report", p, "--format", f});
+    ASSERT_EQ(r.rc, 0) << f << r.err;
+    EXPECT_EQ(r.out.find(std::string(1000, 'a') + "b"), std::string::npos) << f;
+    EXPECT_LT(r.out.size(), 200000u) << f;
+  }
+  EXPECT_EQ(RunBinary({"stats", "-r", "nvtx_sum", p}).rc, 0);
+}
+
+// Row 4: pushes without their pops nest thousands deep: report was quadratic in time and its CSV
+// in size (2 GB for 20 k pushes). Module paths now stop at 32 levels, said in a note.
+TEST(DeepNesting, UnclosedPushesGiveBoundedOutput) {
+  std::string p = Damaged("unclosed", R"(WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 4999)
+      INSERT INTO NVTX_EVENTS(start, end, eventType, text, globalTid)
+      SELECT (SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + i * 1000, NULL, 59, 'Trunk.forward',
+             (SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1) FROM n)");
+  for (const char* f : {"text", "json", "csv", "md"}) {
+    CliResult r = RunBinary({"report", p, "--format", f, "--depth", "64"});
+    ASSERT_EQ(r.rc, 0) << f << r.err;
+    EXPECT_LT(r.out.size(), 400000u) << f;
+    EXPECT_NE(r.err.find("module ranges nest deeper than 32 levels"), std::string::npos) << r.err;
+  }
+  CliResult d = RunBinary({"diff", RealExport("cpwork-trace"), p, "--format", "json"});
+  EXPECT_TRUE(d.rc == 0 || d.rc == 3) << d.err;
+  EXPECT_LT(d.out.size(), 400000u);
+}
+
+TEST(DeepNesting, DeeplyNestedClosedRangesFinish) {
+  // 50 k ranges, each inside the one before, around the whole capture.
+  std::string p = Damaged("nested", R"(WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 49999)
+      INSERT INTO NVTX_EVENTS(start, end, eventType, text, globalTid)
+      SELECT (SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME) - 50000 + i,
+             (SELECT max(end) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + 50000 - i, 59, 'Pairformer.forward',
+             (SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1) FROM n)");
+  CliResult r = RunBinary({"report", p, "--format", "csv"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_LT(r.out.size(), 400000u);
+  EXPECT_NE(r.err.find("module ranges nest deeper than 32 levels"), std::string::npos) << r.err;
+}
+
 // Rows 3 and 9: a FIFO hung every command (read before its type was checked); /dev/zero was "empty".
 TEST(NotAFile, FifoAndDeviceAreRefusedAtOnce) {
   std::string fifo = TempDir() + "/x.sqlite";
@@ -118,8 +164,8 @@ TEST(OutputFile, PlantedSymlinkIsNeverFollowed) {
   EXPECT_EQ(ReadFile(dir + "/victim"), "precious\n");
   EXPECT_TRUE(fs::is_symlink(dir + "/out.json.part"));
   EXPECT_NE(ReadFile(dir + "/out.json").find("\"schema\""), std::string::npos);
-  EXPECT_EQ(FilesIn(dir), (std::vector<std::string>{".out.json.part", "out.json", "out.json.part", "out.json.tmp",
-                                                    "victim"}));
+  EXPECT_EQ(FilesIn(dir),
+            (std::vector<std::string>{".out.json.part", "out.json", "out.json.part", "out.json.tmp", "victim"}));
 }
 
 // Row 12: -o onto the input replaced the export with the report (exit 0); and an existing file is
