@@ -40,9 +40,10 @@ inline StatusOr<std::shared_ptr<const RE2>> CompileRegex(const std::string& patt
                                   what, pattern, re->error(), kRegexSyntaxUrl, searched_in));
 }
 
-// Patterns are searched in at most this many bytes of a name: RE2 is linear, but a pattern is
-// matched against every distinct name, and a 40,000-character NVTX text is data, not a module.
-inline constexpr size_t kMaxMatchedBytes = 4096;
+// Patterns are searched in at most this many bytes of a name (64 KiB): RE2 is linear, but every
+// pattern meets every distinct name, so a hostile export's megabyte names must not multiply that.
+// A name past it is matched on its first 64 KiB ('$' then anchors there).
+inline constexpr size_t kMaxMatchedBytes = size_t{64} << 10;
 
 // True when `re` is found in `text` (std::regex_search's meaning), searched in the first
 // kMaxMatchedBytes bytes only.

@@ -97,6 +97,16 @@ class StatsCommand : public Command {
         ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
         continue;
       }
+      bool saturated = false;
+      for (const auto& row : t.rows) {
+        for (const auto& cell : row) saturated = saturated || cell == "9223372036854775807";
+      }
+      if (saturated) {
+        ctx.err << fmt::format(
+            "cpprof: note: {}: a total passed 2^63 - 1 and is shown as that (the export's times "
+            "or sizes are damaged; 'cpprof report' leaves such rows out and counts them)\n",
+            t.report);
+      }
       if (defs.size() > 1) {
         if (!first) ctx.out << '\n';
         if (format_ != "json") ctx.out << fmt::format("** {} ({}):\n", t.title, t.report);

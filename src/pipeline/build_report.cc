@@ -33,6 +33,10 @@
 namespace cpprof::pipeline {
 
 namespace {
+constexpr int kNewestTestedSchema[2] = {3, 20};  // tests/data/real: nsys 2025.3.x exports
+}  // namespace
+
+namespace {
 
 // The process's peak resident set so far (VmHWM), in MB; 0 where /proc is not there.
 double PeakRssMb() {
@@ -213,6 +217,25 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   report.rank_method = ranks.method;
   report.world_size = ranks.world_size;
   report.notes = ranks.notes;
+  {
+    // Input versions are a window: past the newest export schema tested, say so (columns may
+    // have moved or changed meaning).
+    int major = 0, minor = 0;
+    if (std::sscanf(schema.schema_version.c_str(), "%d.%d", &major, &minor) == 2 &&
+        std::make_pair(major, minor) > std::make_pair(kNewestTestedSchema[0], kNewestTestedSchema[1])) {
+      report.notes.push_back(
+          fmt::format("warning: export schema {} is newer than the newest cpprof was tested with "
+                      "({}.{}.x, nsys 2025.3): check the numbers against 'nsys stats', and "
+                      "look for a newer cpprof",
+                      schema.schema_version, kNewestTestedSchema[0], kNewestTestedSchema[1]));
+    }
+  }
+  if (memory.invalid_events) {
+    report.notes.push_back(
+        fmt::format("{} rows of {} (columns start, bytes) are not integers, negative, or past 2^62 "
+                    "ns or 1 PiB: left out of the memory numbers",
+                    memory.invalid_events, nsys::kMemoryEventsTable));
+  }
 
   std::vector<int> parent{-1};
   if (attribution.modules) {
@@ -278,7 +301,10 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     }
     if (s.invalid_ops) {
       report.notes.push_back(
-          fmt::format("rank {}: {} GPU ops end before they start and were left out", r, s.invalid_ops));
+          fmt::format("rank {}: {} GPU ops (tables CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET; columns start, end) "
+                      "end before they start, have times that are not integers, negative or past 2^62 ns: left "
+                      "out of every number",
+                      r, s.invalid_ops));
     }
     for (const auto& p : peaks) {
       if (p.global_pid != proc.global_pid) continue;

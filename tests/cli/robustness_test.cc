@@ -86,7 +86,7 @@ TEST_F(InvalidUtf8, StatsDiffAndExport) {
 }
 
 // Row 2: a 40,000-character NVTX name crashed std::regex (130 k frames of recursion). RE2 has no
-// recursion; patterns see a name's first 4 KiB, and module names are cut to 200 bytes.
+// recursion; patterns see a name's first 64 KiB, and module names are cut to 200 bytes.
 TEST(HugeNames, LongRangeNameIsMatchedAndShownBounded) {
   std::string p = Damaged("long-name", R"(UPDATE NVTX_EVENTS SET textId = NULL, text = 'Trunk.forward' ||
       replace(hex(zeroblob(20000)), '00', 'ab') WHERE rowid = (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59
@@ -129,6 +129,89 @@ TEST(DeepNesting, DeeplyNestedClosedRangesFinish) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_LT(r.out.size(), 400000u);
   EXPECT_NE(r.err.find("module ranges nest deeper than 32 levels"), std::string::npos) << r.err;
+}
+
+// Rows 5 and 6: times past int64's reach, negative spans, text times read as 0, huge memory
+// events: the rows are left out of report's numbers with a note naming table, columns and count;
+// stats' sums saturate and say so.
+TEST(DamagedValues, OutOfRangeAndNonIntegerTimesAreLeftOutAndCounted) {
+  std::string p = Damaged("values", R"(
+      UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 0, end = 4611686018427400249
+        WHERE rowid IN (SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY rowid LIMIT 24);
+      UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -9223372036854775808, end = 9223372036854775807
+        WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);
+      UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'abc'
+        WHERE rowid = (SELECT max(rowid) - 1 FROM CUPTI_ACTIVITY_KIND_KERNEL);)");
+  CliResult r = RunBinary({"report", p, "--format", "json", "--window", "all"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("GPU ops (tables CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET; columns start, end)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("\"invalid_ops\": 1"), std::string::npos);  // 26 in all, per rank
+  EXPECT_EQ(r.out.find("\"busy_ns\": -"), std::string::npos);
+  EXPECT_EQ(r.out.find("\"span_ns\": -"), std::string::npos);
+  CliResult s = RunBinary({"stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", p});
+  ASSERT_EQ(s.rc, 0) << s.err;
+  EXPECT_EQ(s.out.find(",-"), std::string::npos) << "no negative total or share";
+  EXPECT_NE(s.err.find("a total passed 2^63 - 1"), std::string::npos) << s.err;
+}
+
+TEST(DamagedValues, HugeMemoryEventsAreLeftOut) {
+  std::string p = Damaged("memory", "");
+  std::string src = RealExport("cpfold-opts-full-1x2");
+  fs::copy_file(src, p, fs::copy_options::overwrite_existing);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE CUDA_GPU_MEMORY_USAGE_EVENTS SET bytes = 9223372036854775807 WHERE rowid = "
+                         "(SELECT rowid FROM CUDA_GPU_MEMORY_USAGE_EVENTS ORDER BY bytes DESC LIMIT 1)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  CliResult r = RunBinary({"report", p});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("1 rows of CUDA_GPU_MEMORY_USAGE_EVENTS (columns start, bytes)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("PiB"), std::string::npos);
+}
+
+// Row 8: errors name the next step: a missing column, a locked database.
+TEST(ErrorsSayWhatToDo, MissingColumn) {
+  std::string p = Damaged("no-column", "ALTER TABLE NVTX_EVENTS DROP COLUMN textId;");
+  CliResult r = RunBinary({"stats", "-r", "nvtx_sum", p});
+  EXPECT_EQ(r.rc, 5) << r.err;
+  EXPECT_NE(r.err.find("lacks what nsys exports hold (no such column: ne.textId"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Export it again with 'nsys export --type sqlite'"), std::string::npos) << r.err;
+}
+
+TEST(ErrorsSayWhatToDo, LockedExport) {
+  std::string p = Damaged("locked", "");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  CliResult r = RunBinary({"report", p});
+  sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  EXPECT_EQ(r.rc, kBadInput) << r.err;
+  EXPECT_NE(r.err.find("is locked by another process"), std::string::npos) << r.err;
+}
+
+// Row 13, the minor items.
+TEST(Minor, NewerSchemaIsWarnedAboutAndNanIsNoPercentage) {
+  std::string p =
+      Damaged("schema99", "UPDATE META_DATA_EXPORT SET value = '99.0.0' WHERE name = 'EXPORT_SCHEMA_VERSION';");
+  CliResult r = RunBinary({"report", p});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: export schema 99.0.0 is newer than the newest cpprof was tested with"),
+            std::string::npos)
+      << r.err;
+  for (const char* flag : {"--max-time-delta", "--max-mem-delta", "--mem-tolerance"}) {
+    for (const char* v : {"nan", "inf", "-1", "5x"}) {
+      CliResult d = RunBinary({"diff", p, p, flag, v});
+      EXPECT_EQ(d.rc, kUsage) << flag << " " << v << d.err;
+      EXPECT_NE(d.err.find("must be a finite number >= 0"), std::string::npos) << d.err;
+    }
+  }
 }
 
 // Rows 3 and 9: a FIFO hung every command (read before its type was checked); /dev/zero was "empty".
