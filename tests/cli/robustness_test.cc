@@ -183,6 +183,14 @@ TEST(ErrorsSayWhatToDo, MissingColumn) {
   EXPECT_NE(r.err.find("Export it again with 'nsys export --type sqlite'"), std::string::npos) << r.err;
 }
 
+TEST(ErrorsSayWhatToDo, StatsFallsBackToShortNameAsReportDoes) {
+  std::string p = Damaged("no-demangled", "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN demangledName;");
+  CliResult s = RunBinary({"stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", p});
+  EXPECT_EQ(s.rc, 0) << s.err;
+  EXPECT_NE(s.out.find("ncclDevKernel_SendRecv"), std::string::npos) << s.out;
+  EXPECT_EQ(RunBinary({"report", p}).rc, 0);
+}
+
 TEST(ErrorsSayWhatToDo, LockedExport) {
   std::string p = Damaged("locked", "");
   sqlite3* db = nullptr;
