@@ -41,5 +41,5 @@ if [ -d python/tests ]; then
   py=/usr/bin/python3
   "$py" -c 'import torch, pytest' 2>/dev/null || {
     echo "tools/test.sh: $py lacks torch or pytest: run tools/install-deps.sh"; exit 1; }
-  (cd python && PYTHONPATH=. "$py" -m pytest -q -p no:cacheprovider tests)
+  (cd python && "$py" -m pytest -q tests)   # python/pyproject.toml: pythonpath, options
 fi

@@ -10,9 +10,16 @@ Phases (each launches its own ranks, one per GPU; total bounded by --budget-min)
               median time per iteration and peak memory per rank, on 1 GPU (no CP)
               and on each CP grid; plus how much of the TriMul transfer time is
               hidden under the GEMMs (Cannon / ring double buffering)
+              (every dtype of --dtype fp32,bf16; with --baseline DIR also the older
+              cpfold package in DIR, printed beside this code's numbers)
   3. largest  largest N whose Pairformer block forward fits, 1 GPU and CP grids
+  4. memory   peak memory per rank of a --memory-blocks (4) forward at --memory-n (512)
 Grids default to 1x2 with 2-3 GPUs and 1x2 + 2x2 with 4 or more.
-Results: DIR/bench.json, DIR/bench.md (also printed).
+Results: DIR/bench.json, DIR/bench.md (also printed), with the targets of issue 17.
+
+    # this code against an older commit, one GPU, fp32 and bf16:
+    git archive OLD python/cpfold | tar -x -C /tmp/old
+    python -m cpfold.bench --out DIR --grids 1x1 --dtype fp32,bf16 --baseline /tmp/old/python
 """
 from __future__ import annotations
 
@@ -28,7 +35,11 @@ MODULES = ("TriangleMultiplicationOutgoing", "TriangleMultiplicationIncoming",
            "TriangleAttentionStartingNode", "TriangleAttentionEndingNode", "PairTransition",
            "AttentionPairBias", "SingleTransition", "PairformerBlock")
 TARGETS = {"2x2": {"block_speedup_2048": 1.5, "largest_ratio": 1.8},
-           "1x2": {"block_speedup_2048": 1.3}, "hidden_fraction": 0.5}
+           "1x2": {"block_speedup_2048": 1.9, "largest_ratio": 1.35}, "hidden_fraction": 0.5}
+# One GPU (issue 17): PairformerBlock forward, fp32, seconds at N; bf16 vs fp32 speedup at N;
+# peak of a 4-block forward at N = 512, fp32 (the public Boltz-2 Pairformer's 2.1 GiB).
+TARGETS_1GPU = {"fp32_block_s": {512: 0.033, 1024: 0.200}, "bf16_speedup": {1024: 1.5},
+                "memory_gib": {(512, 4, "fp32"): 2.1}}
 
 
 def build_parser():
@@ -38,7 +49,15 @@ def build_parser():
     p.add_argument("--sizes", default="512,1024,2048")
     p.add_argument("--grids", default="auto", help="comma list like 1x2,2x2 (1x1 is always run)")
     p.add_argument("--preset", default="af3")
-    p.add_argument("--dtype", default="bf16", choices=("bf16", "fp32"))
+    p.add_argument("--dtype", default="bf16",
+                   help="bf16, fp32, or a comma list (fp32,bf16): the timing phase runs each; "
+                        "the first is the one parity, largest N and the grid targets use")
+    p.add_argument("--baseline", default=None, metavar="DIR",
+                   help="a directory holding an older cpfold package (e.g. `git archive COMMIT python/cpfold`): "
+                        "its timing phase runs too, printed beside this code's")
+    p.add_argument("--memory-n", type=int, default=512,
+                   help="N of the multi-block memory check (peak of a --memory-blocks forward; 0: off)")
+    p.add_argument("--memory-blocks", type=int, default=4)
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--iters", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)
@@ -51,7 +70,7 @@ def build_parser():
     p.add_argument("--largest-step", type=int, default=1024)
     p.add_argument("--largest-max", type=int, default=32768)
     p.add_argument("--largest-refine", type=int, default=4, help="refinement subdivisions of a step")
-    p.add_argument("--worker", choices=("timing", "largest"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=("timing", "largest", "memory"), help=argparse.SUPPRESS)
     p.add_argument("--cp0", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--cp1", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--candidates", default="", help=argparse.SUPPRESS)
@@ -68,8 +87,8 @@ class _Env:
         import torch
         import torch.distributed as dist
         from .cp.layout import CPGrid
-        from .cp.wrapper import CPContext
-        from .launch import init_from_env
+        from .wrapper import CPContext
+        from .local_ranks import init_from_env
         self.cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
         self.rank, self.world, local = init_from_env("nccl" if self.cuda else "gloo", 900.0)
         self.device = torch.device("cuda", local) if self.cuda else torch.device("cpu")
@@ -194,6 +213,34 @@ def _worker_timing(args) -> int:
     return 0
 
 
+def _worker_memory(args) -> int:
+    """Peak memory of a ``--memory-blocks`` Pairformer stack forward at ``--memory-n``."""
+    from .config import get_preset
+    from .model.common import glorot_init_, set_context_parallel
+    from .model.pairformer import PairformerModule
+    env = _Env(args)
+    torch, dist = env.torch, env.dist
+    cfg = get_preset(args.preset).model
+    torch.manual_seed(0)
+    stack = PairformerModule(cfg, args.memory_blocks)
+    glorot_init_(stack, cfg.init_gain)
+    stack = stack.to(env.device, env.dtype).eval()
+    set_context_parallel(stack, env.ctx)
+    N = env.grid.padded_tokens(args.memory_n)
+    s, z, mask = env.inputs(cfg, N)
+    weights = sum(p.numel() * p.element_size() for p in stack.parameters())
+    times, peak = env.time_fn(lambda: stack(s, z, mask), 1, 1)
+    peaks = [None] * env.world
+    dist.all_gather_object(peaks, peak)
+    if env.rank == 0:
+        with open(args.result_file, "w") as fh:
+            json.dump({"N": N, "blocks": args.memory_blocks, "peak_mem_bytes_per_rank": peaks,
+                       "weights_bytes": weights, "wall_s": times[0]}, fh)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
 def _worker_largest(args) -> int:
     from .config import get_preset
     env = _Env(args)
@@ -257,7 +304,7 @@ _ALLOC_ENV = {"PYTORCH_CUDA_ALLOC_CONF": os.environ.get("PYTORCH_CUDA_ALLOC_CONF
 
 
 def _largest(args, argv_common, cp0, cp1, deadline, log):
-    from .launch import launch
+    from .local_ranks import launch
     world = cp0 * cp1
 
     def probe(cands):
@@ -319,9 +366,10 @@ def _markdown(res) -> str:
         lines.append("")
     timing = res["timing"]
     lines += ["## Per module: median time per iteration (ms) / peak memory per rank (GiB, max over ranks)", ""]
-    head = "| module | N | " + " | ".join(f"{g} ms | {g} GiB" for g in grids) + " | " + \
-        " | ".join(f"speedup {g}" for g in grids if g != "1x1") + " |"
-    lines += [head, "|" + " --- |" * (2 + 2 * len(grids) + len(grids) - 1)]
+    cp_grids = [g for g in grids if g != "1x1"]
+    head = "| module | N | " + " | ".join(f"{g} ms | {g} GiB" for g in grids) + " |" + \
+        "".join(f" speedup {g} |" for g in cp_grids)
+    lines += [head, "|" + " --- |" * (2 + 2 * len(grids) + len(cp_grids))]
     sizes = sorted({rec["N"] for g in grids for rec in timing.get(g, [])})
     for N in sizes:
         for mod in MODULES:
@@ -343,7 +391,7 @@ def _markdown(res) -> str:
                 rec = next((r for r in timing.get(g, []) if r["N"] == N), None)
                 m = rec["modules"].get(mod) if rec else None
                 sp.append(f"{base / (m['median_s'] * 1e3):.2f}x" if (m and base) else "-")
-            lines.append(f"| {mod} | {N} | " + " | ".join(cells) + " | " + " | ".join(sp) + " |")
+            lines.append(f"| {mod} | {N} | " + " | ".join(cells) + " |" + "".join(f" {x} |" for x in sp))
     lines.append("")
     ov = [(g, r["N"], r["trimul_overlap"]) for g in grids for r in timing.get(g, []) if "trimul_overlap" in r]
     if ov:
@@ -361,6 +409,52 @@ def _markdown(res) -> str:
             pk = next((max(p["peak_mem_bytes_per_rank"]) for p in r["probes"] if p["N"] == r["largest_n"]), None)
             lines.append(f"| {g} | {r['largest_n']} | {_fmt_gib(pk)} | {r['stopped_by']} |")
         lines.append("")
+    runs = res.get("runs", [])
+    if any(r["code"] == "base" for r in runs):
+        lines += ["## This code vs the baseline (median ms per iteration; peak GiB per rank)", "",
+                  f"baseline: {res['config'].get('baseline')}", "",
+                  "| module | grid | dtype | N | baseline ms | new ms | speedup | baseline GiB | new GiB |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for run in runs:
+            if run["code"] != "new":
+                continue
+            base = next((b for b in runs if b["code"] == "base" and b["grid"] == run["grid"]
+                         and b["dtype"] == run["dtype"]), None)
+            for rec in run["records"]:
+                brec = next((r for r in (base or {}).get("records", []) if r["N"] == rec["N"]), None)
+                for mod in MODULES:
+                    m = rec["modules"].get(mod)
+                    bm = brec["modules"].get(mod) if brec else None
+                    if not m:
+                        continue
+                    bms = f"{bm['median_s'] * 1e3:.2f}" if bm else "-"
+                    sp = f"{bm['median_s'] / m['median_s']:.2f}x" if bm else "-"
+                    bgib = _fmt_gib(max(bm["peak_mem_bytes_per_rank"])) if bm else "-"
+                    lines.append(f"| {mod} | {run['grid']} | {run['dtype']} | {rec['N']} | {bms} | "
+                                 f"{m['median_s'] * 1e3:.2f} | {sp} | {bgib} | "
+                                 f"{_fmt_gib(max(m['peak_mem_bytes_per_rank']))} |")
+        lines.append("")
+    dts = res["config"].get("dtypes", [])
+    if "fp32" in dts and "bf16" in dts:
+        lines += ["## bf16 vs fp32 (PairformerBlock, median ms)", "",
+                  "| grid | code | N | fp32 ms | bf16 ms | bf16 speedup |", "| --- | --- | --- | --- | --- | --- |"]
+        for run in runs:
+            if run["dtype"] != "fp32":
+                continue
+            for rec in run["records"]:
+                a = _block_s(res, run["grid"], "fp32", run["code"], rec["N"])
+                b = _block_s(res, run["grid"], "bf16", run["code"], rec["N"])
+                if a and b:
+                    lines.append(f"| {run['grid']} | {run['code']} | {rec['N']} | {a * 1e3:.2f} | "
+                                 f"{b * 1e3:.2f} | {a / b:.2f}x |")
+        lines.append("")
+    if res.get("memory"):
+        lines += ["## Peak memory of a multi-block Pairformer forward (this code)", "",
+                  "| grid | dtype | N | blocks | peak GiB/rank (max) | weights GiB |", "| --- | --- | --- | --- | --- | --- |"]
+        for m in res["memory"]:
+            lines.append(f"| {m['grid']} | {m['dtype']} | {m['N']} | {m['blocks']} | "
+                         f"{_fmt_gib(max(m['peak_mem_bytes_per_rank']))} | {_fmt_gib(m['weights_bytes'])} |")
+        lines.append("")
     if res.get("targets"):
         lines += ["## Targets", "", "| check | value | target | met |", "| --- | --- | --- | --- |"]
         for t in res["targets"]:
@@ -371,8 +465,38 @@ def _markdown(res) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _targets(res):
+def _block_s(res, grid, dtype, code, N):
+    for run in res.get("runs", []):
+        if (run["grid"], run["dtype"], run["code"]) == (grid, dtype, code):
+            for r in run["records"]:
+                if r["N"] == N and "PairformerBlock" in r["modules"]:
+                    return r["modules"]["PairformerBlock"]["median_s"]
+    return None
+
+
+def _targets_1gpu(res):
     out = []
+    for N, tgt in TARGETS_1GPU["fp32_block_s"].items():
+        v = _block_s(res, "1x1", "fp32", "new", N)
+        if v is not None:
+            out.append({"check": f"PairformerBlock 1x1 fp32 at N={N}, ms", "value": v * 1e3,
+                        "target": f"<= {tgt * 1e3:.0f}", "met": v <= tgt})
+    for N, tgt in TARGETS_1GPU["bf16_speedup"].items():
+        a, b = _block_s(res, "1x1", "fp32", "new", N), _block_s(res, "1x1", "bf16", "new", N)
+        if a and b:
+            out.append({"check": f"PairformerBlock 1x1 bf16 speedup over fp32 at N={N}", "value": a / b,
+                        "target": f">= {tgt}", "met": a / b >= tgt})
+    for m in res.get("memory", []):
+        tgt = TARGETS_1GPU["memory_gib"].get((m["N"], m["blocks"], m["dtype"]))
+        if tgt is not None:
+            v = max(m["peak_mem_bytes_per_rank"]) / 2**30
+            out.append({"check": f"peak GiB/rank, {m['blocks']}-block forward {m['grid']} {m['dtype']} N={m['N']}",
+                        "value": v, "target": f"<= {tgt}", "met": v <= tgt})
+    return out
+
+
+def _targets(res):
+    out = _targets_1gpu(res)
     t1 = {r["N"]: r for r in res["timing"].get("1x1", [])}
     for g in res["grids"]:
         if g == "1x1":
@@ -399,6 +523,16 @@ def _targets(res):
     return out
 
 
+class torch_no_grad:                 # imported lazily: the launcher side must not need torch first
+    def __enter__(self):
+        import torch
+        self._ctx = torch.no_grad()
+        return self._ctx.__enter__()
+
+    def __exit__(self, *exc):
+        return self._ctx.__exit__(*exc)
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
@@ -406,12 +540,15 @@ def main(argv=None) -> int:
         return _worker_timing(args)
     if args.worker == "largest":
         return _worker_largest(args)
+    if args.worker == "memory":
+        with torch_no_grad():
+            return _worker_memory(args)
     if not args.out:
         print("cpfold.bench: --out DIR is required", file=sys.stderr)
         return 2
     import torch
     from .cp.layout import check_grid_shape
-    from .launch import launch
+    from .local_ranks import launch
     t0 = time.time()
     deadline = t0 + args.budget_min * 60
     device = "cuda" if (args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())) else "cpu"
@@ -440,10 +577,24 @@ def main(argv=None) -> int:
         logf.write(line + "\n")
         logf.flush()
 
-    common = ["--preset", args.preset, "--dtype", args.dtype, "--device", device,
-              "--sizes", args.sizes, "--iters", str(args.iters), "--warmup", str(args.warmup)]
-    res = {"config": vars(args) | {"device": device}, "machine": _machine(device), "grids": grids,
-           "parity": {}, "timing": {}, "largest": {}}
+    dtypes = [d for d in args.dtype.split(",") if d]
+    bad = [d for d in dtypes if d not in ("bf16", "fp32")]
+    if bad or not dtypes:
+        print(f"cpfold.bench: --dtype {args.dtype!r}: use bf16, fp32 or a comma list of them", file=sys.stderr)
+        return 2
+    if args.baseline and not os.path.isfile(os.path.join(args.baseline, "cpfold", "bench.py")):
+        print(f"cpfold.bench: --baseline {args.baseline}: no cpfold/bench.py there; give the directory "
+              "that holds the older cpfold package", file=sys.stderr)
+        return 2
+    args.dtype = dtypes[0]          # parity, largest N and the grid targets use the first dtype
+
+    def common_for(dtype):
+        return ["--preset", args.preset, "--dtype", dtype, "--device", device,
+                "--sizes", args.sizes, "--iters", str(args.iters), "--warmup", str(args.warmup)]
+
+    common = common_for(args.dtype)
+    res = {"config": vars(args) | {"device": device, "dtypes": dtypes}, "machine": _machine(device),
+           "grids": grids, "parity": {}, "timing": {}, "runs": [], "memory": [], "largest": {}}
     log(f"grids {grids}, device {device}, budget {args.budget_min} min")
 
     # 1. parity ------------------------------------------------------------------
@@ -465,32 +616,63 @@ def main(argv=None) -> int:
             log(f"parity {g}: exit {p.returncode} " + (f"max_rel_err={res['parity'][g].get('max_rel_err')}"))
 
     # 2. timing ------------------------------------------------------------------
-    for g in grids:
-        a, b = _parse_grid(g)
-        rf = os.path.join(args.out, f"timing_{g}.jsonl")
-        if os.path.exists(rf):
-            os.unlink(rf)
-        remaining = deadline - time.time()
-        if remaining < 30:
-            log(f"timing {g}: skipped (budget)")
-            continue
-        r = launch("cpfold.bench", common + ["--worker", "timing", "--cp0", str(a), "--cp1", str(b),
-                                             "--result-file", rf], a * b, timeout=remaining - 10,
-                   env=_ALLOC_ENV)
-        recs = []
-        if os.path.exists(rf):
-            with open(rf) as fh:
-                recs = [json.loads(l) for l in fh if l.strip()]
-        res["timing"][g] = recs
-        log(f"timing {g}: sizes {[x['N'] for x in recs]} ok={r.ok}" +
-            ("" if r.ok else "\n" + "\n".join(r.logs[r.failed_rank or 0].splitlines()[-15:])))
-
+    # Every (grid, dtype) with this code, and with the baseline package when given
+    # (the same worker command run from the older package's directory).
+    # res["timing"][grid] keeps this code's records in the first dtype.
+    for dtype in dtypes:
+        for g in grids:
+            for code in (("new", "base") if args.baseline else ("new",)):
+                a, b = _parse_grid(g)
+                label = f"{g}-{dtype}-{code}"
+                rf = os.path.join(args.out, f"timing_{label}.jsonl")
+                if os.path.exists(rf):
+                    os.unlink(rf)
+                remaining = deadline - time.time()
+                if remaining < 30:
+                    log(f"timing {label}: skipped (budget)")
+                    continue
+                env, cwd = dict(_ALLOC_ENV), None
+                if code == "base":
+                    cwd = os.path.abspath(args.baseline)
+                    env["PYTHONPATH"] = cwd
+                r = launch("cpfold.bench", common_for(dtype) + [
+                    "--worker", "timing", "--cp0", str(a), "--cp1", str(b), "--result-file", os.path.abspath(rf)],
+                    a * b, timeout=remaining - 10, env=env, cwd=cwd)
+                recs = []
+                if os.path.exists(rf):
+                    with open(rf) as fh:
+                        recs = [json.loads(l) for l in fh if l.strip()]
+                res["runs"].append({"grid": g, "dtype": dtype, "code": code, "records": recs})
+                if code == "new" and dtype == dtypes[0]:
+                    res["timing"][g] = recs
+                log(f"timing {label}: sizes {[x['N'] for x in recs]} ok={r.ok}" +
+                    ("" if r.ok else "\n" + "\n".join(r.logs[r.failed_rank or 0].splitlines()[-15:])))
     # 3. largest N -------------------------------------------------------------------
     if not args.skip_largest:
         for g in grids:
             a, b = _parse_grid(g)
             res["largest"][g] = _largest(args, common, a, b, deadline, log)
             log(f"largest {g}: {res['largest'][g]['largest_n']} ({res['largest'][g]['stopped_by']})")
+
+    # 4. peak memory of a multi-block forward (this code only) ----------------------
+    if args.memory_n > 0:
+        for dtype in dtypes:
+            for g in grids:
+                a, b = _parse_grid(g)
+                rf = os.path.abspath(os.path.join(args.out, f"memory_{g}-{dtype}.json"))
+                remaining = deadline - time.time()
+                if remaining < 30:
+                    log(f"memory {g} {dtype}: skipped (budget)")
+                    continue
+                r = launch("cpfold.bench", common_for(dtype) + [
+                    "--worker", "memory", "--cp0", str(a), "--cp1", str(b), "--result-file", rf,
+                    "--memory-n", str(args.memory_n), "--memory-blocks", str(args.memory_blocks)],
+                    a * b, timeout=remaining - 10, env=_ALLOC_ENV)
+                if r.ok and os.path.exists(rf):
+                    with open(rf) as fh:
+                        res["memory"].append(dict(json.load(fh), grid=g, dtype=dtype))
+                log(f"memory {g} {dtype}: ok={r.ok}" +
+                    ("" if r.ok else "\n" + "\n".join(r.logs[r.failed_rank or 0].splitlines()[-15:])))
 
     res["targets"] = _targets(res)
     res["elapsed_s"] = time.time() - t0

@@ -9,6 +9,9 @@ samples) that a preset suggests; the entry points may override them.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+import sys
 from dataclasses import dataclass, field
 
 NUM_RES_TYPES = 33      # residue/token vocabulary (Boltz: 20 aa + UNK + 4 RNA + 4 DNA + ... + gap)
@@ -118,6 +121,34 @@ def _af3() -> Preset:
 
 
 PRESETS = {"tiny": _tiny, "small": _small, "af3": _af3}
+DEFAULT_PRESET = "small"        # what cpfold.run uses without --preset
+PRESETS_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "presets.json")
+
+
+def presets_json() -> dict:
+    """The presets' runtime defaults as plain data.  ``presets.json`` beside this file holds
+    it (``python -m cpfold.config --write``); cpprof reads it instead of copying the numbers
+    (e.g. the diffusion steps a probe run shortens)."""
+    return {"default_preset": DEFAULT_PRESET,
+            "presets": {name: dataclasses.asdict(make().runtime) for name, make in PRESETS.items()}}
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    text = json.dumps(presets_json(), indent=1, sort_keys=True) + "\n"
+    if argv == ["--write"]:
+        with open(PRESETS_JSON, "w") as fh:
+            fh.write(text)
+        print(f"wrote {PRESETS_JSON}")
+        return 0
+    if argv == ["--check"]:
+        with open(PRESETS_JSON) as fh:
+            if fh.read() != text:
+                print(f"{PRESETS_JSON} is out of date: run python -m cpfold.config --write", file=sys.stderr)
+                return 1
+        return 0
+    print(text, end="")
+    return 0
 
 
 def get_preset(name: str) -> Preset:
@@ -125,3 +156,7 @@ def get_preset(name: str) -> Preset:
         return PRESETS[name]()
     except KeyError:
         raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}") from None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

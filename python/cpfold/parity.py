@@ -103,7 +103,7 @@ def _mode_trimul(args, grid, device, dtype):
     from .cp import cannon
     from .model.common import glorot_init_, set_context_parallel
     from .model.pairformer import TriangleMultiplicationIncoming, TriangleMultiplicationOutgoing
-    from .cp.wrapper import CPContext
+    from .wrapper import CPContext
 
     cfg = _config(args)
     lay = grid.layout
@@ -193,7 +193,7 @@ def _mode_forward(args, grid, device, dtype, mode, counts_out):
     import torch
     import torch.distributed as dist
     from .cp import comm
-    from .cp.wrapper import ContextParallel
+    from .wrapper import ContextParallel
     from .model.common import set_context_parallel
     model, feats = _make_model_and_inputs(args, device, dtype)
     cp = ContextParallel(model, grid, broadcast_control=not args.skip_bcast)
@@ -228,7 +228,7 @@ def _mode_forward(args, grid, device, dtype, mode, counts_out):
 def _mode_train(args, grid, device, dtype):
     import torch
     import torch.distributed as dist
-    from .cp.wrapper import ContextParallel
+    from .wrapper import ContextParallel
     from .model.common import set_context_parallel
     model, feats = _make_model_and_inputs(args, device, dtype)
     cp = ContextParallel(model, grid, broadcast_control=not args.skip_bcast)
@@ -261,7 +261,7 @@ def worker(args) -> int:
     import torch
     import torch.distributed as dist
     from .cp.layout import CPGrid
-    from .launch import init_from_env
+    from .local_ranks import init_from_env
     cuda = args.device == "cuda"
     rank, world, local = init_from_env("nccl" if cuda else "gloo", timeout_s=3600.0)
     device = torch.device("cuda", local) if cuda else torch.device("cpu")
@@ -304,7 +304,7 @@ def main(argv=None) -> int:
     if args.worker:
         return worker(args)
     from .cp.layout import check_grid_shape
-    from .launch import launch
+    from .local_ranks import launch
     try:
         check_grid_shape(args.cp0, args.cp1)
     except ValueError as e:

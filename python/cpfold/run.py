@@ -32,6 +32,8 @@ import statistics
 import sys
 import time
 
+from .config import DEFAULT_PRESET, PRESETS
+
 RUN_FLAGS = ("--mode", "--n-token", "--cp0", "--cp1", "--recycles", "--diffusion-steps",
              "--samples", "--dtype", "--iters", "--warmup", "--preset", "--blocks",
              "--msa-depth", "--atoms-per-token", "--seed", "--checkpoint", "--device",
@@ -103,7 +105,7 @@ def build_parser():
                    help="default: bf16 on CUDA, fp32 on CPU")
     p.add_argument("--iters", type=int, default=3, help="timed iterations")
     p.add_argument("--warmup", type=int, default=1, help="untimed iterations first")
-    p.add_argument("--preset", default="small", choices=("tiny", "small", "af3"))
+    p.add_argument("--preset", default=DEFAULT_PRESET, choices=tuple(PRESETS))
     p.add_argument("--blocks", type=int, default=None, help="override Pairformer depth")
     p.add_argument("--msa-depth", type=int, default=None)
     p.add_argument("--atoms-per-token", type=int, default=10)
@@ -164,9 +166,9 @@ def main(argv=None) -> int:
     from .config import get_preset
     from .cp import CPGrid
     from .cp import cannon, comm
-    from .cp.wrapper import ContextParallel
+    from .wrapper import ContextParallel
     from .features import cast_features, make_inputs, validate_inputs
-    from .launch import init_from_env
+    from .local_ranks import init_from_env
 
     use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
     backend = args.backend if args.backend != "auto" else ("nccl" if use_cuda else "gloo")

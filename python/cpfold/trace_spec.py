@@ -23,7 +23,7 @@ SPEC_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trace_spec
 
 MODEL_MODULES = ("cpfold.model.common", "cpfold.model.embedder", "cpfold.model.atom_attention",
                  "cpfold.model.msa", "cpfold.model.pairformer", "cpfold.model.diffusion",
-                 "cpfold.model.confidence", "cpfold.model.fold", "cpfold.cp.wrapper")
+                 "cpfold.model.confidence", "cpfold.model.fold", "cpfold.wrapper")
 # tiny helpers called thousands of times per run: ranges would cost more than they tell
 SKIP_CLASSES = ("AdaLN", "FourierEmbedding", "PairBiasProjection")
 EXTRA_METHODS = {
@@ -31,7 +31,7 @@ EXTRA_METHODS = {
     "cpfold.model.diffusion": ["DiffusionModule.prepare", "DiffusionConditioning.pair_conditioning",
                                "EDMSampler.sample"],
     "cpfold.model.atom_attention": ["AtomAttentionEncoder.conditioning"],
-    "cpfold.cp.wrapper": ["ContextParallel.training_loss", "ContextParallel.sync_grads"],
+    "cpfold.wrapper": ["ContextParallel.training_loss", "ContextParallel.sync_grads"],
     "cpfold.cp.cannon": ["cannon_matmul", "ring_rows_matmul"],
     "cpfold.cp.comm": ["all_gather_cat", "reduce_scatter_cat", "batch_p2p", "broadcast_ints"],
 }

@@ -1,4 +1,5 @@
-"""Shared helpers: the cpfold package lives in python/ (this file's parent's parent)."""
+"""Shared helpers.  The cpfold package lives in python/ (this file's parent's parent); pytest
+puts it on sys.path (``pythonpath`` in python/pyproject.toml), child processes get PYTHONPATH."""
 import json
 import os
 import subprocess
@@ -7,8 +8,6 @@ import sys
 import pytest
 
 PY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if PY_DIR not in sys.path:
-    sys.path.insert(0, PY_DIR)
 
 
 def run_module(module, args, timeout=240):

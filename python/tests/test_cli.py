@@ -4,7 +4,7 @@ import math
 import os
 
 from conftest import parse_prefixed, run_module
-from cpfold.launch import launch
+from cpfold.local_ranks import launch
 from cpfold.run import RUN_FLAGS, build_parser
 
 # torchrun options of torch 2.x (dash and underscore spellings); the installed

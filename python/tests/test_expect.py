@@ -1,11 +1,11 @@
-"""expect.json / trace_spec.json: in sync with their generators, resolvable, and
+"""expect.json / trace_spec.json / presets.json: in sync with their generators, resolvable, and
 the communication oracle matches what the code really issues."""
 import json
 
 import pytest
 
 from conftest import parity, parse_prefixed
-from cpfold import expect, trace_spec
+from cpfold import config, expect, trace_spec
 
 
 def _load(path):
@@ -15,6 +15,13 @@ def _load(path):
 
 def test_expect_json_is_current():
     assert _load(expect.EXPECT_PATH) == json.loads(json.dumps(expect.build_expect()))
+
+
+def test_presets_json_is_current():
+    # cpprof reads the presets' diffusion steps from this file (src/profile/cpfold_presets.cc)
+    assert _load(config.PRESETS_JSON) == config.presets_json()
+    assert config.main(["--check"]) == 0
+    assert _load(config.PRESETS_JSON)["presets"]["af3"]["diffusion_steps"] == 200
 
 
 def test_trace_spec_is_current_and_resolves():

@@ -8,7 +8,7 @@ import pytest
 from conftest import parse_prefixed
 from cpfold import expect
 from cpfold.cp import cannon
-from cpfold.launch import launch
+from cpfold.local_ranks import launch
 from cpfold.run import P2P_TAGS, build_parser, main, parse_inject_delay, parse_inject_slow
 
 WARMUP, ITERS = 1, 3

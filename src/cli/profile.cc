@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "doctor/doctor.h"
+#include "profile/cpfold_presets.h"
 #include "profile/plan.h"
 #include "profile/run_profile.h"
 #include "runner/environment.h"
@@ -106,6 +107,11 @@ class ProfileCommand : public Command {
         in.cpfold_root = python_dir;
         if (runner::Environment::IsFile(python_dir + "/cpfold/trace_spec.json")) {
           in.cpfold_spec = python_dir + "/cpfold/trace_spec.json";
+        }
+        if (auto presets = profile::ReadCpfoldPresets(python_dir); presets.ok()) {
+          in.cpfold_presets = *presets;
+        } else {
+          in.cpfold_presets_error = presets.status().message();
         }
       }
     }

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/parallel.h"
 #include "cli/command.h"
 #include "pipeline/stats_reports.h"
 #include "render/csv.h"
@@ -18,12 +19,43 @@ std::string ReportList() {
   return s;
 }
 
+// Writes every row as `append_row` formats it. The rows of a large (lazy) table are made and
+// formatted in blocks on all cores, and written in order: the output is the same whatever the
+// thread count.
+void WriteRows(const model::StatsTable& t, std::ostream& out,
+               void (*append_row)(const std::vector<std::string>&, std::string&)) {
+  std::string line;
+  if (!t.lazy_row) {
+    for (const auto& row : t.rows) {
+      line.clear();
+      append_row(row, line);
+      out.write(line.data(), static_cast<std::streamsize>(line.size()));
+    }
+    return;
+  }
+  constexpr size_t kBlock = 4096;
+  std::vector<std::string> blocks(WorkerThreads() * 4);
+  for (size_t first = 0; first < t.lazy_count; first += kBlock * blocks.size()) {
+    ParallelFor(blocks.size(), [&](size_t b) {
+      blocks[b].clear();
+      std::vector<std::string> cells;
+      size_t begin = first + b * kBlock, end = std::min(t.lazy_count, begin + kBlock);
+      for (size_t i = begin; i < end; ++i) {
+        cells.clear();
+        t.lazy_row(i, cells);
+        append_row(cells, blocks[b]);
+      }
+    });
+    for (const auto& b : blocks) out.write(b.data(), static_cast<std::streamsize>(b.size()));
+  }
+}
+
 void PrintCsv(const model::StatsTable& t, std::ostream& out) {
   render::CsvWriter w(out);
   std::vector<std::string> header;
   for (const auto& c : t.columns) header.push_back(c.header);
   w.Row(header);
-  for (const auto& row : t.rows) w.Row(row);
+  WriteRows(t, out, render::AppendCsvRow);
 }
 
 void PrintTable(const model::StatsTable& t, std::ostream& out) {
@@ -32,13 +64,15 @@ void PrintTable(const model::StatsTable& t, std::ostream& out) {
     cols.push_back({c.header, c.numeric ? render::TextTable::Align::kRight : render::TextTable::Align::kLeft});
   }
   render::TextTable table(std::move(cols));
-  for (const auto& row : t.rows) table.AddRow(row);
-  table.Print(out, " ");
+  table.PrintRows(out, " ", [&](const render::TextTable::RowFn& fn) { t.ForEachRow(fn); });
 }
 
+// The same text as an nlohmann::ordered_json array of row objects dumped with indent 2, written
+// one row at a time (a table can have millions of rows).
 void PrintJson(const model::StatsTable& t, std::ostream& out) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const auto& row : t.rows) {
+  out << '[';
+  bool first = true;
+  t.ForEachRow([&](const std::vector<std::string>& row) {
     nlohmann::ordered_json r;
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const auto& cell = row[c];
@@ -50,9 +84,15 @@ void PrintJson(const model::StatsTable& t, std::ostream& out) {
         r[t.columns[c].header] = cell;
       }
     }
-    rows.push_back(std::move(r));
-  }
-  out << rows.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    std::string text = r.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    out << (first ? "\n  " : ",\n  ");
+    first = false;
+    for (char ch : text) {
+      out << ch;
+      if (ch == '\n') out << "  ";
+    }
+  });
+  out << (first ? "]\n" : "\n]\n");
 }
 
 class StatsCommand : public Command {
@@ -93,7 +133,7 @@ class StatsCommand : public Command {
         ctx.err << fmt::format("SKIPPED: {}\n", t.skipped);
         continue;
       }
-      if (t.rows.empty()) {  // nsys writes nothing either ("PROCESSED (EMPTY RESULTS)")
+      if (t.num_rows() == 0) {  // nsys writes nothing either ("PROCESSED (EMPTY RESULTS)")
         ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
         continue;
       }

@@ -9,6 +9,9 @@
 namespace cpprof::nsys {
 
 bool IsIterationName(std::string_view name) {
+  // Every iteration name ends in a digit: most NVTX texts (autograd's end in ']') stop here,
+  // before the search for the last ':' walks back over them.
+  if (name.empty() || !std::isdigit(static_cast<unsigned char>(name.back()))) return false;
   size_t colon = name.rfind(':');
   std::string_view s = colon == std::string_view::npos ? name : name.substr(colon + 1);
   auto lower_starts = [&](std::string_view prefix) {

@@ -291,6 +291,7 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
   // Ranges still open when the capture ended get the last NVTX timestamp, as ForEachNvtxRange.
   int64_t last = open_end == OpenEnd::kLastRange ? max_range : max_event;
   if (last == INT64_MIN) last = 0;
+  out.given_late = static_cast<int64_t>(held.size());
   for (Held& h : held) {
     if (h.row.open) h.row.end = last;
     h.row.text = h.text;

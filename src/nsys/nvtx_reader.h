@@ -108,6 +108,9 @@ struct NvtxScan {
   // (domainId, globalTid) -> events that are neither ranges nor domain creates (marks, ...).
   std::map<std::pair<int64_t, int64_t>, int64_t> marks;
   bool two_pass = false;  // a domain gained a name after its ranges were streamed: read again
+  // Ranges given after all the others, out of table order: open at the end of the capture, or in
+  // a domain whose create event came later in the table.
+  int64_t given_late = 0;
 };
 
 struct NvtxScanCallbacks {

@@ -22,6 +22,7 @@
 #include "analysis/verdict.h"
 #include "base/parallel.h"
 #include "base/regex.h"
+#include "base/stage_timer.h"
 #include "nsys/capture_reader.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
@@ -37,34 +38,6 @@ constexpr int kNewestTestedSchema[2] = {3, 20};  // tests/data/real: nsys 2025.3
 }  // namespace
 
 namespace {
-
-// The process's peak resident set so far (VmHWM), in MB; 0 where /proc is not there.
-double PeakRssMb() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
-  }
-  return 0;
-}
-
-// CPPROF_TIMING=1 prints how long each stage of the report took and the peak memory so far
-// (stderr): where time and memory go on a big export, without a profiler.
-class StageTimer {
- public:
-  StageTimer() : on_(std::getenv("CPPROF_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
-  void Mark(const char* stage) {
-    if (!on_) return;
-    auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "cpprof: timing: %-28s %8.3f s   peak RSS so far %6.1f MB\n", stage,
-                 std::chrono::duration<double>(now - last_).count(), PeakRssMb());
-    last_ = now;
-  }
-
- private:
-  bool on_;
-  std::chrono::steady_clock::time_point last_;
-};
 
 // "trunk/CPFoldModel.trunk/...": the node's path from its top-level row.
 std::string NodePath(const analysis::ModuleAttribution& a, int node) {

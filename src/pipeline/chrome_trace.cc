@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -118,26 +119,45 @@ class TraceBuilder {
   }
 
   // A complete event; times clamped so that ts >= 0 and dur >= 0, with the raw values in args.
-  void EmitX(std::string_view name, std::string_view cat, int pid, int64_t tid, int64_t start, int64_t end, Json args) {
+  // `name` is the name serialized (JsonWriter::EscapedString, cached for names that repeat);
+  // `args(w)` writes the event's own args (`has_args`: whether it writes any).
+  template <class ArgsFn>
+  void EmitX(std::string_view name, std::string_view cat, int pid, int64_t tid, int64_t start, int64_t end,
+             bool has_args, ArgsFn&& args) {
+    std::optional<int64_t> end_before_start, clamped_start;
     if (end < start) {
-      args["end_before_start_ns"] = end;
+      end_before_start = end;
       end = start;
     }
     if (start < 0) {
-      args["clamped_start_ns"] = start;
+      clamped_start = start;
       start = 0;
       end = std::max<int64_t>(end, 0);
     }
-    Json e;
-    e["ph"] = "X";
-    e["name"] = std::string(name);
-    e["cat"] = std::string(cat);
-    e["pid"] = pid;
-    e["tid"] = tid;
-    e["ts"] = render::Micros(start);
-    e["dur"] = render::Micros(end - start);
-    if (!args.is_null()) e["args"] = std::move(args);
-    writer_->Event(e);
+    render::JsonWriter& w = writer_->Begin();
+    w.Key("ph"), w.RawString("\"X\"");
+    w.Key("name"), w.RawString(name);
+    w.Key("cat"), w.String(cat);
+    w.Key("pid"), w.Int(pid);
+    w.Key("tid"), w.Int(tid);
+    w.Key("ts"), w.Thousandths(start);
+    w.Key("dur"), w.Thousandths(end - start);
+    if (has_args || end_before_start || clamped_start) {
+      w.Key("args");
+      w.BeginObject();
+      args(w);
+      if (end_before_start) w.Key("end_before_start_ns"), w.Int(*end_before_start);
+      if (clamped_start) w.Key("clamped_start_ns"), w.Int(*clamped_start);
+      w.EndObject();
+    }
+    writer_->End();
+  }
+
+  // A name of StringIds, serialized once.
+  const std::string& EscapedName(int64_t name_id) {
+    auto [it, inserted] = escaped_names_.try_emplace(name_id);
+    if (inserted) it->second = writer_->Escape(strings_.Get(name_id));
+    return it->second;
   }
 
   int64_t StreamTid(int64_t gpid, int device, int stream, bool comm) {
@@ -165,14 +185,11 @@ class TraceBuilder {
       const RankProcess* p = ProcessOf(model::GlobalPidOf(c.global_tid));
       if (!p || !InWindow(c.start, c.end)) continue;
       int64_t tid = ThreadTid(c.global_tid);
-      Json args;
-      if (c.has_correlation) {
-        args["correlationId"] = c.correlation;
-        if (options_.flows) {
-          launches_.push_back({Key(p->rank, c.correlation), std::max<int64_t>(c.start, 0), p->pid, tid});
-        }
+      if (c.has_correlation && options_.flows) {
+        launches_.push_back({Key(p->rank, c.correlation), std::max<int64_t>(c.start, 0), p->pid, tid});
       }
-      EmitX(strings_.Get(c.name_id), "cuda_api", p->pid, tid, c.start, c.end, std::move(args));
+      EmitX(EscapedName(c.name_id), "cuda_api", p->pid, tid, c.start, c.end, c.has_correlation,
+            [&](render::JsonWriter& w) { w.Key("correlationId"), w.Int(c.correlation); });
       ++summary_.api_calls;
     }
     CPPROF_RETURN_IF_ERROR(calls.status());
@@ -196,16 +213,16 @@ class TraceBuilder {
     size_t i = static_cast<size_t>(it - launches_.begin());
     if (launch_used_[i]) return;
     launch_used_[i] = true;
-    Json e;
-    e["ph"] = "f";
-    e["bp"] = "e";
-    e["name"] = "launch";
-    e["cat"] = "cuda_flow";
-    e["id"] = key;
-    e["pid"] = p.pid;
-    e["tid"] = tid;
-    e["ts"] = render::Micros(std::max<int64_t>(start, 0));
-    writer_->Event(e);
+    render::JsonWriter& w = writer_->Begin();
+    w.Key("ph"), w.RawString("\"f\"");
+    w.Key("bp"), w.RawString("\"e\"");
+    w.Key("name"), w.RawString("\"launch\"");
+    w.Key("cat"), w.RawString("\"cuda_flow\"");
+    w.Key("id"), w.UInt(key);
+    w.Key("pid"), w.Int(p.pid);
+    w.Key("tid"), w.Int(tid);
+    w.Key("ts"), w.Thousandths(std::max<int64_t>(start, 0));
+    writer_->End();
     ++summary_.flows;
   }
 
@@ -213,15 +230,15 @@ class TraceBuilder {
     for (size_t i = 0; i < launches_.size(); ++i) {
       if (!launch_used_[i]) continue;
       const Launch& l = launches_[i];
-      Json e;
-      e["ph"] = "s";
-      e["name"] = "launch";
-      e["cat"] = "cuda_flow";
-      e["id"] = l.key;
-      e["pid"] = l.pid;
-      e["tid"] = l.tid;
-      e["ts"] = render::Micros(l.ts_ns);
-      writer_->Event(e);
+      render::JsonWriter& w = writer_->Begin();
+      w.Key("ph"), w.RawString("\"s\"");
+      w.Key("name"), w.RawString("\"launch\"");
+      w.Key("cat"), w.RawString("\"cuda_flow\"");
+      w.Key("id"), w.UInt(l.key);
+      w.Key("pid"), w.Int(l.pid);
+      w.Key("tid"), w.Int(l.tid);
+      w.Key("ts"), w.Thousandths(l.ts_ns);
+      writer_->End();
     }
   }
 
@@ -240,15 +257,20 @@ class TraceBuilder {
           if (!p || !InWindow(k.start, k.end)) return;
           OpClass cls = ClassOf(k.name_id);
           int64_t tid = StreamTid(k.global_pid, k.device, k.stream, model::IsComm(cls));
-          Json args;
-          args["stream"] = k.stream;
-          args["device"] = k.device;
-          if (k.has_correlation) args["correlationId"] = k.correlation;
-          if (k.has_launch_config) {
-            args["grid"] = {k.grid[0], k.grid[1], k.grid[2]};
-            args["block"] = {k.block[0], k.block[1], k.block[2]};
-          }
-          EmitX(strings_.Get(k.name_id), model::Name(cls), p->pid, tid, k.start, k.end, std::move(args));
+          EmitX(EscapedName(k.name_id), model::Name(cls), p->pid, tid, k.start, k.end, true,
+                [&](render::JsonWriter& w) {
+                  w.Key("stream"), w.Int(k.stream);
+                  w.Key("device"), w.Int(k.device);
+                  if (k.has_correlation) w.Key("correlationId"), w.Int(k.correlation);
+                  if (k.has_launch_config) {
+                    for (const auto& [key, dims] : {std::pair{"grid", &k.grid}, std::pair{"block", &k.block}}) {
+                      w.Key(key);
+                      w.BeginArray();
+                      for (auto d : *dims) w.Int(d);
+                      w.EndArray();
+                    }
+                  }
+                });
           MaybeFlowEnd(*p, k.has_correlation, k.correlation, tid, k.start);
           ++summary_.gpu_ops;
         },
@@ -271,12 +293,12 @@ class TraceBuilder {
         name = it != kind_names.end() ? it->second : fmt::format("[CUDA memcpy kind {}]", kind);
       }
       int64_t tid = StreamTid(m.global_pid, m.device, m.stream, model::IsComm(cls));
-      Json args;
-      args["stream"] = m.stream;
-      args["device"] = m.device;
-      if (m.has_correlation) args["correlationId"] = m.correlation;
-      args["bytes"] = m.bytes;
-      EmitX(name, model::Name(cls), p->pid, tid, m.start, m.end, std::move(args));
+      EmitX(writer_->Escape(name), model::Name(cls), p->pid, tid, m.start, m.end, true, [&](render::JsonWriter& w) {
+        w.Key("stream"), w.Int(m.stream);
+        w.Key("device"), w.Int(m.device);
+        if (m.has_correlation) w.Key("correlationId"), w.Int(m.correlation);
+        w.Key("bytes"), w.Int(m.bytes);
+      });
       MaybeFlowEnd(*p, m.has_correlation, m.correlation, tid, m.start);
       ++summary_.gpu_ops;
     });
@@ -307,48 +329,94 @@ class TraceBuilder {
     return lanes.back().tid;
   }
 
+  // NVTX ranges in table order (nsys lists them by start): no sort of the whole table. Ranges of
+  // one start go out longest first (containers before what they contain, which a viewer needs
+  // to nest them); start/end ranges, which need start order for their lanes, are held and go out
+  // last, sorted.
   Status WriteNvtx() {
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains, nsys::NvtxDomains::Read(db_));
-    nsys::NvtxRangeCursor::Options order;
-    order.by_start = true;
-    order.longest_first = true;  // containers before what they contain
-    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, order));
-    int64_t skipped = 0;
+    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, {}));
+    struct Held {
+      nsys::NvtxRangeRow row;
+      std::string text;
+    };
+    std::vector<Held> same_start, start_end;
+    int64_t skipped = 0, out_of_order = 0, last_start = INT64_MIN;
+    auto longest_first = [](const Held& a, const Held& b) {
+      if (a.row.start != b.row.start) return a.row.start < b.row.start;
+      if (a.row.open != b.row.open) return a.row.open;
+      if (a.row.end != b.row.end) return a.row.end > b.row.end;
+      return a.row.rowid < b.row.rowid;
+    };
+    auto emit = [&](std::vector<Held>& held) -> Status {
+      std::sort(held.begin(), held.end(), longest_first);
+      for (Held& h : held) {
+        h.row.text = h.text;
+        CPPROF_RETURN_IF_ERROR(EmitNvtx(h.row, domains));
+      }
+      held.clear();
+      return OkStatus();
+    };
     while (ranges.Next()) {
       const nsys::NvtxRangeRow& r = ranges.row();
-      int64_t start = r.start, gtid = r.global_tid;
-      const RankProcess* p = ProcessOf(model::GlobalPidOf(gtid));
-      if (!p) {
+      if (!ProcessOf(model::GlobalPidOf(r.global_tid))) {
         ++skipped;
         continue;
       }
-      Json args;
-      int64_t end = r.end;
-      if (r.open) {
-        CPPROF_ASSIGN_OR_RETURN(end, CaptureEnd());
-        end = std::max(end, start);
-        args["open_at_capture_end"] = true;
+      if (r.event_type != nsys::kNvtxPushPop && r.event_type != nsys::kNvtxtPushPop) {
+        start_end.push_back({r, std::string(r.text)});
+        continue;
       }
-      if (!InWindow(start, end)) continue;
-      std::string name = domains.NamesFor(r.domain_id, gtid).front() + ":" + std::string(r.text);
-      bool push_pop = r.event_type == nsys::kNvtxPushPop || r.event_type == nsys::kNvtxtPushPop;
-      int64_t tid;
-      if (push_pop) {
-        tid = ThreadTid(gtid);
-      } else {
-        ThreadTid(gtid);  // named with its thread
-        tid = LaneTid(gtid, start, end);
-        args["thread"] = nsys::TidOf(gtid);
-        if (r.ends_on_other_thread && r.end_global_tid != gtid) args["ended_on_tid"] = nsys::TidOf(r.end_global_tid);
+      if (r.start != last_start) {
+        CPPROF_RETURN_IF_ERROR(emit(same_start));
+        if (r.start < last_start) ++out_of_order;
+        last_start = r.start;
       }
-      EmitX(name, push_pop ? "nvtx" : "nvtx start/end", p->pid, tid, start, end, std::move(args));
-      ++summary_.nvtx_ranges;
+      same_start.push_back({r, std::string(r.text)});
     }
     CPPROF_RETURN_IF_ERROR(ranges.status());
+    CPPROF_RETURN_IF_ERROR(emit(same_start));
+    CPPROF_RETURN_IF_ERROR(emit(start_end));
     if (skipped) {
       summary_.notes.push_back(fmt::format(
           "{} NVTX ranges of processes without GPU work (or of ranks not asked for) were left out", skipped));
     }
+    if (out_of_order) {
+      summary_.notes.push_back(fmt::format(
+          "{} NVTX push/pop ranges come earlier in time than the row before them in the export's NVTX table "
+          "(nsys lists them by start): they are written in table order, so ranges that start together "
+          "may not nest in the viewer",
+          out_of_order));
+    }
+    return OkStatus();
+  }
+
+  Status EmitNvtx(const nsys::NvtxRangeRow& r, const nsys::NvtxDomains& domains) {
+    const RankProcess* p = ProcessOf(model::GlobalPidOf(r.global_tid));
+    int64_t start = r.start, gtid = r.global_tid, end = r.end;
+    if (r.open) {
+      CPPROF_ASSIGN_OR_RETURN(end, CaptureEnd());
+      end = std::max(end, start);
+    }
+    if (!InWindow(start, end)) return OkStatus();
+    std::string name = domains.NamesFor(r.domain_id, gtid).front() + ":" + std::string(r.text);
+    bool push_pop = r.event_type == nsys::kNvtxPushPop || r.event_type == nsys::kNvtxtPushPop;
+    int64_t tid;
+    if (push_pop) {
+      tid = ThreadTid(gtid);
+    } else {
+      ThreadTid(gtid);  // named with its thread
+      tid = LaneTid(gtid, start, end);
+    }
+    const bool ended_elsewhere = r.ends_on_other_thread && r.end_global_tid != gtid;
+    EmitX(writer_->Escape(name), push_pop ? "nvtx" : "nvtx start/end", p->pid, tid, start, end, r.open || !push_pop,
+          [&](render::JsonWriter& w) {
+            if (r.open) w.Key("open_at_capture_end"), w.Bool(true);
+            if (push_pop) return;
+            w.Key("thread"), w.Int(nsys::TidOf(gtid));
+            if (ended_elsewhere) w.Key("ended_on_tid"), w.Int(nsys::TidOf(r.end_global_tid));
+          });
+    ++summary_.nvtx_ranges;
     return OkStatus();
   }
 
@@ -422,6 +490,7 @@ class TraceBuilder {
   int64_t last_gpid_ = -1;
   const RankProcess* last_proc_ = nullptr;
   std::unordered_map<int64_t, OpClass> classes_;
+  std::unordered_map<int64_t, std::string> escaped_names_;        // StringIds id -> name as a JSON string
   std::map<std::tuple<int64_t, int, int>, StreamTrack> streams_;  // (globalPid, device, stream)
   std::map<int64_t, int> threads_;                                // CPU threads used, by globalTid
   std::map<int64_t, std::vector<Lane>> lanes_;                    // NVTX start/end lanes by globalTid

@@ -1,7 +1,9 @@
 #include "pipeline/nvtx_reports.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <string>
@@ -10,6 +12,9 @@
 
 #include "analysis/nvtx_projection.h"
 #include "analysis/summary_stats.h"
+#include "base/compact_strings.h"
+#include "base/stage_timer.h"
+#include "base/value_lists.h"
 #include "model/global_id.h"
 #include "nsys/export_reader.h"
 #include "nsys/launch_reader.h"
@@ -36,6 +41,90 @@ const char* Style(int event_type) {
 
 }  // namespace
 
+namespace {
+
+// Groups of NVTX ranges as nsys's reports name them: (domain name, style, text), the text kept
+// compactly (a real training export has about a million distinct autograd texts per GB), and
+// the order they are printed in. nvtx_sum keeps each group's durations in table order.
+struct RangeGroups {
+  CompactStringSet keys;           // tag: domain index << 2 | style, or an index into name_tag
+  std::vector<uint32_t> name_tag;  // when not empty: a key's tag -> domain index << 2 | style
+  ValueLists durations;            // nvtx_sum: one list per key, same id
+  std::vector<std::string> domain_names;
+  std::vector<uint32_t> order;  // key ids as printed
+  int64_t grand = 0;            // the sum of the printed groups' totals
+
+  static uint32_t StyleIndex(int event_type) {
+    std::string_view style = Style(event_type);
+    return style == "PushPop" ? 0 : style == "StartEnd" ? 1 : 2;
+  }
+  static const char* StyleName(uint32_t index) {
+    static const char* const kNames[] = {"PushPop", "StartEnd", "Unknown"};
+    return kNames[index];
+  }
+  uint32_t DomainIndex(const std::string& name) {
+    for (size_t i = 0; i < domain_names.size(); ++i) {
+      if (domain_names[i] == name) return static_cast<uint32_t>(i);
+    }
+    domain_names.push_back(name);
+    return static_cast<uint32_t>(domain_names.size() - 1);
+  }
+  void Add(const nsys::NvtxRangeRow& r, const std::vector<std::string>& names) {
+    const uint32_t style = StyleIndex(r.event_type);
+    for (const auto& name : names) {
+      uint32_t id = keys.Intern(DomainIndex(name) << 2 | style, r.text);
+      if (id == durations.size()) durations.NewList();
+      durations.Append(id, r.end - r.start);
+    }
+  }
+  // Appends "domain:text", as nsys names the range; returns domain index << 2 | style.
+  uint32_t AppendRange(uint32_t id, std::string& out) const {
+    std::string text;
+    uint32_t tag = keys.AppendText(id, text);
+    if (!name_tag.empty()) tag = name_tag[tag];
+    out += domain_names[tag >> 2];
+    out += ':';
+    out += text;
+    return tag;
+  }
+  // Puts `ids` in print order: by total time, largest first; ties by range, then style (nsys's
+  // GROUP BY order). Ties are common (autograd ranges of equal durations): each tied group is
+  // named once, not per comparison.
+  template <class TotalOf>
+  void Order(std::vector<uint32_t> ids, TotalOf total_of) {
+    keys.FreezeLookup();
+    struct Entry {
+      int64_t total;
+      uint32_t id;
+    };
+    std::vector<Entry> entries;
+    entries.reserve(ids.size());
+    for (uint32_t id : ids) entries.push_back({total_of(id), id});
+    ids = {};
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.total != b.total ? a.total > b.total : a.id < b.id; });
+    order.resize(entries.size());
+    std::vector<std::pair<std::string, uint32_t>> tied;  // (range + NUL + style, id)
+    for (size_t i = 0, j; i < entries.size(); i = j) {
+      for (j = i + 1; j < entries.size() && entries[j].total == entries[i].total;) ++j;
+      for (size_t k = i; k < j; ++k) grand += entries[k].total, order[k] = entries[k].id;
+      if (j - i == 1) continue;
+      tied.clear();
+      for (size_t k = i; k < j; ++k) {
+        std::string name;
+        uint32_t tag = AppendRange(entries[k].id, name);
+        name += '\0';
+        name += static_cast<char>('0' + (tag & 3));
+        tied.emplace_back(std::move(name), entries[k].id);
+      }
+      std::sort(tied.begin(), tied.end());
+      for (size_t k = i; k < j; ++k) order[k] = tied[k - i].second;
+    }
+  }
+};
+
+}  // namespace
+
 StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db) {
   if (!db.HasTable("StringIds")) {
     model::StatsTable t;
@@ -47,22 +136,53 @@ StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db) {
     t.skipped = db.path() + " does not contain NV Tools Extension (NVTX) data.";
     return t;
   }
-  CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains, nsys::NvtxDomains::Read(db));
-  // Groups keyed by (range name, style); std::map keeps keys sorted for the tie-break.
-  std::map<std::pair<std::string, std::string>, model::ChunkedVector<int64_t>> groups;
-  std::string tag;
-  CPPROF_RETURN_IF_ERROR(nsys::ForEachNvtxRange(db, nsys::OpenEnd::kLastNvtxEvent, [&](const nsys::NvtxRangeRow& r) {
-    for (const auto& domain : domains.NamesFor(r.domain_id, r.global_tid)) {
-      tag.assign(domain).append(":").append(r.text);
-      groups[{tag, Style(r.event_type)}].push_back(r.end - r.start);
-    }
-  }));
-  std::vector<KeyedValues> keyed;
-  keyed.reserve(groups.size());
-  for (auto& [key, values] : groups) keyed.push_back({{key.second, key.first}, std::move(values)});
-  // nsys groups by (range, style): ties are ordered by range, then style.
-  return DurationSummaryTable(SummarizeGroups(std::move(keyed)), "Instances", {"Style", "Range"}, TieBreak::kKeys,
-                              {1, 0});
+  // One pass over the table. Its statistics are taken in table order (the standard deviation
+  // depends on the order), so when some ranges came late (open at the end of the capture, or in
+  // a domain created later in the table) the ranges are read again in table order.
+  StageTimer timer;
+  auto groups = std::make_shared<RangeGroups>();
+  nsys::NvtxScanCallbacks callbacks;
+  callbacks.range = [&](const nsys::NvtxRangeRow& r, const std::vector<std::string>& names) { groups->Add(r, names); };
+  callbacks.restart = [&] { *groups = RangeGroups{}; };
+  CPPROF_ASSIGN_OR_RETURN(nsys::NvtxScan scan, nsys::ScanNvtx(db, nsys::OpenEnd::kLastNvtxEvent, callbacks));
+  if (scan.given_late > 0 && !scan.two_pass) {
+    *groups = RangeGroups{};
+    CPPROF_RETURN_IF_ERROR(nsys::ForEachNvtxRange(db, nsys::OpenEnd::kLastNvtxEvent, [&](const nsys::NvtxRangeRow& r) {
+      groups->Add(r, scan.domains.NamesFor(r.domain_id, r.global_tid));
+    }));
+  }
+  timer.Mark("nvtx_sum: NVTX scan");
+  std::vector<uint32_t> ids(groups->keys.size());
+  for (uint32_t id = 0; id < ids.size(); ++id) ids[id] = id;
+  groups->Order(std::move(ids), [&](uint32_t id) {
+    int64_t total = 0;
+    groups->durations.ForEach(id, [&](int64_t v) { total += v; });
+    return total;
+  });
+  const int64_t grand = groups->grand;
+  timer.Mark("nvtx_sum: order");
+
+  model::StatsTable t;
+  t.columns = {{"Time (%)"}, {"Total Time (ns)"}, {"Instances"},   {"Avg (ns)"},     {"Med (ns)"},
+               {"Min (ns)"}, {"Max (ns)"},        {"StdDev (ns)"}, {"Style", false}, {"Range", false}};
+  t.lazy_count = groups->order.size();
+  t.lazy_row = [groups, grand](size_t i, std::vector<std::string>& cells) {
+    const uint32_t id = groups->order[i];
+    // Rows go by total, so each reads its group from a random place: fetch ahead.
+    const auto& order = groups->order;
+    if (i + 16 < order.size())
+      groups->keys.Prefetch(order[i + 16], false), groups->durations.Prefetch(order[i + 16], false);
+    if (i + 8 < order.size()) groups->keys.Prefetch(order[i + 8], true), groups->durations.Prefetch(order[i + 8], true);
+    thread_local std::vector<int64_t> values;
+    values.clear();
+    groups->durations.ForEach(id, [&](int64_t v) { values.push_back(v); });
+    AppendDurationCells(analysis::Summarize(values), grand, cells);
+    cells.emplace_back();  // the style, known with the range
+    cells.emplace_back();
+    uint32_t tag = groups->AppendRange(id, cells.back());
+    cells[cells.size() - 2] = RangeGroups::StyleName(tag & 3);
+  };
+  return t;
 }
 
 }  // namespace cpprof::pipeline
@@ -71,22 +191,17 @@ namespace cpprof::pipeline {
 
 namespace {
 
-// A group of ranges as the sweep keys them: (domainId, process, text, style); named at the end,
-// when every domain is known.
-struct SweepGroup {
+// What the sweep keys a group of ranges by besides its text: (domainId, process, style). Named
+// at the end, when every domain is known.
+struct SweepTag {
   int64_t domain_id, global_tid;
-  std::string_view text;  // into the group's key, which the sweep keeps
-  const char* style;
+  uint32_t style;  // RangeGroups::StyleIndex
 };
 
-struct ProjectedValue {
-  uint64_t seq;  // rowid: the statistics are taken in table order, as nsys takes them
-  int64_t proj;
-};
-
+// Per sweep group, besides its (seq, projection) values.
 struct GroupTotals {
-  std::vector<ProjectedValue> proj;  // a plain vector: most groups (autograd's per-op texts) hold one or two
-  int64_t range_time = 0, launches = 0, children = 0, level_sum = 0, levels = 0;
+  int64_t range_time = 0, launches = 0, level_sum = 0;
+  uint32_t children = 0, levels = 0;
 };
 
 enum class SweepResult { kDone, kNeedOpenEnd, kNeedSort };
@@ -102,10 +217,21 @@ struct PendingCall {
 };
 
 struct Sweep {
-  std::unordered_map<std::string, uint32_t> group_index;  // keys hold the texts
-  std::vector<SweepGroup> groups;
-  std::vector<GroupTotals> totals;
+  // Groups: the text compactly with a tag (an index into `tags`); per group its projected
+  // ranges as (rowid, projection) value pairs (the statistics are taken in table order, as nsys
+  // takes them, and ranges close in end order) and its totals.
+  CompactStringSet keys;
+  ValueLists proj;
+  std::deque<GroupTotals> totals;
+  std::vector<SweepTag> tags;
+  std::map<std::tuple<int64_t, int64_t, uint32_t>, uint32_t> tag_index;
   nsys::NvtxDomains domains;
+
+  uint32_t TagOf(int64_t domain_id, int64_t process, int64_t global_tid, uint32_t style) {
+    auto [it, inserted] = tag_index.try_emplace({domain_id, process, style}, static_cast<uint32_t>(tags.size()));
+    if (inserted) tags.push_back({domain_id, global_tid, style});
+    return it->second;
+  }
 };
 
 // One merge of the NVTX ranges and the CUDA API calls by start, fed to the projector.
@@ -118,34 +244,36 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
   options.open_end = open_end;
   CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor nvtx, nsys::NvtxRangeCursor::Open(db, options));
   CPPROF_ASSIGN_OR_RETURN(nsys::ApiCallCursor calls, nsys::ApiCallCursor::Open(db, by_start, true));
-  std::string key;
   analysis::NvtxProjector projector([&](const analysis::ClosedRange& c) {
     if (!c.proj.projected) return;
     GroupTotals& g = sweep.totals[c.group];
-    g.proj.push_back({c.seq, c.proj.proj_end - c.proj.proj_start});
+    sweep.proj.Append(c.group, static_cast<int64_t>(c.seq));
+    sweep.proj.Append(c.group, c.proj.proj_end - c.proj.proj_start);
     g.range_time += c.end - c.start;
     g.launches += c.proj.launches;
-    g.children += c.proj.children;
+    g.children += static_cast<uint32_t>(c.proj.children);
     if (c.proj.level >= 0) g.level_sum += c.proj.level, ++g.levels;
   });
+  uint32_t last_tag = UINT32_MAX;
+  std::tuple<int64_t, int64_t, uint32_t> last_tag_key;
   auto add_range = [&](const nsys::NvtxRangeRow& r) {
     if (r.ends_on_other_thread) return;
-    const char* style = Style(r.event_type);
+    const uint32_t style = RangeGroups::StyleIndex(r.event_type);
     int64_t process = model::GlobalPidOf(r.global_tid);
     // (domain, process, style, text); ranges of the default domain are named ":text" in every
     // process, so one key serves them all.
     if (r.domain_id == 0 && !split_default_domain) process = 0;
-    key.assign(reinterpret_cast<const char*>(&r.domain_id), sizeof r.domain_id);
-    key.append(reinterpret_cast<const char*>(&process), sizeof process);
-    key.append(style).append(1, '\0');
-    const size_t prefix = key.size();
-    key.append(r.text);
-    auto [it, inserted] = sweep.group_index.try_emplace(key, static_cast<uint32_t>(sweep.groups.size()));
-    if (inserted) {
-      sweep.groups.push_back({r.domain_id, r.global_tid, std::string_view(it->first).substr(prefix), style});
-      sweep.totals.emplace_back();
+    std::tuple<int64_t, int64_t, uint32_t> tag_key{r.domain_id, process, style};
+    if (last_tag == UINT32_MAX || tag_key != last_tag_key) {
+      last_tag = sweep.TagOf(r.domain_id, process, r.global_tid, style);
+      last_tag_key = tag_key;
     }
-    projector.Range(r.global_tid, r.start, r.end, it->second, static_cast<uint64_t>(r.rowid));
+    uint32_t id = sweep.keys.Intern(last_tag, r.text);
+    if (id == sweep.totals.size()) {
+      sweep.totals.emplace_back();
+      sweep.proj.NewList();
+    }
+    projector.Range(r.global_tid, r.start, r.end, id, static_cast<uint64_t>(r.rowid));
   };
   auto add_call = [&](const PendingCall& c) {
     int64_t op_start, op_end;
@@ -188,6 +316,37 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
   return SweepResult::kDone;
 }
 
+// nvtx_gpu_proj_sum's named groups. A printed group is a sweep group (its representative) and
+// the sweep groups of other processes or domain ids with the same name (its other parts,
+// linked by next_part); its projections are gathered from them in table order.
+struct ProjSumGroups {
+  RangeGroups names;                // the sweep's keys, name_tag from its tags, the order
+  ValueLists proj;                  // per sweep group: rowid, projection, rowid, projection, ...
+  std::deque<GroupTotals> totals;   // per sweep group; a representative's hold its parts' too
+  std::vector<uint32_t> next_part;  // per sweep group: the next part of its printed group
+
+  // The group's projections in table order.
+  std::vector<int64_t>& Values(uint32_t rep, std::vector<int64_t>& values) const {
+    thread_local std::vector<std::pair<int64_t, int64_t>> ordered;
+    ordered.clear();
+    for (uint32_t part = rep; part != UINT32_MAX; part = next_part.empty() ? UINT32_MAX : next_part[part]) {
+      bool seq = true;
+      proj.ForEach(part, [&](int64_t v) {
+        if (seq) {
+          ordered.emplace_back(v, 0);
+        } else {
+          ordered.back().second = v;
+        }
+        seq = !seq;
+      });
+    }
+    if (!std::is_sorted(ordered.begin(), ordered.end())) std::sort(ordered.begin(), ordered.end());
+    values.clear();
+    for (const auto& [seq, v] : ordered) values.push_back(v);
+    return values;
+  }
+};
+
 }  // namespace
 
 StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
@@ -202,6 +361,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
     skipped.skipped = db.path() + " does not contain GPU operation data.";
   if (!skipped.skipped.empty()) return skipped;
 
+  StageTimer timer;
   // The span of each launch's ops: 16 bytes per launch, allocated once.
   analysis::LaunchSpans spans;
   int64_t rows = 0;
@@ -213,6 +373,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
   CPPROF_RETURN_IF_ERROR(nsys::ForEachOpLaunch(
       db, [&](int64_t gpid, int64_t corr, int64_t start, int64_t end) { spans.Add(gpid, corr, start, end); }));
   spans.Finish();
+  timer.Mark("proj_sum: GPU op spans");
 
   // One sweep in table order (exports list NVTX ranges and API calls by start); again sorted by
   // SQLite if they are not, or with the end of open ranges if some range never ended.
@@ -235,50 +396,65 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
     }
   }
   spans = {};
+  timer.Mark("proj_sum: NVTX x API sweep");
 
   // Named groups: (range name, style); groups of other processes or domain ids with the same
-  // name are one.
-  struct Group {
-    std::vector<const GroupTotals*> parts;
-    int64_t range_time = 0, launches = 0, children = 0, level_sum = 0, levels = 0;
-  };
-  std::map<std::pair<std::string, std::string>, Group> groups;
-  for (size_t i = 0; i < sweep.groups.size(); ++i) {
-    const SweepGroup& sg = sweep.groups[i];
-    const GroupTotals& t = sweep.totals[i];
-    if (t.proj.empty()) continue;
-    Group& g =
-        groups[{sweep.domains.NamesFor(sg.domain_id, sg.global_tid).front() + ":" + std::string(sg.text), sg.style}];
-    g.parts.push_back(&t);
+  // name are one. Only sweep tags that share a name (a domain created in several processes) can
+  // have such groups: those are matched by name in a second, small set.
+  auto out = std::make_shared<ProjSumGroups>();
+  RangeGroups& names = out->names;
+  names.name_tag.resize(sweep.tags.size());
+  std::map<uint32_t, int> tags_per_name;
+  for (size_t k = 0; k < sweep.tags.size(); ++k) {
+    const SweepTag& tag = sweep.tags[k];
+    names.name_tag[k] =
+        names.DomainIndex(sweep.domains.NamesFor(tag.domain_id, tag.global_tid).front()) << 2 | tag.style;
+    ++tags_per_name[names.name_tag[k]];
+  }
+  std::vector<uint32_t> reps;
+  CompactStringSet shared;  // (name tag, text) of groups whose name other tags share
+  std::vector<uint32_t> shared_rep, last_part;
+  std::string text;
+  for (uint32_t id = 0; id < sweep.totals.size(); ++id) {
+    if (sweep.proj.Count(id) == 0) continue;
+    text.clear();
+    const uint32_t tag = sweep.keys.AppendText(id, text);
+    if (tags_per_name[names.name_tag[tag]] == 1) {
+      reps.push_back(id);
+      continue;
+    }
+    uint32_t named = shared.Intern(names.name_tag[tag], text);
+    if (named == shared_rep.size()) {
+      shared_rep.push_back(id);
+      last_part.push_back(id);
+      reps.push_back(id);
+      continue;
+    }
+    if (out->next_part.empty()) out->next_part.assign(sweep.totals.size(), UINT32_MAX);
+    out->next_part[last_part[named]] = id;
+    last_part[named] = id;
+    GroupTotals& g = sweep.totals[shared_rep[named]];
+    const GroupTotals& t = sweep.totals[id];
     g.range_time += t.range_time;
     g.launches += t.launches;
     g.children += t.children;
     g.level_sum += t.level_sum;
     g.levels += t.levels;
   }
-
-  struct Row {
-    const std::pair<std::string, std::string>* key;
-    analysis::Summary s;
-    const Group* g;
-  };
-  std::vector<Row> rows_out;
-  std::vector<ProjectedValue> ordered;
-  std::vector<int64_t> values;
-  for (auto& [key, g] : groups) {
-    ordered.clear();
-    for (const GroupTotals* part : g.parts) {
-      ordered.insert(ordered.end(), part->proj.begin(), part->proj.end());
-    }
-    std::sort(ordered.begin(), ordered.end(),
-              [](const ProjectedValue& a, const ProjectedValue& b) { return a.seq < b.seq; });
-    values.clear();
-    for (const ProjectedValue& v : ordered) values.push_back(v.proj);
-    rows_out.push_back({&key, analysis::Summarize(values), &g});
-  }
-  std::sort(rows_out.begin(), rows_out.end(), [](const Row& a, const Row& b) {
-    return a.s.total != b.s.total ? a.s.total > b.s.total : *a.key < *b.key;
+  shared = CompactStringSet{};
+  names.keys = std::move(sweep.keys);
+  out->proj = std::move(sweep.proj);
+  out->totals = std::move(sweep.totals);
+  sweep = Sweep{};
+  timer.Mark("proj_sum: naming");
+  std::vector<int64_t> scratch;
+  names.Order(std::move(reps), [&](uint32_t id) {
+    int64_t total = 0;
+    for (int64_t v : out->Values(id, scratch)) total += v;
+    return total;
   });
+  timer.Mark("proj_sum: order");
+
   auto avg = [](int64_t sum, int64_t n) {
     return n ? render::PyRound1(static_cast<double>(sum) / static_cast<double>(n)) : std::string();
   };
@@ -287,14 +463,24 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
                {"Range Instances"}, {"Proj Avg (ns)"},    {"Proj Med (ns)"},        {"Proj Min (ns)"},
                {"Proj Max (ns)"},   {"Proj StdDev (ns)"}, {"Total GPU Ops"},        {"Avg GPU Ops"},
                {"Avg Range Lvl"},   {"Avg Num Child"}};
-  for (const Row& r : rows_out) {
-    const Group& g = *r.g;
-    t.rows.push_back({r.key->first, r.key->second, std::to_string(r.s.total), std::to_string(g.range_time),
-                      std::to_string(r.s.count), render::PyRound1(r.s.mean), render::PyRound1(r.s.median),
-                      std::to_string(r.s.min), std::to_string(r.s.max), render::PyRound1(r.s.stdev),
-                      std::to_string(g.launches), avg(g.launches, r.s.count), avg(g.level_sum, g.levels),
-                      avg(g.children, r.s.count)});
-  }
+  t.lazy_count = names.order.size();
+  t.lazy_row = [out, avg](size_t i, std::vector<std::string>& cells) {
+    const uint32_t id = out->names.order[i];
+    thread_local std::vector<int64_t> values;
+    const analysis::Summary s = analysis::Summarize(out->Values(id, values));
+    const GroupTotals& g = out->totals[id];
+    cells.emplace_back();
+    uint32_t tag = out->names.AppendRange(id, cells.back());
+    cells.emplace_back(RangeGroups::StyleName(tag & 3));
+    for (auto v : {s.total, g.range_time, s.count}) cells.push_back(std::to_string(v));
+    for (double v : {s.mean, s.median}) cells.push_back(render::PyRound1(v));
+    for (auto v : {s.min, s.max}) cells.push_back(std::to_string(v));
+    cells.push_back(render::PyRound1(s.stdev));
+    cells.push_back(std::to_string(g.launches));
+    cells.push_back(avg(g.launches, s.count));
+    cells.push_back(avg(g.level_sum, g.levels));
+    cells.push_back(avg(g.children, s.count));
+  };
   return t;
 }
 

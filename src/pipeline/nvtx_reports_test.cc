@@ -50,11 +50,11 @@ std::vector<std::string> Rows(const std::string& name, const std::vector<std::st
   auto t = NvtxGpuProjSum(*db);
   EXPECT_TRUE(t.ok()) << t.status().message();
   std::vector<std::string> out;
-  for (const auto& row : t->rows) {
+  t->ForEachRow([&](const std::vector<std::string>& row) {
     std::string line;
     for (const auto& cell : row) line += cell + ",";
     out.push_back(line);
-  }
+  });
   return out;
 }
 
@@ -70,6 +70,66 @@ TEST(NvtxGpuProjSum, SameAnswerInAnyTableOrder) {
   EXPECT_EQ(Rows("proj_shuffled.sqlite", {open, inner, outer}), want);
   // API calls a little out of time order go through the reorder buffer.
   EXPECT_EQ(Rows("proj_calls_reversed.sqlite", {outer, inner, open}, true), want);
+}
+
+// A domain created in two processes names ranges of both the same: one row, its instances
+// gathered from both (the sweep keys them apart, the naming merges them).
+TEST(NvtxGpuProjSum, OneRowForADomainOfSeveralProcesses) {
+  std::string sql = testing::ReadFile(testing::DataPath("sql/_schema.sql"));
+  sql += R"sql(
+INSERT INTO StringIds VALUES (1, 'k');
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT,
+  globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid, demangledName,
+  shortName) VALUES (200, 300, 0, 7, 1, 1677721600, 1, 1), (200, 260, 1, 7, 1, 1694498816, 1, 1);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (20, 25, 1677721607, 1, 1), (20, 25, 1694498823, 1, 1);
+INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES
+  (0, NULL, 75, 'cpfold', 1677721607, 1), (0, NULL, 75, 'cpfold', 1694498823, 1),
+  (10, 50, 59, 'blk', 1677721607, 1), (10, 50, 59, 'blk', 1694498823, 1), (12, 14, 59, 'aten::mm', 1694498823, 0);
+)sql";
+  auto db = nsys::Database::Open(testing::MakeDatabase("proj_two_processes.sqlite", sql));
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  auto t = NvtxGpuProjSum(*db);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  std::vector<std::string> out;
+  t->ForEachRow([&](const std::vector<std::string>& row) {
+    std::string line;
+    for (const auto& cell : row) line += cell + ",";
+    out.push_back(line);
+  });
+  // (100 + 60) ns projected over 2 instances; stdev sqrt(((100-80)^2 + (60-80)^2) / 1) = 28.3.
+  EXPECT_EQ(out, std::vector<std::string>{"cpfold:blk,PushPop,160,80,2,80.0,80.0,60,100,28.3,2,1.0,0.0,0.0,"});
+}
+
+// nvtx_sum streams the table once; ranges given late (open at the end of the capture) make it
+// read them again in table order, with the open one ending at the last NVTX timestamp.
+TEST(NvtxSum, OpenRangesEndAtTheLastNvtxTimestamp) {
+  std::string sql = testing::ReadFile(testing::DataPath("sql/_schema.sql"));
+  sql += R"sql(
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT,
+  globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES
+  (0, 10, 59, 'op, seq = 1', 7, 0), (20, NULL, 60, 'op, seq = 1', 7, 0), (30, 34, 59, 'op, seq = 1', 7, 0),
+  (40, 41, 59, 'op, seq = 2', 7, 0), (50, NULL, 34, 'a mark', 7, 0);
+)sql";
+  auto db = nsys::Database::Open(testing::MakeDatabase("nvtx_sum_open.sqlite", sql));
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  auto t = NvtxSum(*db);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  std::vector<std::string> out;
+  t->ForEachRow([&](const std::vector<std::string>& row) {
+    std::string line;
+    for (const auto& cell : row) line += cell + ",";
+    out.push_back(line);
+  });
+  // The open start/end range ends at 50 (the mark, the last NVTX timestamp): 30 of 45 ns.
+  EXPECT_EQ(out, (std::vector<std::string>{
+                     "66.7,30,1,30.0,30.0,30,30,0.0,StartEnd,:op, seq = 1,",
+                     "31.1,14,2,7.0,7.0,4,10,4.2,PushPop,:op, seq = 1,",
+                     "2.2,1,1,1.0,1.0,1,1,0.0,PushPop,:op, seq = 2,",
+                 }));
 }
 
 }  // namespace

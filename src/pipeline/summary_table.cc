@@ -29,6 +29,17 @@ std::string Share(int64_t part, int64_t grand) {
 
 }  // namespace
 
+void AppendDurationCells(const analysis::Summary& s, int64_t grand, std::vector<std::string>& cells) {
+  cells.push_back(Share(s.total, grand));
+  cells.push_back(std::to_string(s.total));
+  cells.push_back(std::to_string(s.count));
+  cells.push_back(PyRound1(s.mean));
+  cells.push_back(PyRound1(s.median));
+  cells.push_back(std::to_string(s.min));
+  cells.push_back(std::to_string(s.max));
+  cells.push_back(PyRound1(s.stdev));
+}
+
 model::StatsTable DurationSummaryTable(std::vector<SummaryRow> rows, const std::string& count_header,
                                        const std::vector<std::string>& key_headers, TieBreak tie_break,
                                        const std::vector<size_t>& tie_key_order) {
@@ -50,9 +61,9 @@ model::StatsTable DurationSummaryTable(std::vector<SummaryRow> rows, const std::
                {"Med (ns)"}, {"Min (ns)"},        {"Max (ns)"},   {"StdDev (ns)"}};
   for (const auto& h : key_headers) t.columns.push_back({h, false});
   for (auto& r : rows) {
-    std::vector<std::string> cells = {Share(r.s.total, grand), std::to_string(r.s.total), std::to_string(r.s.count),
-                                      PyRound1(r.s.mean),      PyRound1(r.s.median),      std::to_string(r.s.min),
-                                      std::to_string(r.s.max), PyRound1(r.s.stdev)};
+    std::vector<std::string> cells;
+    cells.reserve(8 + r.keys.size());
+    AppendDurationCells(r.s, grand, cells);
     for (auto& k : r.keys) cells.push_back(std::move(k));
     t.rows.push_back(std::move(cells));
   }

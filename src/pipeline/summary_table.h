@@ -29,6 +29,9 @@ enum class TieBreak {
   kCountThenKeys  // total desc, count asc, keys asc (cuda_gpu_kern_sum's ORDER BY 2 DESC, 3, "Name")
 };
 
+// The eight numeric cells of one row of a DurationSummaryTable (the share of `grand` first).
+void AppendDurationCells(const analysis::Summary& s, int64_t grand, std::vector<std::string>& cells);
+
 // Time (%), Total Time (ns), <count_header>, Avg (ns), Med (ns), Min (ns), Max (ns), StdDev (ns), keys...
 // Ties compare the keys in `tie_key_order` (indices into keys; empty: in column order), the
 // order of nsys's GROUP BY.

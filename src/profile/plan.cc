@@ -469,10 +469,19 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
       plan.planned_iters = IntOr(LastFlagValue(a, "--iters"), 3) + IntOr(LastFlagValue(a, "--warmup"), 1);
       for (const char* x : {"--iters", "1", "--warmup", "0"}) w.push_back(x);
       if (plan.cpfold_mode == "e2e") {
-        // cpfold's presets: tiny 3, small 10, af3 200 diffusion steps (python/cpfold/config.py).
-        std::string preset = LastFlagValue(a, "--preset").value_or("small");
-        int preset_steps = preset == "tiny" ? 3 : preset == "af3" ? 200 : 10;
-        int planned = IntOr(LastFlagValue(a, "--diffusion-steps"), preset_steps);
+        // The preset's diffusion steps come from cpfold itself (python/cpfold/presets.json).
+        const CpfoldPresets& cp = in.cpfold_presets;
+        std::string preset = LastFlagValue(a, "--preset").value_or(cp.default_preset);
+        auto known = cp.diffusion_steps.find(preset);
+        int planned =
+            IntOr(LastFlagValue(a, "--diffusion-steps"), known != cp.diffusion_steps.end() ? known->second : 0);
+        if (planned == 0) {
+          plan.warnings.push_back(fmt::format(
+              "the diffusion steps of cpfold's {} are unknown, so the probe runs them all ({}); "
+              "--diffusion-steps N names them",
+              preset.empty() ? std::string("default preset") : "preset '" + preset + "'",
+              in.cpfold_presets_error.empty() ? "no such preset in cpfold/presets.json" : in.cpfold_presets_error));
+        }
         int probe_steps = std::min(planned, 2);
         if (probe_steps >= 1 && probe_steps < planned) {
           w.push_back("--diffusion-steps");

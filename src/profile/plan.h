@@ -12,6 +12,7 @@
 
 #include "base/status.h"
 #include "doctor/doctor.h"
+#include "profile/cpfold_presets.h"
 
 namespace cpprof::profile {
 
@@ -44,9 +45,11 @@ struct ProfileOptions {
 // What the plan needs to know of this machine besides the findings (filled by the CLI; tests
 // pass their own).
 struct PlanInputs {
-  std::string launcher;     // python/cpprof_helpers/launch_workload.py
-  std::string cpfold_root;  // the folder holding the cpfold package; empty: cpfold not found
-  std::string cpfold_spec;  // cpfold/trace_spec.json; empty: none
+  std::string launcher;              // python/cpprof_helpers/launch_workload.py
+  std::string cpfold_root;           // the folder holding the cpfold package; empty: cpfold not found
+  std::string cpfold_spec;           // cpfold/trace_spec.json; empty: none
+  CpfoldPresets cpfold_presets;      // cpfold/presets.json (diffusion steps per preset); empty: unknown
+  std::string cpfold_presets_error;  // why cpfold_presets is empty (ReadCpfoldPresets' message)
   std::map<std::string, std::string> caller_env;
   std::string user = "user";  // for /tmp/$USER/cpprof
   std::string tmp_root = "/tmp";

@@ -15,14 +15,34 @@ ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, const Json& other_data) 
 }
 
 void ChromeTraceWriter::Event(const Json& event) {
-  out_ << (events_ ? ",\n" : "\n") << Dump(event);
+  buffer_ += events_ ? ",\n" : "\n";
+  buffer_ += Dump(event);
   ++events_;
+  if (buffer_.size() >= (1 << 20)) Flush();
+}
+
+JsonWriter& ChromeTraceWriter::Begin() {
+  buffer_ += events_ ? ",\n" : "\n";
+  json_.BeginObject();
+  return json_;
+}
+
+void ChromeTraceWriter::End() {
+  json_.EndObject();
+  ++events_;
+  if (buffer_.size() >= (1 << 20)) Flush();
+}
+
+void ChromeTraceWriter::Flush() {
+  out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+  buffer_.clear();
 }
 
 void ChromeTraceWriter::Finish() {
   if (finished_) return;
   finished_ = true;
-  out_ << "\n]}\n";
+  buffer_ += "\n]}\n";
+  Flush();
 }
 
 }  // namespace cpprof::render

@@ -1,13 +1,17 @@
 // A streaming writer of Chrome Trace Event Format JSON (the format chrome://tracing and
 // ui.perfetto.dev load): one object {"otherData": ..., "traceEvents": [ ... ]} written event by
-// event, so a trace of millions of events never sits in memory as one JSON document. Each
-// event is serialized by nlohmann::json (never escaped by hand); bytes that are not UTF-8 come
-// out as U+FFFD.
+// event, so a trace of millions of events never sits in memory as one JSON document. Events are
+// serialized by nlohmann (an event as a json object, or field by field through JsonWriter, which
+// uses nlohmann's serializer for strings and numbers: never escaped by hand); bytes that are not
+// UTF-8 come out as U+FFFD.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
+
+#include "render/json_writer.h"
 
 namespace cpprof::render {
 
@@ -22,13 +26,23 @@ class ChromeTraceWriter {
 
   // Appends one event object.
   void Event(const Json& event);
+  // The fast path for the many events: Begin() opens an event object and returns the writer to
+  // add its fields with (Key, then a value); End() closes it. Same bytes as Event(json).
+  JsonWriter& Begin();
+  void End();
+  // `v` as a JSON string (quotes included), for JsonWriter::RawString.
+  std::string Escape(std::string_view v) { return json_.EscapedString(v); }
   // Closes the array and the document. Call once, after the last event.
   void Finish();
 
   int64_t events() const { return events_; }
 
  private:
+  void Flush();
+
   std::ostream& out_;
+  std::string buffer_;  // written to out_ in blocks
+  JsonWriter json_{buffer_};
   int64_t events_ = 0;
   bool finished_ = false;
 };

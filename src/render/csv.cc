@@ -2,29 +2,48 @@
 
 namespace cpprof::render {
 
-std::string CsvField(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
+void AppendCsvField(std::string_view s, std::string& out) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
+    out.append(s);
+    return;
   }
-  q += '"';
+  out += '"';
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+std::string CsvField(std::string_view s) {
+  std::string q;
+  AppendCsvField(s, q);
   return q;
 }
 
 template <typename Range>
-static void WriteRow(std::ostream& out, const Range& cells) {
+static void AppendRow(const Range& cells, std::string& out) {
   bool first = true;
   for (const auto& c : cells) {
-    if (!first) out << ',';
-    out << CsvField(c);
+    if (!first) out += ',';
+    AppendCsvField(c, out);
     first = false;
   }
-  out << '\n';
+  out += '\n';
 }
 
-void CsvWriter::Row(std::initializer_list<std::string_view> cells) { WriteRow(out_, cells); }
-void CsvWriter::Row(const std::vector<std::string>& cells) { WriteRow(out_, cells); }
+void AppendCsvRow(const std::vector<std::string>& cells, std::string& out) { AppendRow(cells, out); }
+
+void CsvWriter::Row(std::initializer_list<std::string_view> cells) {
+  line_.clear();
+  AppendRow(cells, line_);
+  out_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
+}
+
+void CsvWriter::Row(const std::vector<std::string>& cells) {
+  line_.clear();
+  AppendRow(cells, line_);
+  out_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
+}
 
 }  // namespace cpprof::render

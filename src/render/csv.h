@@ -10,6 +10,10 @@
 namespace cpprof::render {
 
 std::string CsvField(std::string_view s);
+// Appends `s` to `out` as one CSV field (quoted when it must be).
+void AppendCsvField(std::string_view s, std::string& out);
+// Appends one CSV line (fields and '\n') to `out`.
+void AppendCsvRow(const std::vector<std::string>& cells, std::string& out);
 
 class CsvWriter {
  public:
@@ -19,6 +23,7 @@ class CsvWriter {
 
  private:
   std::ostream& out_;
+  std::string line_;
 };
 
 }  // namespace cpprof::render

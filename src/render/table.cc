@@ -15,15 +15,22 @@ std::string ElideMiddle(std::string_view s, size_t width) {
 }
 
 void TextTable::Print(std::ostream& out, std::string_view indent) const {
+  PrintRows(out, indent, [&](const RowFn& fn) {
+    for (const auto& row : rows_) fn(row);
+  });
+}
+
+void TextTable::PrintRows(std::ostream& out, std::string_view indent,
+                          const std::function<void(const RowFn&)>& for_each_row) const {
   std::vector<size_t> width(columns_.size());
   auto cell = [&](const std::vector<std::string>& row, size_t c) -> std::string {
     if (c >= row.size()) return "";
     return columns_[c].max_width ? ElideMiddle(row[c], columns_[c].max_width) : row[c];
   };
   for (size_t c = 0; c < columns_.size(); ++c) width[c] = columns_[c].header.size();
-  for (const auto& row : rows_) {
+  for_each_row([&](const std::vector<std::string>& row) {
     for (size_t c = 0; c < columns_.size(); ++c) width[c] = std::max(width[c], cell(row, c).size());
-  }
+  });
   auto line = [&](auto get) {
     std::string s(indent);
     for (size_t c = 0; c < columns_.size(); ++c) {
@@ -44,13 +51,13 @@ void TextTable::Print(std::ostream& out, std::string_view indent) const {
   for (size_t c = 0; c < columns_.size(); ++c) total += width[c] + (c + 1 < columns_.size() ? 2 : 0);
   std::string rule = std::string(indent) + std::string(total - indent.size(), '-');
   out << rule << '\n';
-  for (const auto& row : rows_) {
+  for_each_row([&](const std::vector<std::string>& row) {
     if (row.empty()) {
       out << rule << '\n';
-      continue;
+      return;
     }
     line([&](size_t c) { return cell(row, c); });
-  }
+  });
 }
 
 std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }

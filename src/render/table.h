@@ -2,6 +2,7 @@
 // in the middle (kernel names keep their start and their template tail).
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -26,6 +27,11 @@ class TextTable {
   void AddRule() { rows_.emplace_back(); }  // a separator line
   bool empty() const { return rows_.empty(); }
   void Print(std::ostream& out, std::string_view indent = "") const;
+  // Prints the rows `for_each_row` gives instead of the added ones, without holding them: it is
+  // called twice (the widths, then the lines) and must give the same rows both times.
+  using RowFn = std::function<void(const std::vector<std::string>&)>;
+  void PrintRows(std::ostream& out, std::string_view indent,
+                 const std::function<void(const RowFn&)>& for_each_row) const;
 
  private:
   std::vector<Column> columns_;

@@ -15,6 +15,7 @@
 
 #include "doctor/doctor.h"
 #include "doctor/nsys_help.h"
+#include "profile/cpfold_presets.h"
 #include "profile/plan.h"
 #include "profile/process_tree.h"
 #include "profile/run_profile.h"
@@ -71,6 +72,9 @@ profile::PlanInputs Inputs(std::map<std::string, std::string> env = {{"PATH", "/
   in.launcher = Launcher();
   in.cpfold_root = PythonDir();
   in.cpfold_spec = PythonDir() + "/cpfold/trace_spec.json";
+  auto presets = profile::ReadCpfoldPresets(PythonDir());  // the real cpfold's table, as the CLI reads it
+  EXPECT_TRUE(presets.ok()) << presets.status().message();
+  if (presets.ok()) in.cpfold_presets = *presets;
   in.caller_env = std::move(env);
   in.user = "tester";
   return in;
@@ -334,6 +338,46 @@ TEST(ProfilePlan, FullCpfoldRunsTheProbeFirstWithOneIterationAndFewDiffusionStep
   EXPECT_DOUBLE_EQ(t.iter_scale, 1);
   EXPECT_EQ(std::vector<std::string>(t.probe_argv.end() - 4, t.probe_argv.end()),
             (std::vector<std::string>{"--iters", "1", "--warmup", "0"}));
+}
+
+TEST(ProfilePlan, CpfoldPresetsComeFromTheCpfoldPackage) {
+  // python/cpfold/presets.json, written by cpfold itself: its numbers are not copied into cpprof.
+  auto p = profile::ReadCpfoldPresets(PythonDir());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->default_preset, "small");
+  EXPECT_EQ(p->diffusion_steps.at("tiny"), 3);
+  EXPECT_EQ(p->diffusion_steps.at("small"), 10);
+  EXPECT_EQ(p->diffusion_steps.at("af3"), 200);
+  // A table from another cpfold is used as it is: here af3 has 40 steps, so the probe's 2 scale by 20.
+  profile::PlanInputs in = Inputs();
+  in.cpfold_presets.diffusion_steps["af3"] = 40;
+  Plan e = MustPlan(Opts({"e2e", "512", "2", "--preset", "af3"}, "full"), H200Findings(), in);
+  EXPECT_DOUBLE_EQ(e.iter_scale, 20);
+  // Unknown: the probe runs every step, and the plan says why.
+  in.cpfold_presets = {};
+  in.cpfold_presets_error = "cannot read X/cpfold/presets.json: regenerate it";
+  Plan u = MustPlan(Opts({"e2e", "512", "2"}, "full"), H200Findings(), in);
+  EXPECT_DOUBLE_EQ(u.iter_scale, 1);
+  ASSERT_FALSE(u.warnings.empty());
+  EXPECT_CONTAINS(u.warnings.back(),
+                  "the diffusion steps of cpfold's default preset are unknown, so the probe runs "
+                  "them all (cannot read X/cpfold/presets.json: regenerate it)");
+}
+
+TEST(ProfilePlan, CpfoldPresetsErrorsSayHowToRegenerate) {
+  const std::string root = TempDir() + "/presets-bad";
+  std::filesystem::create_directories(root + "/cpfold");
+  auto missing = profile::ReadCpfoldPresets(root + "/nowhere");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_CONTAINS(missing.status().message(), "cannot read " + root + "/nowhere/cpfold/presets.json");
+  EXPECT_CONTAINS(missing.status().message(), "python -m cpfold.config --write");
+  WriteFile(root + "/cpfold/presets.json", R"({"default_preset": "small", "presets": {"small": {"recycles": 1}}})");
+  auto bad = profile::ReadCpfoldPresets(root);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_CONTAINS(bad.status().message(), "preset 'small' has no integer diffusion_steps");
+  WriteFile(root + "/cpfold/presets.json", "not json");
+  EXPECT_CONTAINS(profile::ReadCpfoldPresets(root).status().message(), "is not cpfold's preset table");
+  std::filesystem::remove_all(root);
 }
 
 TEST(ProfilePlan, ProbeDefaultsAndSwitches) {

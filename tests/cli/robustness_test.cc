@@ -179,7 +179,7 @@ TEST(ErrorsSayWhatToDo, MissingColumn) {
   std::string p = Damaged("no-column", "ALTER TABLE NVTX_EVENTS DROP COLUMN textId;");
   CliResult r = RunBinary({"stats", "-r", "nvtx_sum", p});
   EXPECT_EQ(r.rc, 5) << r.err;
-  EXPECT_NE(r.err.find("lacks what nsys exports hold (no such column: ne.textId"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("lacks what nsys exports hold (no such column: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("Export it again with 'nsys export --type sqlite'"), std::string::npos) << r.err;
 }
 

@@ -28,14 +28,30 @@ std::string g_seed;  // the seed export's bytes
 std::string g_path;  // the scratch copy each input damages
 
 const char* const kTables[] = {
-    "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",   "CUPTI_ACTIVITY_KIND_MEMCPY",
-    "CUPTI_ACTIVITY_KIND_MEMSET", "NVTX_EVENTS",                   "StringIds",
-    "TARGET_INFO_GPU",            "CUDA_GPU_MEMORY_USAGE_EVENTS", "META_DATA_EXPORT",
-    "ThreadNames",                "PROCESSES",                     "TARGET_INFO_SESSION_START_TIME",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "NVTX_EVENTS",
+    "StringIds",
+    "TARGET_INFO_GPU",
+    "CUDA_GPU_MEMORY_USAGE_EVENTS",
+    "META_DATA_EXPORT",
+    "ThreadNames",
+    "PROCESSES",
+    "TARGET_INFO_SESSION_START_TIME",
 };
 
-const int64_t kExtremes[] = {0,          -1,         1,          INT64_MIN,          INT64_MAX,
-                             INT64_MIN + 1, INT64_MAX - 1, int64_t{1} << 62, -(int64_t{1} << 62), int64_t{1} << 32,
+const int64_t kExtremes[] = {0,
+                             -1,
+                             1,
+                             INT64_MIN,
+                             INT64_MAX,
+                             INT64_MIN + 1,
+                             INT64_MAX - 1,
+                             int64_t{1} << 62,
+                             -(int64_t{1} << 62),
+                             int64_t{1} << 32,
                              4611686018427400249};
 
 std::vector<std::string> Columns(sqlite3* db, const std::string& table) {
@@ -115,8 +131,7 @@ void Damage(FuzzedDataProvider& in) {
         break;
       }
       case 3:  // a whole column
-        Exec(db, "UPDATE \"" + table + "\" SET \"" + col + "\" = " +
-                     std::to_string(in.PickValueInArray(kExtremes)));
+        Exec(db, "UPDATE \"" + table + "\" SET \"" + col + "\" = " + std::to_string(in.PickValueInArray(kExtremes)));
         break;
       case 4:
         Exec(db, "DELETE FROM \"" + table + "\" WHERE rowid = " + pick);

@@ -71,12 +71,39 @@ def local_matmul(X, Y, tx, ty):
     return _gemm(torch.matmul, _op(X, tx), _op(Y, ty))
 
 
+def local_matmul_rows(X, Y, tx, ty, rows: slice):
+    """Rows ``rows`` of ``op(X) @ op(Y)`` (no CP): the product in row chunks, so
+    that its whole result never has to exist at once."""
+    return _gemm(torch.matmul, _op(X, tx)[..., rows, :], _op(Y, ty))
+
+
 def _as3(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(-1, t.shape[-2], t.shape[-1])
 
 
+def _dense(t: torch.Tensor) -> torch.Tensor:
+    """``t`` itself when it is contiguous or the transpose of a contiguous tensor
+    (the GEMMs read either; the ring sends its contiguous storage), else a copy."""
+    if t.is_contiguous() or t.transpose(-1, -2).is_contiguous():
+        return t
+    return t.contiguous()
+
+
+def _storage(t: torch.Tensor) -> torch.Tensor:
+    """The contiguous tensor over ``t``'s memory (``t`` or its transpose): what
+    the p2p calls move.  Sender and receiver buffers share one layout
+    (``torch.empty_like`` keeps strides), so the element order matches."""
+    return t if t.is_contiguous() else t.transpose(-1, -2)
+
+
+def _run(overlap) -> None:
+    """Run the caller's independent work (see ``dist_matmul_owned``) once."""
+    if overlap is not None:
+        overlap()
+
+
 def cannon_matmul(ops: list, tx: bool, ty: bool, lay, tag: str, release: bool = False,
-                  compute: bool = True, communicate: bool = True) -> torch.Tensor:
+                  compute: bool = True, communicate: bool = True, overlap=None) -> torch.Tensor:
     """Cannon's algorithm on a q x q grid.  ``ops`` = [X, Y] raw local blocks
     [..., n, n].  ``release``: the list holds the only references and may be
     emptied after the skew (inference).  ``compute`` / ``communicate`` switch
@@ -112,7 +139,9 @@ def cannon_matmul(ops: list, tx: bool, ty: bool, lay, tag: str, release: bool = 
         R = torch.empty_like(Y)
         sends.append((Y, dst_r, tag_r))
         recvs.append((R, src_r, tag_r))
-    comm.wait_all(comm.batch_p2p(sends, recvs, tag))
+    skew = comm.batch_p2p(sends, recvs, tag)
+    _run(overlap)                       # the caller's independent work hides the skew
+    comm.wait_all(skew)
     # Receive buffers may be reused only if they are not the caller's X / Y
     # (saved for backward, or still referenced).
     l_owned, r_owned = L is not X, R is not Y
@@ -149,19 +178,24 @@ def cannon_matmul(ops: list, tx: bool, ty: bool, lay, tag: str, release: bool = 
 
 
 def ring_rows_matmul(X, Y, tx: bool, ty: bool, peers, me: int, tag: str,
-                     compute: bool = True, communicate: bool = True) -> torch.Tensor:
+                     compute: bool = True, communicate: bool = True, overlap=None) -> torch.Tensor:
     """Rows sharded over ``peers`` (ring order): X, Y, C are [..., n, N] row blocks.
-    ``compute`` / ``communicate``: benchmark switches (see cannon_matmul)."""
+    ``compute`` / ``communicate``: benchmark switches (see cannon_matmul).
+    ``overlap``: independent work run once while the first transfer is in flight.
+    Transposed views of contiguous tensors are used as they are (no copy): the
+    GEMMs read them strided and the ring moves their contiguous storage."""
     q = len(peers)
     tag_ring = comm.next_msg_tag_base() + 3
-    X = X.contiguous()
-    Y = Y.contiguous()
+    X = _dense(X)
+    Y = _dense(Y)
     n, N = X.shape[-2], X.shape[-1]
     assert N == n * q and Y.shape == X.shape
     X3, Y3 = _as3(X), _as3(Y)
     cols = lambda k: slice(k * n, (k + 1) * n)
     if not tx:
         # gather type: Y's row blocks travel "up" the ring; at step s we hold Y[K], K = me + s.
+        # The first shift is posted before anything else (prefetch), the caller's
+        # independent work and this step's GEMM run while it moves.
         send_to, recv_from = peers[(me - 1) % q], peers[(me + 1) % q]
         cur, spare = Y3, None
         out = None if not ty else X3.new_empty(X3.shape[0], n, N)
@@ -170,8 +204,11 @@ def ring_rows_matmul(X, Y, tx: bool, ty: bool, peers, me: int, tag: str,
             works = []
             shift = s < q - 1 and communicate
             if shift:
-                nxt = spare if spare is not None else torch.empty_like(Y3)
-                works = comm.batch_p2p([(cur, send_to, tag_ring)], [(nxt, recv_from, tag_ring)], tag)
+                nxt = spare if spare is not None else torch.empty_like(cur)
+                works = comm.batch_p2p([(_storage(cur), send_to, tag_ring)],
+                                       [(_storage(nxt), recv_from, tag_ring)], tag)
+            if s == 0:
+                _run(overlap)
             if not ty:      # C[I,:] += X[I, K] @ Y[K, :]
                 a = X3[:, :, cols(K)]
                 if out is None:
@@ -189,6 +226,7 @@ def ring_rows_matmul(X, Y, tx: bool, ty: bool, peers, me: int, tag: str,
     # reduce type (TN): C[D,:] = sum_K X[K, D]^T @ Y[K, :].  At step s this rank
     # adds its contribution to destination D = me - s - 1; partial sums move
     # me -> me + 1 and arrive home after q - 1 hops.
+    # The caller's independent work runs after the first partial sum is posted.
     send_to, recv_from = peers[(me + 1) % q], peers[(me - 1) % q]
     pending, rbuf, acc = [], None, None
     for s in range(q):
@@ -203,6 +241,8 @@ def ring_rows_matmul(X, Y, tx: bool, ty: bool, peers, me: int, tag: str,
         if s < q - 1 and communicate:
             rbuf = torch.empty_like(contrib)
             pending = comm.batch_p2p([(contrib, send_to, tag_ring)], [(rbuf, recv_from, tag_ring)], tag)
+        if s == 0:
+            _run(overlap)
         acc = contrib
     return acc.reshape(X.shape[:-2] + (n, N))
 
@@ -213,6 +253,7 @@ def _dist_matmul_impl(ops: list, tx, ty, lay, tag, release=False, **bench):
         X, Y = ops
         if release:
             ops.clear()
+        _run(bench.get("overlap"))
         return local_matmul(X, Y, tx, ty)
     if kind == "square":
         return cannon_matmul(ops, tx, ty, lay, tag, release=release, **bench)
@@ -266,15 +307,19 @@ def dist_matmul(X, Y, tx: bool, ty: bool, lay, tag: str = "dist_matmul"):
     return _DistMatmul.apply(X, Y, tx, ty, lay, tag)
 
 
-def dist_matmul_owned(ops: list, tx: bool, ty: bool, lay, tag: str = "dist_matmul"):
+def dist_matmul_owned(ops: list, tx: bool, ty: bool, lay, tag: str = "dist_matmul", overlap=None):
     """:func:`dist_matmul` on ``ops = [X, Y]`` whose only references the list
-    holds; without autograd the operands are released as early as possible."""
+    holds; without autograd the operands are released as early as possible.
+    ``overlap``: work independent of the product (e.g. the TriMul output gate),
+    run once right after the first transfer is posted so that it hides the
+    transfer (called exactly once in every layout, before the result exists)."""
     X, Y = ops
     if torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad):
         ops.clear()
+        _run(overlap)
         return dist_matmul(X, Y, tx, ty, lay, tag)
     del X, Y
-    return _dist_matmul_impl(ops, tx, ty, lay, tag, release=True)
+    return _dist_matmul_impl(ops, tx, ty, lay, tag, release=True, overlap=overlap)
 
 
 def dist_matmul_bench(X, Y, tx: bool, ty: bool, lay, compute: bool, communicate: bool,

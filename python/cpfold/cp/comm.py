@@ -19,6 +19,7 @@ tag filtered by a substring), so its peers wait inside their SendRecv kernels.
 from __future__ import annotations
 
 import collections
+import os
 import time
 from typing import List, Optional, Sequence, Tuple
 
@@ -189,7 +190,56 @@ def batch_p2p(sends: Sequence[Tuple[torch.Tensor, int, int]],
     INJECT.batches += 1
     count(tag, "p2p_batch")
     count(tag, "p2p_ops", len(ops))
+    dev = ops[0].tensor.device
+    if COMM_STREAM.enabled and dev.type == "cuda":
+        return [_SideStreamWork(ops, dev)]
     return dist.batch_isend_irecv(ops)
+
+
+# ---------------------------------------------------------------------------
+# a separate CUDA stream for p2p (CPFOLD_COMM_STREAM=1 or set_comm_stream(True))
+# ---------------------------------------------------------------------------
+class _CommStream:
+    enabled = os.environ.get("CPFOLD_COMM_STREAM", "0") == "1"
+    streams: dict = {}
+
+
+COMM_STREAM = _CommStream()
+
+
+def set_comm_stream(on: bool) -> None:
+    """Post p2p batches from a dedicated CUDA stream (per device): the stream
+    waits on an event of the compute stream taken when the batch is posted (the
+    operands are ready), the transfer runs beside whatever compute is queued
+    after it, and :func:`wait_all` makes the compute stream wait on an event of
+    the comm stream: no host synchronisation anywhere.  No effect on CPU."""
+    COMM_STREAM.enabled = bool(on)
+
+
+def _side_stream(dev):
+    s = COMM_STREAM.streams.get(dev)
+    if s is None:
+        s = COMM_STREAM.streams[dev] = torch.cuda.Stream(device=dev)
+    return s
+
+
+class _SideStreamWork:
+    """One p2p batch posted from the comm stream; ``wait()`` joins it into the
+    current stream with an event (device-side only)."""
+
+    def __init__(self, ops, dev):
+        self.side = _side_stream(dev)
+        self.side.wait_stream(torch.cuda.current_stream(dev))      # operands ready
+        with torch.cuda.stream(self.side):
+            self.works = dist.batch_isend_irecv(ops)
+        for op in ops:      # the caching allocator must not reuse them before the comm stream is done
+            op.tensor.record_stream(self.side)
+
+    def wait(self):
+        with torch.cuda.stream(self.side):
+            for w in self.works:
+                w.wait()                                            # comm stream waits for NCCL
+        torch.cuda.current_stream(self.side.device).wait_stream(self.side)
 
 
 def wait_all(works) -> None:

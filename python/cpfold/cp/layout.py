@@ -83,10 +83,11 @@ class PairLayout:
         """Per-channel op(X) @ op(Y) of block-sharded [..., rows, cols] matrices."""
         return dist_matmul(X, Y, tx, ty, self, tag)
 
-    def matmul_owned(self, operands: list, tx: bool, ty: bool, tag: str):
+    def matmul_owned(self, operands: list, tx: bool, ty: bool, tag: str, overlap=None):
         """Like :meth:`matmul` for operands ``[X, Y]`` handed over by the caller
-        (who keeps no other reference): without autograd they are freed early."""
-        return dist_matmul_owned(operands, tx, ty, self, tag)
+        (who keeps no other reference): without autograd they are freed early.
+        ``overlap``: independent work run once while the first transfer moves."""
+        return dist_matmul_owned(operands, tx, ty, self, tag, overlap=overlap)
 
     def gather_row_peers(self, x, dim: int, tag: str):
         """All-gather along ``dim`` over the ranks of my block row (backward: reduce-scatter)."""

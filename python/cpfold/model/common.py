@@ -1,7 +1,7 @@
 """Shared building blocks: Glorot-initialised linears, transitions, attention,
 chunking, and the hooks that connect modules to context parallelism.
 
-CP hook: every module may carry an attribute ``cp`` (a ``cpfold.cp.CPContext``
+CP hook: every module may carry an attribute ``cp`` (a ``cpfold.wrapper.CPContext``
 or None), set by :func:`set_context_parallel`.  ``layout_of(module)`` returns
 the pair layout to use (``LOCAL`` without CP), so each module has ONE code
 path whose communication degenerates to nothing on a single process.
@@ -81,12 +81,51 @@ def apply_chunked(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, d
     step = rows_chunk(n, per_row, budget)
     if step >= n:
         return fn(x)
-    return torch.cat([fn(x.narrow(dim, i, min(step, n - i))) for i in range(0, n, step)], dim)
+    if not inference_mode_ops():
+        return torch.cat([fn(x.narrow(dim, i, min(step, n - i))) for i in range(0, n, step)], dim)
+    out = None                        # without autograd: chunks written into one buffer (no cat copy)
+    for i in range(0, n, step):
+        y = fn(x.narrow(dim, i, min(step, n - i)))
+        if out is None:
+            shape = list(y.shape)
+            shape[dim] = n
+            out = y.new_empty(shape)
+        out.narrow(dim, i, y.shape[dim]).copy_(y)
+    return out
+
+
+def inference_mode_ops() -> bool:
+    """True when no autograd graph is recorded: the fast paths may then work in
+    place (gating, residual adds) and write straight into preallocated buffers."""
+    return not torch.is_grad_enabled()
+
+
+def fused_weight(*linears: nn.Linear):
+    """Weight and bias of the Linears stacked along the output axis (one GEMM
+    instead of several; a bias-less part gets zeros).  Differentiable."""
+    w = torch.cat([m.weight for m in linears], 0) if len(linears) > 1 else linears[0].weight
+    if all(m.bias is None for m in linears):
+        return w, None
+    b = torch.cat([m.bias if m.bias is not None else m.weight.new_zeros(m.weight.shape[0])
+                   for m in linears], 0)
+    return w, b
+
+
+def residual(z: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+    """z + d; without autograd the sum goes into d's buffer (no new allocation)
+    when d is contiguous (so the result keeps the usual layout)."""
+    if inference_mode_ops() and d.is_contiguous() and d.shape == z.shape and d.dtype == z.dtype:
+        return d.add_(z)
+    return z + d
 
 
 def attention(q, k, v, bias=None):
     """Softmax attention.  q [..., H, Q, d], k/v [..., H, K, d], bias broadcastable
-    to [..., H, Q, K].  Uses fused SDPA on CUDA (torch >= 2), plain math otherwise."""
+    to [..., H, Q, K].  Uses fused SDPA on CUDA (torch >= 2), plain math otherwise.
+
+    A bias that is broadcast over leading dims (e.g. one [H, Q, K] bias for
+    every row of a triangle attention) is handed to SDPA as a stride-0 view, not
+    materialised; its last axis must be contiguous (it is made so otherwise)."""
     if HAS_SDPA and q.is_cuda:
         lead = q.shape[:-3]
         H, Q, d = q.shape[-3:]
@@ -94,7 +133,10 @@ def attention(q, k, v, bias=None):
         q4, k4, v4 = (t.reshape(-1, H, t.shape[-2], d) for t in (q, k, v))
         b4 = None
         if bias is not None:
-            b4 = bias.to(q.dtype).expand(*lead, H, Q, K).reshape(-1, H, Q, K)
+            b = bias.to(q.dtype)
+            if b.stride(-1) != 1:
+                b = b.contiguous()
+            b4 = b.expand(*lead, H, Q, K).reshape(-1, H, Q, K)
         o = F.scaled_dot_product_attention(q4, k4, v4, attn_mask=b4)
         return o.reshape(*lead, H, Q, d)
     scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
@@ -117,11 +159,15 @@ class Transition(nn.Module):
 
     def _core(self, x):
         x = self.norm(x)
+        # Two GEMMs with dense outputs (one fused GEMM leaves a and b strided, and the
+        # elementwise kernels on strided halves cost more than the GEMM saves).
+        if inference_mode_ops():
+            return self.linear_out(F.silu(self.linear_a(x), inplace=True).mul_(self.linear_b(x)))
         return self.linear_out(F.silu(self.linear_a(x)) * self.linear_b(x))
 
     def forward(self, x):
-        if x.dim() >= 4:   # pair-shaped [B, R, C, c]: chunk over rows
-            per_row = x.shape[-2] * x.shape[-1] * self.n * x.shape[0]
+        if x.dim() >= 4:   # pair-shaped [B, R, C, c]: chunk over rows (LN, a|b, the product)
+            per_row = x.shape[-2] * x.shape[-1] * (2 * self.n + 2) * x.shape[0]
             return apply_chunked(self._core, x, 1, per_row, self.chunk_elems)
         return self._core(x)
 
@@ -170,6 +216,15 @@ class PairBiasProjection(nn.Module):
         return self.linear(self.norm(z))
 
 
+def add_key_bias(bias: torch.Tensor, key_bias: torch.Tensor) -> torch.Tensor:
+    """bias [B, H, Q, K] (any strides) + key_bias (broadcastable) as one new
+    contiguous tensor (SDPA reads the bias row by row: its last axis must be dense)."""
+    if inference_mode_ops():
+        out = torch.empty(bias.shape, dtype=bias.dtype, device=bias.device)
+        return torch.add(bias, key_bias, out=out)
+    return (bias + key_bias).contiguous()
+
+
 class AttentionPairBias(nn.Module):
     """Token attention with pair bias (AF3 Algorithm 24).
 
@@ -207,13 +262,17 @@ class AttentionPairBias(nn.Module):
         H, d = self.heads, self.head_dim
         split = lambda t: t.view(*t.shape[:-1], H, d).transpose(-2, -3)   # [.., H, N, d]
         q, k, v = split(self.linear_q(x)), split(self.linear_k(x)), split(self.linear_v(x))
-        b = bias.permute(0, 3, 1, 2)                                        # [B, H, N, N]
+        key_bias = ((1.0 - tok_mask) * MASK_BIAS)[:, None, None, :].to(bias.dtype)
+        b = add_key_bias(bias.permute(0, 3, 1, 2), key_bias)                # [B, H, N, N] contiguous
         if b.shape[0] != q.shape[0]:
             b = b.expand(q.shape[0], *b.shape[1:])
-        key_bias = ((1.0 - tok_mask) * MASK_BIAS)[:, None, None, :].to(b.dtype)
-        o = attention(q, k, v, b + key_bias)                                # [B, H, N, d]
+        o = attention(q, k, v, b)                                           # [B, H, N, d]
         o = o.transpose(-2, -3).reshape(*x.shape[:-1], H * d)
-        out = self.linear_o(torch.sigmoid(self.linear_g(x)) * o)
+        g = self.linear_g(x)
+        if inference_mode_ops():
+            out = self.linear_o(g.sigmoid_().mul_(o))
+        else:
+            out = self.linear_o(torch.sigmoid(g) * o)
         if self.c_cond:
             out = torch.sigmoid(self.linear_cond_gate(cond)) * out
         return out

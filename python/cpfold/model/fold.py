@@ -1,7 +1,7 @@
 """CPFoldModel: embedder -> recycled MSA + Pairformer trunk -> diffusion ->
 confidence, plus a synthetic training loss.
 
-Runs as-is on one process; wrapped by ``cpfold.cp.ContextParallel`` the pair
+Runs as-is on one process; wrapped by ``cpfold.wrapper.ContextParallel`` the pair
 path is sharded across ranks (the modules find the CP context themselves).
 Boundaries where the sharded trunk output is all-gathered are marked
 "CP boundary".

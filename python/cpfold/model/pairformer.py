@@ -9,8 +9,11 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from .common import (AttentionPairBias, MASK_BIAS, Transition, attention, layout_of,
-                     linear, mark_pair_sharded, rows_chunk)
+import torch.nn.functional as F
+
+from ..cp.cannon import local_matmul_rows
+from .common import (AttentionPairBias, MASK_BIAS, Transition, add_key_bias, attention, fused_weight,
+                     inference_mode_ops, layout_of, linear, mark_pair_sharded, residual, rows_chunk)
 
 
 class TriangleMultiplication(nn.Module):
@@ -38,45 +41,94 @@ class TriangleMultiplication(nn.Module):
     def _forward(self, z, tok_mask):
         lay = layout_of(self)
         N = tok_mask.shape[-1]
-        B, n_r, n_c, _ = z.shape
+        B, n_r, n_c, c = z.shape
         h = self.c_hidden
         m_r, m_c = tok_mask[:, lay.rows(N)], tok_mask[:, lay.cols(N)]
-        # Row-chunked projections written straight into channel-first operands
-        # [B, h, n_r, n_c] (the layout the batched GEMMs and the p2p transfers use).
-        step = rows_chunk(n_r, B * n_c * (self.c_z + 6 * h), self.chunk_elems)
+        # One GEMM for the four projections of a and b (values and gates).
+        w_in, _ = fused_weight(self.linear_ab_p, self.linear_ab_g)        # [4h, c]
+        if not inference_mode_ops():
+            return self._forward_autograd(z, m_r, m_c, w_in)
+        # Inference: per row chunk, LN(z) once; the projections come out of the
+        # GEMM channel-first ([4h, rows * n_c] = W @ x^T), the layout the batched
+        # product and the p2p transfers use, so no permute copy is made; gating
+        # and masking run in place and write straight into the operand buffer.
+        # The output gate sigmoid(linear_g(LN(z))) is stored in the output
+        # buffer and multiplied in place at the end (no second LN(z)).
+        step = rows_chunk(n_r, n_c * (2 * c + 4 * h), self.chunk_elems)
+        local = lay.kind == "local"       # without CP the gate is taken from the same LN(z)
+        ab = z.new_empty(B, 2 * h, n_r, n_c)
+        out = z.new_empty(B, n_r, n_c, self.c_z)
+        for bi in range(B):
+            for i in range(0, n_r, step):
+                x = self.norm_in(z[bi, i:i + step])                        # [r, n_c, c]
+                r = x.shape[0]
+                pg = torch.mm(w_in, x.reshape(r * n_c, c).t())             # [4h, r * n_c]
+                p, g = pg[:2 * h], pg[2 * h:]
+                pm = (m_r[bi, i:i + step, None] * m_c[bi, None, :]).reshape(1, r * n_c).to(g.dtype)
+                g.sigmoid_().mul_(pm)
+                torch.mul(g.view(2 * h, r, n_c), p.view(2 * h, r, n_c), out=ab[bi, :, i:i + step])
+                if local:
+                    torch.sigmoid(self.linear_g(x), out=out[bi, i:i + step])
+                del x, pg, p, g
 
-        def project(i):
+        def output_gate():        # under CP: runs while the product's first transfer is in flight
+            for bj in range(B):
+                for j in range(0, n_r, step):
+                    torch.sigmoid(self.linear_g(self.norm_in(z[bj, j:j + step])), out=out[bj, j:j + step])
+
+        step = rows_chunk(n_r, n_c * (2 * h + c), self.chunk_elems)
+        if local:
+            # Without CP the product runs in row chunks (each at most chunk_elems) straight
+            # into the output pass: the whole [h, N, N] result never exists (peak: z, a, b,
+            # out and a chunk).  Few, large chunks: the GEMM of a row chunk of the incoming
+            # product reads a column slice of a, which costs when the slices are thin.
+            a, b = ab[:, :h], ab[:, h:]
+            step_t = max(step, rows_chunk(n_r, n_c * h, self.chunk_elems))
+            for bi in range(B):
+                for i in range(0, n_r, step_t):
+                    t = local_matmul_rows(a[bi], b[bi], not self.outgoing, self.outgoing,
+                                          slice(i, min(i + step_t, n_r)))         # [h, r_t, n_c]
+                    for j in range(0, t.shape[1], step):
+                        tt = t[:, j:j + step].permute(1, 2, 0)                     # [r, n_c, h]
+                        out[bi, i + j:i + j + tt.shape[0]].mul_(self.linear_out(self.norm_out(tt)))
+                    del t
+            return out
+        # The operand list is handed over: the distributed product frees a and b
+        # as soon as it no longer needs them.
+        operands = [ab[:, :h], ab[:, h:]]
+        del ab
+        t = lay_matmul(self, operands, output_gate)
+        for bi in range(B):
+            for i in range(0, n_r, step):
+                tt = t[bi, :, i:i + step].permute(1, 2, 0)                 # [r, n_c, h]
+                out[bi, i:i + step].mul_(self.linear_out(self.norm_out(tt)))
+        return out
+
+    def _forward_autograd(self, z, m_r, m_c, w_in):
+        """The same computation with out-of-place ops (training), row-chunked."""
+        B, n_r, n_c, c = z.shape
+        h = self.c_hidden
+        step = rows_chunk(n_r, B * n_c * (2 * c + 6 * h), self.chunk_elems)
+        a_parts, b_parts, gates = [], [], []
+        for i in range(0, n_r, step):
             x = self.norm_in(z[:, i:i + step])
             pm = (m_r[:, i:i + step, None] * m_c[:, None, :])[..., None].to(x.dtype)
-            ab = torch.sigmoid(self.linear_ab_g(x)) * self.linear_ab_p(x) * pm
-            return ab.permute(0, 3, 1, 2)
+            p, g = F.linear(x, w_in).split(2 * h, -1)
+            ab = (torch.sigmoid(g) * p * pm).permute(0, 3, 1, 2)          # [B, 2h, r, n_c]
+            a_parts.append(ab[:, :h])
+            b_parts.append(ab[:, h:])
+            gates.append(torch.sigmoid(self.linear_g(x)))
+        cat = lambda parts, dim: parts[0] if len(parts) == 1 else torch.cat(parts, dim)
+        operands = [cat(a_parts, 2).contiguous(), cat(b_parts, 2).contiguous()]
+        gate = cat(gates, 1)
+        del a_parts, b_parts, gates
+        t = lay_matmul(self, operands)
+        return gate * self.linear_out(self.norm_out(t.permute(0, 2, 3, 1)))
 
-        if step >= n_r:
-            ab = project(0)
-            a, b = ab[:, :h].contiguous(), ab[:, h:].contiguous()
-            del ab
-        else:
-            a = z.new_empty(B, h, n_r, n_c)
-            b = z.new_empty(B, h, n_r, n_c)
-            for i in range(0, n_r, step):
-                ab = project(i)
-                a[:, :, i:i + step] = ab[:, :h]
-                b[:, :, i:i + step] = ab[:, h:]
-            del ab
-        # The operand list is handed over: without autograd the distributed
-        # product frees a and b as soon as the initial skew has copied them.
-        operands = [a, b]
-        del a, b
-        t = lay.matmul_owned(operands, not self.outgoing, self.outgoing, tag=type(self).__name__)
 
-        def output(i):            # gate recomputed from z: no full LN(z) kept alive
-            x = self.norm_in(z[:, i:i + step])
-            tt = t[:, :, i:i + step].permute(0, 2, 3, 1)
-            return torch.sigmoid(self.linear_g(x)) * self.linear_out(self.norm_out(tt))
-
-        if step >= n_r:
-            return output(0)
-        return torch.cat([output(i) for i in range(0, n_r, step)], 1)
+def lay_matmul(tri_mul, operands, overlap=None):
+    return layout_of(tri_mul).matmul_owned(operands, not tri_mul.outgoing, tri_mul.outgoing,
+                                           tag=type(tri_mul).__name__, overlap=overlap)
 
 
 # Each concrete class defines its own ``forward`` so that a profiler's
@@ -145,34 +197,70 @@ class TriangleAttention(nn.Module):
             x_kv = lay.gather_row_peers(x, 2, tag)                   # [B, n_r, N, c]
             del x                                                    # queries: a view of x_kv
             x = x_kv[:, :, lay.cols(N)]
-            bias = lay.exchange_transpose(self.linear_bias(x_kv), tag)   # b[j in cols, k]
+            bias = lay.exchange_transpose(self._bias(x_kv), tag)     # b[h, j in cols, k]
         else:
             x_kv = x
-            bias = lay.gather_col_peers(self.linear_bias(x), 1, tag)     # [B, N, N, H]
-        key_mask = tok_mask[:, lay.rows(N), None] * tok_mask[:, None, :]     # [B, n_r, N]
-        return self.attend(x, x_kv, bias, key_mask)
+            bias = lay.gather_col_peers(self._bias(x), 2, tag)      # [B, H, N, N]
+        # Keys of padding tokens are masked; the mask is folded into the one
+        # [B, H, Q, K] bias that every row shares (SDPA reads it as a stride-0
+        # broadcast over the rows: no per-row copy).  Padding *rows* attend
+        # like valid ones; their outputs are never read by valid tokens.
+        key_bias = ((1.0 - tok_mask) * MASK_BIAS)[:, None, None, :].to(bias.dtype)
+        return self.attend(x, x_kv, add_key_bias(bias, key_bias))
 
-    def attend(self, x_q, x_kv, bias, key_mask):
-        """x_q [B, R, Q, c] queries, x_kv [B, R, K, c] keys/values (same rows),
-        bias [B, Q, K, H], key_mask [B, R, K].  Chunked over rows R."""
-        B, R, Q, _ = x_q.shape
+    def _bias(self, x):
+        """linear_bias(x) channel-first: [B, H, R, K] straight out of the GEMM W @ x^T."""
+        B, R, K, c = x.shape
+        w = self.linear_bias.weight                                  # [H, c]
+        return torch.matmul(w, x.reshape(B, R * K, c).transpose(1, 2)).view(B, -1, R, K)
+
+    def attend(self, x_q, x_kv, bias):
+        """x_q [B, R, Q, c] queries, x_kv [B, R, K, c] keys/values (same rows; the
+        same tensor when queries and keys coincide), bias [B, H, Q, K] shared by
+        every row.  Chunked over rows R; q/k/v/g come out of one GEMM (two when
+        the keys are gathered), gating runs in place without autograd."""
+        B, R, Q, c = x_q.shape
         K = x_kv.shape[2]
         H, d = self.heads, self.head_dim
-        bias = bias.permute(0, 3, 1, 2).unsqueeze(1)                 # [B, 1, H, Q, K]
-        step = rows_chunk(R, B * H * Q * K, self.chunk_elems)
-        outs = []
-        for i in range(0, R, step):
-            xq, xkv = x_q[:, i:i + step], x_kv[:, i:i + step]
-            r = xq.shape[1]
-            heads = lambda t, L: t.view(B, r, L, H, d).transpose(2, 3)   # [B, r, H, L, d]
-            q = heads(self.linear_q(xq), Q)
-            k = heads(self.linear_k(xkv), K)
-            v = heads(self.linear_v(xkv), K)
-            mb = ((1.0 - key_mask[:, i:i + step]) * MASK_BIAS)[:, :, None, None, :].to(bias.dtype)
-            o = attention(q, k, v, bias + mb)                        # [B, r, H, Q, d]
-            o = o.transpose(2, 3).reshape(B, r, Q, H * d)
-            outs.append(self.linear_o(torch.sigmoid(self.linear_g(xq)) * o))
-        return outs[0] if len(outs) == 1 else torch.cat(outs, 1)
+        hd = H * d
+        same = x_q is x_kv
+        if same:
+            w_all, b_all = fused_weight(self.linear_q, self.linear_k, self.linear_v, self.linear_g)
+        else:
+            w_qg, b_qg = fused_weight(self.linear_q, self.linear_g)
+            w_kv, b_kv = fused_weight(self.linear_k, self.linear_v)
+        fast = inference_mode_ops()
+        # per row: the projections (4 hd per key/query), the attention output, the result
+        step = rows_chunk(R, B * (Q * (3 * hd + c) + K * 2 * hd), self.chunk_elems)
+        out = None
+        for bi in range(B):
+            bias_b = bias[bi:bi + 1].unsqueeze(1)                      # [1, 1, H, Q, K]
+            for i in range(0, R, step):
+                xq = x_q[bi:bi + 1, i:i + step]
+                r = xq.shape[1]
+                if same:
+                    q, k, v, g = F.linear(xq, w_all, b_all).split(hd, -1)
+                else:
+                    q, g = F.linear(xq, w_qg, b_qg).split(hd, -1)
+                    k, v = F.linear(x_kv[bi:bi + 1, i:i + step], w_kv, b_kv).split(hd, -1)
+                heads = lambda t, L: t.view(1, r, L, H, d).transpose(2, 3)     # [1, r, H, L, d]
+                o = attention(heads(q, Q), heads(k, K), heads(v, K), bias_b)   # [1, r, H, Q, d]
+                o = o.transpose(2, 3).reshape(1, r, Q, hd)
+                y = self.linear_o(g.sigmoid_().mul_(o) if fast else torch.sigmoid(g) * o)
+                if step >= R and B == 1:
+                    return y
+                if not fast:
+                    out = [] if out is None else out
+                    out.append(y)
+                    continue
+                if out is None:
+                    out = y.new_empty(B, R, Q, y.shape[-1])
+                out[bi:bi + 1, i:i + step] = y
+        if not fast:                       # autograd: chunks concatenated (rows, then batch)
+            per_b = len(out) // B
+            rows = [torch.cat(out[j * per_b:(j + 1) * per_b], 1) for j in range(B)]
+            return rows[0] if B == 1 else torch.cat(rows, 0)
+        return out
 
 
 class TriangleAttentionStartingNode(TriangleAttention):
@@ -222,17 +310,18 @@ class PairformerBlock(nn.Module):
             self.single_transition = SingleTransition(cfg.c_s, cfg.transition_n)
 
     def pair_stack(self, z, tok_mask):
-        z = z + self.tri_mul_out(z, tok_mask)
-        z = z + self.tri_mul_in(z, tok_mask)
-        z = z + self.tri_att_start(z, tok_mask)
-        z = z + self.tri_att_end(z, tok_mask)
-        return z + self.pair_transition(z)
+        # residual(): without autograd the sum reuses the update's buffer
+        z = residual(z, self.tri_mul_out(z, tok_mask))
+        z = residual(z, self.tri_mul_in(z, tok_mask))
+        z = residual(z, self.tri_att_start(z, tok_mask))
+        z = residual(z, self.tri_att_end(z, tok_mask))
+        return residual(z, self.pair_transition(z))
 
     def forward(self, s, z, tok_mask):
         z = self.pair_stack(z, tok_mask)
         if not self.pair_only:
-            s = s + self.attention_pair_bias(s, z, tok_mask)
-            s = s + self.single_transition(s)
+            s = residual(s, self.attention_pair_bias(s, z, tok_mask))
+            s = residual(s, self.single_transition(s))
         return s, z
 
 

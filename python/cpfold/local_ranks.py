@@ -54,8 +54,9 @@ def _kill(procs) -> None:
 
 
 def launch(module: str, args: Sequence[str], world: int, timeout: float,
-           env: Optional[dict] = None, grace: float = 5.0) -> LaunchResult:
-    """Run ``python -m module args`` on ``world`` local ranks.
+           env: Optional[dict] = None, grace: float = 5.0, cwd: Optional[str] = None) -> LaunchResult:
+    """Run ``python -m module args`` on ``world`` local ranks (in ``cwd``: ``-m`` puts the
+    working directory first on sys.path).
 
     Returns when every rank exited, when one rank failed (the others get
     ``grace`` seconds, then are killed), or at ``timeout`` (all killed).
@@ -74,7 +75,7 @@ def launch(module: str, args: Sequence[str], world: int, timeout: float,
         files.append(fh)
         procs.append(subprocess.Popen([sys.executable, "-m", module, *args], env=e, stdout=fh,
                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True))
+                                      start_new_session=True, cwd=cwd))
     timed_out, failed, fail_time = False, None, None
     while True:
         rcs = [p.poll() for p in procs]

@@ -1,4 +1,9 @@
-"""Transparent context-parallel wrapper: full features in, full outputs out."""
+"""Transparent context-parallel wrapper: full features in, full outputs out.
+
+Layers (imports point down only): ``cpfold.cp`` (grid, pair layout, distributed
+TriMul product, communication) <- ``cpfold.model`` (the network, which asks
+``layout_of(module)``) <- this wrapper (attaches a layout to a model, pads,
+broadcasts the control flow, syncs gradients)."""
 from __future__ import annotations
 
 from typing import Dict, Optional
@@ -7,10 +12,10 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-from ..features import pad_tokens
-from ..model.common import pair_sharded_parameters, set_context_parallel
-from . import comm
-from .layout import CPGrid
+from .cp import comm
+from .cp.layout import CPGrid
+from .features import pad_tokens
+from .model.common import pair_sharded_parameters, set_context_parallel
 
 # output name -> token axes to trim after padding
 _TOKEN_AXES = {"s_trunk": (1,), "z_trunk": (1, 2), "pae_logits": (1, 2), "pde_logits": (1, 2)}

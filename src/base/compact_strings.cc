@@ -1,0 +1,229 @@
+#include "base/compact_strings.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace cpprof {
+
+namespace {
+
+constexpr int kOffsetBits = 40;
+constexpr uint64_t kOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
+
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+uint64_t GetVarint(const uint8_t*& p) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    uint8_t b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// A run of digits is stored as a number when it reads back the same: "0", or no leading zero
+// and at most 19 digits (below 10^19, which fits 64 bits).
+bool IsPlainNumber(std::string_view run) { return run.size() <= 19 && (run.size() == 1 || run[0] != '0'); }
+
+uint64_t Hash(std::string_view key) { return std::hash<std::string_view>()(key); }
+
+// The hash bits kept in a slot (the top 24); the low ones pick the slot.
+uint64_t Fingerprint(uint64_t h) { return h >> kOffsetBits; }
+
+}  // namespace
+
+uint32_t CompactStringSet::Intern(uint32_t tag, std::string_view s) {
+  // Split into the template and the numbers; the key is tag, template id, numbers.
+  template_.clear();
+  key_.clear();
+  numbers_.clear();
+  size_t i = 0;
+  while (i < s.size()) {
+    if (!IsDigit(s[i])) {
+      size_t j = i;
+      while (j < s.size() && !IsDigit(s[j]) && s[j] != '\0') ++j;
+      template_.append(s.data() + i, j - i);
+      if (j < s.size() && s[j] == '\0') {
+        template_.append("\0\0", 2);
+        ++j;
+      }
+      i = j;
+      continue;
+    }
+    size_t j = i;
+    while (j < s.size() && IsDigit(s[j])) ++j;
+    std::string_view run = s.substr(i, j - i);
+    if (IsPlainNumber(run)) {
+      uint64_t v = 0;
+      for (char c : run) v = v * 10 + static_cast<uint64_t>(c - '0');
+      template_.append("\0\1", 2);
+      PutVarint(numbers_, v);
+    } else {
+      template_.append(run);
+    }
+    i = j;
+  }
+  auto it = template_ids_.find(std::string_view(template_));
+  if (it == template_ids_.end()) {
+    it = template_ids_.emplace(template_, static_cast<uint32_t>(template_pieces_.size())).first;
+    // The literal pieces around the numbers, unescaped, for AppendText.
+    template_pieces_.push_back(static_cast<uint32_t>(piece_ends_.size()));
+    const std::string& t = it->first;
+    for (size_t k = 0; k < t.size(); ++k) {
+      if (t[k] != '\0') {
+        piece_text_ += t[k];
+      } else if (t[++k] == '\1') {
+        piece_ends_.push_back(piece_text_.size());
+      } else {
+        piece_text_ += '\0';
+      }
+    }
+    piece_ends_.push_back(piece_text_.size());
+  }
+  PutVarint(key_, tag);
+  PutVarint(key_, it->second);
+  key_.append(numbers_);
+
+  if (slots_.empty() || (refs_.size() + 1) * 10 > slots_.size() * 7) Grow();
+  // A slot holds the key's arena offset and hash bits: a probe touches the slot, then the key.
+  const uint64_t h = Hash(key_);
+  const uint64_t fp = Fingerprint(h);
+  const size_t mask = slots_.size() - 1;
+  for (size_t slot = h & mask;; slot = (slot + 1) & mask) {
+    uint64_t v = slots_[slot];
+    if (v == 0) {
+      uint32_t id = static_cast<uint32_t>(refs_.size());
+      uint64_t offset = Store(id, key_);
+      refs_.push_back(offset);
+      slots_[slot] = fp << kOffsetBits | offset;
+      return id;
+    }
+    if ((v >> kOffsetBits) != fp) continue;
+    const uint8_t* p = At(v & kOffsetMask);
+    uint32_t id;
+    std::memcpy(&id, p, sizeof id);
+    p += sizeof id;
+    uint64_t len = GetVarint(p);
+    if (len == key_.size() && std::memcmp(p, key_.data(), len) == 0) return id;
+  }
+}
+
+uint64_t CompactStringSet::Store(uint32_t id, std::string_view key) {
+  std::string head(sizeof id, '\0');
+  std::memcpy(head.data(), &id, sizeof id);
+  PutVarint(head, key.size());
+  const size_t need = head.size() + key.size();
+  const size_t chunk_size = size_t{1} << kChunkBits;
+  size_t pos = chunk_used_;
+  if (chunk_used_ + need > chunk_size) {
+    // A key longer than a chunk gets a chunk of its own, full at once.
+    chunks_.emplace_back(new uint8_t[std::max(need, chunk_size)]);
+    pos = 0;
+  }
+  uint8_t* p = chunks_.back().get() + pos;
+  std::memcpy(p, head.data(), head.size());
+  std::memcpy(p + head.size(), key.data(), key.size());
+  chunk_used_ = std::min(pos + need, chunk_size);
+  // Offsets start at 1 (a slot of 0 is empty): chunk 0's offsets are shifted by one.
+  return ((chunks_.size() - 1) << kChunkBits | pos) + 1;
+}
+
+const uint8_t* CompactStringSet::At(uint64_t offset) const {
+  offset -= 1;
+  return chunks_[offset >> kChunkBits].get() + (offset & ((uint64_t{1} << kChunkBits) - 1));
+}
+
+const uint8_t* CompactStringSet::Key(uint32_t id) const { return At(refs_[id]) + sizeof(uint32_t); }
+
+void CompactStringSet::Grow() {
+  std::vector<uint64_t> slots(slots_.empty() ? 1024 : slots_.size() * 2, 0);
+  const size_t mask = slots.size() - 1;
+  for (uint32_t id = 0; id < refs_.size(); ++id) {
+    const uint8_t* p = Key(id);
+    uint64_t len = GetVarint(p);
+    uint64_t h = Hash(std::string_view(reinterpret_cast<const char*>(p), len));
+    size_t slot = h & mask;
+    while (slots[slot] != 0) slot = (slot + 1) & mask;
+    slots[slot] = Fingerprint(h) << kOffsetBits | refs_[id];
+  }
+  slots_ = std::move(slots);
+}
+
+void CompactStringSet::Prefetch(uint32_t id, bool key) const {
+  if (!key) {
+    __builtin_prefetch(&refs_[id]);
+    return;
+  }
+  __builtin_prefetch(At(refs_[id]));
+}
+
+void CompactStringSet::FreezeLookup() {
+  slots_ = {};
+  slots_.shrink_to_fit();
+}
+
+uint32_t CompactStringSet::Tag(uint32_t id) const {
+  const uint8_t* p = Key(id);
+  GetVarint(p);
+  return static_cast<uint32_t>(GetVarint(p));
+}
+
+uint32_t CompactStringSet::AppendText(uint32_t id, std::string& out) const {
+  const uint8_t* p = Key(id);
+  GetVarint(p);  // length
+  const auto tag = static_cast<uint32_t>(GetVarint(p));
+  // Template t's pieces end at piece_ends_[template_pieces_[t] ...], the last where the next
+  // template's begin; between two pieces, one number.
+  const auto t = static_cast<size_t>(GetVarint(p));
+  const size_t first = template_pieces_[t];
+  const size_t last = t + 1 < template_pieces_.size() ? template_pieces_[t + 1] - 1 : piece_ends_.size() - 1;
+  size_t begin = first == 0 ? 0 : piece_ends_[first - 1];
+  for (size_t k = first;; ++k) {
+    out.append(piece_text_, begin, piece_ends_[k] - begin);
+    begin = piece_ends_[k];
+    if (k == last) break;
+    char digits[24];
+    char* end = digits + sizeof digits;
+    char* d = end;
+    uint64_t v = GetVarint(p);
+    do {
+      *--d = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v);
+    out.append(d, static_cast<size_t>(end - d));
+  }
+  return tag;
+}
+
+std::string CompactStringSet::Text(uint32_t id) const {
+  std::string s;
+  AppendText(id, s);
+  return s;
+}
+
+int CompactStringSet::Compare(uint32_t a, uint32_t b) const {
+  if (a == b) return 0;
+  std::string sa = Text(a), sb = Text(b);
+  if (int c = std::string_view(sa).compare(sb)) return c;
+  uint32_t ta = Tag(a), tb = Tag(b);
+  return ta < tb ? -1 : ta > tb ? 1 : 0;
+}
+
+size_t CompactStringSet::MemoryBytes() const {
+  size_t templates = 0;
+  for (const auto& [t, id] : template_ids_) templates += t.capacity() + 64;
+  templates +=
+      piece_text_.capacity() + piece_ends_.capacity() * sizeof(size_t) + template_pieces_.capacity() * sizeof(uint32_t);
+  return chunks_.size() * (size_t{1} << kChunkBits) + refs_.size() * sizeof(uint64_t) +
+         slots_.capacity() * sizeof(uint64_t) + templates;
+}
+
+}  // namespace cpprof

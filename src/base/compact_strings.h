@@ -1,0 +1,76 @@
+// A set of many similar byte strings in little memory. Each string is split into its numbers
+// (runs of decimal digits, stored as varints) and its template (the rest, stored once for all the
+// strings that share it). PyTorch's autograd NVTX texts are nearly all distinct and nearly all
+// alike ("aten::view, op_id = 12610, sizes = [[256, 1024], [1024, 4]], input_op_ids =
+// [(12609,0), (0,-1)]"): about 100 bytes each as text, about 20 here. A real 1 GB training
+// export holds a million of them, so this is what keeps `stats --report nvtx_sum` in bounded
+// memory.
+//
+// The encoding is lossless and canonical: equal strings get equal encodings and Text() gives back
+// the exact bytes (a digit run that is not a plain number, "007" or one of 20 digits, stays in
+// the template).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace cpprof {
+
+class CompactStringSet {
+ public:
+  // The id of (tag, s); ids are dense: 0, 1, 2, ... in order of first appearance. `tag` is a
+  // small number the caller keys by as well (a style, a domain).
+  uint32_t Intern(uint32_t tag, std::string_view s);
+
+  size_t size() const { return refs_.size(); }
+  uint32_t Tag(uint32_t id) const;
+  // Appends the string of `id` to `out`; returns its tag.
+  uint32_t AppendText(uint32_t id, std::string& out) const;
+  std::string Text(uint32_t id) const;
+  // Compares the strings of two ids as std::string_view would (then by tag).
+  int Compare(uint32_t a, uint32_t b) const;
+
+  // Hints the CPU to fetch what AppendText(id) reads: first (key false) where the key is, then
+  // (key true, a few steps later) the key itself.
+  void Prefetch(uint32_t id, bool key) const;
+
+  // Frees the lookup index: Intern may not be called again (the strings stay readable).
+  void FreezeLookup();
+  // Bytes held (the encodings, the templates, the index).
+  size_t MemoryBytes() const;
+
+ private:
+  struct TemplateHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  const uint8_t* At(uint64_t offset) const;
+  const uint8_t* Key(uint32_t id) const;  // the encoding: varint length, then the bytes
+  // Stores [id][varint length][key] in the arena; returns its offset (from 1).
+  uint64_t Store(uint32_t id, std::string_view key);
+  void Grow();
+
+  // Templates: the string with each number replaced by the pair "\0\1" (a literal NUL is "\0\0").
+  std::unordered_map<std::string, uint32_t, TemplateHash, std::equal_to<>> template_ids_;
+  // Per template, the literal text around its numbers: its pieces are piece_text_ up to
+  // piece_ends_[template_pieces_[t]], ... (one more piece than numbers).
+  std::string piece_text_;
+  std::vector<size_t> piece_ends_;
+  std::vector<uint32_t> template_pieces_;
+
+  // Keys in an arena of fixed chunks, each [id as 4 bytes] then its encoding: varint(length)
+  // varint(tag) varint(template) varint(number)...
+  static constexpr int kChunkBits = 22;
+  std::vector<std::unique_ptr<uint8_t[]>> chunks_;
+  size_t chunk_used_ = size_t{1} << kChunkBits;  // forces the first chunk
+  std::deque<uint64_t> refs_;                    // per id: its arena offset (chunk << kChunkBits | pos, plus 1)
+  std::vector<uint64_t> slots_;                  // open addressing: 0 empty, else hash bits << 40 | arena offset
+  std::string key_, template_, numbers_;         // scratch
+};
+
+}  // namespace cpprof

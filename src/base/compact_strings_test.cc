@@ -1,0 +1,98 @@
+#include "base/compact_strings.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+
+namespace cpprof {
+namespace {
+
+TEST(CompactStringSet, GivesBackTheExactBytes) {
+  const std::string cases[] = {
+      "",
+      "aten::view, op_id = 12610, sizes = [[256, 1024], [1024, 4]], input_op_ids = [(12609,0), (0,-1)]",
+      "0",
+      "00",
+      "007 and 0 and 10",
+      "9999999999999999999",    // 19 digits: a number
+      "99999999999999999999",   // 20 digits: kept in the template
+      "18446744073709551615x",  // 2^64 - 1, 20 digits
+      std::string("nul\0inside 12\0", 14),
+      std::string("\0\1\0\0 1", 7),  // the template's own escapes as text
+      "trailing 42",
+      "42",
+      "\xff\xfe invalid utf-8 3",
+  };
+  CompactStringSet set;
+  std::vector<uint32_t> ids;
+  for (const auto& s : cases) ids.push_back(set.Intern(7, s));
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    EXPECT_EQ(set.Text(ids[i]), cases[i]) << i;
+    EXPECT_EQ(set.Tag(ids[i]), 7u);
+  }
+  EXPECT_EQ(set.size(), std::size(cases));  // "00", "0" and "007 ..." are all distinct
+}
+
+TEST(CompactStringSet, EqualStringsOneIdTagsApart) {
+  CompactStringSet set;
+  uint32_t a = set.Intern(0, "x 1");
+  EXPECT_EQ(set.Intern(0, "x 1"), a);
+  EXPECT_NE(set.Intern(1, "x 1"), a);
+  EXPECT_NE(set.Intern(0, "x 01"), a);
+  EXPECT_NE(set.Intern(0, "x 10"), a);
+  EXPECT_EQ(set.size(), 4u);
+  EXPECT_EQ(set.Intern(0, "x 10"), 3u);  // ids in order of first appearance
+}
+
+TEST(CompactStringSet, ManyStringsAgainstAMap) {
+  std::mt19937_64 rng(42);
+  const char alphabet[] = "ab0123456789, =[]()";
+  CompactStringSet set;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> reference;
+  for (int i = 0; i < 200000; ++i) {
+    std::string s;
+    size_t len = rng() % 40;
+    for (size_t k = 0; k < len; ++k) s += alphabet[rng() % (sizeof alphabet - 1)];
+    uint32_t tag = static_cast<uint32_t>(rng() % 3);
+    uint32_t id = set.Intern(tag, s);
+    auto [it, inserted] = reference.try_emplace({tag, s}, id);
+    ASSERT_EQ(it->second, id) << s;
+    if (inserted) ASSERT_EQ(id, reference.size() - 1);
+  }
+  EXPECT_EQ(set.size(), reference.size());
+  for (const auto& [key, id] : reference) {
+    ASSERT_EQ(set.Text(id), key.second);
+    ASSERT_EQ(set.Tag(id), key.first);
+  }
+  set.FreezeLookup();
+  EXPECT_EQ(set.Text(reference.begin()->second), reference.begin()->first.second);
+}
+
+TEST(CompactStringSet, KeysLongerThanAnArenaChunk) {
+  CompactStringSet set;
+  std::string big(5 << 20, 'x');
+  big += " 123";
+  uint32_t small = set.Intern(0, "before 1");
+  uint32_t id = set.Intern(0, big);
+  uint32_t after = set.Intern(0, "after 2");
+  EXPECT_EQ(set.Text(id), big);
+  EXPECT_EQ(set.Intern(0, big), id);
+  EXPECT_EQ(set.Text(small), "before 1");
+  EXPECT_EQ(set.Text(after), "after 2");
+}
+
+TEST(CompactStringSet, CompareIsByTextThenTag) {
+  CompactStringSet set;
+  uint32_t b = set.Intern(0, "op 10");
+  uint32_t a = set.Intern(0, "op 9");  // "op 10" < "op 9" as text
+  uint32_t b1 = set.Intern(1, "op 10");
+  EXPECT_LT(set.Compare(b, a), 0);
+  EXPECT_GT(set.Compare(a, b), 0);
+  EXPECT_LT(set.Compare(b, b1), 0);
+  EXPECT_EQ(set.Compare(a, a), 0);
+}
+
+}  // namespace
+}  // namespace cpprof

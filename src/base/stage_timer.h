@@ -1,0 +1,39 @@
+// CPPROF_TIMING=1 prints how long each stage of a command took and the peak memory so far
+// (stderr): where time and memory go on a big export, without a profiler.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace cpprof {
+
+// The process's peak resident set so far (VmHWM), in MB; 0 where /proc is not there.
+inline double PeakRssMb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  }
+  return 0;
+}
+
+class StageTimer {
+ public:
+  StageTimer() : on_(std::getenv("CPPROF_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
+  void Mark(const char* stage) {
+    if (!on_) return;
+    auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "cpprof: timing: %-28s %8.3f s   peak RSS so far %6.1f MB\n", stage,
+                 std::chrono::duration<double>(now - last_).count(), PeakRssMb());
+    last_ = now;
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace cpprof
