@@ -61,11 +61,15 @@ def test_delay_makes_the_iterations_longer_by_delays_times_ms():
     slow, inj = _run("--inject-delay", f"1:{MS:g}")
     per_iter = inj[1]["delays_timed"] / ITERS
     expected = per_iter * MS / 1000.0                 # 8 x 30 ms = 0.24 s per iteration
+    # The late rank's sleep first uses up the time it used to wait for its peer at each of the 8
+    # points (a few ms each on a busy 2-core CI machine, where the two ranks share the cores with
+    # other work): the iteration grows by the delays less that slack. 0.75 x leaves 60 ms of it
+    # over 8 points and still fails by far if the delay were not injected (growth ~0).
     for rank in (0, 1):                               # rank 0 waits for the late rank 1
         b = min(base["per_rank"][rank]["iter_wall_s"])
         s = min(slow["per_rank"][rank]["iter_wall_s"])
         grew = s - b
-        assert grew >= 0.9 * expected, (rank, b, s, expected)
+        assert grew >= 0.75 * expected, (rank, b, s, expected)
         assert grew <= expected + max(0.25, 2 * b), (rank, b, s, expected)
 
 

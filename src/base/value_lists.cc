@@ -9,10 +9,10 @@ uint32_t ValueLists::NewList() {
   return static_cast<uint32_t>(lists_.size() - 1);
 }
 
-uint32_t ValueLists::PosInBlock(uint32_t n, uint32_t* cap) {
-  *cap = kFirstBlock;
-  if (n < kFirstBlock) return n;
-  n -= kFirstBlock;
+uint32_t ValueLists::PosInBlock(uint32_t n, uint32_t* cap) const {
+  *cap = first_block_;
+  if (n < first_block_) return n;
+  n -= first_block_;
   for (uint32_t c = 8; c < kMaxBlock; c *= 2) {
     *cap = c;
     if (n < c) return n;

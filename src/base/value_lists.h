@@ -15,6 +15,10 @@ namespace cpprof {
 
 class ValueLists {
  public:
+  // `first_block`: the values a list's first block holds (after its inline first value): 3 fits
+  // lists of about 4 values, 7 lists of pairs.
+  explicit ValueLists(uint32_t first_block = 3) : first_block_(first_block) {}
+
   // A new empty list; ids are dense from 0.
   uint32_t NewList();
   size_t size() const { return lists_.size(); }
@@ -37,7 +41,7 @@ class ValueLists {
  private:
   static constexpr uint32_t kEscaped = 0xFFFFFFFF;
   static constexpr int kChunkBits = 20;  // words per arena chunk: 4 MiB
-  static constexpr uint32_t kFirstBlock = 3, kMaxBlock = 4096;
+  static constexpr uint32_t kMaxBlock = 4096;
   struct List {
     uint32_t count = 0;
     uint32_t head = 0, tail = 0;  // arena addresses of the first and last block (0: none)
@@ -45,7 +49,7 @@ class ValueLists {
   };
   // Where value number n (0-based, among those in blocks) lands: its position in its block and
   // whether it opens a new block.
-  static uint32_t PosInBlock(uint32_t n, uint32_t* cap);
+  uint32_t PosInBlock(uint32_t n, uint32_t* cap) const;
   uint32_t* Word(uint32_t addr) { return chunks_[addr >> kChunkBits].get() + (addr & ((1u << kChunkBits) - 1)); }
   const uint32_t* Word(uint32_t addr) const {
     return chunks_[addr >> kChunkBits].get() + (addr & ((1u << kChunkBits) - 1));
@@ -55,6 +59,7 @@ class ValueLists {
   int64_t Decode(uint32_t w, uint64_t escape_key) const;
 
   std::deque<List> lists_;  // a deque: no copy and no slack as it grows
+  uint32_t first_block_;
   std::vector<std::unique_ptr<uint32_t[]>> chunks_;
   uint32_t used_ = 1u << kChunkBits;           // words used in the last chunk (full: none yet)
   std::unordered_map<uint64_t, int64_t> big_;  // escaped values by word address (inline: list | 1 << 63)
@@ -67,7 +72,7 @@ void ValueLists::ForEach(uint32_t list, F&& f) const {
   f(Decode(l.first, uint64_t{1} << 63 | list));
   uint32_t left = l.count - 1, block = l.head;
   for (uint32_t k = 0; left > 0; ++k) {
-    uint32_t cap = k == 0 ? kFirstBlock : std::min<uint32_t>(8u << std::min<uint32_t>(k - 1, 20), kMaxBlock);
+    uint32_t cap = k == 0 ? first_block_ : std::min<uint32_t>(8u << std::min<uint32_t>(k - 1, 20), kMaxBlock);
     const uint32_t* w = Word(block);
     uint32_t n = std::min(left, cap);
     for (uint32_t i = 0; i < n; ++i) f(Decode(w[1 + i], block + 1 + i));

@@ -16,8 +16,10 @@ std::vector<int64_t> Values(const ValueLists& lists, uint32_t id) {
   return v;
 }
 
-TEST(ValueLists, KeepsEachListInOrderAcrossBlocks) {
-  ValueLists lists;
+class ValueListsBlocks : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(ValueListsBlocks, KeepsEachListInOrderAcrossBlocks) {
+  ValueLists lists(GetParam());
   std::vector<std::vector<int64_t>> reference;
   std::mt19937_64 rng(7);
   for (int i = 0; i < 1000; ++i) {
@@ -37,6 +39,8 @@ TEST(ValueLists, KeepsEachListInOrderAcrossBlocks) {
   }
   EXPECT_GT(reference[3].size(), 40000u);
 }
+
+INSTANTIATE_TEST_SUITE_P(FirstBlock, ValueListsBlocks, ::testing::Values(1u, 3u, 7u, 8u));
 
 TEST(ValueLists, ValuesOutsideThirtyTwoBitsComeBackExactly) {
   ValueLists lists;

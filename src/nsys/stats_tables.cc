@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+
 #include "nsys/export_reader.h"
 
 namespace cpprof::nsys {
@@ -19,31 +23,68 @@ StatusOr<std::vector<Group>> KernelDurationsByName(const Database& db) {
 
 StatusOr<std::vector<Group>> MemOpValuesByOperation(const Database& db, MemOpValue value, std::string* skipped) {
   const char* value_expr = value == MemOpValue::kBytes ? "bytes" : "end - start";
-  GroupedValues g;
+  // Grouped by name as nsys's SQL groups '[CUDA memcpy ' || label || ']' from the memcpy table
+  // INNER JOIN ENUM_CUDA_MEMCPY_OPER: the few labels are read first and each row is keyed by its
+  // copyKind, so the scan reads two integers a row (a kind without a label is left out, as the
+  // join leaves it out; a NULL label names the group "").
+  std::vector<Group> groups;
+  std::map<std::string, size_t> by_name;
+  auto group_of = [&](const std::string& name) {
+    auto [it, inserted] = by_name.try_emplace(name, groups.size());
+    if (inserted) groups.push_back({name, {}});
+    return it->second;
+  };
   bool any = false;
   if (db.HasTable(kMemcpyTable)) {
     if (!db.HasTable("ENUM_CUDA_MEMCPY_OPER")) {
       *skipped = db.path() + " does not contain ENUM_CUDA_MEMCPY_OPER table.";
       return std::vector<Group>{};
     }
-    CPPROF_RETURN_IF_ERROR(
-        g.AddTextKeyed(db,
-                       fmt::format("SELECT '[CUDA memcpy ' || mos.label || ']', {} FROM {} AS m INNER JOIN "
-                                   "ENUM_CUDA_MEMCPY_OPER AS mos ON mos.id == m.copyKind",
-                                   value_expr, kMemcpyTable),
-                       "reading memcpys"));
+    std::unordered_map<int64_t, size_t> kind_group;
+    {
+      CPPROF_ASSIGN_OR_RETURN(
+          Statement st,
+          db.Prepare("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER WHERE id IS NOT NULL", "reading memcpy kinds"));
+      while (st.Step()) {
+        std::string name = st.IsNull(1) ? std::string() : "[CUDA memcpy " + std::string(st.Text(1)) + "]";
+        kind_group.try_emplace(st.Int(0), group_of(name));
+      }
+      CPPROF_RETURN_IF_ERROR(st.status());
+    }
+    CPPROF_ASSIGN_OR_RETURN(
+        Statement st,
+        db.Prepare(fmt::format("SELECT copyKind, {} FROM {}", value_expr, kMemcpyTable), "reading memcpys"));
+    int64_t last_kind = 0;
+    size_t last_group = SIZE_MAX;
+    while (st.Step()) {
+      if (st.IsNull(0)) continue;
+      const int64_t kind = st.Int(0);
+      if (last_group == SIZE_MAX || kind != last_kind) {
+        auto it = kind_group.find(kind);
+        if (it == kind_group.end()) continue;
+        last_kind = kind;
+        last_group = it->second;
+      }
+      groups[last_group].values.push_back(st.Int(1));
+    }
+    CPPROF_RETURN_IF_ERROR(st.status());
     any = true;
   }
   if (db.HasTable(kMemsetTable)) {
-    CPPROF_RETURN_IF_ERROR(g.AddTextKeyed(
-        db, fmt::format("SELECT '[CUDA memset]', {} FROM {}", value_expr, kMemsetTable), "reading memsets"));
+    size_t g = group_of("[CUDA memset]");
+    CPPROF_ASSIGN_OR_RETURN(Statement st,
+                            db.Prepare(fmt::format("SELECT {} FROM {}", value_expr, kMemsetTable), "reading memsets"));
+    while (st.Step()) groups[g].values.push_back(st.Int(0));
+    CPPROF_RETURN_IF_ERROR(st.status());
     any = true;
   }
   if (!any) {
     *skipped = db.path() + " does not contain GPU memory data.";
     return std::vector<Group>{};
   }
-  return g.Finish(db);
+  // Groups that got no rows print nothing (nsys's GROUP BY has no row for them).
+  std::erase_if(groups, [](const Group& g) { return g.values.empty(); });
+  return groups;
 }
 
 }  // namespace cpprof::nsys

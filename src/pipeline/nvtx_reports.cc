@@ -221,7 +221,7 @@ struct Sweep {
   // ranges as (rowid, projection) value pairs (the statistics are taken in table order, as nsys
   // takes them, and ranges close in end order) and its totals.
   CompactStringSet keys;
-  ValueLists proj;
+  ValueLists proj{7};  // pairs: a group of 4 ranges fits its first block
   std::deque<GroupTotals> totals;
   std::vector<SweepTag> tags;
   std::map<std::tuple<int64_t, int64_t, uint32_t>, uint32_t> tag_index;
