@@ -6,6 +6,18 @@
 
 namespace cpprof::analysis {
 
+namespace {
+
+// `s` cut to at most `max` bytes plus an ellipsis, never inside a UTF-8 character.
+std::string CutName(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return std::string(s.substr(0, end)) + "\u2026";
+}
+
+}  // namespace
+
 ModuleAttribution::ModuleAttribution(std::vector<KeptRange> ranges, std::vector<std::string> names,
                                      const ModuleConfig& config, std::set<int64_t> autograd_threads)
     : ranges_(std::move(ranges)), names_(std::move(names)), autograd_(std::move(autograd_threads)) {
@@ -14,7 +26,7 @@ ModuleAttribution::ModuleAttribution(std::vector<KeptRange> ranges, std::vector<
   group_mask_.reserve(names_.size());
   for (const auto& n : names_) {
     group_mask_.push_back(config.GroupMask(n));
-    short_names_.push_back(ShortModuleName(n));
+    short_names_.push_back(CutName(ShortModuleName(n), kMaxModuleNameBytes));
   }
 
   std::sort(ranges_.begin(), ranges_.end(), [](const KeptRange& a, const KeptRange& b) {
@@ -42,23 +54,34 @@ ModuleAttribution::ModuleAttribution(std::vector<KeptRange> ranges, std::vector<
     if (!stack.empty()) parent_[i] = static_cast<int32_t>(stack.back());
     stack.push_back(i);
   }
-  // evaluate_function ranges take the number of their first child with one.
-  for (size_t i = 0; i < ranges_.size(); ++i) {
-    if (ranges_[i].seq != kSeqOfChild) continue;
-    ranges_[i].seq = -1;
-    for (size_t j = i + 1; j < ranges_.size() && ranges_[j].tid == ranges_[i].tid && ranges_[j].start <= ranges_[i].end;
-         ++j) {
-      if (parent_[j] == static_cast<int32_t>(i) && ranges_[j].seq >= 0) {
-        ranges_[i].seq = ranges_[j].seq;
-        break;
-      }
-    }
+  // evaluate_function ranges take the number of their first child with one (children come after
+  // their parent, in order: one pass; a child's own number is still the one it was read with).
+  for (size_t j = 0; j < ranges_.size(); ++j) {
+    int32_t p = parent_[j];
+    if (p >= 0 && ranges_[p].seq == kSeqOfChild && ranges_[j].seq >= 0) ranges_[p].seq = ranges_[j].seq;
   }
-  node_.assign(ranges_.size(), kUnattributed);
-  optimizer_.assign(ranges_.size(), 0);
-  flags_.assign(ranges_.size(), 0);
+  for (auto& r : ranges_) {
+    if (r.seq == kSeqOfChild) r.seq = -1;
+  }
+  ComputeNodes();
+  // Jumps to the 2^k-th ancestor (k >= 1) for ForCall, where ranges nest deeper than a few levels.
+  std::vector<int32_t> depth(ranges_.size(), 0);
+  int32_t max_depth = 0;
   for (size_t i = 0; i < ranges_.size(); ++i) {
-    if (!autograd_.count(ranges_[i].tid)) node_[i] = NodeOfRange(i);
+    if (parent_[i] >= 0) depth[i] = depth[static_cast<size_t>(parent_[i])] + 1;
+    max_depth = std::max(max_depth, depth[i]);
+  }
+  if (max_depth > 16) {
+    const std::vector<int32_t>* prev = &parent_;
+    for (int32_t step = 2; step <= max_depth; step *= 2) {
+      std::vector<int32_t> next(ranges_.size(), -1);
+      for (size_t i = 0; i < ranges_.size(); ++i) {
+        int32_t mid = (*prev)[i];
+        next[i] = mid < 0 ? -1 : (*prev)[static_cast<size_t>(mid)];
+      }
+      jump_.push_back(std::move(next));
+      prev = &jump_.back();
+    }
   }
   // Backward work that cannot be mapped to a forward module (PyTorch's engine thread runs it,
   // outside the model's own ranges) gets a row of its own rather than landing in [unattributed].
@@ -127,31 +150,90 @@ void ModuleAttribution::MapBackward() {
       it->second = {kUnattributed, 0, -1};
     }
   }
+  // Per range, from its parent's (parents come first): `stop`, the innermost seq range on the
+  // chain (the backward function running the call), and the forward module that function maps to
+  // (`base`). Mapped: the modules inside `stop` hang below `base`; else the range keeps the node
+  // its own module path gives (ComputeNodes).
+  const std::vector<uint16_t> own = node_;
+  std::vector<int64_t> stop_of(ranges_.size(), -1);
+  std::vector<int32_t> base_of(ranges_.size(), -1);
+  std::vector<uint8_t> forward_flags_of(ranges_.size(), 0);
   for (size_t i = 0; i < ranges_.size(); ++i) {
     const KeptRange& r = ranges_[i];
     if (!autograd_.count(r.tid)) continue;
-    // The innermost seq range on the chain (the backward function running the call).
-    int64_t stop = -1;
-    for (int64_t cur = static_cast<int64_t>(i); cur >= 0; cur = parent_[cur]) {
-      if (ranges_[cur].seq >= 0) {
-        stop = cur;
-        break;
-      }
-    }
+    int32_t p = parent_[i];
+    int64_t stop = r.seq >= 0 ? static_cast<int64_t>(i) : (p >= 0 ? stop_of[p] : -1);
+    stop_of[i] = stop;
     int base = -1;
-    if (stop >= 0 && ranges_[stop].seq < kSeqLimit) {
-      auto it = forward.find(key(ranges_[stop].tid, ranges_[stop].seq));
-      if (it != forward.end() && it->second.tid >= 0 && it->second.node != kUnattributed) {
-        base = it->second.node;
-        flags_[i] |= it->second.flags;
+    uint8_t forward_flags = 0;
+    if (stop == static_cast<int64_t>(i)) {
+      if (r.seq < kSeqLimit) {
+        auto it = forward.find(key(r.tid, r.seq));
+        if (it != forward.end() && it->second.tid >= 0 && it->second.node != kUnattributed) {
+          base = it->second.node;
+          forward_flags = it->second.flags;
+        }
       }
+      base_of[i] = base;
+      forward_flags_of[i] = forward_flags;
+      if (p < 0 || ranges_[p].seq != r.seq) {
+        ++backward_ranges_;  // one per backward node run (not its evaluate_function wrapper too)
+        backward_mapped_ += base >= 0;
+      }
+    } else if (stop >= 0) {
+      base = base_of[stop];
+      forward_flags = forward_flags_of[stop];
     }
-    if (r.seq >= 0 && stop == static_cast<int64_t>(i) && (parent_[i] < 0 || ranges_[parent_[i]].seq != r.seq)) {
-      ++backward_ranges_;  // one per backward node run (not its evaluate_function wrapper too)
-      backward_mapped_ += base >= 0;
+    flags_[i] |= forward_flags;
+    if (base < 0) {
+      node_[i] = own[i];
+    } else {
+      int under = stop == static_cast<int64_t>(i) ? base : node_[p];
+      node_[i] = r.module ? Under(under, r.name) : static_cast<uint16_t>(under);
     }
-    node_[i] = NodeOfRange(i, base, stop);
   }
+}
+
+void ModuleAttribution::ComputeNodes() {
+  const size_t n = ranges_.size();
+  node_.assign(n, kUnattributed);
+  optimizer_.assign(n, 0);
+  flags_.assign(n, 0);
+  std::vector<uint64_t> groups(n, 0);  // the groups on the range's module path
+  auto first_group = [](uint64_t mask) { return mask ? __builtin_ctzll(mask) : -1; };
+  for (size_t i = 0; i < n; ++i) {
+    const KeptRange& r = ranges_[i];
+    const int32_t p = parent_[i];
+    flags_[i] =
+        static_cast<uint8_t>((r.warmup ? kInWarmup : 0) | (r.excluded ? kExcluded : 0) | (p >= 0 ? flags_[p] : 0));
+    optimizer_[i] = r.optimizer || (p >= 0 && optimizer_[p]);
+    const uint16_t up = p >= 0 ? node_[p] : kUnattributed;
+    const uint64_t up_groups = p >= 0 ? groups[p] : 0;
+    if (!r.module) {
+      node_[i] = up;
+      groups[i] = up_groups;
+      continue;
+    }
+    groups[i] = up_groups | group_mask_[r.name];
+    // The path hangs below the first group (in priority order) found on it, from the outermost
+    // module of that group: a group first found at this range starts the path here.
+    const int g = first_group(groups[i]);
+    int under;
+    if (up == kUnattributed || g != first_group(up_groups)) {
+      under = g >= 0 ? GroupNode(group_names_[static_cast<size_t>(g)]) : GroupNode("[other modules]");
+    } else {
+      under = up;
+    }
+    node_[i] = Under(under, r.name);
+  }
+}
+
+uint16_t ModuleAttribution::Under(int parent, uint32_t name) {
+  if (parent >= 0 && nodes_[static_cast<size_t>(parent)].depth + 1 >= kMaxModuleDepth) {
+    too_deep_ = true;  // deeper ranges count in their ancestor at the limit
+    return static_cast<uint16_t>(parent);
+  }
+  return static_cast<uint16_t>(InternRange(parent, name));
 }
 
 int ModuleAttribution::Intern(int parent, const std::string& name, const std::string& range, bool is_group) {
@@ -172,50 +254,13 @@ int ModuleAttribution::InternRange(int parent, uint32_t name) {
   uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(parent)) << 32) | name;
   auto it = range_index_.find(key);
   if (it != range_index_.end()) return it->second;
-  int node = Intern(parent, short_names_[name], names_[name], false);
+  int node = Intern(parent, short_names_[name], CutName(names_[name], 5 * kMaxModuleNameBytes), false);
   range_index_[key] = node;
   return node;
 }
 
 uint16_t ModuleAttribution::GroupNode(const std::string& name) {
   return static_cast<uint16_t>(Intern(-1, name, "", true));
-}
-
-uint16_t ModuleAttribution::NodeOfRange(size_t i, int base, int64_t stop) {
-  // The module path, outermost first, and whether an optimizer range is on it. With a `base`
-  // node (the forward module of the backward range `stop`), only the modules inside `stop`
-  // count, and they hang below `base`.
-  std::vector<uint32_t> path;
-  bool optimizer = false, inside = true;
-  for (int64_t cur = static_cast<int64_t>(i); cur >= 0; cur = parent_[cur]) {
-    const KeptRange& r = ranges_[cur];
-    if (r.module && inside) path.push_back(r.name);
-    if (base >= 0 && cur == stop) inside = false;
-    optimizer = optimizer || r.optimizer;
-    flags_[i] |= (r.warmup ? kInWarmup : 0) | (r.excluded ? kExcluded : 0);
-  }
-  optimizer_[i] = optimizer;
-  std::reverse(path.begin(), path.end());
-  if (base >= 0) {
-    int node = base;
-    for (uint32_t n : path) node = InternRange(node, n);
-    return static_cast<uint16_t>(node);
-  }
-  if (path.empty()) return kUnattributed;
-
-  uint64_t any = 0;
-  for (uint32_t n : path) any |= group_mask_[n];
-  size_t anchor = 0;
-  int node;
-  if (any) {
-    int g = __builtin_ctzll(any);  // the first group in priority order found on the path
-    while (!(group_mask_[path[anchor]] >> g & 1)) ++anchor;
-    node = GroupNode(group_names_[g]);
-  } else {
-    node = GroupNode("[other modules]");
-  }
-  for (size_t k = anchor; k < path.size(); ++k) node = InternRange(node, path[k]);
-  return static_cast<uint16_t>(node);
 }
 
 LaunchTag ModuleAttribution::ForCall(int64_t tid, int64_t t) const {
@@ -228,14 +273,19 @@ LaunchTag ModuleAttribution::ForCall(int64_t tid, int64_t t) const {
     // The last range that started at or before t; its innermost container of t is on its chain.
     auto it = std::upper_bound(ranges_.begin() + begin, ranges_.begin() + end, t,
                                [](int64_t v, const KeptRange& r) { return v < r.start; });
-    for (int64_t cur = (it - ranges_.begin()) - 1; cur >= static_cast<int64_t>(begin); cur = parent_[cur]) {
-      if (ranges_[cur].end >= t) {
-        tag.node = node_[cur];
-        if (optimizer_[cur]) tag.phase = model::Phase::kOptimizer;
-        tag.flags = flags_[cur];
-        break;
+    int64_t cur = (it - ranges_.begin()) - 1;
+    if (cur >= static_cast<int64_t>(begin) && ranges_[cur].end < t) {
+      // Ends grow up the chain: skip the ancestors that ended before t, 2^k at a time.
+      for (size_t k = jump_.size(); k-- > 0;) {
+        int32_t up = jump_[k][static_cast<size_t>(cur)];
+        if (up >= 0 && ranges_[up].end < t) cur = up;
       }
-      if (parent_[cur] < 0) break;
+      while (cur >= 0 && ranges_[cur].end < t) cur = parent_[cur];
+    }
+    if (cur >= static_cast<int64_t>(begin)) {
+      tag.node = node_[cur];
+      if (optimizer_[cur]) tag.phase = model::Phase::kOptimizer;
+      tag.flags = flags_[cur];
     }
   }
   if (autograd && tag.node == kUnattributed) tag.node = backward_node_;
@@ -245,6 +295,7 @@ LaunchTag ModuleAttribution::ForCall(int64_t tid, int64_t t) const {
 void ModuleAttribution::ReleaseRanges() {
   std::vector<KeptRange>().swap(ranges_);
   std::vector<int32_t>().swap(parent_);
+  std::vector<std::vector<int32_t>>().swap(jump_);
   std::vector<uint16_t>().swap(node_);
   std::vector<uint8_t>().swap(optimizer_);
   std::vector<uint8_t>().swap(flags_);

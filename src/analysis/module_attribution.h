@@ -21,6 +21,11 @@ namespace cpprof::analysis {
 
 inline constexpr uint16_t kUnattributed = 0;  // node 0: no module range around the launch
 inline constexpr int kMaxModuleNodes = 65535;
+// Module paths are at most this deep (the group included); deeper ranges count in their ancestor
+// at the limit, so no output grows with the square of the nesting.
+inline constexpr int kMaxModuleDepth = 32;
+// Module names are cut to this many bytes (a UTF-8 character is never split) in the tree.
+inline constexpr size_t kMaxModuleNameBytes = 200;
 
 struct ModuleTreeNode {
   std::string name;   // short name, or the group's name
@@ -95,21 +100,26 @@ class ModuleAttribution {
   int64_t backward_ranges_mapped() const { return backward_mapped_; }
   int64_t backward_ranges() const { return backward_ranges_; }
   bool overflowed() const { return overflowed_; }  // more than kMaxModuleNodes paths
+  bool too_deep() const { return too_deep_; }      // a path was cut at kMaxModuleDepth
 
  private:
   int Intern(int parent, const std::string& name, const std::string& range, bool is_group);
   int InternRange(int parent, uint32_t name);  // Intern for a range name, with a cheap key
-  uint16_t NodeOfRange(size_t i, int base = -1, int64_t stop = -1);
+  // node_, flags_, optimizer_ of every range from its parent's: linear in the ranges, however
+  // deep they nest (a push without its pop in a loop nests thousands deep).
+  void ComputeNodes();
+  uint16_t Under(int parent, uint32_t name);  // InternRange, or `parent` at kMaxModuleDepth
   void MapBackward();
   uint16_t GroupNode(const std::string& name);
 
   std::vector<KeptRange> ranges_;  // by (tid, start, longest first)
   std::vector<std::string> names_;
-  std::vector<uint64_t> group_mask_;  // per name
-  std::vector<int32_t> parent_;       // per range: tightest containing kept range on its thread
-  std::vector<uint16_t> node_;        // per range: the node of a call whose innermost range it is
-  std::vector<uint8_t> optimizer_;    // per range: an optimizer range is on its path
-  std::vector<uint8_t> flags_;        // per range: kInWarmup, kExcluded from its path
+  std::vector<uint64_t> group_mask_;        // per name
+  std::vector<int32_t> parent_;             // per range: tightest containing kept range on its thread
+  std::vector<std::vector<int32_t>> jump_;  // [k][range]: its 2^(k+1)-th ancestor (deep nesting only)
+  std::vector<uint16_t> node_;              // per range: the node of a call whose innermost range it is
+  std::vector<uint8_t> optimizer_;          // per range: an optimizer range is on its path
+  std::vector<uint8_t> flags_;              // per range: kInWarmup, kExcluded from its path
   std::unordered_map<int64_t, std::pair<size_t, size_t>> threads_;  // tid -> [begin, end)
   std::set<int64_t> autograd_;
   std::vector<std::string> group_names_;
@@ -121,6 +131,7 @@ class ModuleAttribution {
   int64_t module_names_ = 0;
   int64_t backward_mapped_ = 0, backward_ranges_ = 0;
   bool overflowed_ = false;
+  bool too_deep_ = false;
 };
 
 // Tags of CUDA calls by (process, correlation id), for the ops they launched. Built from the

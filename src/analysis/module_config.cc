@@ -76,6 +76,7 @@ class CompiledPatterns {
   NameClass Classify(std::string_view name) const {
     NameClass c;
     if (entries_.empty()) return c;
+    name = name.substr(0, kMaxMatchedBytes);  // as RegexSearch: patterns see a name's first 64 KiB
     std::vector<int> hits;
     RE2::Set::ErrorInfo info{RE2::Set::kNoError};
     if (!set_.Match(name, &hits, &info) && info.kind != RE2::Set::kNoError) {

@@ -12,7 +12,8 @@ class Accumulator {
  public:
   void Add(int64_t v) {
     if (s_.count == 0) s_.min = s_.max = v;
-    s_.total += v;
+    // Saturates rather than wrapping (a damaged export's 2^62 ns kernels must not sum to a small number).
+    if (__builtin_add_overflow(s_.total, v, &s_.total)) s_.total = v > 0 ? INT64_MAX : INT64_MIN;
     s_.min = std::min(s_.min, v);
     s_.max = std::max(s_.max, v);
     ++s_.count;

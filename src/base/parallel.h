@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -21,7 +23,9 @@ inline size_t WorkerThreads() {
 }
 
 // fn(i) for every i in [0, n), on up to WorkerThreads() threads. Items must be independent;
-// results go to per-item slots, so the output does not depend on the thread count.
+// results go to per-item slots, so the output does not depend on the thread count. An exception
+// thrown by fn (std::bad_alloc, say) stops the remaining items and is rethrown on the caller's
+// thread, where the CLI's handler turns it into an error line (never std::terminate).
 template <typename Fn>
 void ParallelFor(size_t n, Fn&& fn) {
   size_t threads = std::min(n, WorkerThreads());
@@ -30,13 +34,22 @@ void ParallelFor(size_t n, Fn&& fn) {
     return;
   }
   std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
   auto work = [&] {
-    for (size_t i = next++; i < n; i = next++) fn(i);
+    try {
+      for (size_t i = next++; i < n; i = next++) fn(i);
+    } catch (...) {
+      next = n;
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (!error) error = std::current_exception();
+    }
   };
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace cpprof

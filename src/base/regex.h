@@ -40,7 +40,15 @@ inline StatusOr<std::shared_ptr<const RE2>> CompileRegex(const std::string& patt
                                   what, pattern, re->error(), kRegexSyntaxUrl, searched_in));
 }
 
-// True when `re` is found in `text` (std::regex_search's meaning).
-inline bool RegexSearch(std::string_view text, const RE2& re) { return RE2::PartialMatch(text, re); }
+// Patterns are searched in at most this many bytes of a name (64 KiB): RE2 is linear, but every
+// pattern meets every distinct name, so a hostile export's megabyte names must not multiply that.
+// A name past it is matched on its first 64 KiB ('$' then anchors there).
+inline constexpr size_t kMaxMatchedBytes = size_t{64} << 10;
+
+// True when `re` is found in `text` (std::regex_search's meaning), searched in the first
+// kMaxMatchedBytes bytes only.
+inline bool RegexSearch(std::string_view text, const RE2& re) {
+  return RE2::PartialMatch(text.substr(0, kMaxMatchedBytes), re);
+}
 
 }  // namespace cpprof

@@ -1,11 +1,15 @@
 #include "cli/cli.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <iostream>
+#include <new>
 
+#include "base/spill_buffer.h"
 #include "cli/command.h"
+#include "nsys/sqlite_db.h"
 
 namespace cpprof::cli {
 
@@ -42,7 +46,7 @@ constexpr CommandDef kCommands[] = {
      "  cpprof doctor --gpus 0,1 --python /opt/torch/.venv/bin/python3\n"
      "  cpprof doctor --json | jq -r '.nsys.chosen.path'\n"
      "  cpprof doctor --nsys /opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys --deep\n",
-     MakeDoctorCommand},
+     MakeDoctorCommand, /*buffered=*/false},
     {"trace-json", "write the --python-functions-trace JSON that names the model's own modules",
      "  cpprof trace-json --function cpwork.layers:Trunk.forward -o trace.json\n"
      "  cpprof trace-json --discover cpwork --match 'TriMul|Pairformer|Trunk' --entry-module cpwork.run -o trace.json\n"
@@ -56,7 +60,7 @@ constexpr CommandDef kCommands[] = {
      "  cpprof profile --preset full --trace-function pkg.model:Trunk.forward -- -m pkg.entry --n 512\n"
      "  cpprof profile --probe --trace-discover pkg.model --trace-match 'Trunk|Diffusion' -- -m pkg.entry\n"
      "  cpprof profile --nnodes 2 --nproc-per-node 4 --rdzv-endpoint node0:29500 -- train.py --steps 10\n",
-     MakeProfileCommand},
+     MakeProfileCommand, /*buffered=*/false},
     {"diff", "did a launcher or annotation change alter the GPU work? kernel mix, memory, modules; CI gates",
      "  cpprof diff plain.sqlite annotated.sqlite --sanity\n"
      "  cpprof diff before.sqlite after.sqlite\n"
@@ -103,6 +107,27 @@ int UnknownCommand(const std::string& name, std::ostream& err) {
   return static_cast<int>(ExitCode::kUsage);
 }
 
+// Runs `fn`, turning an escaped exception into an error Status: whatever happens inside, the user
+// gets one line and an exit code, never std::terminate's abort.
+template <typename Fn>
+StatusOr<int> RunGuarded(const std::string& name, Fn fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return Error(ExitCode::kError, fmt::format("out of memory. Try a smaller window (cpprof help {}), fewer ranks, or "
+                                               "a machine with more memory.",
+                                               name));
+  } catch (const std::exception& e) {
+    return Error(ExitCode::kError, fmt::format("internal error: {}. This is a bug in cpprof: please report it with "
+                                               "the command line (and the export, if you can share it).",
+                                               e.what()));
+  } catch (...) {
+    return Error(ExitCode::kError,
+                 "internal error (an unknown exception). This is a bug in cpprof: please report it with the command "
+                 "line (and the export, if you can share it).");
+  }
+}
+
 int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std::ostream& out, std::ostream& err) {
   auto cmd = def.make();
   CLI::App app(def.summary, std::string("cpprof ") + def.name);
@@ -119,11 +144,28 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
     err << fmt::format("cpprof: error: {}: {} See 'cpprof help {}'.\n", def.name, e.what(), def.name);
     return static_cast<int>(ExitCode::kUsage);
   }
-  Context ctx{out, err};
-  StatusOr<int> rc = cmd->Run(ctx);
+  nsys::TakeInvalidUtf8Seen();  // a flag of an earlier command run in this process
+  SpillBuffer held;
+  std::ostream held_out(&held);
+  Context ctx{def.buffered ? held_out : out, err};
+  StatusOr<int> rc = RunGuarded(def.name, [&] { return cmd->Run(ctx); });
+  if (nsys::TakeInvalidUtf8Seen()) {
+    err << "cpprof: note: some names in the export are not valid UTF-8; each such byte is shown as U+FFFD "
+           "(\xEF\xBF\xBD)\n";
+  }
   if (!rc.ok()) {
     err << fmt::format("cpprof: error: {}: {}\n", def.name, rc.status().message());
-    return static_cast<int>(rc.status().code());
+    return static_cast<int>(rc.status().code());  // what the command printed is dropped: stdout stays empty
+  }
+  if (def.buffered && !held.CopyTo(out)) {
+    // Main says "could not write the output" when `out` failed; a failed spill file says so here.
+    if (out) {
+      err << fmt::format(
+          "cpprof: error: {}: could not hold the output in a temporary file (is TMPDIR full?). Set "
+          "TMPDIR to a folder with room, or write with -o.\n",
+          def.name);
+    }
+    return static_cast<int>(ExitCode::kError);
   }
   return *rc;
 }
@@ -157,8 +199,17 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
 int Main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
-  std::vector<std::string> args(argv + 1, argv + argc);
-  int rc = Run(args, std::cout, std::cerr);
+  // A closed pipe (cpprof ... | head) is a write error, exit 1 as documented, not death by SIGPIPE
+  // (141). Children get the default back (runner/process_runner.cc).
+  ::signal(SIGPIPE, SIG_IGN);
+  int rc = 0;
+  try {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    rc = Run(args, std::cout, std::cerr);
+  } catch (const std::exception& e) {  // the commands are guarded; this is for the code around them
+    std::cerr << "cpprof: error: internal error: " << e.what() << ". This is a bug in cpprof: please report it.\n";
+    return static_cast<int>(ExitCode::kError);
+  }
   std::cout.flush();
   if (!std::cout) {
     std::cerr << "cpprof: error: could not write the output (disk full or closed pipe?)\n";

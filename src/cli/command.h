@@ -29,6 +29,9 @@ struct CommandDef {
   const char* summary;
   const char* examples;  // shown by `cpprof help NAME` and `cpprof NAME --help`
   std::unique_ptr<Command> (*make)();
+  // Data commands: stdout is held until the command succeeds (all-or-nothing: on an error stdout
+  // stays empty). Off for commands that show progress as they go (doctor, profile).
+  bool buffered = true;
 };
 
 // Subcommand factories (one file each).

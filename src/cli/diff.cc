@@ -2,6 +2,8 @@
 // text|json]
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <thread>
 
@@ -14,6 +16,18 @@ namespace cpprof::cli {
 
 namespace {
 
+// A percentage: a finite number >= 0 ('nan' and 'inf' would make every comparison false).
+const CLI::Validator kPercent(
+    [](std::string& s) -> std::string {
+      char* end = nullptr;
+      double v = std::strtod(s.c_str(), &end);
+      if (end == s.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
+        return "must be a finite number >= 0 (a percentage), not '" + s + "'";
+      }
+      return "";
+    },
+    "PCT");
+
 class DiffCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
@@ -23,13 +37,15 @@ class DiffCommand : public Command {
                  "Only answer: is the GPU work the same (kernel names and counts per rank, peak memory within "
                  "--mem-tolerance)? Says which check failed. Exit 0 when it is, 3 when it is not");
     app.add_option("--mem-tolerance", mem_tolerance_pct_, "Peak memory difference --sanity accepts, in percent")
-        ->check(CLI::NonNegativeNumber)
+        ->check(kPercent)
         ->capture_default_str();
     app.add_option("--max-time-delta", max_time_pct_,
                    "Exit 3 when a rank's GPU compute time, or a module's time less its NCCL waiting (>= 1% of "
-                   "busy), grew by more than this percent (waiting for a late peer is not a regression of the work)");
+                   "busy), grew by more than this percent (waiting for a late peer is not a regression of the work)")
+        ->check(kPercent);
     app.add_option("--max-mem-delta", max_mem_pct_,
-                   "Exit 3 when a rank's peak GPU memory grew by more than this percent");
+                   "Exit 3 when a rank's peak GPU memory grew by more than this percent")
+        ->check(kPercent);
     app.add_option("--window", window_,
                    "What each side's numbers cover: steady (default: the iterations after warm-up), all, iter:N, "
                    "A:B (see cpprof help report)")

@@ -2,10 +2,7 @@
 //   [--end-ns N] [--no-nvtx] [--api] [--flows]
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "pipeline/chrome_trace.h"
 
@@ -20,7 +17,9 @@ class ExportCommand : public Command {
     app.add_option("-f,--format", format_, "Output format: chrome-trace (Chrome Trace Event JSON for ui.perfetto.dev)")
         ->check(CLI::IsMember({"chrome-trace"}))
         ->capture_default_str();
-    app.add_option("-o,--output", output_, "Output file ('-' or none: stdout)");
+    app.add_option("-o,--output", output_,
+                   "Output file ('-' or none: stdout); written whole or not at all, never onto the export");
+    app.add_flag("--force", force_, "Replace the -o file when it exists");
     app.add_option("--ranks", options_.ranks, "Keep only these ranks (comma-separated)")->delimiter(',');
     app.add_option("--start-ns", start_ns_, "Keep events that end at or after this time (ns of the export's clock)");
     app.add_option("--end-ns", end_ns_, "Keep events that start at or before this time (ns of the export's clock)");
@@ -41,27 +40,17 @@ class ExportCommand : public Command {
     if (output_.empty() || output_ == "-") {
       CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file_, options_, ctx.out));
     } else {
-      // Written next to the target and renamed at the end: never a half-written OUT.json.
-      std::string part = output_ + ".part";
-      std::ofstream out(part, std::ios::binary | std::ios::trunc);
-      if (!out) {
-        return Error(ExitCode::kError,
-                     fmt::format("cannot write '{}'. Check that the directory exists and is writable.", part));
-      }
-      auto result = pipeline::WriteChromeTrace(file_, options_, out);
-      out.close();
-      if (!result.ok() || !out) {
-        std::remove(part.c_str());
-        if (!result.ok()) return result.status();
-        return Error(ExitCode::kError, fmt::format("could not write '{}' (disk full?).", output_));
-      }
-      std::error_code ec;
-      std::filesystem::rename(part, output_, ec);
-      if (ec) {
-        std::remove(part.c_str());
-        return Error(ExitCode::kError, fmt::format("cannot write '{}': {}.", output_, ec.message()));
-      }
-      summary = std::move(result).value();
+      WriteFileOptions write;
+      write.replace_existing = force_;
+      write.inputs = {file_};
+      CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));  // said before the long work
+      CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
+          output_,
+          [&](std::ostream& out) -> Status {
+            CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file_, options_, out));
+            return OkStatus();
+          },
+          write));
       where = "'" + output_ + "'";
     }
     for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
@@ -78,6 +67,7 @@ class ExportCommand : public Command {
   std::string output_;
   int64_t start_ns_ = -1, end_ns_ = -1;
   bool no_nvtx_ = false;
+  bool force_ = false;
   pipeline::ChromeTraceOptions options_;
 };
 

@@ -3,10 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "pipeline/build_report.h"
 #include "render/html_render.h"
@@ -15,33 +12,6 @@
 namespace cpprof::cli {
 
 namespace {
-
-// Writes next to `path` and renames at the end: never a half-written file.
-template <typename F>
-Status WriteFileAtomically(const std::string& path, F print) {
-  std::string part = path + ".part";
-  {
-    std::ofstream out(part, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return Error(ExitCode::kError, fmt::format("report: cannot write '{}'. Check that the directory exists and is "
-                                                 "writable.",
-                                                 part));
-    }
-    print(out);
-    out.close();
-    if (!out) {
-      std::remove(part.c_str());
-      return Error(ExitCode::kError, fmt::format("report: could not write '{}' (disk full?).", path));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(part, path, ec);
-  if (ec) {
-    std::remove(part.c_str());
-    return Error(ExitCode::kError, fmt::format("report: cannot write '{}': {}.", path, ec.message()));
-  }
-  return Status();
-}
 
 class ReportCommand : public Command {
  public:
@@ -53,7 +23,10 @@ class ReportCommand : public Command {
                    "overlap, memory; needs -o unless stdout is redirected)")
         ->check(CLI::IsMember({"text", "md", "json", "csv", "html"}))
         ->capture_default_str();
-    app.add_option("-o,--output", output_, "Write the output to this file instead of stdout ('-': stdout)");
+    app.add_option("-o,--output", output_,
+                   "Write the output to this file instead of stdout ('-': stdout); written whole or not at all, "
+                   "never onto the export");
+    app.add_flag("--force", force_, "Replace the -o file when it exists");
     app.add_option("--timeline-bins", options_.timeline_bins,
                    "html: at most this many bins per timeline lane and rank (ops are merged beyond it)")
         ->check(CLI::Range(100, 1000000))
@@ -102,6 +75,10 @@ class ReportCommand : public Command {
                     "report: --format html writes a whole page: give -o OUT.html (or redirect "
                     "stdout: cpprof report RUN.sqlite --format html > OUT.html)");
     }
+    WriteFileOptions write;
+    write.replace_existing = force_;
+    write.inputs = {file_};
+    if (!to_stdout) CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));  // said before the long work
     options_.timeline = format_ == "html";
     CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(file_, options_));
     auto print = [&](std::ostream& out) {
@@ -120,7 +97,13 @@ class ReportCommand : public Command {
     if (to_stdout) {
       print(ctx.out);
     } else {
-      CPPROF_RETURN_IF_ERROR(WriteFileAtomically(output_, print));
+      CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
+          output_,
+          [&](std::ostream& out) {
+            print(out);
+            return OkStatus();
+          },
+          write));
     }
     // Diagnostics go to stderr (JSON carries them too): what the export lacks, said once.
     if (!report.export_info.not_captured.empty()) {
@@ -139,6 +122,7 @@ class ReportCommand : public Command {
   std::string modules_file_;
   std::string exclude_ranges_;
   bool print_config_ = false;
+  bool force_ = false;
   pipeline::ReportOptions options_;
   render::RenderOptions render_;
 };

@@ -76,13 +76,15 @@ void PrintJson(const model::StatsTable& t, std::ostream& out) {
     nlohmann::ordered_json r;
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const auto& cell = row[c];
-      if (t.columns[c].numeric && !cell.empty()) {
-        r[t.columns[c].header] = nlohmann::ordered_json::parse(cell);
-      } else {
+      nlohmann::ordered_json number;
+      if (t.columns[c].numeric && !cell.empty()) number = nlohmann::ordered_json::parse(cell, nullptr, false);
+      if (number.is_number()) {
+        r[t.columns[c].header] = std::move(number);
+      } else {  // text, or a numeric cell that is not a JSON number ("nan")
         r[t.columns[c].header] = cell;
       }
     }
-    std::string text = r.dump(2);
+    std::string text = r.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     out << (first ? "\n  " : ",\n  ");
     first = false;
     for (char ch : text) {
@@ -134,6 +136,16 @@ class StatsCommand : public Command {
       if (t.num_rows() == 0) {  // nsys writes nothing either ("PROCESSED (EMPTY RESULTS)")
         ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
         continue;
+      }
+      bool saturated = false;
+      for (const auto& row : t.rows) {
+        for (const auto& cell : row) saturated = saturated || cell == "9223372036854775807";
+      }
+      if (saturated) {
+        ctx.err << fmt::format(
+            "cpprof: note: {}: a total passed 2^63 - 1 and is shown as that (the export's times "
+            "or sizes are damaged; 'cpprof report' leaves such rows out and counts them)\n",
+            t.report);
       }
       if (defs.size() > 1) {
         if (!first) ctx.out << '\n';

@@ -40,7 +40,8 @@ class TraceJsonCommand : public Command {
                    "The module the job launches with -m: it runs as __main__, which nsys cannot annotate");
     app.add_flag("--strict", strict_, "Any rejected entry is an error (default: left out and listed)");
     app.add_option("--python", python_, "The workload's Python (default: torchrun's interpreter, else python3)");
-    app.add_option("-o,--output", output_, "Where to write the JSON (default: stdout)");
+    app.add_option("-o,--output", output_, "Where to write the JSON (default: stdout); written whole or not at all");
+    app.add_flag("--force", force_, "Replace the -o file when it exists");
   }
 
   StatusOr<int> Run(Context& ctx) override {
@@ -106,6 +107,13 @@ class TraceJsonCommand : public Command {
       CPPROF_ASSIGN_OR_RETURN(base, doctor::ParseTraceJson(*text, base_path));
     }
 
+    WriteFileOptions write;  // -o checked now, before the workload is imported
+    write.replace_existing = force_;
+    for (const auto& in : {spec_, base_path}) {
+      if (!in.empty()) write.inputs.push_back(in);
+    }
+    if (!output_.empty() && output_ != "-") CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));
+
     doctor::WorkloadPython py = doctor::FindWorkloadPython(env, python_);
     if (py.path.empty()) {
       return Error(ExitCode::kExternal, fmt::format("{}: pass the workload's Python with --python PATH", py.why));
@@ -130,7 +138,7 @@ class TraceJsonCommand : public Command {
     if (output_.empty() || output_ == "-") {
       ctx.out << doctor::TraceJsonText(merged);
     } else {
-      CPPROF_RETURN_IF_ERROR(doctor::WriteTraceAtomically(output_, merged));
+      CPPROF_RETURN_IF_ERROR(doctor::WriteTraceAtomically(output_, merged, write));
     }
     std::set<std::string> mods, fns;
     for (const auto& a : v.accepted) {
@@ -158,6 +166,7 @@ class TraceJsonCommand : public Command {
   bool no_base_ = false;
   std::string entry_module_;
   bool strict_ = false;
+  bool force_ = false;
   std::string python_;
   std::string output_;
 };

@@ -159,7 +159,7 @@ void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
                  {"nccl", OrNull(p.nccl)},
                  {"nvtx", p.nvtx},
                  {"torchrun", OrNull(p.torchrun)}};
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace cpprof::doctor

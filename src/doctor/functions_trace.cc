@@ -345,51 +345,23 @@ std::vector<TraceEntry> MergeTrace(const std::vector<TraceEntry>& base, const st
 std::string TraceJsonText(const std::vector<TraceEntry>& entries) {
   Json j = Json::array();
   for (const auto& e : entries) j.push_back(e);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-Status WriteTraceAtomically(const std::string& path, const std::vector<TraceEntry>& entries) {
+Status WriteTraceAtomically(const std::string& path, const std::vector<TraceEntry>& entries, WriteFileOptions o) {
   std::string text = TraceJsonText(entries);
-  std::filesystem::path target(path);
-  std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
-  std::string tmpl = dir + "/." + target.filename().string() + ".tmp-XXXXXX";
-  int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) {
-    return Error(ExitCode::kError,
-                 fmt::format("cannot create a temporary file in '{}': {}", dir, std::strerror(errno)));
-  }
-  std::string_view left = text;
-  while (!left.empty()) {
-    ssize_t w = ::write(fd, left.data(), left.size());
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmpl.c_str());
-      return Error(ExitCode::kError, fmt::format("cannot write '{}': {}", tmpl, std::strerror(e)));
-    }
-    left.remove_prefix(static_cast<size_t>(w));
-  }
-  ::fchmod(fd, 0644);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmpl.c_str());
-    return Error(ExitCode::kError, fmt::format("cannot write '{}': {}", tmpl, std::strerror(errno)));
-  }
   // Read back what reached the disk, check it, and only then put it in place.
-  auto back = runner::Environment::ReadText(tmpl, text.size() + 1);
-  auto parsed =
-      back ? ParseTraceJson(*back, tmpl) : StatusOr<std::vector<TraceEntry>>(Error(ExitCode::kError, "unreadable"));
-  if (!back || *back != text || !parsed.ok() || *parsed != entries) {
-    ::unlink(tmpl.c_str());
-    return Error(ExitCode::kError,
-                 fmt::format("'{}' did not read back as written; '{}' was left as it was", tmpl, path));
-  }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmpl.c_str());
-    return Error(ExitCode::kError, fmt::format("cannot rename '{}' to '{}': {}", tmpl, path, std::strerror(e)));
-  }
-  return OkStatus();
+  o.verify = [&](const std::string& tmp) -> Status {
+    auto back = runner::Environment::ReadText(tmp, text.size() + 1);
+    auto parsed =
+        back ? ParseTraceJson(*back, tmp) : StatusOr<std::vector<TraceEntry>>(Error(ExitCode::kError, "unreadable"));
+    if (!back || *back != text || !parsed.ok() || *parsed != entries) {
+      return Error(ExitCode::kError,
+                   fmt::format("'{}' did not read back as written; '{}' was left as it was", tmp, path));
+    }
+    return OkStatus();
+  };
+  return WriteFileAtomically(path, text, o);
 }
 
 }  // namespace cpprof::doctor

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/status.h"
 #include "runner/environment.h"
 #include "runner/process_runner.h"
@@ -78,9 +79,9 @@ StatusOr<std::vector<TraceEntry>> ParseTraceJson(const std::string& text, const 
 std::vector<TraceEntry> MergeTrace(const std::vector<TraceEntry>& base, const std::vector<FunctionEntry>& accepted,
                                    const std::string& domain);
 
-// Writes to a temporary file beside `path`, reads it back, checks that it parses to `entries`,
-// then renames it over `path`.
-Status WriteTraceAtomically(const std::string& path, const std::vector<TraceEntry>& entries);
+// Writes `path` with WriteFileAtomically (`o`: replace or not, the inputs it may not name), reading
+// the temporary file back and checking that it parses to `entries` before the rename.
+Status WriteTraceAtomically(const std::string& path, const std::vector<TraceEntry>& entries, WriteFileOptions o = {});
 
 std::string TraceJsonText(const std::vector<TraceEntry>& entries);
 

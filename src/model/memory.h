@@ -50,6 +50,8 @@ struct MemoryUsage {
   // also has a small series on device 0: use PeakSeriesPerProcess for one row per process.
   std::vector<MemorySeries> series;
   int64_t ignored_events = 0;  // host (pageable, pinned), managed and unknown kinds
+  // Damaged rows left out: start or bytes not an integer, negative, or past kMaxEventBytes.
+  int64_t invalid_events = 0;
 };
 
 }  // namespace cpprof::model

@@ -15,6 +15,15 @@
 
 namespace cpprof::nsys {
 
+// Timestamps past this (2^62 ns, 146 years) are damage, not time: with every kept time below it,
+// no difference or sum of two overflows int64.
+inline constexpr int64_t kMaxTimestampNs = int64_t{1} << 62;
+
+// A GPU op's times as the numbers may use them: integers, 0 <= start <= end <= kMaxTimestampNs.
+inline bool ValidOpTimes(bool integers, int64_t start, int64_t end) {
+  return integers && start >= 0 && start <= end && end <= kMaxTimestampNs;
+}
+
 inline constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 inline constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 inline constexpr const char* kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
@@ -75,6 +84,7 @@ struct RowidRange {
 
 struct KernelRow {
   int64_t start, end;
+  bool valid_times;  // ValidOpTimes: else the row is damaged and left out of every number
   int64_t global_pid;
   int32_t device, stream;
   int64_t name_id;      // of the demangled name (shortName where the export has no demangled name)
@@ -116,6 +126,7 @@ Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn, Ke
   while (st.Step()) {
     r.start = st.Int(0);
     r.end = st.Int(1);
+    r.valid_times = ValidOpTimes(st.IsInteger(0) && st.IsInteger(1), r.start, r.end);
     r.global_pid = st.Int(2);
     r.device = static_cast<int32_t>(st.Int(3));
     r.stream = static_cast<int32_t>(st.Int(4));
@@ -133,6 +144,7 @@ Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn, Ke
 
 struct MemOpRow {
   int64_t start, end;
+  bool valid_times;  // ValidOpTimes
   int64_t global_pid;
   int32_t device, stream;
   int64_t bytes;
@@ -156,6 +168,7 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
     while (st.Step()) {
       r.start = st.Int(0);
       r.end = st.Int(1);
+      r.valid_times = ValidOpTimes(st.IsInteger(0) && st.IsInteger(1), r.start, r.end);
       r.global_pid = st.Int(2);
       r.device = static_cast<int32_t>(st.Int(3));
       r.stream = static_cast<int32_t>(st.Int(4));

@@ -141,7 +141,7 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
                                        [&](const KernelRow& r) {
                                          model::ProcessGpuWork& p = index.Get(r.global_pid);
                                          ++p.ops_per_device[r.device];
-                                         if (r.end < r.start) {
+                                         if (!r.valid_times) {
                                            ++p.invalid_ops;
                                            return;
                                          }
@@ -192,7 +192,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
   CPPROF_RETURN_IF_ERROR(ForEachMemOp(db, [&](const MemOpRow& r) {
     model::ProcessGpuWork& p = index.Get(r.global_pid);
     ++p.ops_per_device[r.device];
-    if (r.end < r.start) {
+    if (!r.valid_times) {
       ++p.invalid_ops;
       return;
     }
@@ -241,7 +241,10 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
                                                      "reading kernels"));
     if (st.Step() && !st.IsNull(0)) first = st.Int(0), last = st.Int(1);
     CPPROF_RETURN_IF_ERROR(st.status());
-    int64_t most = (last - first + 1) / std::max<int64_t>(1, min_rows_per_thread);
+    // Rowids of a damaged export may span more than int64 (±2^63): one thread reads those.
+    __int128 rows = static_cast<__int128>(last) - first + 1;
+    if (rows > INT64_MAX / 2) rows = 1;
+    int64_t most = static_cast<int64_t>(rows) / std::max<int64_t>(1, min_rows_per_thread);
     threads = std::min<size_t>(threads, static_cast<size_t>(std::max<int64_t>(1, most)));
   }
   if (threads <= 1) {

@@ -77,6 +77,12 @@ StatusOr<model::MemoryUsage> ReadMemoryUsage(const Database& db, const MemoryOpt
       continue;
     }
     int64_t start = st.Int(0), gpid = st.Int(1), device = st.Int(2), bytes = st.Int(3);
+    // 2^50 bytes (1 PiB) is more than any GPU holds: a larger event is damage, as is a time past 2^62 ns.
+    if (!st.IsInteger(0) || !st.IsInteger(3) || bytes < 0 || bytes > (int64_t{1} << 50) || start < 0 ||
+        start > kMaxTimestampNs) {
+      ++usage.invalid_events;
+      continue;
+    }
     Running& r = series[{gpid, device}];
     if (r.series.events == 0) {
       r.series.global_pid = gpid;
@@ -85,7 +91,7 @@ StatusOr<model::MemoryUsage> ReadMemoryUsage(const Database& db, const MemoryOpt
     }
     ++r.series.events;
     bool alloc = st.Int(5) == kAllocation;
-    r.bytes += alloc ? bytes : -bytes;
+    if (__builtin_add_overflow(r.bytes, alloc ? bytes : -bytes, &r.bytes)) r.bytes = alloc ? INT64_MAX : INT64_MIN;
     if (!alloc && r.bytes < 0) ++r.series.unmatched_frees;
     r.points.push_back({start, r.bytes});
     if (int64_t corr = st.Int(6); corr != 0) r.last_correlation_id = corr;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -19,14 +20,42 @@ Status SqliteError(int rc, const std::string& file, const std::string& what, con
                              "report: 'nsys export --type sqlite --force-overwrite true REPORT.nsys-rep'.",
                              file, d, what));
   }
-  return Error(ExitCode::kBadInput, fmt::format("SQLite error while {} in '{}': {}.", what, file, d));
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+    return Error(ExitCode::kBadInput, fmt::format("'{}' is locked by another process ({} while {}). Wait for the "
+                                                  "process writing it (an 'nsys export' still running?) to finish, "
+                                                  "or copy the file and read the copy.",
+                                                  file, d, what));
+  }
+  if (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN) {
+    // A hot journal (FILE-journal, or WAL files) beside a read-only open: SQLite must roll it back first.
+    return Error(ExitCode::kBadInput,
+                 fmt::format("'{}' cannot be read as it is ({} while {}): a write to it was interrupted and left "
+                             "'{}-journal' or '{}-wal' beside it. Export the report again, or let SQLite recover "
+                             "it once: sqlite3 '{}' 'PRAGMA integrity_check' (needs write access).",
+                             file, d, what, file, file, file));
+  }
+  if (d.rfind("no such column: ", 0) == 0 || d.rfind("no such table: ", 0) == 0) {
+    return Error(ExitCode::kNotAnExport,
+                 fmt::format("'{}' lacks what nsys exports hold ({} while {}): it was exported by an nsys version "
+                             "cpprof does not know, or edited. Export it again with 'nsys export --type sqlite', "
+                             "and check the versions with 'cpprof doctor'.",
+                             file, d, what));
+  }
+  return Error(ExitCode::kBadInput, fmt::format("SQLite error while {} in '{}': {}. Export the report again with "
+                                                "'nsys export --type sqlite REPORT.nsys-rep'; if that does not help, "
+                                                "report it with the export.",
+                                                what, file, d));
 }
 
 Statement::Statement(sqlite3_stmt* stmt, std::string file, std::string what)
     : stmt_(stmt), file_(std::move(file)), what_(std::move(what)) {}
 
 Statement::Statement(Statement&& o) noexcept
-    : stmt_(o.stmt_), file_(std::move(o.file_)), what_(std::move(o.what_)), status_(o.status_) {
+    : stmt_(o.stmt_),
+      replaced_(std::move(o.replaced_)),
+      file_(std::move(o.file_)),
+      what_(std::move(o.what_)),
+      status_(o.status_) {
   o.stmt_ = nullptr;
 }
 
@@ -35,6 +64,7 @@ Statement& Statement::operator=(Statement&& o) noexcept {
     sqlite3_finalize(stmt_);
     stmt_ = o.stmt_;
     o.stmt_ = nullptr;
+    replaced_ = std::move(o.replaced_);
     file_ = std::move(o.file_);
     what_ = std::move(o.what_);
     status_ = o.status_;
@@ -43,6 +73,18 @@ Statement& Statement::operator=(Statement&& o) noexcept {
 }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+namespace {
+std::atomic<bool> g_invalid_utf8_seen{false};
+}  // namespace
+
+bool TakeInvalidUtf8Seen() { return g_invalid_utf8_seen.exchange(false); }
+
+std::string_view Statement::Replaced(int col, std::string_view s) const {
+  g_invalid_utf8_seen = true;
+  if (replaced_.size() <= static_cast<size_t>(col)) replaced_.resize(static_cast<size_t>(col) + 1);
+  return replaced_[static_cast<size_t>(col)] = ToValidUtf8(s);
+}
 
 void Statement::SetError(int rc) { status_ = SqliteError(rc, file_, what_, sqlite3_errmsg(sqlite3_db_handle(stmt_))); }
 
@@ -103,6 +145,18 @@ StatusOr<Database> Database::Open(const std::string& path) {
   if (S_ISDIR(st.st_mode)) {
     return Error(ExitCode::kBadInput, fmt::format("'{}' is a directory; give the .sqlite file inside it.", path));
   }
+  // Checked before anything is read: a FIFO would block forever, /dev/zero never ends.
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return Error(ExitCode::kBadInput,
+                 fmt::format("'{}' is {}, not a file: SQLite reads an export from a regular file. Save it to a file "
+                             "first (e.g. 'cat {} > run.sqlite') and give that.",
+                             path, kind, path));
+  }
   {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
@@ -133,7 +187,8 @@ StatusOr<Database> Database::Open(const std::string& path) {
   rc = sqlite3_prepare_v2(raw, "SELECT name FROM sqlite_master WHERE type IN ('table','view')", -1, &stmt, nullptr);
   if (rc != SQLITE_OK) return SqliteError(rc, path, "listing its tables", sqlite3_errmsg(raw));
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    tables.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
+    const char* name = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    tables.push_back(ToValidUtf8(name ? name : ""));
   }
   sqlite3_finalize(stmt);
   if (rc != SQLITE_DONE) return SqliteError(rc, path, "listing its tables", sqlite3_errmsg(raw));

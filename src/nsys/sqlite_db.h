@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/utf8.h"
 
 namespace cpprof::nsys {
 
@@ -41,9 +42,15 @@ class Statement {
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   double Double(int col) const { return sqlite3_column_double(stmt_, col); }
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  // Stored as an integer (not text, a BLOB, a REAL or NULL, which Int() would quietly turn into 0 or clamp).
+  bool IsInteger(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_INTEGER; }
+  // Text as well-formed UTF-8: a byte that is not (names are data) comes back as U+FFFD, and
+  // TakeInvalidUtf8Seen() says so. Valid until the next Step() or the next Text() of `col`.
   std::string_view Text(int col) const {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::string_view();
+    if (!p) return std::string_view();
+    std::string_view s(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+    return IsValidUtf8(s) ? s : Replaced(col, s);
   }
   std::string_view Blob(int col) const {
     const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
@@ -52,8 +59,10 @@ class Statement {
 
  private:
   void SetError(int rc);
+  std::string_view Replaced(int col, std::string_view s) const;
 
   sqlite3_stmt* stmt_ = nullptr;
+  mutable std::vector<std::string> replaced_;  // per column, for Text()
   std::string file_;
   std::string what_;
   Status status_;
@@ -91,6 +100,10 @@ class Database {
   std::string path_;
   std::vector<std::string> tables_;  // sorted
 };
+
+// Whether any text read since the last call held bytes that are not UTF-8 (they were replaced by
+// U+FFFD); clears the flag. The CLI says so once per command.
+bool TakeInvalidUtf8Seen();
 
 // The message for an SQLite error code met while reading `file`, with what to do about it.
 Status SqliteError(int rc, const std::string& file, const std::string& what, const char* detail);

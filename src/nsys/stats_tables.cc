@@ -12,8 +12,12 @@ namespace cpprof::nsys {
 
 StatusOr<std::vector<Group>> KernelDurationsByName(const Database& db) {
   GroupedValues g;
-  CPPROF_RETURN_IF_ERROR(
-      g.AddIntKeyed(db, std::string("SELECT demangledName, end - start FROM ") + kKernelTable, "reading kernels"));
+  CPPROF_RETURN_IF_ERROR(g.AddIntKeyed(
+      db,
+      fmt::format("SELECT {}, end - start FROM {}",
+                  // as report: shortName where the export has no demangled names
+                  db.HasColumn(kKernelTable, "demangledName") ? "demangledName" : "shortName", kKernelTable),
+      "reading kernels"));
   return g.Finish(db);
 }
 

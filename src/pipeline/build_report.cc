@@ -34,6 +34,10 @@
 namespace cpprof::pipeline {
 
 namespace {
+constexpr int kNewestTestedSchema[2] = {3, 20};  // tests/data/real: nsys 2025.3.x exports
+}  // namespace
+
+namespace {
 
 // "trunk/CPFoldModel.trunk/...": the node's path from its top-level row.
 std::string NodePath(const analysis::ModuleAttribution& a, int node) {
@@ -186,6 +190,25 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   report.rank_method = ranks.method;
   report.world_size = ranks.world_size;
   report.notes = ranks.notes;
+  {
+    // Input versions are a window: past the newest export schema tested, say so (columns may
+    // have moved or changed meaning).
+    int major = 0, minor = 0;
+    if (std::sscanf(schema.schema_version.c_str(), "%d.%d", &major, &minor) == 2 &&
+        std::make_pair(major, minor) > std::make_pair(kNewestTestedSchema[0], kNewestTestedSchema[1])) {
+      report.notes.push_back(
+          fmt::format("warning: export schema {} is newer than the newest cpprof was tested with "
+                      "({}.{}.x, nsys 2025.3): check the numbers against 'nsys stats', and "
+                      "look for a newer cpprof",
+                      schema.schema_version, kNewestTestedSchema[0], kNewestTestedSchema[1]));
+    }
+  }
+  if (memory.invalid_events) {
+    report.notes.push_back(
+        fmt::format("{} rows of {} (columns start, bytes) are not integers, negative, or past 2^62 "
+                    "ns or 1 PiB: left out of the memory numbers",
+                    memory.invalid_events, nsys::kMemoryEventsTable));
+  }
 
   std::vector<int> parent{-1};
   if (attribution.modules) {
@@ -251,7 +274,10 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
     }
     if (s.invalid_ops) {
       report.notes.push_back(
-          fmt::format("rank {}: {} GPU ops end before they start and were left out", r, s.invalid_ops));
+          fmt::format("rank {}: {} GPU ops (tables CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET; columns start, end) "
+                      "end before they start, have times that are not integers, negative or past 2^62 ns: left "
+                      "out of every number",
+                      r, s.invalid_ops));
     }
     for (const auto& p : peaks) {
       if (p.global_pid != proc.global_pid) continue;
@@ -279,6 +305,12 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
           fmt::format("more than {} distinct module paths: the deepest were folded into "
                       "their parents",
                       analysis::kMaxModuleNodes));
+    }
+    if (attribution.modules->too_deep()) {
+      report.notes.push_back(
+          fmt::format("module ranges nest deeper than {} levels (an NVTX push without its pop?): deeper ones count in "
+                      "their ancestor at that depth",
+                      analysis::kMaxModuleDepth));
     }
   }
   if (attribution.cross_thread) {

@@ -53,7 +53,9 @@ model::StatsTable DurationSummaryTable(std::vector<SummaryRow> rows, const std::
     return false;
   });
   int64_t grand = 0;
-  for (const auto& r : rows) grand += r.s.total;
+  for (const auto& r : rows) {
+    if (__builtin_add_overflow(grand, r.s.total, &grand)) grand = INT64_MAX;  // saturates, as the totals do
+  }
   model::StatsTable t;
   t.columns = {{"Time (%)"}, {"Total Time (ns)"}, {count_header}, {"Avg (ns)"},
                {"Med (ns)"}, {"Min (ns)"},        {"Max (ns)"},   {"StdDev (ns)"}};

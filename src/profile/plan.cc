@@ -635,6 +635,34 @@ DoctorFindings WaitForGpus(const ProfileOptions& o, const PlanInputs& in, Doctor
   }
 }
 
+namespace {
+
+// One argument of an argv listing, one per line: as it is, unless that would be ambiguous (empty,
+// a control character such as a newline, a space at either end): then bash's $'...' quoting.
+std::string ShowArg(const std::string& a) {
+  bool plain = !a.empty() && a.front() != ' ' && a.back() != ' ' && a.front() != '$';
+  for (unsigned char c : a) plain = plain && c >= 0x20 && c != 0x7f;
+  if (plain) return a;
+  std::string q = "$'";
+  for (unsigned char c : a) {
+    if (c == '\n') {
+      q += "\\n";
+    } else if (c == '\t') {
+      q += "\\t";
+    } else if (c == '\\' || c == '\'') {
+      q += '\\';
+      q += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      q += fmt::format("\\x{:02x}", c);
+    } else {
+      q += static_cast<char>(c);
+    }
+  }
+  return q + "'";
+}
+
+}  // namespace
+
 std::string DescribePlan(const Plan& plan) {
   std::string s;
   s += fmt::format("nsys: {} ({})\n", plan.nsys, plan.nsys_version);
@@ -644,7 +672,7 @@ std::string DescribePlan(const Plan& plan) {
       plan.cpfold ? fmt::format(" (cpfold {} N={}, {}x{} grid)", plan.cpfold_mode, plan.n_token, plan.cp0, plan.cp1)
                   : "");
   s += "command (argv, one per line):\n";
-  for (const auto& a : plan.argv) s += "  " + a + "\n";
+  for (const auto& a : plan.argv) s += "  " + ShowArg(a) + "\n";
   s += "environment additions:\n";
   for (const auto& [k, v] : plan.env_additions) s += fmt::format("  {}={}\n", k, v);
   if (!plan.kept_from_caller.empty()) {
@@ -655,7 +683,7 @@ std::string DescribePlan(const Plan& plan) {
   s += fmt::format("probe: {}\n", plan.probe_why);
   if (plan.probe) {
     s += "probe command, run first without nsys (argv, one per line):\n";
-    for (const auto& a : plan.probe_argv) s += "  " + a + "\n";
+    for (const auto& a : plan.probe_argv) s += "  " + ShowArg(a) + "\n";
     s += fmt::format(
         "probe predictions: memory per rank against its GPU with {:.0f}% kept free for nsys; time = "
         "startup + {} x the probe's time per iteration{} x {:.1f} (the preset's overhead factor, a "

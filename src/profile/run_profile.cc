@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "analysis/report_diff.h"
+#include "base/atomic_file.h"
 #include "doctor/doctor_render.h"
 #include "doctor/functions_trace.h"
 #include "pipeline/build_report.h"
@@ -32,14 +33,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Results files are written whole (WriteFileAtomically); the results folder itself is guarded by
+// --force before the run, so a file in it is replaced.
 Status WriteText(const std::string& path, const std::string& text) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return Error(ExitCode::kError, fmt::format("cannot write '{}'", path));
-  return OkStatus();
+  return WriteFileAtomically(path, text);
 }
 
 bool Exists(const std::string& p) {
@@ -412,7 +411,9 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
   }
   Prediction pr = Predict(m, l);
   for (const auto& b : po.bad_lines) pr.warnings.push_back("unreadable cpfold-iter line: " + b);
-  CPPROF_RETURN_IF_ERROR(WriteText(p.probe_json, ProbeJson(plan.probe_argv, m, l, pr, po).dump(2) + "\n"));
+  CPPROF_RETURN_IF_ERROR(WriteText(
+      p.probe_json,
+      ProbeJson(plan.probe_argv, m, l, pr, po).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   for (const auto& line : pr.lines) err << "cpprof: profile: probe: " << line << '\n';
   for (const auto& wl : pr.warnings) err << "cpprof: warning: profile: probe: " << wl << '\n';
   if (!pr.ok()) {

@@ -186,7 +186,7 @@ void PrintDiffJson(const model::ReportDiff& d, std::ostream& out) {
   j["classes"] = rows(d.classes);
   j["kernels"] = rows(d.kernels);
   j["modules"] = rows(d.modules);
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace cpprof::render

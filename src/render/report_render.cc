@@ -383,7 +383,7 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
   j["diagnostics"] = DiagnosticsJson(r);
   j["interconnect"] = r.interconnect.empty() ? Json(nullptr) : Json(r.interconnect);
   j["notes"] = r.notes;
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
 void PrintReportMarkdown(const model::Report& r, const RenderOptions& o, std::ostream& out) {

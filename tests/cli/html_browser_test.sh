@@ -27,7 +27,7 @@ for xz in "$data"/real/*/*.sqlite.xz; do
   db="$out/$name.sqlite"
   [ -f "$db" ] || xz -dc "$xz" > "$db"
   html="$out/$name.html"
-  "$cpprof" report "$db" --format html -o "$html" 2> /dev/null
+  "$cpprof" report "$db" --format html -o "$html" --force 2> /dev/null
   url="file://$(cd "$(dirname "$html")" && pwd)/$(basename "$html")"
   run_browser "$url" --dump-dom > "$out/$name.dom.html"
   errors=$(grep -E "Uncaught|CONSOLE.*(Error|error)|:ERROR:CONSOLE" "$out/browser.err" || true)

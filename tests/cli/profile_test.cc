@@ -916,6 +916,11 @@ TEST(ProfileCli, DryRunPrintsTheExactCommandAndRunsNothing) {
   EXPECT_EQ(probe.find("nsys"), probe.find("nsys (argv"));  // only the heading names nsys
   EXPECT_CONTAINS(probe, "/launch_workload.py\n  --\n  -m\n  pkg.entry\n  --n\n  512\n");
   EXPECT_FALSE(fs::exists(dir + "/ran"));
+  // Issue 19, row 13: an empty argument or one with a newline is shown unambiguously ($'...').
+  CliResult odd = RunBinary({"profile", "--nsys", dir + "/nsys", "--dry-run", "--results-dir", dir + "/results", "--",
+                             "-m", "pkg.entry", "a\nb", "", " x", "it's"});
+  EXPECT_EQ(odd.rc, 0) << odd.err;
+  EXPECT_CONTAINS(odd.out, "  pkg.entry\n  $'a\\nb'\n  $''\n  $' x'\n  it's\n");
 }
 
 // Usage errors are found before the doctor runs: exit 2 with the reason.

@@ -116,8 +116,9 @@ TEST_F(TraceJsonTest, MissingMethodAndClassAreLeftOutAndListed) {
 
 TEST_F(TraceJsonTest, StrictMakesARejectionAnErrorAndWritesNothing) {
   WriteFile(out_, "previous");
-  CliResult r = TraceJson({"--function", "tracepkg.blocks:Trunk.forward", "--function",
-                           "tracepkg.blocks:Trunk.backward", "--no-base", "--strict", "--python", kPython, "-o", out_});
+  CliResult r =
+      TraceJson({"--function", "tracepkg.blocks:Trunk.forward", "--function", "tracepkg.blocks:Trunk.backward",
+                 "--no-base", "--strict", "--python", kPython, "-o", out_, "--force"});
   EXPECT_EQ(r.rc, 3);
   EXPECT_CONTAINS(r.err, "cpprof: error: trace-json: rejected tracepkg.blocks:Trunk.backward");
   EXPECT_CONTAINS(r.err, "cpprof: error: trace-json: 1 entry rejected (--strict); nothing written\n");
@@ -170,8 +171,8 @@ TEST_F(TraceJsonTest, TheMainTrapIsRefusedWithItsCause) {
                   "module with -m");
   EXPECT_EQ(Json::parse(ReadFile(out_)).size(), 1u);
   // Without --entry-module the entry is accepted, with a note that the module has a __main__ block.
-  CliResult n =
-      TraceJson({"--function", "tracepkg.entry:EntryTrunk.forward", "--no-base", "--python", kPython, "-o", out_});
+  CliResult n = TraceJson(
+      {"--function", "tracepkg.entry:EntryTrunk.forward", "--no-base", "--python", kPython, "-o", out_, "--force"});
   ASSERT_EQ(n.rc, 0) << n.err;
   EXPECT_CONTAINS(n.err,
                   "cpprof: note: trace-json: module 'tracepkg.entry' has an `if __name__ == \"__main__\"` block: "

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Fuzzes damaged nsys exports through report, stats and export for MINUTES (default 5) under
+# AddressSanitizer + UndefinedBehaviorSanitizer with libFuzzer (clang from apt), from a fixed seed.
+#
+#   bench/fuzz.sh 30           # the issue-19 acceptance run
+#   FUZZ_SEED=7 bench/fuzz.sh 5
+#   bench/fuzz.sh --replay     # every kept crash input once (regression check)
+#
+# The target is tests/fuzz/export_fuzzer.cc; inputs are programs of damage applied to a copy of
+# tests/data/real/cpwork-trace. A crash, sanitizer report, hang (-timeout) or "internal error"
+# stops the run and leaves the input in tests/fuzz/crashes/: commit it (a few hundred bytes), it is
+# replayed by --replay from then on. The build is build-fuzz/ (separate from build/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build-fuzz
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPPROF_SANITIZE=ON \
+  -DCPPROF_FUZZ=ON -DCPPROF_BUILD_TESTS=OFF > "$build.cmake.log" 2>&1 || { cat "$build.cmake.log"; exit 1; }
+ninja -C "$build" export_fuzzer
+seed="$build/fuzz-seed.sqlite"
+[ -s "$seed" ] || xz -dkc tests/data/real/cpwork-trace/cpwork-trace.sqlite.xz > "$seed"
+export CPPROF_FUZZ_SEED="$PWD/$seed"
+if [ "${1:-}" = "--replay" ]; then
+  shopt -s nullglob
+  inputs=(tests/fuzz/crashes/* tests/fuzz/corpus/*)
+  [ ${#inputs[@]} -eq 0 ] && { echo "fuzz: no kept inputs to replay"; exit 0; }
+  exec "$build/export_fuzzer" -runs=1 "${inputs[@]}"
+fi
+minutes=${1:-5}
+corpus="$build/fuzz-corpus"
+mkdir -p "$corpus" tests/fuzz/crashes
+exec "$build/export_fuzzer" -max_total_time=$((minutes * 60)) -seed="${FUZZ_SEED:-1}" -max_len=512 -timeout=120 \
+  -rss_limit_mb=6144 -print_final_stats=1 -artifact_prefix=tests/fuzz/crashes/ "$corpus" tests/fuzz/corpus

@@ -1,0 +1,295 @@
+#include "base/atomic_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <streambuf>
+
+namespace cpprof {
+
+namespace {
+
+// Temporary names removed on SIGINT/SIGTERM (the handler may only make async-signal-safe
+// calls: it unlinks fixed buffers, then hands the signal to whatever handler was there before).
+constexpr int kSlots = 8;
+struct Slot {
+  std::atomic<bool> used{false};
+  char path[4096] = {};
+};
+Slot g_slots[kSlots];
+std::mutex g_mu;  // guards g_depth and the saved handlers
+int g_depth = 0;
+struct sigaction g_old_int {
+}, g_old_term{};
+
+extern "C" void RemoveTempsOnSignal(int sig, siginfo_t* info, void* uctx) {
+  for (auto& s : g_slots) {
+    if (s.used.load()) ::unlink(s.path);
+  }
+  const struct sigaction& old = sig == SIGINT ? g_old_int : g_old_term;
+  if (old.sa_flags & SA_SIGINFO) {
+    if (old.sa_sigaction) old.sa_sigaction(sig, info, uctx);
+  } else if (old.sa_handler == SIG_IGN) {
+    return;
+  } else if (old.sa_handler == SIG_DFL) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);  // delivered when this handler returns: the process ends by the signal, as it would have
+  } else {
+    old.sa_handler(sig);
+  }
+}
+
+// Registers `path` for removal on SIGINT/SIGTERM until the returned guard is destroyed.
+class TempGuard {
+ public:
+  explicit TempGuard(const std::string& path) {
+    if (path.size() >= sizeof(Slot::path)) return;
+    std::lock_guard<std::mutex> lock(g_mu);
+    for (auto& s : g_slots) {
+      if (!s.used.load()) {
+        std::memcpy(s.path, path.c_str(), path.size() + 1);
+        s.used.store(true);
+        slot_ = &s;
+        break;
+      }
+    }
+    if (g_depth++ == 0) {
+      struct sigaction sa {};
+      sa.sa_sigaction = RemoveTempsOnSignal;
+      sa.sa_flags = SA_SIGINFO;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(SIGINT, &sa, &g_old_int);
+      ::sigaction(SIGTERM, &sa, &g_old_term);
+    }
+  }
+  ~TempGuard() {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (slot_) slot_->used.store(false);
+    if (--g_depth == 0) {
+      ::sigaction(SIGINT, &g_old_int, nullptr);
+      ::sigaction(SIGTERM, &g_old_term, nullptr);
+    }
+  }
+  TempGuard(const TempGuard&) = delete;
+  TempGuard& operator=(const TempGuard&) = delete;
+
+ private:
+  Slot* slot_ = nullptr;
+};
+
+// An ostream buffer over a file descriptor (no second open by name, which a planted link could
+// redirect).
+class FdBuf : public std::streambuf {
+ public:
+  explicit FdBuf(int fd) : fd_(fd), buf_(1 << 16) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (!Flush()) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  int sync() override { return Flush() ? 0 : -1; }
+
+ private:
+  bool Flush() {
+    const char* p = pbase();
+    while (p < pptr()) {
+      ssize_t w = ::write(fd_, p, static_cast<size_t>(pptr() - p));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        error_ = w < 0 ? errno : EIO;
+        return false;
+      }
+      p += w;
+    }
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return true;
+  }
+
+  int fd_;
+  std::vector<char> buf_;
+  int error_ = 0;
+};
+
+std::string Dir(const std::string& path) {
+  std::filesystem::path p(path);
+  return p.has_parent_path() ? p.parent_path().string() : ".";
+}
+
+std::string RandomSuffix() {
+  static std::mt19937_64 gen{std::random_device{}()};
+  static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::string s(8, 'x');
+  for (auto& c : s) c = kChars[gen() % (sizeof kChars - 1)];
+  return s;
+}
+
+// Written in place, never renamed onto: a FIFO or device (/dev/null, /dev/stdout).
+bool WriteInPlace(const std::string& path) {
+  if (path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0) return true;
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+Status WriteToFd(int fd, const std::string& path, const std::function<Status(std::ostream&)>& write) {
+  FdBuf buf(fd);
+  std::ostream os(&buf);
+  CPPROF_RETURN_IF_ERROR(write(os));
+  os.flush();
+  if (!os) {
+    return Error(ExitCode::kError, fmt::format("could not write '{}': {} (disk full?); it was left as it was.", path,
+                                               std::strerror(buf.error() ? buf.error() : EIO)));
+  }
+  return OkStatus();
+}
+
+mode_t NewFileMode(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mode & 07777;
+  std::lock_guard<std::mutex> lock(g_mu);
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+Status SysError(const std::string& what, const std::string& path, int err) {
+  return Error(ExitCode::kError, fmt::format("cannot write '{}': {} failed: {}. Check that its folder exists and is "
+                                             "writable; the file was left as it was.",
+                                             path, what, std::strerror(err)));
+}
+
+}  // namespace
+
+Status CheckOutputPath(const std::string& path, const WriteFileOptions& o) {
+  struct stat out {};
+  bool exists = ::stat(path.c_str(), &out) == 0;
+  if (exists) {
+    for (const auto& in : o.inputs) {
+      struct stat st {};
+      if (::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino) {
+        return Error(ExitCode::kUsage, fmt::format("{} '{}' is the input '{}': writing there would destroy it. Give "
+                                                   "another output file.",
+                                                   o.what, path, in));
+      }
+    }
+    if (S_ISDIR(out.st_mode)) {
+      return Error(ExitCode::kUsage,
+                   fmt::format("{} '{}' is a directory; give a file name (e.g. '{}/out').", o.what, path, path));
+    }
+  }
+  if (WriteInPlace(path)) return OkStatus();
+  struct stat l {};
+  if (!o.replace_existing && ::lstat(path.c_str(), &l) == 0) {
+    return Error(ExitCode::kUsage, fmt::format("{} '{}' exists; give {} to replace it, or another file name.", o.what,
+                                               path, o.force_flag));
+  }
+  return OkStatus();
+}
+
+Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write,
+                           const WriteFileOptions& o) {
+  CPPROF_RETURN_IF_ERROR(CheckOutputPath(path, o));
+  if (WriteInPlace(path)) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return SysError("open", path, errno);
+    Status s = WriteToFd(fd, path, write);
+    ::close(fd);
+    return s;
+  }
+
+  const std::string dir = Dir(path);
+  const std::string stem = dir + "/." + std::filesystem::path(path).filename().string() + ".tmp-";
+  const mode_t mode = NewFileMode(path);
+
+  // An unnamed file first: nothing to clean up, whatever ends the process. It gets a name only
+  // once it is complete (linkat through /proc), just before the rename.
+  int fd = -1;
+  std::string temp;  // the named temporary, once there is one
+  std::unique_ptr<TempGuard> guard;
+#ifdef O_TMPFILE
+  if (o.unnamed_temp && ::access("/proc/self/fd", X_OK) == 0)
+    fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+#endif
+  const bool unnamed = fd >= 0;
+  if (!unnamed) {
+    temp = stem + "XXXXXX";
+    fd = ::mkstemp(temp.data());
+    if (fd < 0) return SysError("creating a temporary file in '" + dir + "'", path, errno);
+    guard = std::make_unique<TempGuard>(temp);
+  }
+  auto fail = [&](Status s) {
+    ::close(fd);
+    if (!temp.empty()) ::unlink(temp.c_str());
+    return s;
+  };
+
+  Status s = WriteToFd(fd, path, write);
+  if (!s.ok()) return fail(s);
+  if (::fchmod(fd, mode) != 0) return fail(SysError("fchmod", path, errno));
+  if (::fsync(fd) != 0) return fail(SysError("fsync", path, errno));
+  if (unnamed) {
+    std::string proc = fmt::format("/proc/self/fd/{}", fd);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      std::string name = stem + RandomSuffix();
+      guard = std::make_unique<TempGuard>(name);
+      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+        temp = name;
+        break;
+      }
+      int err = errno;
+      guard.reset();
+      if (err != EEXIST) return fail(SysError("linkat", path, err));
+    }
+    if (temp.empty()) return fail(SysError("linkat", path, EEXIST));
+  }
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return SysError("close", path, err);
+  }
+  if (o.verify) {
+    Status v = o.verify(temp);
+    if (!v.ok()) {
+      ::unlink(temp.c_str());
+      return v;
+    }
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return SysError("rename", path, err);
+  }
+  guard.reset();
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);  // the rename itself on disk; best effort
+    ::close(dfd);
+  }
+  return OkStatus();
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view content, const WriteFileOptions& o) {
+  return WriteFileAtomically(
+      path,
+      [&](std::ostream& out) {
+        out.write(content.data(), static_cast<std::streamsize>(content.size()));
+        return OkStatus();
+      },
+      o);
+}
+
+}  // namespace cpprof
