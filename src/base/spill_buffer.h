@@ -1,6 +1,7 @@
 // SpillBuffer: a command's whole output, held until the command has succeeded, so that on an
-// error stdout stays empty (all-or-nothing output). Memory up to a limit, then an unnamed
-// temporary file (tmpfile(3)), so a multi-GB trace does not have to fit in RAM.
+// error stdout stays empty (all-or-nothing output). Memory up to a limit (8 MiB: the commands'
+// own memory is what the benchmark's bounds are about), then an unnamed temporary file
+// (tmpfile(3)), so a multi-GB trace or a million-row table does not have to fit in RAM.
 #pragma once
 
 #include <cstdio>
@@ -13,7 +14,7 @@ namespace cpprof {
 
 class SpillBuffer : public std::streambuf {
  public:
-  explicit SpillBuffer(size_t memory_limit = size_t{64} << 20) : limit_(memory_limit), put_(size_t{1} << 16) {
+  explicit SpillBuffer(size_t memory_limit = size_t{8} << 20) : limit_(memory_limit), put_(size_t{1} << 16) {
     setp(put_.data(), put_.data() + put_.size());
   }
   ~SpillBuffer() override;
