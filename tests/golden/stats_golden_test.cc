@@ -3,7 +3,10 @@
 // byte for byte.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "test_support.h"
 
@@ -55,6 +58,36 @@ INSTANTIATE_TEST_SUITE_P(RealExports, StatsGolden, ::testing::ValuesIn(Cases()),
                            }
                            return n;
                          });
+
+// The NVTX reports make their rows as they print them (one per distinct range text) and format
+// them on all cores: the same CSV on one thread, and the same rows in every format.
+TEST(StatsLazyTables, SameRowsOnOneThreadAndInEveryFormat) {
+  const std::string name = "cpfold-train-1x2";
+  for (const char* report : {"nvtx_sum", "nvtx_gpu_proj_sum"}) {
+    std::string expected = ReadFileOrXz(DataPath("real/" + name + "/" + name + "_" + std::string(report) + ".csv"));
+    size_t csv_rows = static_cast<size_t>(std::count(expected.begin(), expected.end(), '\n')) - 1;
+    ASSERT_GT(csv_rows, 1000u) << report;  // enough rows for several blocks of lines per thread
+
+    ::setenv("CPPROF_THREADS", "1", 1);
+    CliResult one = RunCli({"stats", "--report", report, "--format", "csv", RealExport(name)});
+    ::unsetenv("CPPROF_THREADS");
+    ASSERT_EQ(one.rc, 0) << one.err;
+    EXPECT_EQ(one.out, expected) << report;
+
+    CliResult json = RunCli({"stats", "--report", report, "--format", "json", RealExport(name)});
+    ASSERT_EQ(json.rc, 0) << json.err;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::parse(json.out);
+    ASSERT_TRUE(rows.is_array());
+    EXPECT_EQ(rows.size(), csv_rows) << report;
+    const std::string total = std::string(report) == "nvtx_sum" ? "Total Time (ns)" : "Total Proj Time (ns)";
+    for (const auto& row : rows) ASSERT_TRUE(row.at(total).is_number_integer()) << row.dump();
+
+    CliResult table = RunCli({"stats", "--report", report, "--format", "table", RealExport(name)});
+    ASSERT_EQ(table.rc, 0) << table.err;
+    EXPECT_EQ(static_cast<size_t>(std::count(table.out.begin(), table.out.end(), '\n')), csv_rows + 2)
+        << report;  // the header and its rule, then one line a row
+  }
+}
 
 }  // namespace
 }  // namespace cpprof::testing
