@@ -12,15 +12,22 @@ bool SpillBuffer::Spill() {
     if (!file_) return false;
   }
   if (!mem_.empty() && std::fwrite(mem_.data(), 1, mem_.size(), file_) != mem_.size()) return false;
-  mem_.clear();
+  std::string().swap(mem_);  // from now on the put area goes straight to the file
   return true;
 }
 
 bool SpillBuffer::Drain() {
   if (failed_) return false;
-  mem_.append(pbase(), static_cast<size_t>(pptr() - pbase()));
+  const auto n = static_cast<size_t>(pptr() - pbase());
+  if (file_) {
+    if (std::fwrite(pbase(), 1, n, file_) != n) failed_ = true;
+  } else {
+    // Reserved once (pages are touched only as they fill): no reallocation to double the memory.
+    if (mem_.capacity() < limit_ + put_.size()) mem_.reserve(limit_ + put_.size());
+    mem_.append(pbase(), n);
+    if (mem_.size() > limit_ && !Spill()) failed_ = true;
+  }
   setp(put_.data(), put_.data() + put_.size());
-  if (mem_.size() > limit_ && !Spill()) failed_ = true;
   return !failed_;
 }
 
