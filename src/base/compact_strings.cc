@@ -209,21 +209,4 @@ std::string CompactStringSet::Text(uint32_t id) const {
   return s;
 }
 
-int CompactStringSet::Compare(uint32_t a, uint32_t b) const {
-  if (a == b) return 0;
-  std::string sa = Text(a), sb = Text(b);
-  if (int c = std::string_view(sa).compare(sb)) return c;
-  uint32_t ta = Tag(a), tb = Tag(b);
-  return ta < tb ? -1 : ta > tb ? 1 : 0;
-}
-
-size_t CompactStringSet::MemoryBytes() const {
-  size_t templates = 0;
-  for (const auto& [t, id] : template_ids_) templates += t.capacity() + 64;
-  templates +=
-      piece_text_.capacity() + piece_ends_.capacity() * sizeof(size_t) + template_pieces_.capacity() * sizeof(uint32_t);
-  return chunks_.size() * (size_t{1} << kChunkBits) + refs_.size() * sizeof(uint64_t) +
-         slots_.capacity() * sizeof(uint64_t) + templates;
-}
-
 }  // namespace cpprof

@@ -2,9 +2,9 @@
 // (runs of decimal digits, stored as varints) and its template (the rest, stored once for all the
 // strings that share it). PyTorch's autograd NVTX texts are nearly all distinct and nearly all
 // alike ("aten::view, op_id = 12610, sizes = [[256, 1024], [1024, 4]], input_op_ids =
-// [(12609,0), (0,-1)]"): about 100 bytes each as text, about 20 here. A real 1 GB training
-// export holds a million of them, so this is what keeps `stats --report nvtx_sum` in bounded
-// memory.
+// [(12609,0), (0,-1)]"): about 100 bytes each as text, about 25 here. A 1 GB export shaped
+// like a real training capture holds a million of them, so this is what keeps `stats --report
+// nvtx_sum` in bounded memory.
 //
 // The encoding is lossless and canonical: equal strings get equal encodings and Text() gives back
 // the exact bytes (a digit run that is not a plain number, "007" or one of 20 digits, stays in
@@ -32,8 +32,6 @@ class CompactStringSet {
   // Appends the string of `id` to `out`; returns its tag.
   uint32_t AppendText(uint32_t id, std::string& out) const;
   std::string Text(uint32_t id) const;
-  // Compares the strings of two ids as std::string_view would (then by tag).
-  int Compare(uint32_t a, uint32_t b) const;
 
   // Hints the CPU to fetch what AppendText(id) reads: first (key false) where the key is, then
   // (key true, a few steps later) the key itself.
@@ -41,8 +39,6 @@ class CompactStringSet {
 
   // Frees the lookup index: Intern may not be called again (the strings stay readable).
   void FreezeLookup();
-  // Bytes held (the encodings, the templates, the index).
-  size_t MemoryBytes() const;
 
  private:
   struct TemplateHash {

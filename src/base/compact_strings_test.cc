@@ -83,16 +83,5 @@ TEST(CompactStringSet, KeysLongerThanAnArenaChunk) {
   EXPECT_EQ(set.Text(after), "after 2");
 }
 
-TEST(CompactStringSet, CompareIsByTextThenTag) {
-  CompactStringSet set;
-  uint32_t b = set.Intern(0, "op 10");
-  uint32_t a = set.Intern(0, "op 9");  // "op 10" < "op 9" as text
-  uint32_t b1 = set.Intern(1, "op 10");
-  EXPECT_LT(set.Compare(b, a), 0);
-  EXPECT_GT(set.Compare(a, b), 0);
-  EXPECT_LT(set.Compare(b, b1), 0);
-  EXPECT_EQ(set.Compare(a, a), 0);
-}
-
 }  // namespace
 }  // namespace cpprof

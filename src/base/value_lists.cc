@@ -67,8 +67,4 @@ void ValueLists::Append(uint32_t list, int64_t v) {
   ++l.count;
 }
 
-size_t ValueLists::MemoryBytes() const {
-  return lists_.size() * sizeof(List) + chunks_.size() * (sizeof(uint32_t) << kChunkBits) + big_.size() * 48;
-}
-
 }  // namespace cpprof

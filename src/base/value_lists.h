@@ -27,7 +27,6 @@ class ValueLists {
   // Calls f(int64_t) for each value of `list`, in the order appended.
   template <class F>
   void ForEach(uint32_t list, F&& f) const;
-  size_t MemoryBytes() const;
   // Hints the CPU to fetch what ForEach(list) reads: first (blocks false) the list, then (blocks
   // true, a few steps later) its first block.
   void Prefetch(uint32_t list, bool blocks) const {

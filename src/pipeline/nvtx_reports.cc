@@ -325,21 +325,32 @@ struct ProjSumGroups {
   std::deque<GroupTotals> totals;   // per sweep group; a representative's hold its parts' too
   std::vector<uint32_t> next_part;  // per sweep group: the next part of its printed group
 
+  // Calls f(rowid, projection) for each projected range of the group, part by part.
+  template <class F>
+  void ForEachProjection(uint32_t rep, F&& f) const {
+    for (uint32_t part = rep; part != UINT32_MAX; part = next_part.empty() ? UINT32_MAX : next_part[part]) {
+      int64_t seq = 0;
+      bool have_seq = false;  // values alternate: rowid (any int64), then projection
+      proj.ForEach(part, [&](int64_t v) {
+        if (have_seq) f(seq, v);
+        seq = v;
+        have_seq = !have_seq;
+      });
+    }
+  }
+
+  // The sum of the group's projections (no order needed).
+  int64_t Total(uint32_t rep) const {
+    int64_t total = 0;
+    ForEachProjection(rep, [&](int64_t, int64_t v) { total += v; });
+    return total;
+  }
+
   // The group's projections in table order.
   std::vector<int64_t>& Values(uint32_t rep, std::vector<int64_t>& values) const {
     thread_local std::vector<std::pair<int64_t, int64_t>> ordered;
     ordered.clear();
-    for (uint32_t part = rep; part != UINT32_MAX; part = next_part.empty() ? UINT32_MAX : next_part[part]) {
-      bool seq = true;
-      proj.ForEach(part, [&](int64_t v) {
-        if (seq) {
-          ordered.emplace_back(v, 0);
-        } else {
-          ordered.back().second = v;
-        }
-        seq = !seq;
-      });
-    }
+    ForEachProjection(rep, [&](int64_t seq, int64_t v) { ordered.emplace_back(seq, v); });
     if (!std::is_sorted(ordered.begin(), ordered.end())) std::sort(ordered.begin(), ordered.end());
     values.clear();
     for (const auto& [seq, v] : ordered) values.push_back(v);
@@ -447,12 +458,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
   out->totals = std::move(sweep.totals);
   sweep = Sweep{};
   timer.Mark("proj_sum: naming");
-  std::vector<int64_t> scratch;
-  names.Order(std::move(reps), [&](uint32_t id) {
-    int64_t total = 0;
-    for (int64_t v : out->Values(id, scratch)) total += v;
-    return total;
-  });
+  names.Order(std::move(reps), [&](uint32_t id) { return out->Total(id); });
   timer.Mark("proj_sum: order");
 
   auto avg = [](int64_t sum, int64_t n) {

@@ -43,19 +43,24 @@ INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (430, 450, 0, 7, 2, 1677721600, 8)
   return sql;
 }
 
+// Each row of `t` as its cells joined, each followed by ','.
+std::vector<std::string> Lines(const model::StatsTable& t) {
+  std::vector<std::string> out;
+  t.ForEachRow([&](const std::vector<std::string>& row) {
+    std::string line;
+    for (const auto& cell : row) line += cell + ",";
+    out.push_back(line);
+  });
+  return out;
+}
+
 std::vector<std::string> Rows(const std::string& name, const std::vector<std::string>& nvtx_rows,
                               bool calls_reversed = false) {
   auto db = nsys::Database::Open(testing::MakeDatabase(name, Export(nvtx_rows, calls_reversed)));
   EXPECT_TRUE(db.ok());
   auto t = NvtxGpuProjSum(*db);
   EXPECT_TRUE(t.ok()) << t.status().message();
-  std::vector<std::string> out;
-  t->ForEachRow([&](const std::vector<std::string>& row) {
-    std::string line;
-    for (const auto& cell : row) line += cell + ",";
-    out.push_back(line);
-  });
-  return out;
+  return Lines(*t);
 }
 
 TEST(NvtxGpuProjSum, SameAnswerInAnyTableOrder) {
@@ -93,12 +98,7 @@ INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUE
   ASSERT_TRUE(db.ok()) << db.status().message();
   auto t = NvtxGpuProjSum(*db);
   ASSERT_TRUE(t.ok()) << t.status().message();
-  std::vector<std::string> out;
-  t->ForEachRow([&](const std::vector<std::string>& row) {
-    std::string line;
-    for (const auto& cell : row) line += cell + ",";
-    out.push_back(line);
-  });
+  std::vector<std::string> out = Lines(*t);
   // (100 + 60) ns projected over 2 instances; stdev sqrt(((100-80)^2 + (60-80)^2) / 1) = 28.3.
   EXPECT_EQ(out, std::vector<std::string>{"cpfold:blk,PushPop,160,80,2,80.0,80.0,60,100,28.3,2,1.0,0.0,0.0,"});
 }
@@ -118,12 +118,7 @@ INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUE
   ASSERT_TRUE(db.ok()) << db.status().message();
   auto t = NvtxSum(*db);
   ASSERT_TRUE(t.ok()) << t.status().message();
-  std::vector<std::string> out;
-  t->ForEachRow([&](const std::vector<std::string>& row) {
-    std::string line;
-    for (const auto& cell : row) line += cell + ",";
-    out.push_back(line);
-  });
+  std::vector<std::string> out = Lines(*t);
   // The open start/end range ends at 50 (the mark, the last NVTX timestamp): 30 of 45 ns.
   EXPECT_EQ(out, (std::vector<std::string>{
                      "66.7,30,1,30.0,30.0,30,30,0.0,StartEnd,:op, seq = 1,",

@@ -47,7 +47,4 @@ class ChromeTraceWriter {
   bool finished_ = false;
 };
 
-// Nanoseconds as the format's microseconds, keeping ns precision (1234567 -> 1234.567).
-inline double Micros(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
-
 }  // namespace cpprof::render

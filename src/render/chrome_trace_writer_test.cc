@@ -32,11 +32,18 @@ TEST(ChromeTraceWriter, OneEventPerLineEscapedByTheLibrary) {
             "{\"name\":\"bad\xEF\xBF\xBD\"}\n]}\n");
 }
 
+// Event times are nanoseconds written as microseconds (JsonWriter::Thousandths), keeping ns.
 TEST(ChromeTraceWriter, MicrosKeepNanoseconds) {
-  EXPECT_EQ(Json(Micros(1234567)).dump(), "1234.567");
-  EXPECT_EQ(Json(Micros(13295419214)).dump(), "13295419.214");
-  EXPECT_EQ(Json(Micros(1)).dump(), "0.001");
-  EXPECT_EQ(Json(Micros(0)).dump(), "0.0");
+  auto micros = [](int64_t ns) {
+    std::string out;
+    JsonWriter w(out);
+    w.Thousandths(ns);
+    return out;
+  };
+  EXPECT_EQ(micros(1234567), "1234.567");
+  EXPECT_EQ(micros(13295419214), "13295419.214");
+  EXPECT_EQ(micros(1), "0.001");
+  EXPECT_EQ(micros(0), "0.0");
 }
 
 }  // namespace

@@ -20,25 +20,14 @@ void JsonWriter::Separate() {
   first_.back() = false;
 }
 
-void JsonWriter::BeginObject() {
+void JsonWriter::Open(char bracket) {
   Separate();
-  out_ += '{';
+  out_ += bracket;
   first_.push_back(true);
 }
 
-void JsonWriter::EndObject() {
-  out_ += '}';
-  first_.pop_back();
-}
-
-void JsonWriter::BeginArray() {
-  Separate();
-  out_ += '[';
-  first_.push_back(true);
-}
-
-void JsonWriter::EndArray() {
-  out_ += ']';
+void JsonWriter::Close(char bracket) {
+  out_ += bracket;
   first_.pop_back();
 }
 

@@ -21,10 +21,10 @@ class JsonWriter {
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
 
-  void BeginObject();
-  void EndObject();
-  void BeginArray();
-  void EndArray();
+  void BeginObject() { Open('{'); }
+  void EndObject() { Close('}'); }
+  void BeginArray() { Open('['); }
+  void EndArray() { Close(']'); }
   // An object's key (plain ASCII without quotes or backslashes: the writer's own field names).
   void Key(std::string_view key);
   void String(std::string_view v);
@@ -45,6 +45,8 @@ class JsonWriter {
 
  private:
   void Separate();  // the comma before a value that is not the first of its container
+  void Open(char bracket);
+  void Close(char bracket);
   void AppendString(std::string_view v, std::string& out);
 
   std::string& out_;
