@@ -144,4 +144,97 @@ CliResult RunBinary(const std::vector<std::string>& args) {
   return r;
 }
 
+namespace {
+
+// "start = start - 5" (quoted: `end` is a keyword), comma-separated after the first.
+std::string ShiftSet(const std::string& so_far, const char* column, int64_t ns) {
+  return std::string(so_far.empty() ? "" : ", ") + "\"" + column + "\" = \"" + column + "\" - " + std::to_string(ns);
+}
+
+void Exec(sqlite3* db, const std::string& sql) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+    std::string m = msg ? msg : "?";
+    sqlite3_free(msg);
+    throw std::runtime_error("SplitPerProcess: " + m + " in: " + sql);
+  }
+}
+
+std::vector<std::vector<std::string>> Query(sqlite3* db, const std::string& sql) {
+  std::vector<std::vector<std::string>> rows;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
+    throw std::runtime_error(std::string("SplitPerProcess: ") + sqlite3_errmsg(db) + " in: " + sql);
+  }
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    std::vector<std::string> row;
+    for (int i = 0; i < sqlite3_column_count(st); ++i) {
+      const unsigned char* t = sqlite3_column_text(st, i);
+      row.emplace_back(t ? reinterpret_cast<const char*>(t) : "");
+    }
+    rows.push_back(std::move(row));
+  }
+  sqlite3_finalize(st);
+  return rows;
+}
+
+}  // namespace
+
+std::vector<std::string> SplitPerProcess(const std::string& export_path, const std::string& out_dir,
+                                         const SplitOptions& options) {
+  std::filesystem::create_directories(out_dir);
+  std::vector<std::string> gpids;
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(export_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    for (auto& row :
+         Query(db, "SELECT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1 ORDER BY min(deviceId), 1")) {
+      gpids.push_back(row[0]);
+    }
+    sqlite3_close(db);
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < gpids.size(); ++i) {
+    std::string path = out_dir + "/rep." + std::to_string(i) + ".sqlite";
+    std::filesystem::copy_file(export_path, path, std::filesystem::copy_options::overwrite_existing);
+    sqlite3* db = nullptr;
+    sqlite3_open(path.c_str(), &db);
+    Exec(db, "BEGIN");
+    const int64_t later = i < options.start_later_ns.size() ? options.start_later_ns[i] : 0;
+    const int64_t utc_error = i < options.utc_error_ns.size() ? options.utc_error_ns[i] : 0;
+    for (auto& t : Query(db, "SELECT name FROM sqlite_master WHERE type = 'table'")) {
+      const std::string& table = t[0];
+      std::vector<std::string> cols;
+      for (auto& c : Query(db, "SELECT name FROM pragma_table_info('" + table + "')")) cols.push_back(c[0]);
+      auto has = [&](const char* c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
+      if (has("globalPid")) {
+        Exec(db, "DELETE FROM " + table + " WHERE globalPid IS NOT " + gpids[i]);
+      } else if (has("globalTid")) {
+        Exec(db, "DELETE FROM " + table + " WHERE (globalTid & ~16777215) IS NOT " + gpids[i]);
+      }
+      if (later == 0) continue;
+      std::string set;
+      for (const char* c : {"start", "end", "timestamp"}) {
+        if (has(c)) set += ShiftSet(set, c, later);
+      }
+      if (!set.empty()) Exec(db, "UPDATE " + table + " SET " + set);
+    }
+    if (later != 0 || utc_error != 0) {
+      Exec(db,
+           "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + " + std::to_string(later + utc_error));
+    }
+    if (options.drop_nccl_rank_payloads) {
+      Exec(db, "DELETE FROM NVTX_PAYLOAD_SCHEMA_ENTRIES WHERE name IN ('Rank', 'No. of ranks', 'CUDA device')");
+    }
+    if (i < options.env_rank.size()) {
+      Exec(db, "INSERT INTO META_DATA_CAPTURE (name, value) VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', 'RANK=\"" +
+                   std::to_string(options.env_rank[i]) + "\"')");
+    }
+    Exec(db, "COMMIT");
+    sqlite3_close(db);
+    out.push_back(path);
+  }
+  return out;
+}
+
 }  // namespace cpprof::testing

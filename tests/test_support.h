@@ -23,6 +23,24 @@ std::string MakeDatabase(const std::string& name, const std::string& sql);
 // tests/data/sql/_schema.sql + tests/data/sql/<name>.sql as a fresh database; returns its path.
 std::string SqlFixture(const std::string& name);
 
+// How SplitPerProcess makes each per-process export look captured on its own.
+struct SplitOptions {
+  // Per process (in device order): its session started this much later than the original's, so
+  // its timestamps are this much smaller and its recorded UTC start this much later.
+  std::vector<int64_t> start_later_ns;
+  // Per process: an error of the recorded UTC start (a host clock off by this much).
+  std::vector<int64_t> utc_error_ns;
+  bool drop_nccl_rank_payloads = false;  // as if NCCL's payload schemas were not recorded
+  std::vector<int> env_rank;             // per process: RANK="n" added to the recorded environment
+};
+
+// Splits a real export of several GPU processes into one export per process, as if each had
+// been captured by its own nsys (one per rank): `out_dir`/rep.<i>.sqlite for the process on the
+// i-th device. Rows of other processes are deleted; time columns (start, end, timestamp) are
+// shifted per SplitOptions. Returns the paths.
+std::vector<std::string> SplitPerProcess(const std::string& export_path, const std::string& out_dir,
+                                         const SplitOptions& options = {});
+
 // A scratch directory unique to this test process, removed when it exits.
 std::string TempDir();
 

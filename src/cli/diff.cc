@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "analysis/report_diff.h"
+#include "base/input_files.h"
 #include "cli/command.h"
 #include "pipeline/build_report.h"
 #include "render/diff_render.h"
@@ -31,8 +32,12 @@ const CLI::Validator kPercent(
 class DiffCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
-    app.add_option("a", a_, "The earlier (baseline) nsys SQLite export")->required();
-    app.add_option("b", b_, "The later export, compared against A")->required();
+    app.add_option("a", a_,
+                   "The earlier (baseline) nsys SQLite export; or a run captured in several exports: a directory or "
+                   "a quoted glob ('base/rep.*.sqlite')")
+        ->required();
+    app.add_option("b", b_, "The later export (or directory, or quoted glob), compared against A")->required();
+    app.add_flag("--force", force_, "Read a side's exports as one run even when their commands or start times differ");
     app.add_flag("--sanity", sanity_,
                  "Only answer: is the GPU work the same (kernel names and counts per rank, peak memory within "
                  "--mem-tolerance)? Says which check failed. Exit 0 when it is, 3 when it is not");
@@ -61,16 +66,19 @@ class DiffCommand : public Command {
     pipeline::ReportOptions ro;
     ro.top_kernels = 0;  // every kernel: the sanity check compares them all
     ro.window = window_;
+    ro.force = force_;
+    CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files_a, ExpandInputs({a_}));
+    CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files_b, ExpandInputs({b_}));
     // Both sides at once: each report's NVTX pass is one thread, and the machine has more.
     std::optional<StatusOr<model::Report>> side_b;
     std::thread reader_b([&] {
       try {
-        side_b = pipeline::BuildReport(b_, ro);
+        side_b = pipeline::BuildReport(files_b, ro);
       } catch (const std::exception& e) {  // an exception must not leave its thread
         side_b = Error(ExitCode::kError, fmt::format("reading '{}': {}", b_, e.what()));
       }
     });
-    StatusOr<model::Report> side_a = pipeline::BuildReport(a_, ro);
+    StatusOr<model::Report> side_a = pipeline::BuildReport(files_a, ro);
     reader_b.join();
     CPPROF_ASSIGN_OR_RETURN(model::Report a, std::move(side_a));  // A's error first
     CPPROF_ASSIGN_OR_RETURN(model::Report b, std::move(*side_b));
@@ -95,7 +103,7 @@ class DiffCommand : public Command {
 
  private:
   std::string a_, b_, format_ = "text", window_ = "steady";
-  bool sanity_ = false;
+  bool sanity_ = false, force_ = false;
   double mem_tolerance_pct_ = 100.0 * model::kDefaultMemTolerance;
   std::optional<double> max_time_pct_, max_mem_pct_;
   render::DiffRenderOptions render_;

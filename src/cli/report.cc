@@ -1,9 +1,10 @@
-// cpprof report FILE.sqlite [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules
+// cpprof report FILE.sqlite... [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules
 // FILE] [--show-paths]
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include "base/atomic_file.h"
+#include "base/input_files.h"
 #include "cli/command.h"
 #include "pipeline/build_report.h"
 #include "render/html_render.h"
@@ -16,7 +17,10 @@ namespace {
 class ReportCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
-    app.add_option("file", file_, "An nsys SQLite export (nsys export --type sqlite REPORT.nsys-rep)");
+    app.add_option("exports", files_,
+                   "nsys SQLite exports (nsys export --type sqlite REPORT.nsys-rep): one, or the exports of one run "
+                   "captured per rank or per node (files, a directory, or a quoted glob such as 'run/rep.*.sqlite'), "
+                   "read as one run on one clock");
     app.add_option("--format", format_,
                    "Output format: text (terminal), md (the readout to paste into a PR), json (schema "
                    "cpprof.report/2, everything), csv, html (one self-contained page: timeline, modules, "
@@ -26,7 +30,9 @@ class ReportCommand : public Command {
     app.add_option("-o,--output", output_,
                    "Write the output to this file instead of stdout ('-': stdout); written whole or not at all, "
                    "never onto the export");
-    app.add_flag("--force", force_, "Replace the -o file when it exists");
+    app.add_flag("--force", force_,
+                 "Replace the -o file when it exists; read several exports as one run even when their commands or "
+                 "start times say they are not");
     app.add_option("--timeline-bins", options_.timeline_bins,
                    "html: at most this many bins per timeline lane and rank (ops are merged beyond it)")
         ->check(CLI::Range(100, 1000000))
@@ -60,9 +66,10 @@ class ReportCommand : public Command {
       ctx.out << analysis::DefaultModuleConfigJson() << '\n';
       return 0;
     }
-    if (file_.empty()) {
+    if (files_.empty()) {
       return Status(ExitCode::kUsage, "report needs an export: cpprof report RUN.sqlite (see 'cpprof help report')");
     }
+    CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(files_));
     analysis::ModuleConfig config = analysis::DefaultModuleConfig();
     if (!modules_file_.empty()) {
       CPPROF_ASSIGN_OR_RETURN(config, analysis::LoadModuleConfig(modules_file_));
@@ -77,10 +84,11 @@ class ReportCommand : public Command {
     }
     WriteFileOptions write;
     write.replace_existing = force_;
-    write.inputs = {file_};
+    write.inputs = files;
     if (!to_stdout) CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));  // said before the long work
     options_.timeline = format_ == "html";
-    CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(file_, options_));
+    options_.force = force_;
+    CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(files, options_));
     auto print = [&](std::ostream& out) {
       if (format_ == "json") {
         render::PrintReportJson(report, render_, out);
@@ -116,7 +124,7 @@ class ReportCommand : public Command {
   }
 
  private:
-  std::string file_;
+  std::vector<std::string> files_;
   std::string format_ = "text";
   std::string output_;
   std::string modules_file_;

@@ -29,6 +29,17 @@ struct NsysMessage {
   int64_t count = 0;     // how many times nsys wrote it (once per process, typically)
 };
 
+// The launcher's variables that say which rank or node a process is (torchrun, Slurm).
+inline constexpr std::string_view kLauncherRankVariables[] = {
+    "RANK",         "LOCAL_RANK",   "WORLD_SIZE",    "LOCAL_WORLD_SIZE", "GROUP_RANK",  "NODE_RANK",
+    "SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID", "SLURM_NNODES",     "SLURM_NTASKS"};
+inline bool IsLauncherRankVariable(std::string_view name) {
+  for (std::string_view v : kLauncherRankVariables) {
+    if (v == name) return true;
+  }
+  return false;
+}
+
 struct CaptureInfo {
   // META_DATA_CAPTURE was present. Synthetic exports lack it: then every option below is unknown
   // (left at its default) and only `messages` may be filled.
@@ -74,11 +85,32 @@ struct CaptureInfo {
   std::vector<std::string> arguments;
   std::string working_dir;  // a host path
   // Environment variables that matter to profiling (NCCL_*, TORCH_*, PYTORCH_CUDA_ALLOC_CONF,
-  // CUDA_VISIBLE_DEVICES), as (name, value), sorted by name. Never any other: they may hold
-  // secrets.
+  // CUDA_VISIBLE_DEVICES, the launcher's rank variables), as (name, value) with the value as nsys
+  // wrote it (quoted), sorted by name. Never any other: they may hold secrets.
   std::vector<std::pair<std::string, std::string>> env;
+  // The integer value of env variable `name` (quotes removed); -1 when absent or not a number.
+  int64_t EnvInt(std::string_view name) const {
+    for (const auto& [k, v] : env) {
+      if (k != name) continue;
+      std::string_view s = v;
+      if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
+      if (s.empty() || s.size() > 9) return -1;
+      int64_t n = 0;
+      for (char c : s) {
+        if (c < '0' || c > '9') return -1;
+        n = n * 10 + (c - '0');
+      }
+      return n;
+    }
+    return -1;
+  }
 
   int64_t run_duration_ms = 0;  // RUN_DURATION_MS
+  // The session's start in wall-clock time (TARGET_INFO_SESSION_START_TIME utcEpochNs; the
+  // export's timestamps count from it) and the host (TARGET_INFO_SYSTEM_ENV Hostname): what puts
+  // several exports of one run on one clock. 0 / "" when not recorded.
+  int64_t utc_start_ns = 0;
+  std::string host;
 
   // The options as nsys flags, reconstructed from the recorded values (not what was typed):
   // "--trace cuda,nvtx,osrt --cuda-memory-usage true --cudabacktrace all ...".

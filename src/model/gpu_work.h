@@ -126,6 +126,14 @@ struct GpuNames {
   std::map<int, std::string> mem_op_names;                // memcpy kind (-1: memset) -> "[CUDA memcpy Host-to-Device]"
 };
 
+// One NCCL kernel over the whole capture (whatever the window): what puts the clocks of several
+// exports of one run on one (analysis/clock_align.h).
+struct CommOpTime {
+  int64_t global_pid = 0;
+  int64_t start = 0, end = 0;
+  OpClass cls = OpClass::kNcclOther;
+};
+
 struct GpuWork {
   std::vector<ProcessGpuWork> processes;  // by globalPid
   GpuNames names;

@@ -25,6 +25,25 @@ struct ExportInfo {
   std::vector<std::string> not_captured;  // optional tables absent, with the option that makes them
 };
 
+// One export of a run captured in several (one nsys per rank or per node), and how its session
+// clock was put on the run's clock: the first export's session clock. Empty for one export.
+struct RunExport {
+  std::string file;          // as given (printed only when asked)
+  std::string name;          // the file's base name
+  std::string host;          // TARGET_INFO_SYSTEM_ENV Hostname; "" when not recorded
+  std::vector<int> ranks;    // the global ranks of its GPU processes
+  int64_t utc_start_ns = 0;  // TARGET_INFO_SESSION_START_TIME utcEpochNs; 0 when not recorded
+  // Added to every timestamp of the export: coarse (the difference of the recorded session
+  // starts) + refine_ns (from the ends of matched collectives).
+  int64_t offset_ns = 0;
+  int64_t refine_ns = 0;
+  // After alignment: the median distance between this export's ends of matched collectives and
+  // the reference export's (the alignment's error); -1 when no collective could be matched.
+  int64_t residual_ns = -1;
+  int64_t matched_ops = 0;  // collective ends used
+  std::string method;       // "reference", "session start (UTC)", "session start + collective ends"
+};
+
 struct KernelTotal {
   std::string name;
   OpClass cls = OpClass::kComputeOther;
@@ -224,8 +243,9 @@ struct Verdict {
 
 struct Report {
   static constexpr int kSchemaVersion = 2;  // of the JSON output; bump on breaking changes
-  ExportInfo export_info;
-  std::string rank_method;  // how ranks were assigned, said in words
+  ExportInfo export_info;                   // of the first export
+  std::vector<RunExport> run_exports;       // when the run was read from several exports
+  std::string rank_method;                  // how ranks were assigned, said in words
   int world_size = 0;
   std::vector<RankSummary> ranks;
   // Modules: groups first, each followed by its subtree (depth-first, by mean busy time), then

@@ -36,7 +36,7 @@ int64_t ToInt(std::string_view v) {
 // unread: environments hold tokens and keys.
 bool AllowedEnv(std::string_view name) {
   return StartsWith(name, "NCCL_") || StartsWith(name, "TORCH_") || name == "PYTORCH_CUDA_ALLOC_CONF" ||
-         name == "CUDA_VISIBLE_DEVICES";
+         name == "CUDA_VISIBLE_DEVICES" || model::IsLauncherRankVariable(name);
 }
 
 // CAPTURE_EVENT_TYPE values and the --trace token each comes from.
@@ -350,6 +350,19 @@ StatusOr<model::CaptureInfo> ReadCaptureInfo(const Database& db) {
   model::CaptureInfo info;
   if (db.HasTable("META_DATA_CAPTURE")) CPPROF_RETURN_IF_ERROR(ReadMetadata(db, info));
   if (db.HasTable("DIAGNOSTIC_EVENT")) CPPROF_RETURN_IF_ERROR(ReadMessages(db, info));
+  if (db.HasTable("TARGET_INFO_SESSION_START_TIME")) {
+    CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1",
+                                                     "reading TARGET_INFO_SESSION_START_TIME"));
+    if (st.Step() && st.IsInteger(0) && st.Int(0) > 0) info.utc_start_ns = st.Int(0);
+    CPPROF_RETURN_IF_ERROR(st.status());
+  }
+  if (db.HasTable("TARGET_INFO_SYSTEM_ENV")) {
+    CPPROF_ASSIGN_OR_RETURN(Statement st,
+                            db.Prepare("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1",
+                                       "reading the host name"));
+    if (st.Step()) info.host = st.Text(0);
+    CPPROF_RETURN_IF_ERROR(st.status());
+  }
   info.reconstructed_flags = ReconstructFlags(info);
   return info;
 }

@@ -6,6 +6,26 @@
 
 namespace cpprof::nsys {
 
+std::string KernelWhere(const ExportSchema& schema, const KernelColumns& cols) {
+  std::vector<std::string> terms;
+  if (!cols.rows.whole()) {
+    terms.push_back(fmt::format("rowid BETWEEN {} AND {}", cols.rows.first, cols.rows.last));
+  }
+  if (!cols.name_prefix.empty()) {
+    std::string prefix;
+    for (char c : cols.name_prefix) {
+      if (c == '%' || c == '_' || c == '\\') prefix += '\\';
+      prefix += c == '\'' ? std::string("''") : std::string(1, c);
+    }
+    // The names are few: their ids are looked up once, then each row is one lookup.
+    terms.push_back(fmt::format("{} IN (SELECT id FROM StringIds WHERE value LIKE '{}%' ESCAPE '\\')",
+                                schema.kernel_name_column, prefix));
+  }
+  std::string out;
+  for (const auto& t : terms) out += (out.empty() ? " WHERE " : " AND ") + t;
+  return out;
+}
+
 StatusOr<ExportSchema> ProbeExport(const Database& db) {
   const std::string& file = db.path();
   if (db.tables().empty()) {

@@ -98,12 +98,17 @@ struct KernelRow {
 struct KernelColumns {
   RowidRange rows;             // the whole table by default
   bool launch_config = false;  // grid and block sizes
+  // Only the kernels whose name starts with this ("nccl"): SQLite skips the others.
+  std::string name_prefix;
 };
 
 // `column` of `table` when the export has it, else NULL: one rule for optional columns.
 inline std::string ColumnOrNull(const Database& db, const char* table, const char* column) {
   return db.HasColumn(table, column) ? std::string(column) : std::string("NULL");
 }
+
+// The WHERE clause of ForEachKernel for `cols` ("" for the whole table).
+std::string KernelWhere(const ExportSchema& schema, const KernelColumns& cols);
 
 // Streams the kernel table (or a rowid range of it) in table order. A missing correlationId
 // column reads as NULL (has_correlation false).
@@ -118,9 +123,7 @@ Status ForEachKernel(const Database& db, const ExportSchema& schema, Fn&& fn, Ke
   CPPROF_ASSIGN_OR_RETURN(
       Statement st, db.Prepare("SELECT start, end, globalPid, deviceId, streamId, " + schema.kernel_name_column + ", " +
                                    ColumnOrNull(db, kKernelTable, "correlationId") + dims + " FROM " + kKernelTable +
-                                   (cols.rows.whole() ? std::string()
-                                                      : " WHERE rowid BETWEEN " + std::to_string(cols.rows.first) +
-                                                            " AND " + std::to_string(cols.rows.last)),
+                                   KernelWhere(schema, cols),
                                "reading kernels"));
   KernelRow r{};
   while (st.Step()) {

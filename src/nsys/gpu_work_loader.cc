@@ -22,6 +22,26 @@ StatusOr<std::unordered_map<int, std::string>> ReadMemcpyKindNames(const Databas
   return names;
 }
 
+StatusOr<std::vector<model::CommOpTime>> ReadCommOps(const Database& db, const ExportSchema& schema,
+                                                     const KernelClassifier& classify) {
+  std::vector<model::CommOpTime> out;
+  std::unordered_map<int64_t, OpClass> class_of;
+  StringTable strings(db);
+  KernelColumns cols;
+  cols.name_prefix = "nccl";
+  CPPROF_RETURN_IF_ERROR(ForEachKernel(
+      db, schema,
+      [&](const KernelRow& r) {
+        if (!r.valid_times) return;
+        auto [it, inserted] = class_of.try_emplace(r.name_id);
+        if (inserted) it->second = classify(strings.Get(r.name_id));
+        if (model::IsComm(it->second)) out.push_back({r.global_pid, r.start, r.end, it->second});
+      },
+      cols));
+  CPPROF_RETURN_IF_ERROR(strings.status());
+  return out;
+}
+
 StatusOr<std::vector<model::GpuProcess>> ReadGpuProcesses(const Database& db) {
   std::map<int64_t, std::map<int, int64_t>> counts;
   for (const char* table : {kKernelTable, kMemcpyTable, kMemsetTable}) {
@@ -137,25 +157,28 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
     }
     return c;
   };
-  CPPROF_RETURN_IF_ERROR(ForEachKernel(db, schema,
-                                       [&](const KernelRow& r) {
-                                         model::ProcessGpuWork& p = index.Get(r.global_pid);
-                                         ++p.ops_per_device[r.device];
-                                         if (!r.valid_times) {
-                                           ++p.invalid_ops;
-                                           return;
-                                         }
-                                         model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
-                                         int64_t start = r.start, end = r.end;
-                                         OpClass c = class_of(r.name_id);
-                                         auto& t = p.kernels[r.name_id];
-                                         ++t.capture_instances;
-                                         if (Skip(p, ot, window, start, end)) return;
-                                         AddOp(p, start, end, c, ot);
-                                         t.total_ns += end - start;
-                                         ++t.instances;
-                                       },
-                                       {rows}));
+  KernelColumns columns;
+  columns.rows = rows;
+  CPPROF_RETURN_IF_ERROR(ForEachKernel(
+      db, schema,
+      [&](const KernelRow& r) {
+        model::ProcessGpuWork& p = index.Get(r.global_pid);
+        ++p.ops_per_device[r.device];
+        if (!r.valid_times) {
+          ++p.invalid_ops;
+          return;
+        }
+        model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
+        int64_t start = r.start, end = r.end;
+        OpClass c = class_of(r.name_id);
+        auto& t = p.kernels[r.name_id];
+        ++t.capture_instances;
+        if (Skip(p, ot, window, start, end)) return;
+        AddOp(p, start, end, c, ot);
+        t.total_ns += end - start;
+        ++t.instances;
+      },
+      columns));
   return strings.status();
 }
 

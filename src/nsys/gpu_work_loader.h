@@ -39,6 +39,11 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
 // globalPid: counted by SQLite (GROUP BY), no op loaded. What rank assignment needs.
 StatusOr<std::vector<model::GpuProcess>> ReadGpuProcesses(const Database& db);
 
+// The NCCL kernels of the whole capture (names starting with "nccl" that `classify` calls
+// communication), in table order, valid times only: a scan that reads only those rows.
+StatusOr<std::vector<model::CommOpTime>> ReadCommOps(const Database& db, const ExportSchema& schema,
+                                                     const KernelClassifier& classify);
+
 // ENUM_CUDA_MEMCPY_OPER: copyKind -> display name as nsys prints it ("[CUDA memcpy Host-to-Device]").
 StatusOr<std::unordered_map<int, std::string>> ReadMemcpyKindNames(const Database& db);
 

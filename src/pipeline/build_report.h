@@ -20,9 +20,21 @@ struct ReportOptions {
   std::string window = "steady";
   // A regex for the iteration ranges ("domain:text"); "" uses the built-in marker names.
   std::string iteration_range;
+  // Several exports that do not look like one run (another command, or starts more than
+  // kMaxRunStartSpreadNs apart) are read as one anyway.
+  bool force = false;
 };
 
+// Exports of one run whose captures started further apart than this are refused (without force).
+inline constexpr int64_t kMaxRunStartSpreadNs = 600'000'000'000;  // 10 minutes
+
 StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions& options);
+
+// One readout of a run captured in several exports (one nsys per rank or per node): their
+// processes become the run's ranks (NCCL's payloads, else the launcher's rank variables, else
+// host and device order) and their clocks are put on the first export's (analysis/clock_align.h);
+// Report::run_exports says how. One path is the same as the overload above.
+StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const ReportOptions& options);
 
 // Peak GPU memory per rank (index = rank), when the export captured memory usage.
 std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report);

@@ -15,7 +15,7 @@ const std::string& Key(const std::string& range, const std::string& name) { retu
 
 }  // namespace
 
-std::vector<int> ModuleRowOfNode(const analysis::ModuleAttribution& modules, const model::Report& report) {
+std::vector<int> ModuleRowOfNode(const std::vector<analysis::ModuleTreeNode>& nodes, const model::Report& report) {
   std::map<std::string, int> row_of_path;
   std::vector<std::string> row_path(report.modules.size());
   for (size_t i = 0; i < report.modules.size(); ++i) {
@@ -23,7 +23,6 @@ std::vector<int> ModuleRowOfNode(const analysis::ModuleAttribution& modules, con
     row_path[i] = (m.parent < 0 ? std::string() : row_path[m.parent] + '\x1f') + Key(m.range, m.name);
     row_of_path.emplace(row_path[i], static_cast<int>(i));
   }
-  const auto& nodes = modules.nodes();
   std::vector<std::string> node_path(nodes.size());
   std::vector<int> out(nodes.size(), -1);
   for (size_t n = 0; n < nodes.size(); ++n) {  // a parent's id is smaller than its children's
@@ -36,8 +35,8 @@ std::vector<int> ModuleRowOfNode(const analysis::ModuleAttribution& modules, con
 }
 
 Status AddTimeline(std::vector<model::IterationWindow> iterations, model::GpuWork& work,
-                   const std::vector<size_t>& process_of_rank, const analysis::ModuleAttribution* modules, int max_bins,
-                   model::Report& report) {
+                   const std::vector<size_t>& process_of_rank, const std::vector<analysis::ModuleTreeNode>* modules,
+                   int max_bins, model::Report& report) {
   model::Timeline& tl = report.timeline;
   tl.built = true;
   tl.max_bins = max_bins;
@@ -53,7 +52,7 @@ Status AddTimeline(std::vector<model::IterationWindow> iterations, model::GpuWor
     for (size_t n = 0; n < row.size(); ++n) {
       // The node's own row, else its nearest ancestor's (rows folded away).
       int r = -1;
-      for (int a = static_cast<int>(n); a >= 0 && r < 0; a = modules->nodes()[a].parent) r = row[a];
+      for (int a = static_cast<int>(n); a >= 0 && r < 0; a = (*modules)[a].parent) r = row[a];
       if (r < 0 || n == analysis::kUnattributed) continue;
       // Walk up the rows: the top-level row, and the row just below it.
       int below = -1;

@@ -202,6 +202,7 @@ Json HtmlData(const model::Report& r, const RenderOptions& o) {
   }
   j["phases"] = phases;
   j["imbalance"] = ImbalanceJson(r);
+  if (!r.run_exports.empty()) j["run_exports"] = RunExportsJson(r, o.show_paths);
   j["window"] = WindowJson(r);
   j["verdict"] = VerdictJson(r);
   j["timeline"] = TimelineJson(r, t0);

@@ -539,6 +539,70 @@ void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream&
   }
 }
 
+namespace {
+
+// "0-3, 5" for sorted ranks.
+std::string RankList(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + (j == i ? std::to_string(ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]));
+    i = j + 1;
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string UsOrDash(int64_t ns, bool known) {
+  return known ? fmt::format("{:.1f}", static_cast<double>(ns) / 1e3) : "-";
+}
+
+}  // namespace
+
+void PrintRunExports(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  if (r.run_exports.empty()) return;
+  int64_t worst = -1;
+  for (const auto& x : r.run_exports) worst = std::max(worst, x.residual_ns);
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < r.run_exports.size(); ++i) {
+    const auto& x = r.run_exports[i];
+    rows.push_back({x.name, x.host.empty() ? "-" : x.host, RankList(x.ranks), Ms(x.offset_ns),
+                    UsOrDash(x.refine_ns, i > 0 && x.matched_ops > 0), UsOrDash(x.residual_ns, x.residual_ns >= 0),
+                    x.method});
+  }
+  const std::string title =
+      fmt::format("One run from {} exports, on the first export's session clock", r.run_exports.size());
+  const std::string note =
+      worst >= 0 ? fmt::format(
+                       "offset = added to the export's timestamps (session starts, then refined by matching "
+                       "collective ends); residual = the alignment's error: waiting and straggler numbers across "
+                       "exports are good to about {:.1f} us",
+                       static_cast<double>(worst) / 1e3)
+                 : "offset = added to the export's timestamps (from the recorded session starts); no collective "
+                   "could refine it: waiting and straggler numbers across exports are good only to the hosts' clock "
+                   "sync";
+  if (o.markdown) {
+    out << "### " << title << "\n\n";
+    MdTable t({"export", "host", "ranks", "offset ms", "refined us", "residual us", "method"},
+              {false, false, false, true, true, true, false});
+    for (auto& row : rows) t.AddRow(std::move(row));
+    t.Print(out);
+    out << '\n' << note << ".\n\n";
+    return;
+  }
+  out << title << ":\n";
+  TextTable t({{"export", TextTable::Align::kLeft, 40},
+               {"host", TextTable::Align::kLeft, 24},
+               {"ranks", TextTable::Align::kLeft, 24},
+               {"offset ms"},
+               {"refined us"},
+               {"residual us"},
+               {"method", TextTable::Align::kLeft}});
+  for (auto& row : rows) t.AddRow(std::move(row));
+  t.Print(out, "  ");
+  out << "  " << note << "\n\n";
+}
+
 void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
   ReadoutOptions md = o;
   md.markdown = true;
@@ -560,6 +624,7 @@ void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::o
   t.Print(out);
   out << fmt::format("\nRanks assigned by {}. span = {}; busy = union of all GPU work.\n\n", r.rank_method,
                      r.window.whole_capture ? "first to last GPU op (start-up included)" : "the window");
+  PrintRunExports(r, md, out);
   PrintBudget(r, md, out);
   PrintIterations(r, md, out);
   PrintModules(r, md, out);

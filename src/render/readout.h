@@ -42,6 +42,10 @@ void PrintMemory(const model::Report& r, const ReadoutOptions& o, std::ostream& 
 // diagnostics (inert options and why, what nsys did not say).
 void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
 
+// A run read from several exports: each export, its ranks and how its clock was aligned (offset,
+// refinement, residual). Nothing for one export.
+void PrintRunExports(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
+
 // The whole readout in Markdown, short enough to paste into a PR.
 void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::ostream& out);
 

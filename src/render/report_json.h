@@ -17,5 +17,8 @@ nlohmann::ordered_json ImbalanceJson(const model::Report& r);
 // The window the numbers cover, with the iterations found.
 nlohmann::ordered_json WindowJson(const model::Report& r);
 nlohmann::ordered_json VerdictJson(const model::Report& r);
+// A run read from several exports: each export, its ranks and its clock alignment (file paths
+// only with `show_paths`).
+nlohmann::ordered_json RunExportsJson(const model::Report& r, bool show_paths);
 
 }  // namespace cpprof::render

@@ -155,6 +155,25 @@ Json ImbalanceJson(const model::Report& r) {
   return j;
 }
 
+Json RunExportsJson(const model::Report& r, bool show_paths) {
+  Json out = Json::array();
+  for (const auto& x : r.run_exports) {
+    Json e;
+    if (show_paths) e["file"] = x.file;
+    e["name"] = x.name;
+    e["host"] = x.host;
+    e["ranks"] = x.ranks;
+    e["utc_start_ns"] = x.utc_start_ns;
+    e["offset_ns"] = x.offset_ns;
+    e["refine_ns"] = x.refine_ns;
+    e["residual_ns"] = x.residual_ns;
+    e["matched_ops"] = x.matched_ops;
+    e["method"] = x.method;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 Json WindowJson(const model::Report& r) {
   const auto& w = r.window;
   Json j;
@@ -324,6 +343,7 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
   t.Print(out, "  ");
   out << "  hidden comm % = time communication overlapped compute / communication time\n\n";
 
+  PrintRunExports(r, ro, out);
   PrintBudget(r, ro, out);
   PrintIterations(r, ro, out);
   PrintModules(r, ro, out);
@@ -369,6 +389,7 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
   ex["captured"] = r.export_info.captured;
   ex["not_captured"] = r.export_info.not_captured;
   j["export"] = ex;
+  if (!r.run_exports.empty()) j["run_exports"] = RunExportsJson(r, o.show_paths);
   j["window"] = WindowJson(r);
   j["verdict"] = VerdictJson(r);
   j["ranks"] = {{"method", r.rank_method}, {"world_size", r.world_size}, {"count", r.ranks.size()}};

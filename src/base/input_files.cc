@@ -1,0 +1,106 @@
+#include "base/input_files.h"
+
+#include <fmt/format.h>
+#include <glob.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+namespace cpprof {
+
+bool NaturalLess(std::string_view a, std::string_view b) {
+  size_t i = 0, j = 0;
+  int zeros = 0;  // equal numbers with different leading zeros: fewer first, if nothing else differs
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      size_t i0 = i, j0 = j;
+      while (i0 < a.size() && a[i0] == '0') ++i0;
+      while (j0 < b.size() && b[j0] == '0') ++j0;
+      size_t i1 = i0, j1 = j0;
+      while (i1 < a.size() && digit(a[i1])) ++i1;
+      while (j1 < b.size() && digit(b[j1])) ++j1;
+      if (i1 - i0 != j1 - j0) return i1 - i0 < j1 - j0;
+      int c = a.substr(i0, i1 - i0).compare(b.substr(j0, j1 - j0));
+      if (c != 0) return c < 0;
+      if (zeros == 0 && i1 - i != j1 - j) zeros = i1 - i < j1 - j ? -1 : 1;
+      i = i1, j = j1;
+      continue;
+    }
+    if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+    ++i, ++j;
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return zeros < 0;
+}
+
+namespace {
+
+void SortNaturally(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end(), [](const std::string& a, const std::string& b) { return NaturalLess(a, b); });
+}
+
+bool IsPattern(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& args, std::string_view extension) {
+  std::vector<std::string> out;
+  for (const auto& arg : args) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(arg, ec)) {
+      std::vector<std::string> found;
+      int other_reports = 0;
+      for (const auto& entry : std::filesystem::directory_iterator(arg, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (EndsWith(name, extension) && !entry.is_directory(ec)) found.push_back(entry.path().string());
+        if (EndsWith(name, ".nsys-rep")) ++other_reports;
+      }
+      if (ec) return Status(ExitCode::kBadInput, fmt::format("cannot list '{}': {}", arg, ec.message()));
+      if (found.empty()) {
+        return Status(ExitCode::kUsage,
+                      other_reports ? fmt::format("'{}' holds {} .nsys-rep report(s) but no {} export: export each "
+                                                  "with 'nsys export --type sqlite REPORT.nsys-rep'",
+                                                  arg, other_reports, extension)
+                                    : fmt::format("'{}' holds no {} export", arg, extension));
+      }
+      SortNaturally(found);
+      out.insert(out.end(), found.begin(), found.end());
+      continue;
+    }
+    struct stat st {};
+    if (IsPattern(arg) && ::stat(arg.c_str(), &st) != 0) {
+      glob_t g{};
+      int rc = ::glob(arg.c_str(), 0, nullptr, &g);
+      std::vector<std::string> found;
+      if (rc == 0) {
+        for (size_t i = 0; i < g.gl_pathc; ++i) found.emplace_back(g.gl_pathv[i]);
+      }
+      ::globfree(&g);
+      if (found.empty()) return Status(ExitCode::kUsage, fmt::format("'{}' matches no file", arg));
+      SortNaturally(found);
+      out.insert(out.end(), found.begin(), found.end());
+      continue;
+    }
+    out.push_back(arg);
+  }
+  // One file named twice (a glob and a file, or through another path) would count its ranks twice.
+  std::set<std::pair<dev_t, ino_t>> seen;
+  for (const auto& path : out) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) continue;
+    if (!seen.insert({st.st_dev, st.st_ino}).second) {
+      return Status(ExitCode::kUsage, fmt::format("'{}' is given twice: each export may be read once", path));
+    }
+  }
+  return out;
+}
+
+}  // namespace cpprof

@@ -1,0 +1,25 @@
+// The exports named on a command line: files, directories (the exports in them) and glob
+// patterns (quoted, so that cpprof expands them: `cpprof report 'run/rep.*.sqlite'`), in a
+// natural order (rep.2 before rep.10).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace cpprof {
+
+// Each argument in turn: an existing file is itself; a directory gives its files ending in
+// `extension`, naturally sorted; a pattern with * ? or [ gives its matches, naturally sorted.
+// A path that does not exist is kept as it is (the reader says what is wrong with it).
+// Errors (kUsage): a directory without such files, a pattern that matches nothing, a file named
+// twice.
+StatusOr<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& args,
+                                                std::string_view extension = ".sqlite");
+
+// a < b with digit runs compared as numbers: "rep.2" < "rep.10".
+bool NaturalLess(std::string_view a, std::string_view b);
+
+}  // namespace cpprof

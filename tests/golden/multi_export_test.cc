@@ -1,0 +1,180 @@
+// One readout from several exports (one nsys per rank): real 2-rank H200 captures split into one
+// export per process, as per-rank capture would have written them, with the second export's
+// session started later and its host clock off by a known amount. The merged readout must equal
+// the readout of the single export, and the alignment must find the clock error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace cpprof::testing {
+namespace {
+
+using nlohmann::json;
+constexpr int64_t kUs = 1000, kMs = 1000 * kUs;
+
+json Report(std::vector<std::string> args) {
+  args.insert(args.begin(), {"report", "--format", "json"});
+  CliResult r = RunCli(args);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  return r.rc == 0 ? json::parse(r.out) : json();
+}
+
+std::string Dir(const std::string& name) { return TempDir() + "/multi/" + name; }
+
+// The merged readout says the same as the single export's: ops per rank exactly, per-module
+// busy time within 5 % (here: equal but for the alignment's error), waiting and transfer.
+void ExpectSameReadout(const json& single, const json& merged) {
+  ASSERT_EQ(single["per_rank"].size(), merged["per_rank"].size());
+  for (size_t r = 0; r < single["per_rank"].size(); ++r) {
+    const json& a = single["per_rank"][r];
+    const json& b = merged["per_rank"][r];
+    EXPECT_EQ(a["ops"], b["ops"]) << "rank " << r;
+    EXPECT_EQ(a["device"], b["device"]) << "rank " << r;
+    for (const char* k : {"busy_ns", "compute_ns", "comm_ns", "wait_ns", "transfer_ns"}) {
+      double x = a[k], y = b[k];
+      EXPECT_NEAR(x, y, 0.05 * std::max(x, 1e6)) << "rank " << r << " " << k;
+    }
+  }
+  const json& ma = single["modules"]["rows"];
+  const json& mb = merged["modules"]["rows"];
+  ASSERT_EQ(ma.size(), mb.size());
+  for (size_t i = 0; i < ma.size(); ++i) {
+    EXPECT_EQ(ma[i]["name"], mb[i]["name"]);
+    for (size_t r = 0; r < ma[i]["per_rank"].size(); ++r) {
+      double x = ma[i]["per_rank"][r]["busy_ns"], y = mb[i]["per_rank"][r]["busy_ns"];
+      EXPECT_NEAR(x, y, 0.05 * x + 1000) << ma[i]["name"] << " rank " << r;
+      EXPECT_EQ(ma[i]["per_rank"][r]["ops"], mb[i]["per_rank"][r]["ops"]) << ma[i]["name"] << " rank " << r;
+    }
+  }
+  EXPECT_EQ(single["imbalance"]["straggler_rank"], merged["imbalance"]["straggler_rank"]);
+  EXPECT_EQ(single["window"]["kind"], merged["window"]["kind"]);
+  EXPECT_NEAR(double(single["window"]["start_ns"]), double(merged["window"]["start_ns"]), 50 * kUs);
+}
+
+TEST(MultiExport, PerRankExportsGiveTheSingleExportsReadout) {
+  const std::string real = RealExport("cpfold-ring-1x2");
+  SplitOptions split;
+  split.start_later_ns = {0, 3'217 * kUs};  // rank 1's nsys started 3.217 ms later
+  split.utc_error_ns = {0, 1'700 * kUs};    // and its host clock is 1.7 ms fast
+  std::vector<std::string> parts = SplitPerProcess(real, Dir("ring"), split);
+  ASSERT_EQ(parts.size(), 2u);
+  json single = Report({real});
+  json merged = Report(parts);
+  ExpectSameReadout(single, merged);
+  // These captures carry no NCCL rank payloads (NCCL 2.28 under nsys 2025.3): device order in
+  // the single export, host, export and device order across exports.
+  EXPECT_EQ(single["ranks"]["method"], "device order (the export has no NCCL rank payloads)");
+  EXPECT_EQ(merged["ranks"]["method"],
+            "host name, export and device order (no NCCL rank payloads or launcher rank variables)");
+  const json& ex = merged["run_exports"];
+  ASSERT_EQ(ex.size(), 2u);
+  EXPECT_EQ(ex[0]["name"], "rep.0.sqlite");
+  EXPECT_EQ(ex[0]["ranks"], json::array({0}));
+  EXPECT_EQ(ex[1]["ranks"], json::array({1}));
+  EXPECT_EQ(ex[0]["offset_ns"], 0);
+  // The refinement undoes the clock error, the offset the later start: within the residual.
+  EXPECT_NEAR(double(ex[1]["refine_ns"]), -1'700.0 * kUs, 50 * kUs);
+  EXPECT_NEAR(double(ex[1]["offset_ns"]), 3'217.0 * kUs, 50 * kUs);
+  EXPECT_GE(ex[1]["residual_ns"], 0);
+  EXPECT_LT(ex[1]["residual_ns"], 50 * kUs);
+  EXPECT_GT(ex[1]["matched_ops"], 10);
+}
+
+TEST(MultiExport, StragglerAcrossExportsIsTheDelayedRank) {
+  // Rank 1 was made 2 ms late before every ring shift: the straggler, and rank 0's waiting, must
+  // survive reading the ranks from two exports with skewed clocks.
+  const std::string real = RealExport("cpfold-ring-1x2-delay");
+  SplitOptions split;
+  split.start_later_ns = {0, 812 * kUs};
+  split.utc_error_ns = {0, -2'900 * kUs};
+  json single = Report({real});
+  json merged = Report(SplitPerProcess(real, Dir("delay"), split));
+  ExpectSameReadout(single, merged);
+  EXPECT_EQ(merged["imbalance"]["straggler_rank"], 1);
+  EXPECT_NEAR(double(merged["per_rank"][0]["wait_ns"]), double(single["per_rank"][0]["wait_ns"]),
+              0.02 * double(single["per_rank"][0]["wait_ns"]));
+  EXPECT_LT(merged["run_exports"][1]["residual_ns"], 50 * kUs);
+}
+
+TEST(MultiExport, RanksFromTheLaunchersEnvironmentWithoutNcclPayloads) {
+  const std::string real = RealExport("cpfold-ring-1x2");
+  SplitOptions split;
+  split.drop_nccl_rank_payloads = true;
+  split.env_rank = {1, 0};  // the process on device 0 was RANK 1
+  json merged = Report(SplitPerProcess(real, Dir("env"), split));
+  EXPECT_EQ(merged["ranks"]["method"], "the launcher's RANK (or SLURM_PROCID) recorded in each export");
+  EXPECT_EQ(merged["run_exports"][0]["ranks"], json::array({1}));
+  EXPECT_EQ(merged["run_exports"][1]["ranks"], json::array({0}));
+  EXPECT_EQ(merged["per_rank"][0]["device"], 1);
+
+  SplitOptions bare;
+  bare.drop_nccl_rank_payloads = true;
+  json by_order = Report(SplitPerProcess(real, Dir("bare"), bare));
+  EXPECT_EQ(by_order["ranks"]["method"],
+            "host name, export and device order (no NCCL rank payloads or launcher rank variables)");
+  EXPECT_EQ(by_order["per_rank"][0]["device"], 0);
+}
+
+TEST(MultiExport, DirectoryAndGlobAreTheSameRun) {
+  const std::string real = RealExport("cpfold-ring-1x2");
+  std::vector<std::string> parts = SplitPerProcess(real, Dir("dir"), {});
+  json files = Report(parts);
+  json dir = Report({Dir("dir")});
+  json glob = Report({Dir("dir") + "/rep.*.sqlite"});
+  EXPECT_EQ(files, dir);
+  EXPECT_EQ(files, glob);
+  EXPECT_NEAR(double(files["run_exports"][1]["offset_ns"]), 0, 50 * kUs);
+
+  CliResult twice = RunCli({"report", parts[0], Dir("dir")});
+  EXPECT_EQ(twice.rc, 2);
+  EXPECT_NE(twice.err.find("given twice"), std::string::npos) << twice.err;
+  CliResult none = RunCli({"report", Dir("dir") + "/nothing.*.sqlite"});
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_NE(none.err.find("matches no file"), std::string::npos) << none.err;
+}
+
+TEST(MultiExport, ExportsOfDifferentRunsAreRefusedUnlessForced) {
+  std::vector<std::string> ring = SplitPerProcess(RealExport("cpfold-ring-1x2"), Dir("run-a"), {});
+  std::vector<std::string> e2e = SplitPerProcess(RealExport("cpfold-e2e-1x2"), Dir("run-b"), {});
+  CliResult r = RunCli({"report", ring[0], e2e[1]});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("not from one run"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+  CliResult forced = RunCli({"report", "--force", ring[0], e2e[1]});
+  EXPECT_EQ(forced.rc, 0) << forced.err;
+}
+
+TEST(MultiExport, TextAndMarkdownSayHowTheClocksWereAligned) {
+  const std::string real = RealExport("cpfold-ring-1x2");
+  SplitOptions split;
+  split.utc_error_ns = {0, 500 * kUs};
+  std::vector<std::string> parts = SplitPerProcess(real, Dir("text"), split);
+  CliResult text = RunCli({"report", parts[0], parts[1]});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("One run from 2 exports, on the first export's session clock:"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("refined by"), std::string::npos);
+  EXPECT_NE(text.out.find("residual"), std::string::npos);
+  CliResult md = RunCli({"report", "--format", "md", parts[0], parts[1]});
+  ASSERT_EQ(md.rc, 0) << md.err;
+  EXPECT_NE(md.out.find("### One run from 2 exports"), std::string::npos);
+}
+
+TEST(MultiExport, DiffTakesARunPerSide) {
+  const std::string real = RealExport("cpfold-ring-1x2");
+  SplitPerProcess(real, Dir("side-a"), {});
+  SplitOptions later;
+  later.start_later_ns = {0, 1'000 * kUs};
+  SplitPerProcess(real, Dir("side-b"), later);
+  CliResult r = RunCli({"diff", "--sanity", Dir("side-a"), Dir("side-b")});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  CliResult mixed = RunCli({"diff", "--sanity", real, Dir("side-b")});
+  EXPECT_EQ(mixed.rc, 0) << mixed.out << mixed.err;
+}
+
+}  // namespace
+}  // namespace cpprof::testing
