@@ -24,15 +24,15 @@
 namespace cpprof::analysis {
 
 struct ClockInput {
-  int64_t utc_start_ns = 0;               // 0: not recorded
-  std::vector<model::CommOpTime> comm;    // the export's NCCL kernels, its own clock
+  int64_t utc_start_ns = 0;             // 0: not recorded
+  std::vector<model::CommOpTime> comm;  // the export's NCCL kernels, its own clock
 };
 
 struct ClockAlignment {
-  int64_t offset_ns = 0;    // add to the export's timestamps
-  int64_t refine_ns = 0;    // the part of offset_ns from the collectives
-  int64_t residual_ns = -1; // -1: nothing matched
-  int64_t matched_ops = 0;  // end differences used
+  int64_t offset_ns = 0;     // add to the export's timestamps
+  int64_t refine_ns = 0;     // the part of offset_ns from the collectives
+  int64_t residual_ns = -1;  // -1: nothing matched
+  int64_t matched_ops = 0;   // end differences used
   std::string method;
 };
 

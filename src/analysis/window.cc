@@ -61,6 +61,25 @@ MarkerKind IterationMarkerKind(std::string_view range) {
   return MarkerKind::kNone;
 }
 
+void AddIterationStats(model::Window& w) {
+  const std::string_view kStats = "; per iteration ";
+  if (size_t at = w.description.find(kStats); at != std::string::npos) w.description.resize(at);
+  w.iter_median_ns = w.iter_min_ns = w.iter_max_ns = 0;
+  std::vector<int64_t> lengths;
+  for (const auto& t : w.iterations) {
+    if (t.in_window) lengths.push_back(t.end_ns - t.start_ns);
+  }
+  if (!lengths.empty()) {
+    std::sort(lengths.begin(), lengths.end());
+    size_t m = lengths.size();
+    w.iter_median_ns = m % 2 ? lengths[m / 2] : (lengths[m / 2 - 1] + lengths[m / 2]) / 2;
+    w.iter_min_ns = lengths.front();
+    w.iter_max_ns = lengths.back();
+    w.description +=
+        fmt::format("; per iteration {} median ({} to {})", Ms(w.iter_median_ns), Ms(w.iter_min_ns), Ms(w.iter_max_ns));
+  }
+}
+
 StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std::string& method,
                                      const std::string& spec) {
   model::Window w;
@@ -178,19 +197,7 @@ StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std
     for (auto& t : w.iterations) t.in_window = t.start_ns >= a && t.end_ns <= b;
     w.description = fmt::format("window: session time {:.6f} s to {:.6f} s (--window)", a / 1e9, b / 1e9);
   }
-  std::vector<int64_t> lengths;
-  for (const auto& t : w.iterations) {
-    if (t.in_window) lengths.push_back(t.end_ns - t.start_ns);
-  }
-  if (!lengths.empty()) {
-    std::sort(lengths.begin(), lengths.end());
-    size_t m = lengths.size();
-    w.iter_median_ns = m % 2 ? lengths[m / 2] : (lengths[m / 2 - 1] + lengths[m / 2]) / 2;
-    w.iter_min_ns = lengths.front();
-    w.iter_max_ns = lengths.back();
-    w.description +=
-        fmt::format("; per iteration {} median ({} to {})", Ms(w.iter_median_ns), Ms(w.iter_min_ns), Ms(w.iter_max_ns));
-  }
+  AddIterationStats(w);
   return w;
 }
 

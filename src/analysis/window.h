@@ -39,6 +39,10 @@ struct IterationMark {
 // ones included) or "A:B" (seconds on the session clock, as the readout prints them; "ms" or
 // "us" after a number changes its unit). `method` says how the marks were found.
 // Errors (exit code kUsage) say what is wrong with the spec.
+// The per-iteration wall times (median, min, max) of the iterations in the window, said at the
+// end of its description (replacing what an earlier call said).
+void AddIterationStats(model::Window& w);
+
 StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std::string& method,
                                      const std::string& spec);
 

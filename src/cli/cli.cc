@@ -27,8 +27,16 @@ constexpr CommandDef kCommands[] = {
      "  cpprof report run.sqlite --format json | jq '.per_rank[0].comm_ns'\n"
      "  cpprof report run.sqlite --format csv --top 20 > run.csv\n"
      "  cpprof report run.sqlite --format html -o run.html\n"
-     "  CPPROF_TIMING=1 CPPROF_THREADS=1 cpprof report big.sqlite   # time and memory per stage, one thread\n",
+     "  CPPROF_TIMING=1 CPPROF_THREADS=1 cpprof report big.sqlite   # time and memory per stage, one thread\n"
+     "  cpprof report run/                             # a run captured per rank or per node: one readout, one clock\n"
+     "  cpprof report 'run/rep.*.sqlite' --format md  # the same, by a (quoted) glob\n"
+     "  cpprof report --partial rep.7.sqlite -o rep.7.partial.json   # map step; then: cpprof merge\n",
      MakeReportCommand},
+    {"merge", "the readout of a run from the partials of its exports ('report --partial'): the reduce step",
+     "  cpprof merge run/*.partial.json\n"
+     "  cpprof merge run/ --format json -o run.json\n"
+     "  sbatch --array=0-63 map.sh && cpprof merge 'out/rep.*.partial.json' --format md   # see docs/multi-node.md\n",
+     MakeMergeCommand},
     {"stats", "drop-in for 'nsys stats' reports on an export: same CSV, far faster",
      "  cpprof stats --report cuda_gpu_kern_sum run.sqlite\n"
      "  cpprof stats --report cuda_gpu_kern_sum --format table run.sqlite\n"

@@ -42,5 +42,6 @@ std::unique_ptr<Command> MakeTraceJsonCommand();
 std::unique_ptr<Command> MakeProfileCommand();
 std::unique_ptr<Command> MakeDiffCommand();
 std::unique_ptr<Command> MakeExportCommand();
+std::unique_ptr<Command> MakeMergeCommand();
 
 }  // namespace cpprof::cli

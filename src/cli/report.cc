@@ -1,14 +1,14 @@
 // cpprof report FILE.sqlite... [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules
 // FILE] [--show-paths]
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "base/atomic_file.h"
 #include "base/input_files.h"
 #include "cli/command.h"
+#include "cli/report_output.h"
 #include "pipeline/build_report.h"
-#include "render/html_render.h"
-#include "render/report_render.h"
+#include "pipeline/partial_json.h"
+#include "pipeline/run_reader.h"
 
 namespace cpprof::cli {
 
@@ -59,6 +59,9 @@ class ReportCommand : public Command {
                    "pattern are warm-up. RE2 syntax (https://github.com/google/re2/wiki/Syntax)");
     app.add_option("--top", options_.top_kernels, "Kernels listed per rank (0: all)")->capture_default_str();
     app.add_flag("--show-paths", render_.show_paths, "Include the export's path in the output");
+    app.add_flag("--partial", partial_,
+                 "The map step of a run too big for one machine: write this export's part of the readout (JSON, "
+                 "cpprof.partial/1) for 'cpprof merge', which gives the run's readout from all the parts");
   }
 
   StatusOr<int> Run(Context& ctx) override {
@@ -76,50 +79,32 @@ class ReportCommand : public Command {
     }
     if (!exclude_ranges_.empty()) CPPROF_RETURN_IF_ERROR(config.SetExcludedWork(exclude_ranges_));
     options_.modules = &config;
-    const bool to_stdout = output_.empty() || output_ == "-";
-    if (format_ == "html" && to_stdout && isatty(STDOUT_FILENO)) {
-      return Status(ExitCode::kUsage,
-                    "report: --format html writes a whole page: give -o OUT.html (or redirect "
-                    "stdout: cpprof report RUN.sqlite --format html > OUT.html)");
-    }
+    CPPROF_RETURN_IF_ERROR(CheckHtmlDestination(partial_ ? "json" : format_, output_, "report"));
     WriteFileOptions write;
     write.replace_existing = force_;
     write.inputs = files;
+    const bool to_stdout = output_.empty() || output_ == "-";
     if (!to_stdout) CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));  // said before the long work
-    options_.timeline = format_ == "html";
     options_.force = force_;
-    CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(files, options_));
-    auto print = [&](std::ostream& out) {
-      if (format_ == "json") {
-        render::PrintReportJson(report, render_, out);
-      } else if (format_ == "md") {
-        render::PrintReportMarkdown(report, render_, out);
-      } else if (format_ == "csv") {
-        render::PrintReportCsv(report, render_, out);
-      } else if (format_ == "html") {
-        render::PrintReportHtml(report, render_, out);
-      } else {
-        render::PrintReportText(report, render_, out);
+    if (partial_) {
+      // The map step: this export's part of the run, for `cpprof merge`.
+      CPPROF_ASSIGN_OR_RETURN(pipeline::RunPartial run, pipeline::ReadRun(files, options_));
+      if (to_stdout) {
+        pipeline::WritePartialJson(run, ctx.out);
+        return 0;
       }
-    };
-    if (to_stdout) {
-      print(ctx.out);
-    } else {
       CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
           output_,
           [&](std::ostream& out) {
-            print(out);
+            pipeline::WritePartialJson(run, out);
             return OkStatus();
           },
           write));
+      return 0;
     }
-    // Diagnostics go to stderr (JSON carries them too): what the export lacks, said once.
-    if (!report.export_info.not_captured.empty()) {
-      std::string list;
-      for (const auto& n : report.export_info.not_captured) list += (list.empty() ? "" : "; ") + n;
-      ctx.err << fmt::format("cpprof: note: not captured: {}\n", list);
-    }
-    for (const auto& n : report.notes) ctx.err << "cpprof: note: " << n << '\n';
+    options_.timeline = format_ == "html";
+    CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(files, options_));
+    CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx));
     return 0;
   }
 
@@ -130,6 +115,7 @@ class ReportCommand : public Command {
   std::string modules_file_;
   std::string exclude_ranges_;
   bool print_config_ = false;
+  bool partial_ = false;
   bool force_ = false;
   pipeline::ReportOptions options_;
   render::RenderOptions render_;

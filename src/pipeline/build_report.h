@@ -36,6 +36,11 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
 // Report::run_exports says how. One path is the same as the overload above.
 StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const ReportOptions& options);
 
+// The report of a run read up to its ranks' matching (pipeline/run_partial.h): waiting vs
+// transfer, modules, imbalance, verdict.
+struct RunPartial;
+model::Report FinishReport(RunPartial run);
+
 // Peak GPU memory per rank (index = rank), when the export captured memory usage.
 std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report);
 

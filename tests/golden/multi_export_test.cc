@@ -176,5 +176,71 @@ TEST(MultiExport, DiffTakesARunPerSide) {
   EXPECT_EQ(mixed.rc, 0) << mixed.out << mixed.err;
 }
 
+// The map and reduce steps: a partial per export, merged, give the direct readout but for each
+// rank's window being its own iterations (the edges differ by the ranks' start spread).
+TEST(MultiExportPartials, MergeOfPartialsGivesTheDirectReadout) {
+  const std::string real = RealExport("cpfold-ring-1x2-delay");
+  SplitOptions split;
+  split.start_later_ns = {0, 2'400 * kUs};
+  split.utc_error_ns = {0, 900 * kUs};
+  std::vector<std::string> parts = SplitPerProcess(real, Dir("partials"), split);
+  std::vector<std::string> partials;
+  for (const auto& p : parts) {
+    std::string out = p.substr(0, p.size() - std::string(".sqlite").size()) + ".partial.json";
+    CliResult r = RunCli({"report", "--partial", p, "-o", out});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    partials.push_back(out);
+  }
+  json direct = Report(parts);
+  CliResult m = RunCli({"merge", "--format", "json", Dir("partials")});
+  ASSERT_EQ(m.rc, 0) << m.err;
+  json merged = json::parse(m.out);
+  ASSERT_EQ(direct["per_rank"].size(), merged["per_rank"].size());
+  for (size_t r = 0; r < direct["per_rank"].size(); ++r) {
+    const json& a = direct["per_rank"][r];
+    const json& b = merged["per_rank"][r];
+    EXPECT_NEAR(double(a["ops"]), double(b["ops"]), 0.005 * double(a["ops"])) << "rank " << r;
+    for (const char* k : {"busy_ns", "compute_ns", "wait_ns", "transfer_ns", "span_ns"}) {
+      EXPECT_NEAR(double(a[k]), double(b[k]), 0.05 * std::max(double(a[k]), 1e6)) << "rank " << r << " " << k;
+    }
+  }
+  EXPECT_EQ(merged["imbalance"]["straggler_rank"], 1);
+  EXPECT_EQ(direct["modules"]["rows"].size(), merged["modules"]["rows"].size());
+  for (size_t i = 0; i < direct["modules"]["rows"].size(); ++i) {
+    const json& a = direct["modules"]["rows"][i];
+    const json& b = merged["modules"]["rows"][i];
+    EXPECT_EQ(a["name"], b["name"]);
+    EXPECT_NEAR(double(a["mean_busy_ns"]), double(b["mean_busy_ns"]), 0.05 * double(a["mean_busy_ns"]) + 1000)
+        << a["name"];
+  }
+  EXPECT_NEAR(double(merged["run_exports"][1]["refine_ns"]), -900.0 * kUs, 50 * kUs);
+  EXPECT_LT(merged["run_exports"][1]["residual_ns"], 50 * kUs);
+  EXPECT_NE(merged["window"]["description"].get<std::string>().find("merged from partials"), std::string::npos);
+
+  // The same partial twice, a damaged one, and partials of different options are refused.
+  CliResult twice = RunCli({"merge", partials[0], partials[0]});
+  EXPECT_EQ(twice.rc, 2) << twice.err;
+  std::string damaged = Dir("partials") + "/damaged.partial.json";
+  WriteFile(damaged, ReadFile(partials[0]).substr(0, 5000));
+  CliResult bad = RunCli({"merge", partials[1], damaged});
+  EXPECT_EQ(bad.rc, 4) << bad.err;
+  EXPECT_NE(bad.err.find("is not a cpprof partial"), std::string::npos) << bad.err;
+  std::string all_window = Dir("partials") + "/rep.1.all.partial.json";
+  ASSERT_EQ(RunCli({"report", "--partial", "--window", "all", parts[1], "-o", all_window}).rc, 0);
+  CliResult mixed = RunCli({"merge", partials[0], all_window});
+  EXPECT_EQ(mixed.rc, 2);
+  EXPECT_NE(mixed.err.find("different options"), std::string::npos) << mixed.err;
+}
+
+TEST(MultiExportPartials, OnePartialMergedIsTheReport) {
+  const std::string real = RealExport("cpfold-train-1x2");
+  std::string out = Dir("one") + "/train.partial.json";
+  std::filesystem::create_directories(Dir("one"));
+  ASSERT_EQ(RunCli({"report", "--partial", real, "-o", out}).rc, 0);
+  CliResult merged = RunCli({"merge", out, "--format", "json"});
+  ASSERT_EQ(merged.rc, 0) << merged.err;
+  EXPECT_EQ(json::parse(merged.out), Report({real})) << "the map and reduce steps of one export are the report";
+}
+
 }  // namespace
 }  // namespace cpprof::testing

@@ -1,0 +1,56 @@
+#include "cli/report_output.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "render/html_render.h"
+
+namespace cpprof::cli {
+
+Status CheckHtmlDestination(const std::string& format, const std::string& output, const std::string& command) {
+  const bool to_stdout = output.empty() || output == "-";
+  if (format == "html" && to_stdout && isatty(STDOUT_FILENO)) {
+    return Status(ExitCode::kUsage, fmt::format("{}: --format html writes a whole page: give -o OUT.html (or redirect "
+                                                "stdout: cpprof {} ... --format html > OUT.html)",
+                                                command, command));
+  }
+  return OkStatus();
+}
+
+Status WriteReport(const model::Report& report, const std::string& format, const render::RenderOptions& render,
+                   const std::string& output, const WriteFileOptions& write, Context& ctx) {
+  auto print = [&](std::ostream& out) {
+    if (format == "json") {
+      render::PrintReportJson(report, render, out);
+    } else if (format == "md") {
+      render::PrintReportMarkdown(report, render, out);
+    } else if (format == "csv") {
+      render::PrintReportCsv(report, render, out);
+    } else if (format == "html") {
+      render::PrintReportHtml(report, render, out);
+    } else {
+      render::PrintReportText(report, render, out);
+    }
+  };
+  if (output.empty() || output == "-") {
+    print(ctx.out);
+  } else {
+    CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
+        output,
+        [&](std::ostream& out) {
+          print(out);
+          return OkStatus();
+        },
+        write));
+  }
+  // Diagnostics go to stderr (JSON carries them too): what the export lacks, said once.
+  if (!report.export_info.not_captured.empty()) {
+    std::string list;
+    for (const auto& n : report.export_info.not_captured) list += (list.empty() ? "" : "; ") + n;
+    ctx.err << fmt::format("cpprof: note: not captured: {}\n", list);
+  }
+  for (const auto& n : report.notes) ctx.err << "cpprof: note: " << n << '\n';
+  return OkStatus();
+}
+
+}  // namespace cpprof::cli

@@ -1,0 +1,22 @@
+// The readout written the way `report` and `merge` both write it: in a format, to stdout or
+// atomically to -o, with the notes on stderr.
+#pragma once
+
+#include <string>
+
+#include "base/atomic_file.h"
+#include "cli/command.h"
+#include "model/report.h"
+#include "render/report_render.h"
+
+namespace cpprof::cli {
+
+inline constexpr const char* kReportFormats[] = {"text", "md", "json", "csv", "html"};
+
+// --format html to a terminal is refused (a whole page): said before the long work.
+Status CheckHtmlDestination(const std::string& format, const std::string& output, const std::string& command);
+
+Status WriteReport(const model::Report& report, const std::string& format, const render::RenderOptions& render,
+                   const std::string& output, const WriteFileOptions& write, Context& ctx);
+
+}  // namespace cpprof::cli

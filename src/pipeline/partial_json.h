@@ -1,0 +1,21 @@
+// The partial of one export as JSON (`cpprof report --partial X.sqlite -o X.partial.json`, schema
+// cpprof.partial/1): everything FinishReport needs, with the large arrays (communication ops,
+// compute under communication) as delta-coded varints in base64. Read back by `cpprof merge`.
+#pragma once
+
+#include <istream>
+#include <ostream>
+#include <string>
+
+#include "base/status.h"
+#include "pipeline/run_partial.h"
+
+namespace cpprof::pipeline {
+
+inline constexpr const char* kPartialSchema = "cpprof.partial/1";
+
+void WritePartialJson(const RunPartial& run, std::ostream& out);
+// Errors (kBadInput) name `name` and say what is wrong.
+StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name);
+
+}  // namespace cpprof::pipeline

@@ -1,0 +1,65 @@
+// A run read up to the point where its ranks need each other: per rank its summary and its sweep
+// over the window (module times, communication ops, compute under communication), per export
+// what it says about itself. `report` finishes it at once (FinishReport); `report --partial`
+// writes it for one export and `merge` finishes several (the map and reduce steps of a run too
+// big for one machine: pipeline/partial_merge.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/module_attribution.h"
+#include "analysis/module_sweep.h"
+#include "model/capture.h"
+#include "model/gpu_work.h"
+#include "model/memory.h"
+#include "model/nccl.h"
+#include "model/report.h"
+#include "model/timeline.h"
+
+namespace cpprof::pipeline {
+
+// One GPU process: a rank.
+struct ProcessPartial {
+  size_t source = 0;          // index into RunPartial::sources
+  model::GpuProcess process;  // globalPid (the run's: see RunPid), pid, name, ops per device
+  model::NcclRankInfo nccl;   // rank -1: NCCL's payloads did not say
+  // analysis::SummarizeRankFromSweep's summary over the window (span set to it), before the
+  // communication budget, which needs the other ranks.
+  model::RankSummary summary;
+  // The sweep over the window: nodes by the run's module tree, phases, idle gaps, communication
+  // ops and the stretches of compute under communication. The per-class and union fields are
+  // already in `summary`.
+  analysis::RankModuleTimes sweep;
+  int64_t excluded_ops = 0, warmup_ops = 0, warmup_ns = 0;
+  int64_t outside_window_ops = 0, outside_window_ns = 0, clipped_ops = 0;
+};
+
+// One export.
+struct SourcePartial {
+  model::RunExport run_export;  // file, name, host, session start; the clock fields once aligned
+  model::ExportInfo export_info;
+  model::CaptureInfo capture;
+  std::vector<model::Diagnostic> diagnostics;
+  std::string interconnect;
+};
+
+struct RunPartial {
+  std::vector<SourcePartial> sources;
+  std::vector<ProcessPartial> processes;  // by rank
+  std::string rank_method;
+  int world_size = 0;
+  // The module tree, by node id (empty: no module ranges anywhere), and how it was built.
+  std::vector<analysis::ModuleTreeNode> nodes;
+  model::ModuleGrouping grouping;
+  int64_t backward_ranges = 0, backward_mapped = 0, cross_thread = 0;
+  bool modules_overflowed = false, modules_too_deep = false;
+  std::string warmup_range;            // the first warm-up range seen, named in notes
+  std::string exclude_work_pattern;    // --exclude-ranges, named in notes
+  model::Window window;                // on the run's clock; left-out counts are added by FinishReport
+  model::MemoryUsage memory;           // series by the run's globalPids, on the run's clock
+  std::vector<std::string> notes;
+};
+
+}  // namespace cpprof::pipeline

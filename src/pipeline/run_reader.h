@@ -1,0 +1,65 @@
+// Reads a run from its exports (one, or one per rank or per node) up to the point where its ranks
+// need each other: the RunPartial (pipeline/run_partial.h). Exports are read in parallel, their
+// clocks aligned (analysis/clock_align.h) and their processes, module trees and names merged.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/ranks.h"
+#include "base/status.h"
+#include "model/gpu_work.h"
+#include "model/timeline.h"
+#include "pipeline/build_report.h"
+#include "pipeline/run_partial.h"
+
+namespace cpprof::pipeline {
+
+// What the HTML timeline needs besides the partial: the ops themselves.
+struct RunWork {
+  model::GpuWork work;
+  std::vector<size_t> process_of_rank;  // rank -> index into work.processes
+  std::vector<model::IterationWindow> iteration_windows;
+};
+
+// `keep`, when given, receives the GPU ops (for the timeline).
+StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const ReportOptions& options,
+                             RunWork* keep = nullptr);
+
+// With several exports a process is known by its globalPid with the export's index in place of
+// the hardware id (bits 48 and up): two hosts may run the same pid.
+int64_t RunPid(size_t export_index, int64_t global_pid);
+
+// Maps module trees of several exports into one: the same path is the same node.
+class ModuleTreeMerger {
+ public:
+  explicit ModuleTreeMerger(std::vector<analysis::ModuleTreeNode>& run_nodes) : nodes_(run_nodes) {}
+  // Node ids of `mine` -> the run's. Past analysis::kMaxModuleNodes nodes, new ones fold into
+  // their parent (overflowed() says so).
+  std::vector<uint16_t> Add(const std::vector<analysis::ModuleTreeNode>& mine);
+  bool overflowed() const { return overflowed_; }
+
+ private:
+  std::vector<analysis::ModuleTreeNode>& nodes_;
+  std::map<std::tuple<int, std::string, std::string, bool>, int> index_;
+  bool overflowed_ = false;
+};
+
+// Ranks over the run's processes (several exports): NCCL's payloads; else the launcher's rank
+// variables each export recorded; else host, export and device order.
+// `export_of_process[p]` indexes `captures`.
+analysis::RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& processes,
+                                        const std::map<int64_t, model::NcclRankInfo>& nccl,
+                                        const std::vector<size_t>& export_of_process,
+                                        const std::vector<const model::CaptureInfo*>& captures);
+
+// Exports not from one run are refused (kUsage, unless `force`): another command (rank flags
+// aside), or session starts more than kMaxRunStartSpreadNs apart. `names[i]` names captures[i].
+Status CheckSameRun(const std::vector<const model::CaptureInfo*>& captures, const std::vector<std::string>& names,
+                    bool force);
+
+// "trunk/CPFoldModel.trunk/...": a node's path from its top-level row.
+std::string NodePath(const std::vector<analysis::ModuleTreeNode>& nodes, int node);
+
+}  // namespace cpprof::pipeline
