@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/atomic_file.h"
+#include "base/input_files.h"
 #include "cli/command.h"
 #include "pipeline/chrome_trace.h"
 
@@ -13,16 +14,24 @@ namespace {
 class ExportCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
-    app.add_option("file", file_, "An nsys SQLite export (nsys export --type sqlite REPORT.nsys-rep)")->required();
+    app.add_option("exports", files_,
+                   "An nsys SQLite export (nsys export --type sqlite REPORT.nsys-rep), or the exports of one run "
+                   "captured per rank or per node (files, a directory, a quoted glob): one trace, a process per rank, "
+                   "on one clock")
+        ->required();
     app.add_option("-f,--format", format_, "Output format: chrome-trace (Chrome Trace Event JSON for ui.perfetto.dev)")
         ->check(CLI::IsMember({"chrome-trace"}))
         ->capture_default_str();
     app.add_option("-o,--output", output_,
                    "Output file ('-' or none: stdout); written whole or not at all, never onto the export");
-    app.add_flag("--force", force_, "Replace the -o file when it exists");
+    app.add_flag("--force", force_,
+                 "Replace the -o file when it exists; read several exports as one run even when their commands or "
+                 "start times differ");
     app.add_option("--ranks", options_.ranks, "Keep only these ranks (comma-separated)")->delimiter(',');
-    app.add_option("--start-ns", start_ns_, "Keep events that end at or after this time (ns of the export's clock)");
-    app.add_option("--end-ns", end_ns_, "Keep events that start at or before this time (ns of the export's clock)");
+    app.add_option(
+        "--start-ns", start_ns_,
+        "Keep events that end at or after this time (ns of the export's clock; of the first export's with several)");
+    app.add_option("--end-ns", end_ns_, "Keep events that start at or before this time (ns, the same clock)");
     app.add_flag("--no-nvtx", no_nvtx_, "Leave out NVTX ranges");
     app.add_flag("--api", options_.api, "Add CUDA runtime API calls on their CPU threads");
     app.add_flag("--flows", options_.flows, "Add flow arrows from each CUDA API launch to its GPU op (implies --api)");
@@ -35,19 +44,21 @@ class ExportCommand : public Command {
     if (options_.start_ns && options_.end_ns && *options_.end_ns < *options_.start_ns) {
       return Error(ExitCode::kUsage, fmt::format("--end-ns {} is before --start-ns {}.", end_ns_, start_ns_));
     }
+    CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(files_));
+    options_.force = force_;
     std::string where = "stdout";
     pipeline::ChromeTraceSummary summary;
     if (output_.empty() || output_ == "-") {
-      CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file_, options_, ctx.out));
+      CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(files, options_, ctx.out));
     } else {
       WriteFileOptions write;
       write.replace_existing = force_;
-      write.inputs = {file_};
+      write.inputs = files;
       CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));  // said before the long work
       CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
           output_,
           [&](std::ostream& out) -> Status {
-            CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file_, options_, out));
+            CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(files, options_, out));
             return OkStatus();
           },
           write));
@@ -62,7 +73,7 @@ class ExportCommand : public Command {
   }
 
  private:
-  std::string file_;
+  std::vector<std::string> files_;
   std::string format_ = "chrome-trace";
   std::string output_;
   int64_t start_ns_ = -1, end_ns_ = -1;

@@ -3,20 +3,25 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
 
 #include "analysis/classify.h"
+#include "analysis/clock_align.h"
 #include "analysis/ranks.h"
+#include "base/parallel.h"
 #include "model/global_id.h"
 #include "model/op_class.h"
+#include "nsys/capture_reader.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
 #include "nsys/launch_reader.h"
 #include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_reader.h"
+#include "pipeline/run_reader.h"
 #include "render/chrome_trace_writer.h"
 
 namespace cpprof::pipeline {
@@ -33,9 +38,18 @@ constexpr int64_t kSyntheticTidBase = 1'000'000'000;
 
 struct RankProcess {
   int rank = 0;
-  int pid = 0;
+  int pid = 0;  // the trace's pid: the OS pid, or the rank in a trace of several exports
+  int os_pid = 0;
   int device = -1;
   std::string name;
+};
+
+// Where one export of a run read from several goes in the one trace.
+struct Placement {
+  int64_t offset_ns = 0;                        // added to the export's times: the run's clock
+  std::map<int64_t, int> rank_of;               // the export's globalPid -> the run's rank
+  render::ChromeTraceWriter* writer = nullptr;  // shared by every export's builder
+  int64_t* next_tid = nullptr;                  // synthetic tids unique over the whole trace
 };
 
 struct StreamTrack {
@@ -50,42 +64,55 @@ struct Launch {
   int64_t tid;
 };
 
+// --ranks must name ranks the run has.
+Status CheckRanks(const std::vector<int>& wanted, int world) {
+  for (int r : wanted) {
+    if (r < 0 || r >= world) {
+      return Error(ExitCode::kUsage, world == 0
+                                         ? fmt::format("--ranks {}: the export holds no GPU work, so no ranks", r)
+                                         : fmt::format("--ranks {}: the run has ranks 0..{}", r, world - 1));
+    }
+  }
+  return OkStatus();
+}
+
 class TraceBuilder {
  public:
   TraceBuilder(const Database& db, const nsys::ExportSchema& schema, const ChromeTraceOptions& options)
       : db_(db), schema_(schema), options_(options), strings_(db) {}
 
-  StatusOr<ChromeTraceSummary> Run(std::ostream& out) {
+  StatusOr<ChromeTraceSummary> Run(std::ostream& out, const Placement* place = nullptr) {
     CPPROF_ASSIGN_OR_RETURN(std::vector<model::GpuProcess> gpu_procs, nsys::ReadGpuProcesses(db_));
-    CPPROF_ASSIGN_OR_RETURN(auto nccl, nsys::ReadNcclRanks(db_));
-    analysis::RankAssignment ranks = analysis::AssignRanks(gpu_procs, nccl);
-    int world = static_cast<int>(ranks.process_of_rank.size());
-    for (int r : options_.ranks) {
-      if (r < 0 || r >= world) {
-        return Error(ExitCode::kUsage, world == 0
-                                           ? fmt::format("--ranks {}: the export holds no GPU work, so no ranks", r)
-                                           : fmt::format("--ranks {}: the export has ranks 0..{}", r, world - 1));
+    std::optional<render::ChromeTraceWriter> own_writer;
+    if (place) {
+      off_ = place->offset_ns;
+      next_tid_ = *place->next_tid;
+      writer_ = place->writer;
+      for (const auto& p : gpu_procs) {
+        auto r = place->rank_of.find(p.global_pid);
+        if (r == place->rank_of.end() || !Wanted(r->second)) continue;
+        procs_[p.global_pid] = {r->second, r->second, p.pid, p.MainDevice(), p.name};
       }
-    }
-    for (int r = 0; r < world; ++r) {
-      if (!options_.ranks.empty() &&
-          std::find(options_.ranks.begin(), options_.ranks.end(), r) == options_.ranks.end()) {
-        continue;
+    } else {
+      CPPROF_ASSIGN_OR_RETURN(auto nccl, nsys::ReadNcclRanks(db_));
+      analysis::RankAssignment ranks = analysis::AssignRanks(gpu_procs, nccl);
+      CPPROF_RETURN_IF_ERROR(CheckRanks(options_.ranks, static_cast<int>(ranks.process_of_rank.size())));
+      for (int r = 0; r < static_cast<int>(ranks.process_of_rank.size()); ++r) {
+        if (!Wanted(r)) continue;
+        const auto& p = gpu_procs[ranks.process_of_rank[r]];
+        procs_[p.global_pid] = {r, p.pid, p.pid, p.MainDevice(), p.name};
       }
-      const auto& p = gpu_procs[ranks.process_of_rank[r]];
-      procs_[p.global_pid] = {r, p.pid, p.MainDevice(), p.name};
+      summary_.notes = ranks.notes;
+      Json other;
+      other["generator"] = std::string("cpprof ") + CPPROF_VERSION;
+      other["nsys_version"] = schema_.nsys_version;
+      other["export_schema"] = schema_.schema_version;
+      other["rank_method"] = ranks.method;
+      other["time"] = "ts and dur in microseconds of the export's clock (0 = start of the nsys session)";
+      own_writer.emplace(out, other);
+      writer_ = &*own_writer;
     }
     summary_.ranks = static_cast<int>(procs_.size());
-    summary_.notes = ranks.notes;
-
-    Json other;
-    other["generator"] = std::string("cpprof ") + CPPROF_VERSION;
-    other["nsys_version"] = schema_.nsys_version;
-    other["export_schema"] = schema_.schema_version;
-    other["rank_method"] = ranks.method;
-    other["time"] = "ts and dur in microseconds of the export's clock (0 = start of the nsys session)";
-    render::ChromeTraceWriter writer(out, other);
-    writer_ = &writer;
 
     bool api = (options_.api || options_.flows) && db_.HasTable(nsys::kRuntimeTable);
     if ((options_.api || options_.flows) && !api) {
@@ -100,14 +127,24 @@ class TraceBuilder {
     if (api && options_.flows) WriteFlowStarts();
     if (options_.nvtx && db_.HasTable(nsys::kNvtxTable)) CPPROF_RETURN_IF_ERROR(WriteNvtx());
     CPPROF_RETURN_IF_ERROR(WriteMetadata());
-    writer.Finish();
-    summary_.events = writer.events();
+    if (place) {
+      *place->next_tid = next_tid_;
+    } else {
+      own_writer->Finish();
+      summary_.events = own_writer->events();
+    }
     return summary_;
+  }
+
+  bool Wanted(int rank) const {
+    return options_.ranks.empty() ||
+           std::find(options_.ranks.begin(), options_.ranks.end(), rank) != options_.ranks.end();
   }
 
  private:
   bool InWindow(int64_t start, int64_t end) const {
-    return (!options_.start_ns || end >= *options_.start_ns) && (!options_.end_ns || start <= *options_.end_ns);
+    return (!options_.start_ns || end + off_ >= *options_.start_ns) &&
+           (!options_.end_ns || start + off_ <= *options_.end_ns);
   }
 
   const RankProcess* ProcessOf(int64_t global_pid) {
@@ -124,6 +161,8 @@ class TraceBuilder {
   template <class ArgsFn>
   void EmitX(std::string_view name, std::string_view cat, int pid, int64_t tid, int64_t start, int64_t end,
              bool has_args, ArgsFn&& args) {
+    start += off_;
+    end += off_;
     std::optional<int64_t> end_before_start, clamped_start;
     if (end < start) {
       end_before_start = end;
@@ -186,7 +225,7 @@ class TraceBuilder {
       if (!p || !InWindow(c.start, c.end)) continue;
       int64_t tid = ThreadTid(c.global_tid);
       if (c.has_correlation && options_.flows) {
-        launches_.push_back({Key(p->rank, c.correlation), std::max<int64_t>(c.start, 0), p->pid, tid});
+        launches_.push_back({Key(p->rank, c.correlation), std::max<int64_t>(c.start + off_, 0), p->pid, tid});
       }
       EmitX(EscapedName(c.name_id), "cuda_api", p->pid, tid, c.start, c.end, c.has_correlation,
             [&](render::JsonWriter& w) { w.Key("correlationId"), w.Int(c.correlation); });
@@ -221,7 +260,7 @@ class TraceBuilder {
     w.Key("id"), w.UInt(key);
     w.Key("pid"), w.Int(p.pid);
     w.Key("tid"), w.Int(tid);
-    w.Key("ts"), w.Thousandths(std::max<int64_t>(start, 0));
+    w.Key("ts"), w.Thousandths(std::max<int64_t>(start + off_, 0));
     writer_->End();
     ++summary_.flows;
   }
@@ -438,7 +477,7 @@ class TraceBuilder {
     for (const auto* kv : by_rank) {
       int64_t gpid = kv->first;
       const RankProcess& p = kv->second;
-      std::string label = fmt::format("rank {} (pid {}, GPU {})", p.rank, p.pid, p.device);
+      std::string label = fmt::format("rank {} (pid {}, GPU {})", p.rank, p.os_pid, p.device);
       if (!p.name.empty()) label += " " + p.name;
       Metadata("process_name", p.pid, std::nullopt, {{"name", label}});
       Metadata("process_sort_index", p.pid, std::nullopt, {{"sort_index", p.rank}});
@@ -499,6 +538,7 @@ class TraceBuilder {
   std::vector<bool> launch_used_;
   int64_t gpu_max_end_ = 0;
   std::optional<int64_t> capture_end_;
+  int64_t off_ = 0;  // added to every time written: the run's clock
 };
 
 }  // namespace
@@ -509,6 +549,104 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const Chr
   CPPROF_ASSIGN_OR_RETURN(nsys::ExportSchema schema, nsys::ProbeExport(db));
   TraceBuilder builder(db, schema, options);
   return builder.Run(out);
+}
+
+StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
+                                              std::ostream& out) {
+  if (paths.size() == 1) return WriteChromeTrace(paths[0], options, out);
+  // Per export what the run's ranks and clock need (the census, NCCL's payloads, the launcher's
+  // variables, the NCCL kernels), read in parallel; then the exports go out one after the other.
+  struct Source {
+    std::optional<Database> db;
+    nsys::ExportSchema schema;
+    std::vector<model::GpuProcess> procs;
+    std::map<int64_t, model::NcclRankInfo> nccl;
+    model::CaptureInfo capture;
+    std::vector<model::CommOpTime> comm;
+  };
+  std::vector<Source> sources(paths.size());
+  std::vector<Status> status(paths.size());
+  ParallelFor(paths.size(), [&](size_t e) {
+    status[e] = [&]() -> Status {
+      Source& s = sources[e];
+      CPPROF_ASSIGN_OR_RETURN(Database db, Database::Open(paths[e]));
+      s.db.emplace(std::move(db));
+      CPPROF_ASSIGN_OR_RETURN(s.schema, nsys::ProbeExport(*s.db));
+      CPPROF_ASSIGN_OR_RETURN(s.procs, nsys::ReadGpuProcesses(*s.db));
+      CPPROF_ASSIGN_OR_RETURN(s.nccl, nsys::ReadNcclRanks(*s.db));
+      CPPROF_ASSIGN_OR_RETURN(s.capture, nsys::ReadCaptureInfo(*s.db));
+      CPPROF_ASSIGN_OR_RETURN(s.comm, nsys::ReadCommOps(*s.db, s.schema, analysis::ClassifyKernel));
+      return OkStatus();
+    }();
+  });
+  for (const auto& st : status) CPPROF_RETURN_IF_ERROR(st);
+  std::vector<const model::CaptureInfo*> captures;
+  for (const auto& s : sources) captures.push_back(&s.capture);
+  CPPROF_RETURN_IF_ERROR(CheckSameRun(captures, paths, options.force));
+  std::vector<analysis::ClockInput> clocks(sources.size());
+  for (size_t e = 0; e < sources.size(); ++e) {
+    clocks[e].utc_start_ns = sources[e].capture.utc_start_ns;
+    clocks[e].comm = std::move(sources[e].comm);
+  }
+  std::vector<analysis::ClockAlignment> aligned = analysis::AlignClocks(clocks);
+  std::vector<model::GpuProcess> procs;
+  std::vector<size_t> export_of;
+  std::vector<int64_t> own_pid;
+  std::map<int64_t, model::NcclRankInfo> nccl;
+  for (size_t e = 0; e < sources.size(); ++e) {
+    for (auto p : sources[e].procs) {
+      own_pid.push_back(p.global_pid);
+      p.global_pid = RunPid(e, p.global_pid);
+      procs.push_back(std::move(p));
+      export_of.push_back(e);
+    }
+    for (const auto& [gpid, info] : sources[e].nccl) nccl[RunPid(e, gpid)] = info;
+  }
+  analysis::RankAssignment ranks = AssignRunRanks(procs, nccl, export_of, captures);
+  CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, static_cast<int>(ranks.process_of_rank.size())));
+
+  Json other;
+  other["generator"] = std::string("cpprof ") + CPPROF_VERSION;
+  other["nsys_version"] = sources[0].schema.nsys_version;
+  other["export_schema"] = sources[0].schema.schema_version;
+  other["rank_method"] = ranks.method;
+  other["time"] =
+      "ts and dur in microseconds of the run's clock: the first export's session clock (0 = its start); each "
+      "other export's times shifted by its offset";
+  Json exports = Json::array();
+  for (size_t e = 0; e < sources.size(); ++e) {
+    exports.push_back({{"name", std::filesystem::path(paths[e]).filename().string()},
+                       {"offset_ns", aligned[e].offset_ns},
+                       {"residual_ns", aligned[e].residual_ns},
+                       {"method", aligned[e].method}});
+  }
+  other["exports"] = exports;
+  render::ChromeTraceWriter writer(out, other);
+  int64_t next_tid = kSyntheticTidBase;
+  ChromeTraceSummary summary;
+  summary.notes.push_back(
+      "several exports: a process per rank with the rank as its pid; times on the first export's clock");
+  for (size_t e = 0; e < sources.size(); ++e) {
+    Placement place;
+    place.offset_ns = aligned[e].offset_ns;
+    place.writer = &writer;
+    place.next_tid = &next_tid;
+    for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
+      size_t p = ranks.process_of_rank[r];
+      if (export_of[p] == e) place.rank_of[own_pid[p]] = static_cast<int>(r);
+    }
+    TraceBuilder builder(*sources[e].db, sources[e].schema, options);
+    CPPROF_ASSIGN_OR_RETURN(ChromeTraceSummary part, builder.Run(out, &place));
+    summary.ranks += part.ranks;
+    summary.gpu_ops += part.gpu_ops;
+    summary.nvtx_ranges += part.nvtx_ranges;
+    summary.api_calls += part.api_calls;
+    summary.flows += part.flows;
+    for (auto& n : part.notes) summary.notes.push_back(fmt::format("{}: {}", paths[e], n));
+  }
+  writer.Finish();
+  summary.events = writer.events();
+  return summary;
 }
 
 }  // namespace cpprof::pipeline

@@ -21,6 +21,7 @@ struct ChromeTraceOptions {
   bool nvtx = true;                 // NVTX ranges on their CPU threads
   bool api = false;                 // CUDA runtime API calls on their CPU threads
   bool flows = false;               // flow arrows launch -> GPU op (implies the API calls)
+  bool force = false;               // several exports: read them as one run even if they look like two
 };
 
 struct ChromeTraceSummary {
@@ -34,6 +35,12 @@ struct ChromeTraceSummary {
 // cannot be read or is not an export (the errors of `cpprof report`); a read error midway leaves
 // a truncated document and returns the error.
 StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const ChromeTraceOptions& options,
+                                              std::ostream& out);
+
+// A run captured in several exports (one nsys per rank or per node) as one trace: ranks and
+// clock as `cpprof report` finds them (pipeline/run_reader.h), a process per rank with the rank
+// as its pid, times on the first export's clock. One path is the overload above.
+StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
                                               std::ostream& out);
 
 }  // namespace cpprof::pipeline

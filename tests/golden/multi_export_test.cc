@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
@@ -240,6 +242,47 @@ TEST(MultiExportPartials, OnePartialMergedIsTheReport) {
   CliResult merged = RunCli({"merge", out, "--format", "json"});
   ASSERT_EQ(merged.rc, 0) << merged.err;
   EXPECT_EQ(json::parse(merged.out), Report({real})) << "the map and reduce steps of one export are the report";
+}
+
+}  // namespace
+}  // namespace cpprof::testing
+
+namespace cpprof::testing {
+namespace {
+
+// One Perfetto trace of a run captured per rank: the same events as the single export's trace,
+// a process per rank, on the first export's clock (to the alignment's error).
+TEST(MultiExportTrace, PerRankExportsGiveOneTrace) {
+  const std::string real = RealExport("cpfold-ring-1x2");
+  SplitOptions split;
+  split.start_later_ns = {0, 5'000 * kUs};
+  std::vector<std::string> parts = SplitPerProcess(real, TempDir() + "/multi/trace", split);
+  CliResult one = RunCli({"export", real});
+  CliResult run = RunCli({"export", TempDir() + "/multi/trace"});
+  ASSERT_EQ(one.rc, 0) << one.err;
+  ASSERT_EQ(run.rc, 0) << run.err;
+  json a = json::parse(one.out), b = json::parse(run.out);
+  EXPECT_EQ(b["otherData"]["exports"].size(), 2u);
+  EXPECT_NEAR(double(b["otherData"]["exports"][1]["offset_ns"]), 5.0 * kMs, 50 * kUs);
+  // Per rank (a's pid -> rank by its sort index; b's pid is the rank): events by name and time.
+  std::map<int64_t, int64_t> rank_of_pid;
+  for (const json& e : a["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_sort_index") rank_of_pid[e["pid"]] = e["args"]["sort_index"];
+  }
+  auto events = [](const json& doc, const std::function<int64_t(int64_t)>& rank) {
+    std::map<std::pair<int64_t, std::string>, std::vector<double>> out;
+    for (const json& e : doc["traceEvents"]) {
+      if (e["ph"] == "X") out[{rank(e["pid"]), e["name"]}].push_back(e["ts"]);
+    }
+    return out;
+  };
+  auto ea = events(a, [&](int64_t pid) { return rank_of_pid.at(pid); });
+  auto eb = events(b, [](int64_t pid) { return pid; });
+  ASSERT_EQ(ea.size(), eb.size());
+  for (const auto& [key, ts] : ea) {
+    ASSERT_EQ(eb[key].size(), ts.size()) << key.second;
+    for (size_t i = 0; i < ts.size(); ++i) EXPECT_NEAR(eb[key][i], ts[i], 1.0) << key.second;  // 1 us
+  }
 }
 
 }  // namespace
