@@ -11,11 +11,6 @@ namespace {
 
 using model::OpClass;
 
-bool IsCollective(OpClass c) {
-  return c == OpClass::kAllGather || c == OpClass::kReduceScatter || c == OpClass::kAllReduce ||
-         c == OpClass::kBroadcast || c == OpClass::kReduce || c == OpClass::kAllToAll;
-}
-
 int64_t Median(std::vector<int64_t> v) {
   auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
@@ -78,6 +73,11 @@ std::vector<int64_t> PairEnds(const std::vector<int64_t>& a, const std::vector<i
 }
 
 }  // namespace
+
+bool IsCollective(model::OpClass c) {
+  return c == OpClass::kAllGather || c == OpClass::kReduceScatter || c == OpClass::kAllReduce ||
+         c == OpClass::kBroadcast || c == OpClass::kReduce || c == OpClass::kAllToAll;
+}
 
 std::vector<ClockAlignment> AlignClocks(const std::vector<ClockInput>& exports) {
   std::vector<ClockAlignment> out(exports.size());

@@ -39,6 +39,9 @@ struct ClockAlignment {
 // Index shifts tried when two ranks' counts of a kind differ (ops cut by the capture's edges).
 inline constexpr int kMaxIndexShift = 8;
 
+// The kinds whose ends pair the clocks: collectives of every rank (not point-to-point).
+bool IsCollective(model::OpClass c);
+
 // exports[0] is the reference (offset 0).
 std::vector<ClockAlignment> AlignClocks(const std::vector<ClockInput>& exports);
 

@@ -5,6 +5,7 @@
 
 #include "base/input_files.h"
 #include "base/parallel.h"
+#include "base/stage_timer.h"
 #include "cli/command.h"
 #include "cli/report_output.h"
 #include "pipeline/build_report.h"
@@ -26,7 +27,8 @@ class MergeCommand : public Command {
                    "ops)")
         ->check(CLI::IsMember({"text", "md", "json", "csv", "html"}))
         ->capture_default_str();
-    app.add_option("-o,--output", output_, "Write the readout to this file instead of stdout; written whole or not at all");
+    app.add_option("-o,--output", output_,
+                   "Write the readout to this file instead of stdout; written whole or not at all");
     app.add_flag("--force", force_,
                  "Replace the -o file when it exists; merge partials whose commands, start times or options differ");
     app.add_option("--depth", render_.module_depth, "Module rows shown down to this depth (text, md)")
@@ -47,6 +49,7 @@ class MergeCommand : public Command {
     write.replace_existing = force_;
     write.inputs = files;
     if (!output_.empty() && output_ != "-") CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));
+    StageTimer timer;
     // The partials are independent: parsed on all cores.
     std::vector<std::optional<StatusOr<pipeline::RunPartial>>> parsed(files.size());
     ParallelFor(files.size(), [&](size_t i) {
@@ -63,7 +66,9 @@ class MergeCommand : public Command {
       parts.push_back(std::move(part));
     }
     parsed.clear();
+    timer.Mark("partials read");
     CPPROF_ASSIGN_OR_RETURN(pipeline::RunPartial run, pipeline::MergePartials(std::move(parts), files, force_));
+    timer.Mark("partials merged (clocks, modules, ranks)");
     model::Report report = pipeline::FinishReport(std::move(run));
     CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx));
     return 0;

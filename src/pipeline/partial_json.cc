@@ -18,14 +18,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModuleRankTime, busy_ns, own_ns,
                                                 comm_kind_ns, ops, wait_ns, transfer_ns, exposed_transfer_ns,
                                                 caused_wait_ns, last_arrivals, host_idle_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(IterationTime, name, start_ns, end_ns, warmup, in_window)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Window, requested, kind, method, description, whole_capture,
-                                                start_ns, end_ns, iterations, iter_median_ns, iter_min_ns,
-                                                iter_max_ns, left_out_ops, left_out_ns, clipped_ops)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Window, requested, kind, method, description, whole_capture, start_ns,
+                                                end_ns, iterations, iter_median_ns, iter_min_ns, iter_max_ns,
+                                                left_out_ops, left_out_ns, clipped_ops)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModuleGrouping, source, groups, module_ranges)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExportInfo, file, schema_version, nsys_version, captured,
-                                                not_captured)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunExport, file, name, host, ranks, utc_start_ns, offset_ns,
-                                                refine_ns, residual_ns, matched_ops, method)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExportInfo, file, schema_version, nsys_version, captured, not_captured)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunExport, file, name, host, ranks, utc_start_ns, offset_ns, refine_ns,
+                                                residual_ns, matched_ops, method)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MemoryPoint, time_ns, bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MemorySeries, global_pid, pid, device, peak_bytes, peak_ns,
                                                 peak_correlation_id, peak_global_tid, final_bytes, events,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "analysis/clock_align.h"
 #include "analysis/window.h"
@@ -14,6 +15,7 @@ namespace cpprof::pipeline {
 namespace {
 
 constexpr int64_t kPidMask = (int64_t{1} << 48) - 1;
+constexpr size_t kClockSampleOps = 4096;  // per process and collective kind
 
 // Shifts every time of a part onto the run's clock.
 void Shift(RunPartial& part, int64_t offset) {
@@ -52,12 +54,13 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
     const auto& b = parts[i];
     if (a.window.requested != b.window.requested || a.grouping.source != b.grouping.source ||
         a.exclude_work_pattern != b.exclude_work_pattern) {
-      return Status(ExitCode::kUsage,
-                    fmt::format("'{}' and '{}' were made with different options (--window '{}' vs '{}', modules '{}' vs "
-                                "'{}', --exclude-ranges '{}' vs '{}'): make every partial with the same options, or "
-                                "--force",
-                                names[0], names[i], a.window.requested, b.window.requested, a.grouping.source,
-                                b.grouping.source, a.exclude_work_pattern, b.exclude_work_pattern));
+      return Status(
+          ExitCode::kUsage,
+          fmt::format("'{}' and '{}' were made with different options (--window '{}' vs '{}', modules '{}' vs "
+                      "'{}', --exclude-ranges '{}' vs '{}'): make every partial with the same options, or "
+                      "--force",
+                      names[0], names[i], a.window.requested, b.window.requested, a.grouping.source, b.grouping.source,
+                      a.exclude_work_pattern, b.exclude_work_pattern));
     }
   }
 
@@ -65,10 +68,14 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
   std::vector<analysis::ClockInput> clocks(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {
     clocks[i].utc_start_ns = parts[i].sources[0].run_export.utc_start_ns;
+    // The first collectives of each kind are plenty to pair the clocks: a bounded sample keeps
+    // the merge's memory to the ops themselves.
     for (const auto& p : parts[i].processes) {
       for (int c = 0; c < model::kNumOpClasses; ++c) {
-        for (const auto& op : p.sweep.comm_ops[c]) {
-          clocks[i].comm.push_back({p.process.global_pid, op.start, op.end, static_cast<model::OpClass>(c)});
+        if (!analysis::IsCollective(static_cast<model::OpClass>(c))) continue;
+        const auto& ops = p.sweep.comm_ops[c];
+        for (size_t k = 0; k < ops.size() && k < kClockSampleOps; ++k) {
+          clocks[i].comm.push_back({p.process.global_pid, ops[k].start, ops[k].end, static_cast<model::OpClass>(c)});
         }
       }
     }
@@ -82,6 +89,7 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
   std::vector<model::GpuProcess> procs;
   std::vector<size_t> source_of_process;
   std::vector<ProcessPartial> all;
+  std::unordered_map<std::string, size_t> iteration_index;  // name -> index in run.window.iterations
   const bool any_modules =
       std::any_of(parts.begin(), parts.end(), [](const RunPartial& p) { return !p.nodes.empty(); });
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -144,6 +152,7 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
       run.memory.counted_kinds = part.memory.counted_kinds;
       run.grouping = part.grouping;
       run.window = part.window;
+      for (size_t k = 0; k < run.window.iterations.size(); ++k) iteration_index[run.window.iterations[k].name] = k;
       run.warmup_range = part.warmup_range;
       run.exclude_work_pattern = part.exclude_work_pattern;
     } else {
@@ -154,14 +163,14 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
         w.end_ns = std::max(w.end_ns, part.window.end_ns);
       }
       for (const auto& it : part.window.iterations) {
-        auto same = std::find_if(w.iterations.begin(), w.iterations.end(),
-                                 [&](const auto& x) { return x.name == it.name; });
-        if (same == w.iterations.end()) {
+        auto [at, added] = iteration_index.try_emplace(it.name, w.iterations.size());
+        if (added) {
           w.iterations.push_back(it);
         } else {
-          same->start_ns = std::min(same->start_ns, it.start_ns);
-          same->end_ns = std::max(same->end_ns, it.end_ns);
-          same->in_window = same->in_window || it.in_window;
+          model::IterationTime& same = w.iterations[at->second];
+          same.start_ns = std::min(same.start_ns, it.start_ns);
+          same.end_ns = std::max(same.end_ns, it.end_ns);
+          same.in_window = same.in_window || it.in_window;
         }
       }
       run.grouping.module_ranges = std::max(run.grouping.module_ranges, part.grouping.module_ranges);
@@ -179,8 +188,9 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
   run.modules_overflowed |= merger.overflowed();
   // Nodes added after a process's table was sized: every table to the tree's final size.
   for (auto& p : all) p.sweep.nodes.resize(std::max<size_t>(1, run.nodes.size()));
-  std::sort(run.window.iterations.begin(), run.window.iterations.end(),
-            [](const auto& a, const auto& b) { return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.name < b.name; });
+  std::sort(run.window.iterations.begin(), run.window.iterations.end(), [](const auto& a, const auto& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.name < b.name;
+  });
   if (parts.size() > 1 && !run.window.whole_capture) {
     // Before the per-iteration times, which AddIterationStats puts last.
     const std::string_view kStats = "; per iteration ";

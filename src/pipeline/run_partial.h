@@ -55,10 +55,10 @@ struct RunPartial {
   model::ModuleGrouping grouping;
   int64_t backward_ranges = 0, backward_mapped = 0, cross_thread = 0;
   bool modules_overflowed = false, modules_too_deep = false;
-  std::string warmup_range;            // the first warm-up range seen, named in notes
-  std::string exclude_work_pattern;    // --exclude-ranges, named in notes
-  model::Window window;                // on the run's clock; left-out counts are added by FinishReport
-  model::MemoryUsage memory;           // series by the run's globalPids, on the run's clock
+  std::string warmup_range;          // the first warm-up range seen, named in notes
+  std::string exclude_work_pattern;  // --exclude-ranges, named in notes
+  model::Window window;              // on the run's clock; left-out counts are added by FinishReport
+  model::MemoryUsage memory;         // series by the run's globalPids, on the run's clock
   std::vector<std::string> notes;
 };
 

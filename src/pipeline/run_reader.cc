@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -145,9 +145,9 @@ Status ReadSourceWork(const model::Window& window, size_t threads, Source& s) {
     };
   }
   const model::Interval own_window{window.start_ns - s.clock.offset_ns, window.end_ns - s.clock.offset_ns};
-  CPPROF_ASSIGN_OR_RETURN(s.work, nsys::LoadGpuWork(*s.db, s.schema, analysis::ClassifyKernel, make_tagger, threads,
-                                                    nsys::kMinKernelRowsPerThread,
-                                                    window.whole_capture ? nullptr : &own_window));
+  CPPROF_ASSIGN_OR_RETURN(
+      s.work, nsys::LoadGpuWork(*s.db, s.schema, analysis::ClassifyKernel, make_tagger, threads,
+                                nsys::kMinKernelRowsPerThread, window.whole_capture ? nullptr : &own_window));
   nsys::MemoryOptions memory_options;
   memory_options.peak_threads = false;  // the peak's module comes from the tagged launches below
   CPPROF_ASSIGN_OR_RETURN(s.memory, nsys::ReadMemoryUsage(*s.db, memory_options));
@@ -170,6 +170,7 @@ Run MergeSources(std::vector<Source>& sources) {
   Run run;
   const bool several = sources.size() > 1;
   ModuleTreeMerger merger(run.nodes);
+  std::unordered_map<std::string, size_t> window_index;  // name -> index in run.iteration_windows
   for (size_t e = 0; e < sources.size(); ++e) {
     Source& s = sources[e];
     const int64_t offset = s.clock.offset_ns;
@@ -237,22 +238,21 @@ Run MergeSources(std::vector<Source>& sources) {
     for (auto w : s.attribution.iteration_windows.Windows()) {
       w.start += offset;
       w.end += offset;
-      auto it = std::find_if(run.iteration_windows.begin(), run.iteration_windows.end(),
-                             [&](const auto& x) { return x.name == w.name; });
-      if (it == run.iteration_windows.end()) {
+      auto [at, added] = window_index.try_emplace(w.name, run.iteration_windows.size());
+      if (added) {
         run.iteration_windows.push_back(std::move(w));
       } else {
-        it->start = std::min(it->start, w.start);
-        it->end = std::max(it->end, w.end);
+        model::IterationWindow& same = run.iteration_windows[at->second];
+        same.start = std::min(same.start, w.start);
+        same.end = std::max(same.end, w.end);
       }
     }
     s.work = {};
     s.memory = {};
   }
   run.modules_overflowed |= merger.overflowed();
-  std::sort(run.iteration_windows.begin(), run.iteration_windows.end(), [](const auto& a, const auto& b) {
-    return a.start != b.start ? a.start < b.start : a.name < b.name;
-  });
+  std::sort(run.iteration_windows.begin(), run.iteration_windows.end(),
+            [](const auto& a, const auto& b) { return a.start != b.start ? a.start < b.start : a.name < b.name; });
   std::stable_sort(run.memory.series.begin(), run.memory.series.end(), [](const auto& a, const auto& b) {
     return a.global_pid != b.global_pid ? a.global_pid < b.global_pid : a.device < b.device;
   });
@@ -309,11 +309,11 @@ Status CheckSameRun(const std::vector<const model::CaptureInfo*>& captures, cons
     if (first.utc_start_ns > 0 && c.utc_start_ns > 0) {
       int64_t apart = std::abs(c.utc_start_ns - first.utc_start_ns);
       if (apart > kMaxRunStartSpreadNs) {
-        return Status(ExitCode::kUsage,
-                      fmt::format("'{}' and '{}' are not from one run: their captures started {:.0f} s apart (more "
-                                  "than {} s). Give the exports of one run, or --force",
-                                  names[0], names[e], static_cast<double>(apart) / 1e9,
-                                  kMaxRunStartSpreadNs / 1'000'000'000));
+        return Status(
+            ExitCode::kUsage,
+            fmt::format("'{}' and '{}' are not from one run: their captures started {:.0f} s apart (more "
+                        "than {} s). Give the exports of one run, or --force",
+                        names[0], names[e], static_cast<double>(apart) / 1e9, kMaxRunStartSpreadNs / 1'000'000'000));
       }
     }
   }
@@ -386,9 +386,8 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
   std::vector<Source> sources(paths.size());
   std::vector<Status> status(paths.size());
   for (size_t e = 0; e < paths.size(); ++e) sources[e].path = paths[e];
-  ParallelFor(sources.size(), [&](size_t e) {
-    status[e] = ReadSourceFacts(config, iteration_re.get(), options, several, sources[e]);
-  });
+  ParallelFor(sources.size(),
+              [&](size_t e) { status[e] = ReadSourceFacts(config, iteration_re.get(), options, several, sources[e]); });
   for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
   timer.Mark("attribution (NVTX, runtime)");
   std::vector<const model::CaptureInfo*> captures;
