@@ -42,6 +42,9 @@ class ProfileCommand : public Command {
         ->check(CLI::PositiveNumber);
     app.add_option("--nnodes", o_.nnodes, "Nodes (each runs its own cpprof profile)")->check(CLI::PositiveNumber);
     app.add_option("--rdzv-endpoint", o_.rdzv_endpoint, "HOST:PORT of the rendezvous, with --nnodes > 1");
+    app.add_flag("--per-rank", o_.per_rank,
+                 "One nsys per rank inside the launcher (torchrun --no_python nsys profile -o NAME.%q{RANK} python "
+                 "...), one export per rank, read as one run (docs/multi-node.md)");
     app.add_option("--gpus", o_.gpus, "The GPUs to use, by nvidia-smi index (default: the first free ones)")
         ->delimiter(',')
         ->allow_extra_args(false)  // else CLI11 eats a '--' that follows (the workload's separator)

@@ -72,7 +72,16 @@ std::string ReadInterconnect(const std::string& export_path) {
   std::filesystem::path p(export_path);
   p.replace_extension(".doctor.json");
   std::ifstream in(p);
-  if (!in) return "";
+  if (!in) {
+    // A per-rank export NAME.<rank>.sqlite: the doctor's findings are NAME.doctor.json.
+    std::filesystem::path rank(export_path);
+    rank.replace_extension();
+    const std::string digits = rank.extension().string();
+    if (digits.size() < 2 || digits.find_first_not_of("0123456789", 1) != std::string::npos) return "";
+    rank.replace_extension(".doctor.json");
+    in.open(rank);
+    if (!in) return "";
+  }
   try {
     auto j = nlohmann::json::parse(in);
     if (!j.contains("topology") || j["topology"].is_null()) return "";

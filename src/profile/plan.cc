@@ -108,8 +108,12 @@ class OptionChecker {
 }  // namespace
 
 std::vector<std::string> OutputPaths::Results() const {
-  return {nsys_rep,    qdstrm,     sqlite,     readout_md, report_json,      command_txt,
-          doctor_json, stdout_log, stderr_log, probe_json, probe_stdout_log, probe_stderr_log};
+  std::vector<std::string> out = {nsys_rep,    qdstrm,     sqlite,     readout_md, report_json,      command_txt,
+                                  doctor_json, stdout_log, stderr_log, probe_json, probe_stdout_log, probe_stderr_log};
+  for (const auto& b : rank_bases) {
+    for (const char* ext : {".nsys-rep", ".qdstrm", ".sqlite"}) out.push_back(b + ext);
+  }
+  return out;
 }
 
 StatusOr<Preset> ParsePreset(const std::string& s) {
@@ -180,6 +184,7 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
     return Error(ExitCode::kUsage, "--nnodes > 1 needs --rdzv-endpoint HOST:PORT (the same on every node)");
   }
   plan.nnodes = o.nnodes;
+  plan.per_rank = o.per_rank;
 
   // ---- the workload: the shorthand (cpfold), nothing (cpfold, small), or what follows -- ----
   std::vector<std::string> extra;  // workload arguments after the shorthand
@@ -302,6 +307,9 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   p.nsys_rep = p.base + ".nsys-rep";
   p.qdstrm = p.base + ".qdstrm";
   p.sqlite = p.base + ".sqlite";
+  if (o.per_rank) {
+    for (int r = 0; r < plan.ranks * plan.nnodes; ++r) p.rank_bases.push_back(fmt::format("{}.{}", p.base, r));
+  }
   p.readout_md = p.base + ".readout.md";
   p.report_json = p.base + ".report.json";
   p.command_txt = p.base + ".command.txt";
@@ -334,7 +342,8 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   }
 
   OptionChecker opt(f, plan);
-  CPPROF_RETURN_IF_ERROR(opt.Add("output", p.base, true));
+  // --per-rank: each rank's nsys names its report by the RANK torchrun gives it.
+  CPPROF_RETURN_IF_ERROR(opt.Add("output", o.per_rank ? p.base + ".%q{RANK}" : p.base, true));
   CPPROF_RETURN_IF_ERROR(opt.Add("force-overwrite", "true", true));
   CPPROF_RETURN_IF_ERROR(opt.Add("export", "sqlite", false));
   bool sampling_off = f.cpu_sampling.has_value() && !*f.cpu_sampling;
@@ -429,7 +438,7 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
                  "the python/cpprof_helpers folder of cpprof's checkout");
   }
   std::string torchrun = f.python.torchrun.empty() ? "torchrun" : f.python.torchrun;
-  auto make_launch = [&](const std::vector<std::string>& workload, const std::string& rdzv_suffix) {
+  auto make_launch = [&](const std::vector<std::string>& workload, const std::string& rdzv_suffix, bool nsys_inside) {
     std::vector<std::string> l = {torchrun};
     if (o.nnodes == 1) {
       l.push_back("--standalone");
@@ -441,12 +450,20 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
       l.push_back("--rdzv_id=cpprof-" + (o.name.empty() ? plan.workflow : o.name) + rdzv_suffix);
     }
     l.push_back(fmt::format("--nproc_per_node={}", plan.ranks));
+    if (nsys_inside) {
+      // torchrun starts `nsys profile ... python launcher` per rank instead of python.
+      l.push_back("--no_python");
+      l.push_back(plan.nsys);
+      l.push_back("profile");
+      l.insert(l.end(), plan.nsys_options.begin(), plan.nsys_options.end());
+      l.push_back(f.python.path.empty() ? "python3" : f.python.path);
+    }
     l.push_back(in.launcher);
     l.push_back("--");
     l.insert(l.end(), workload.begin(), workload.end());
     return l;
   };
-  plan.launch = make_launch(plan.workload, "");
+  plan.launch = make_launch(plan.workload, "", plan.per_rank);
 
   // ---- the feasibility probe: the same launch without nsys, one iteration ----
   plan.overhead = plan.preset == Preset::kFull ? 3.0 : 1.1;
@@ -490,12 +507,16 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
         }
       }
     }
-    plan.probe_argv = make_launch(w, "-probe");
+    plan.probe_argv = make_launch(w, "-probe", false);
   }
 
-  plan.argv = {plan.nsys, "profile"};
-  plan.argv.insert(plan.argv.end(), plan.nsys_options.begin(), plan.nsys_options.end());
-  plan.argv.insert(plan.argv.end(), plan.launch.begin(), plan.launch.end());
+  if (plan.per_rank) {
+    plan.argv = plan.launch;
+  } else {
+    plan.argv = {plan.nsys, "profile"};
+    plan.argv.insert(plan.argv.end(), plan.nsys_options.begin(), plan.nsys_options.end());
+    plan.argv.insert(plan.argv.end(), plan.launch.begin(), plan.launch.end());
+  }
 
   // ---- environment ----
   const auto& caller = in.caller_env;

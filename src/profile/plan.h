@@ -24,6 +24,7 @@ struct ProfileOptions {
   int nproc_per_node = 0;                    // --nproc-per-node; 0: the shorthand's ranks, else free GPUs
   int nnodes = 1;                            // --nnodes
   std::string rdzv_endpoint;                 // --rdzv-endpoint HOST:PORT (needed with --nnodes > 1)
+  bool per_rank = false;                     // --per-rank: one nsys per rank, inside the launcher
   std::vector<int> gpus;                     // --gpus; empty: the first free GPUs
   std::string trace_json;                    // --trace-json FILE
   std::vector<std::string> trace_functions;  // --trace-function MODULE:Class.method (repeatable)
@@ -68,6 +69,9 @@ struct OutputPaths {
   std::string probe_stdout_log, probe_stderr_log;  // <name>.probe.{stdout,stderr}.log
   std::string tmp_probe_stdout_log, tmp_probe_stderr_log;  // /tmp/$USER/cpprof/<name>/probe.*.log
   std::string gitignore;                                   // <results>/.gitignore
+  // --per-rank: <base>.<rank> for every rank of the run (nsys -o <base>.%q{RANK}); a node of a
+  // multi-node run finds only its own ranks' reports.
+  std::vector<std::string> rank_bases;
 
   // The result files an earlier run of the same name leaves (what --force replaces).
   std::vector<std::string> Results() const;
@@ -77,6 +81,7 @@ struct Plan {
   Preset preset = Preset::kFast;
   std::string name, workflow;
   int ranks = 1, nnodes = 1;
+  bool per_rank = false;  // one nsys per rank (torchrun --no_python nsys profile ... python ...)
   std::vector<int> gpus;  // the GPUs the ranks get (CUDA_VISIBLE_DEVICES), empty: unknown
 
   bool cpfold = false;      // the reference workload

@@ -499,49 +499,74 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
                              res.Describe(), logs, LastLines(res.err, 12)));
   }
 
-  // ---- the report: importer and export fallbacks ----
+  // ---- the report: importer and export fallbacks (per rank's report with --per-rank) ----
   runner::RunOptions tool;
   tool.env = plan.env;
   tool.timeout_s = 1800;
-  if (!Exists(p.nsys_rep) && Exists(p.qdstrm)) {
-    if (findings.importer.path.empty()) {
-      return Error(ExitCode::kExternal, fmt::format("nsys left only {} and no QdstrmImporter was found to convert it. "
-                                                    "See 'cpprof doctor'. Logs: {}",
-                                                    p.qdstrm, logs));
+  auto export_one = [&](const std::string& nsys_rep, const std::string& qdstrm, const std::string& sqlite) -> Status {
+    if (!Exists(nsys_rep) && Exists(qdstrm)) {
+      if (findings.importer.path.empty()) {
+        return Error(ExitCode::kExternal, fmt::format("nsys left only {} and no QdstrmImporter was found to convert "
+                                                      "it. See 'cpprof doctor'. Logs: {}",
+                                                      qdstrm, logs));
+      }
+      err << fmt::format("cpprof: profile: nsys left only a .qdstrm; running the importer: {} -i {}{}\n",
+                         findings.importer.path, qdstrm,
+                         findings.profile_env.count("LD_LIBRARY_PATH")
+                             ? " with LD_LIBRARY_PATH=" + findings.profile_env.at("LD_LIBRARY_PATH")
+                             : "");
+      auto ir = runner.Run({findings.importer.path, "-i", qdstrm}, tool);
+      if (!ir.ok()) return ir.status();
+      if (!ir->ok() || !Exists(nsys_rep)) {
+        return Error(ExitCode::kExternal, fmt::format("the importer {} and wrote no {}: {}", ir->Describe(), nsys_rep,
+                                                      LastLines(ir->err + ir->out, 5)));
+      }
     }
-    err << fmt::format("cpprof: profile: nsys left only a .qdstrm; running the importer: {} -i {}{}\n",
-                       findings.importer.path, p.qdstrm,
-                       findings.profile_env.count("LD_LIBRARY_PATH")
-                           ? " with LD_LIBRARY_PATH=" + findings.profile_env.at("LD_LIBRARY_PATH")
-                           : "");
-    auto ir = runner.Run({findings.importer.path, "-i", p.qdstrm}, tool);
-    if (!ir.ok()) return ir.status();
-    if (!ir->ok() || !Exists(p.nsys_rep)) {
-      return Error(ExitCode::kExternal, fmt::format("the importer {} and wrote no {}: {}", ir->Describe(), p.nsys_rep,
-                                                    LastLines(ir->err + ir->out, 5)));
-    }
-  }
-  if (!Exists(p.sqlite)) {
-    if (!Exists(p.nsys_rep)) {
+    if (Exists(sqlite)) return OkStatus();
+    if (!Exists(nsys_rep)) {
       return Error(ExitCode::kExternal,
                    fmt::format("nsys wrote no report ({} is missing). Read its messages in {}; try 'cpprof doctor "
                                "--deep'.",
-                               p.nsys_rep, logs));
+                               nsys_rep, logs));
     }
-    err << fmt::format("cpprof: profile: exporting SQLite: {} export --type sqlite\n", plan.nsys);
+    err << fmt::format("cpprof: profile: exporting SQLite: {} export --type sqlite {}\n", plan.nsys,
+                       fs::path(nsys_rep).filename().string());
     auto xr = runner.Run(
-        {plan.nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", p.sqlite, p.nsys_rep}, tool);
+        {plan.nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", sqlite, nsys_rep}, tool);
     if (!xr.ok()) return xr.status();
-    if (!xr->ok() || !Exists(p.sqlite)) {
+    if (!xr->ok() || !Exists(sqlite)) {
       return Error(ExitCode::kExternal, fmt::format("'nsys export --type sqlite' {} and wrote no {}: {}",
-                                                    xr->Describe(), p.sqlite, LastLines(xr->err + xr->out, 5)));
+                                                    xr->Describe(), sqlite, LastLines(xr->err + xr->out, 5)));
     }
+    return OkStatus();
+  };
+  std::vector<std::string> exports;
+  if (plan.per_rank) {
+    // One report per rank; a node of a multi-node run has only its own ranks' reports.
+    std::vector<std::string> missing;
+    for (const auto& b : p.rank_bases) {
+      if (!Exists(b + ".nsys-rep") && !Exists(b + ".qdstrm") && !Exists(b + ".sqlite")) {
+        missing.push_back(fs::path(b).filename().string());
+        continue;
+      }
+      CPPROF_RETURN_IF_ERROR(export_one(b + ".nsys-rep", b + ".qdstrm", b + ".sqlite"));
+      exports.push_back(b + ".sqlite");
+    }
+    if (exports.empty() || (plan.nnodes == 1 && !missing.empty())) {
+      return Error(ExitCode::kExternal,
+                   fmt::format("the per-rank nsys wrote no report for {} (expected {}.<rank>.nsys-rep). Read their "
+                               "messages in {}; try 'cpprof doctor --deep'.",
+                               fmt::join(missing, ", "), p.base, logs));
+    }
+  } else {
+    CPPROF_RETURN_IF_ERROR(export_one(p.nsys_rep, p.qdstrm, p.sqlite));
+    exports.push_back(p.sqlite);
   }
 
   // ---- the readout ----
   pipeline::ReportOptions report_options;
   if (!options.compare.empty()) report_options.top_kernels = 0;  // the sanity check compares every kernel
-  CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(p.sqlite, report_options));
+  CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(exports, report_options));
   std::ostringstream text, json, readout;
   render::PrintReportText(report, {}, text);
   render::PrintReportJson(report, {}, json);

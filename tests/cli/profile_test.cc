@@ -120,6 +120,49 @@ TEST(ProfilePlan, FastPresetExactCommandForTheE2eShorthand) {
   EXPECT_TRUE(profile::Guards(p, o, H200Findings()).empty());
 }
 
+TEST(ProfilePlan, PerRankPutsOneNsysPerRankInsideTorchrun) {
+  ProfileOptions o = Opts({"e2e", "512", "2"});
+  o.per_rank = true;
+  doctor::DoctorFindings f = H200Findings();
+  f.python.path = "/opt/venv/bin/python3";
+  Plan p = MustPlan(o, f);
+  std::string base = o.results_dir + "/inference/cpfold-e2e-n512-1x2-fast";
+  std::vector<std::string> want = {"torchrun",
+                                   "--standalone",
+                                   "--nnodes=1",
+                                   "--nproc_per_node=2",
+                                   "--no_python",
+                                   kNsys,
+                                   "profile",
+                                   "--output=" + base + ".%q{RANK}",
+                                   "--force-overwrite=true",
+                                   "--export=sqlite",
+                                   "--trace=cuda,nvtx",
+                                   "--sample=none",
+                                   "--cpuctxsw=none",
+                                   "--python-functions-trace=" + base + ".functions-trace.json",
+                                   "/opt/venv/bin/python3",
+                                   Launcher(),
+                                   "--",
+                                   "-m",
+                                   "cpfold.run",
+                                   "--mode",
+                                   "e2e",
+                                   "--n-token",
+                                   "512",
+                                   "--cp0",
+                                   "1",
+                                   "--cp1",
+                                   "2",
+                                   "--pg-timeout",
+                                   "600"};
+  EXPECT_EQ(p.argv, want);
+  EXPECT_EQ(p.out.rank_bases, (std::vector<std::string>{base + ".0", base + ".1"}));
+  std::vector<std::string> results = p.out.Results();
+  EXPECT_NE(std::find(results.begin(), results.end(), base + ".1.nsys-rep"), results.end())
+      << "--force replaces the per-rank reports too";
+}
+
 TEST(ProfilePlan, FullPresetIsTheSeedsOptionSetWithCpfoldsTraceJson) {
   ProfileOptions o = Opts({"trunk", "1024", "1"}, "full");
   Plan p = MustPlan(o, H200Findings());
@@ -612,6 +655,28 @@ TEST(ProfileRun, WritesTheResultsAndTheWorkloadGetsItsArgumentsIntact) {
   EXPECT_CONTAINS(run.err(), "the run's output follows (--quiet hides it)\n");
   EXPECT_CONTAINS(run.err(), "fakework rank 1: argv=[\"--n\", \"512\"]\n");
   EXPECT_FALSE(fs::exists(p.out.probe_json));  // no probe for a workload cpprof does not know
+}
+
+TEST(ProfileRun, PerRankWritesAReportPerRankAndOneReadoutOfThem) {
+  FakeRun run("per-rank");
+  run.options().args = {"-m", "fakework", "--n", "64"};
+  run.options().per_rank = true;
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_EQ(*rc, 0);
+  for (const auto& b : p.out.rank_bases) {
+    EXPECT_TRUE(fs::exists(b + ".nsys-rep")) << b;
+    EXPECT_TRUE(fs::exists(b + ".sqlite")) << b;
+  }
+  EXPECT_FALSE(fs::exists(p.out.sqlite)) << "no report of the whole run: one per rank";
+  std::string log = ReadFile(p.out.stdout_log);
+  EXPECT_CONTAINS(log, "fake nsys: profiling ");  // an nsys per rank
+  EXPECT_CONTAINS(log, "fakework rank 1: argv=[\"--n\", \"64\"]");
+  std::string md = ReadFile(p.out.readout_md);
+  EXPECT_CONTAINS(md, "### One run from 2 exports");
+  EXPECT_CONTAINS(md, "per-rank.0.sqlite");
+  EXPECT_CONTAINS(md, "per-rank.1.sqlite");
 }
 
 TEST(ProfileRun, QuietKeepsTheRunsOutputInTheLogsOnly) {
