@@ -12,6 +12,9 @@
 #   full   the same under `cpprof profile --preset full --compare <fast>` (sanity: same GPU work)
 #   e2e    `cpprof profile e2e 512 2 --preset full`: the whole model on 2 GPUs (1x2)
 #   own    a torchrun script of our own (tools/testdata/cpwork) with --preset full --trace-discover
+#   perrank  cpfold trunk N=256 on every GPU twice: one nsys over torchrun, then `--per-rank` (one
+#          nsys per rank inside torchrun); then `cpprof diff --sanity` of the two (same GPU work
+#          per rank) and the per-rank run's readout (issue 14)
 # Each step leaves its results folder's small files (readout, report JSON, command, logs) and
 # the .sqlite.xz under OUT_DIR/<step>/, and a line with the wall time in OUT_DIR/summary.txt.
 set -uo pipefail
@@ -90,6 +93,19 @@ for step in "$@"; do
       timed own "$out/own/profile.log" "$cpprof" profile --results-dir "$results" --name cpwork-full \
         --preset full --nproc-per-node 2 --gpus 0,1 "${trace[@]}" -- -m cpwork.run --iters 3
       keep own custom cpwork-full ;;
+    perrank)
+      pr_ranks=$gpus; [ "$pr_ranks" -gt 2 ] && pr_ranks=2
+      timed perrank "$out/perrank/single.log" "$cpprof" profile --results-dir "$results" --name trunk256-single \
+        --preset fast --no-probe trunk 256 $pr_ranks -- --iters 3 --warmup 1
+      keep perrank inference trunk256-single
+      timed perrank "$out/perrank/per-rank.log" "$cpprof" profile --results-dir "$results" --name trunk256-perrank \
+        --preset fast --no-probe --per-rank trunk 256 $pr_ranks -- --iters 3 --warmup 1
+      keep perrank inference trunk256-perrank
+      for f in "$results"/inference/trunk256-perrank.*.sqlite; do xz -T0 -c "$f" >"$out/perrank/$(basename "$f").xz"; done
+      "$cpprof" diff --sanity "$results/inference/trunk256-single.sqlite" "$results/inference/trunk256-perrank.*.sqlite" \
+        >"$out/perrank/sanity.txt" 2>&1; say "perrank sanity rc=$? $(head -1 "$out/perrank/sanity.txt")"
+      "$cpprof" report "$results"/inference/trunk256-perrank.*.sqlite >"$out/perrank/readout.txt" 2>&1
+      "$cpprof" report "$results/inference/trunk256-single.sqlite" >"$out/perrank/readout-single.txt" 2>&1 ;;
     *) say "unknown step $step" ;;
   esac
 done
