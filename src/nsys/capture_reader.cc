@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace cpprof::nsys {
 
@@ -22,15 +24,15 @@ std::string Lower(std::string_view s) {
 
 bool IsTrue(std::string_view v) { return v == "true" || v == "1" || v == "True" || v == "TRUE"; }
 
-int64_t ToInt(std::string_view v) {
+// A decimal integer; nullopt when `v` is not one or is out of int64's range.
+std::optional<int64_t> ParseInt(std::string_view v) {
   int64_t out = 0;
-  bool neg = !v.empty() && v[0] == '-';
-  for (size_t i = neg ? 1 : 0; i < v.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(v[i]))) return 0;
-    out = out * 10 + (v[i] - '0');
-  }
-  return neg ? -out : out;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return out;
 }
+
+int64_t ToInt(std::string_view v) { return ParseInt(v).value_or(0); }
 
 // Environment variables that matter to profiling a PyTorch/NCCL job. Anything else is dropped
 // unread: environments hold tokens and keys.
@@ -108,7 +110,7 @@ Status ReadMetadata(const Database& db, model::CaptureInfo& info) {
   CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT name, value FROM META_DATA_CAPTURE ORDER BY rowid",
                                                    "reading META_DATA_CAPTURE"));
   info.recorded = true;
-  std::map<int64_t, std::string> args;
+  std::map<std::pair<int, int64_t>, std::string> args;  // (damaged index?, index)
   std::vector<std::string> backtrace_kinds;
   std::string encoded_json;
   while (st.Step()) {
@@ -118,7 +120,9 @@ Status ReadMetadata(const Database& db, model::CaptureInfo& info) {
     } else if (name == "PROCESS_0:COMMAND") {
       info.command = value;
     } else if (StartsWith(name, "PROCESS_0:ARGUMENT_")) {
-      args[ToInt(name.substr(std::string_view("PROCESS_0:ARGUMENT_").size()))] = value;
+      // By index; a damaged index (not a number, past int64) keeps its row's place after the rest.
+      std::optional<int64_t> i = ParseInt(name.substr(std::string_view("PROCESS_0:ARGUMENT_").size()));
+      args[{i ? 0 : 1, i ? *i : static_cast<int64_t>(args.size())}] = value;
     } else if (name == "PROCESS_0:WORKING_DIR") {
       info.working_dir = value;
     } else if (name == "PROCESS_0:ENVIRONMENT_VARIABLE") {

@@ -143,6 +143,19 @@ TEST(CaptureReader, SyntheticExportIsUnrecordedNotAnError) {
   EXPECT_EQ(c.reconstructed_flags, "");
 }
 
+// Issue 19 row 5: an ARGUMENT_ index past int64 (or not a number) was read with overflow.
+TEST(CaptureReader, DamagedArgumentIndexesKeepTheirRowsAfterTheOthers) {
+  std::string sql = ReadFile(DataPath("sql/_schema.sql")) +
+                    "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);"
+                    "INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_0:COMMAND', 'python'),"
+                    " ('PROCESS_0:ARGUMENT_99999999999999999999999', 'huge'), ('PROCESS_0:ARGUMENT_1', 'b'),"
+                    " ('PROCESS_0:ARGUMENT_x', 'nan'), ('PROCESS_0:ARGUMENT_0', 'a'),"
+                    " ('PROCESS_0:ARGUMENT_-3', 'neg'), ('RUN_DURATION_MS', '123456789012345678901234');";
+  model::CaptureInfo c = Read(MakeDatabase("args.sqlite", sql));
+  EXPECT_EQ(c.arguments, (std::vector<std::string>{"neg", "a", "b", "huge", "nan"}));
+  EXPECT_EQ(c.run_duration_ms, 0) << "out of range: unknown";
+}
+
 TEST(CaptureReader, BadEncodedJsonIsSaidNotFatal) {
   std::string sql =
       ReadFile(DataPath("sql/_schema.sql")) +

@@ -316,7 +316,12 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   p.doctor_json = p.base + ".doctor.json";
   p.stdout_log = p.base + ".stdout.log";
   p.stderr_log = p.base + ".stderr.log";
-  p.tmp_folder = fmt::format("{}/{}/cpprof/{}", in.tmp_root, in.user, plan.name);
+  // One /tmp folder per results folder and name: two results folders with a run of one name do
+  // not share (and overwrite) each other's live logs.
+  const std::string results_key = std::filesystem::absolute(p.folder).lexically_normal().string();
+  uint32_t hash = 2166136261u;  // FNV-1a: the same name on every machine and build
+  for (unsigned char c : results_key) hash = (hash ^ c) * 16777619u;
+  p.tmp_folder = fmt::format("{}/{}/cpprof/{}-{:08x}", in.tmp_root, in.user, plan.name, hash);
   p.tmp_stdout_log = p.tmp_folder + "/stdout.log";
   p.tmp_stderr_log = p.tmp_folder + "/stderr.log";
   p.probe_json = p.base + ".probe.json";

@@ -113,7 +113,8 @@ TEST(ProfilePlan, FastPresetExactCommandForTheE2eShorthand) {
   EXPECT_EQ(p.env_additions.at("CUDA_VISIBLE_DEVICES"), "0,1");
   EXPECT_EQ(p.out.sqlite, base + ".sqlite");
   EXPECT_EQ(p.out.readout_md, base + ".readout.md");
-  EXPECT_EQ(p.out.tmp_stderr_log, "/tmp/tester/cpprof/cpfold-e2e-n512-1x2-fast/stderr.log");
+  EXPECT_EQ(p.out.tmp_stderr_log.rfind("/tmp/tester/cpprof/cpfold-e2e-n512-1x2-fast-", 0), 0u) << p.out.tmp_stderr_log;
+  EXPECT_EQ(fs::path(p.out.tmp_stderr_log).filename(), "stderr.log");
   EXPECT_TRUE(p.trace_base.empty()) << "fast: cpfold's spec alone, not merged with nsys's pytorch.json";
   EXPECT_FALSE(p.trace_spec.empty());
   EXPECT_TRUE(p.dropped.empty());
@@ -161,6 +162,16 @@ TEST(ProfilePlan, PerRankPutsOneNsysPerRankInsideTorchrun) {
   std::vector<std::string> results = p.out.Results();
   EXPECT_NE(std::find(results.begin(), results.end(), base + ".1.nsys-rep"), results.end())
       << "--force replaces the per-rank reports too";
+}
+
+// Issue 19 row 13: a run of one name in another results folder has /tmp logs of its own.
+TEST(ProfilePlan, TmpLogsAreOwnedByOneResultsFolder) {
+  ProfileOptions a = Opts({"e2e", "512", "2"});
+  ProfileOptions b = a;
+  b.results_dir = TempDir() + "/other-results";
+  Plan pa = MustPlan(a, H200Findings()), pb = MustPlan(b, H200Findings());
+  EXPECT_NE(pa.out.tmp_folder, pb.out.tmp_folder);
+  EXPECT_EQ(pa.out.tmp_folder, MustPlan(a, H200Findings()).out.tmp_folder) << "stable for one results folder";
 }
 
 TEST(ProfilePlan, FullPresetIsTheSeedsOptionSetWithCpfoldsTraceJson) {
@@ -640,7 +651,7 @@ TEST(ProfileRun, WritesTheResultsAndTheWorkloadGetsItsArgumentsIntact) {
   EXPECT_CONTAINS(log, "fakework rank 0: argv=[\"--n\", \"512\"]");
   EXPECT_CONTAINS(log, "fakework rank 1: argv=[\"--n\", \"512\"]");
   EXPECT_EQ(ReadFile(p.out.tmp_stdout_log), log);
-  EXPECT_EQ(p.out.tmp_stdout_log, run.dir() + "/tmp/root/cpprof/ok/stdout.log");
+  EXPECT_EQ(p.out.tmp_stdout_log.rfind(run.dir() + "/tmp/root/cpprof/ok-", 0), 0u) << p.out.tmp_stdout_log;
   std::string md = ReadFile(p.out.readout_md);
   EXPECT_CONTAINS(md, "# cpprof profile: ok\n");
   EXPECT_CONTAINS(md, "cpfold: {\"rank\": 0, \"n\": 512, \"median_iter_s\": 0.5}");
