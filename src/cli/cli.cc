@@ -30,9 +30,11 @@ constexpr CommandDef kCommands[] = {
      "  CPPROF_TIMING=1 CPPROF_THREADS=1 cpprof report big.sqlite   # time and memory per stage, one thread\n",
      MakeReportCommand},
     {"stats", "drop-in for 'nsys stats' reports on an export: same CSV, far faster",
-     "  cpprof stats --report cuda_gpu_kern_sum run.sqlite\n"
-     "  cpprof stats --report cuda_gpu_kern_sum --format table run.sqlite\n"
-     "  cpprof stats -r cuda_gpu_mem_time_sum -r cuda_gpu_mem_size_sum run.sqlite\n"
+     "  cpprof stats run.sqlite                                  # the default report set, as 'nsys stats'\n"
+     "  cpprof stats --report cuda_gpu_kern_sum --format csv run.sqlite\n"
+     "  cpprof stats -r cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum --timeunit usec run.sqlite\n"
+     "  cpprof stats run.sqlite -o out/run                       # out/run_<report>.csv, one per report\n"
+     "  cpprof stats run.nsys-rep                                # exported to run.sqlite beside it first\n"
      "  cpprof stats --help-reports\n",
      MakeStatsCommand},
     {"export", "the export as a Chrome Trace Event JSON for ui.perfetto.dev: a process per rank, a track per stream",
@@ -88,7 +90,8 @@ std::string Overview() {
       "read from NVIDIA Nsight Systems (nsys) SQLite exports.\n\n"
       "usage: cpprof COMMAND [options] ...\n\ncommands:\n";
   for (const auto& c : kCommands) s += fmt::format("  {:<10}  {}\n", c.name, c.summary);
-  s += "\n'cpprof help COMMAND' (or 'cpprof COMMAND --help') shows a command's options and examples.\n"
+  s += "\n'cpprof help COMMAND' (or 'cpprof COMMAND --help') shows a command's options and examples;\n"
+       "'cpprof help --man' prints the man page, 'cpprof help --completion bash|zsh' a completion script.\n"
        "Exit codes: 0 ok, 1 error, 2 bad usage, 3 a check failed, 4 unreadable input,\n"
        "5 not an nsys export, 6 an external program failed (docs/exit-codes.md).\n";
   return s;
@@ -130,10 +133,8 @@ StatusOr<int> RunGuarded(const std::string& name, Fn fn) {
 
 int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std::ostream& out, std::ostream& err) {
   auto cmd = def.make();
-  CLI::App app(def.summary, std::string("cpprof ") + def.name);
-  app.footer(std::string("\nExamples:\n") + def.examples);
-  app.set_help_flag("-h,--help", "Show this help and exit");
-  cmd->Declare(app);
+  std::unique_ptr<CLI::App> app_ptr = MakeApp(def, *cmd);
+  CLI::App& app = *app_ptr;
   std::vector<std::string> reversed(rest.rbegin(), rest.rend());  // CLI11 parses a reversed vector
   try {
     app.parse(reversed);
@@ -172,6 +173,16 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
 
 }  // namespace
 
+std::span<const CommandDef> Commands() { return kCommands; }
+
+std::unique_ptr<CLI::App> MakeApp(const CommandDef& def, Command& cmd) {
+  auto app = std::make_unique<CLI::App>(def.summary, std::string("cpprof ") + def.name);
+  app->footer(std::string("\nExamples:\n") + def.examples);
+  app->set_help_flag("-h,--help", "Show this help and exit");
+  cmd.Declare(*app);
+  return app;
+}
+
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     (args.empty() ? err : out) << Overview();
@@ -187,6 +198,20 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (rest.empty()) {
       out << Overview();
       return 0;
+    }
+    if (rest[0] == "--man" && rest.size() == 1) {
+      out << ManPage();
+      return 0;
+    }
+    if (rest[0] == "--completion") {
+      std::string shell = rest.size() == 2 ? rest[1] : "";
+      if (shell == "bash" || shell == "zsh") {
+        out << (shell == "bash" ? BashCompletion() : ZshCompletion());
+        return 0;
+      }
+      err << "cpprof: error: help: --completion takes bash or zsh: cpprof help --completion bash > "
+             "/etc/bash_completion.d/cpprof\n";
+      return static_cast<int>(ExitCode::kUsage);
     }
     name = rest[0];
     rest = {"--help"};
