@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <new>
 
@@ -110,6 +112,38 @@ int UnknownCommand(const std::string& name, std::ostream& err) {
   return static_cast<int>(ExitCode::kUsage);
 }
 
+// The first argument that looks like a flag the command does not have ("--fromat md"), and the
+// flag it is closest to: "unknown flag '--fromat'. Did you mean '--format'?". Empty when every
+// flag is known (CLI11's own message is said then).
+std::string UnknownFlag(const CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const auto& n : o->get_snames()) names.push_back("-" + n);
+  }
+  for (const auto& arg : args) {
+    if (arg == "--") break;  // what follows is the workload's
+    if (arg.size() < 2 || arg[0] != '-' || std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.') continue;
+    std::string name = arg.substr(0, arg.find('='));
+    if (name.size() > 2 && name[1] != '-') name = name.substr(0, 2);  // -ofile: -o with its value
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const std::string* best = nullptr;
+    size_t best_d = std::max<size_t>(3, name.size() / 3);  // suggest only close names
+    size_t prefix_matches = 0;
+    const std::string* prefix = nullptr;
+    for (const auto& n : names) {
+      size_t d = EditDistance(name, n);
+      if (d < best_d) best = &n, best_d = d;
+      if (name.size() >= 3 && n.rfind(name, 0) == 0) ++prefix_matches, prefix = &n;
+    }
+    if (!best && prefix_matches == 1) best = prefix;  // "--time" -> "--timeunit"
+    std::string msg = fmt::format("unknown flag '{}'.", name);
+    if (best) msg += fmt::format(" Did you mean '{}'?", *best);
+    return msg;
+  }
+  return "";
+}
+
 // Runs `fn`, turning an escaped exception into an error Status: whatever happens inside, the user
 // gets one line and an exit code, never std::terminate's abort.
 template <typename Fn>
@@ -131,7 +165,12 @@ StatusOr<int> RunGuarded(const std::string& name, Fn fn) {
   }
 }
 
-int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std::ostream& out, std::ostream& err) {
+// Held output past this size is not dumped onto a terminal (the HTML page and a Chrome trace are
+// refused there by their commands before any work).
+constexpr size_t kTerminalLimit = size_t{4} << 20;
+
+int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std::ostream& out, std::ostream& err,
+               bool out_is_terminal) {
   auto cmd = def.make();
   std::unique_ptr<CLI::App> app_ptr = MakeApp(def, *cmd);
   CLI::App& app = *app_ptr;
@@ -142,13 +181,15 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
     out << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    err << fmt::format("cpprof: error: {}: {} See 'cpprof help {}'.\n", def.name, e.what(), def.name);
+    std::string unknown = UnknownFlag(app, rest);
+    err << fmt::format("cpprof: error: {}: {} See 'cpprof help {}'.\n", def.name, unknown.empty() ? e.what() : unknown,
+                       def.name);
     return static_cast<int>(ExitCode::kUsage);
   }
   nsys::TakeInvalidUtf8Seen();  // a flag of an earlier command run in this process
   SpillBuffer held;
   std::ostream held_out(&held);
-  Context ctx{def.buffered ? held_out : out, err};
+  Context ctx{def.buffered ? held_out : out, err, out_is_terminal};
   StatusOr<int> rc = RunGuarded(def.name, [&] { return cmd->Run(ctx); });
   if (nsys::TakeInvalidUtf8Seen()) {
     err << "cpprof: note: some names in the export are not valid UTF-8; each such byte is shown as U+FFFD "
@@ -157,6 +198,15 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
   if (!rc.ok()) {
     err << fmt::format("cpprof: error: {}: {}\n", def.name, rc.status().message());
     return static_cast<int>(rc.status().code());  // what the command printed is dropped: stdout stays empty
+  }
+  if (def.buffered && out_is_terminal && held.size() > kTerminalLimit) {
+    held_out.flush();
+    err << fmt::format(
+        "cpprof: error: {}: the output is {:.1f} MiB, too much for a terminal; nothing was printed. {} (or redirect "
+        "stdout: cpprof {} ... > FILE).\n",
+        def.name, static_cast<double>(held.size()) / (1 << 20),
+        app.get_option_no_throw("-o") ? "Write it to a file with -o FILE" : "Write it to a file", def.name);
+    return static_cast<int>(ExitCode::kUsage);
   }
   if (def.buffered && !held.CopyTo(out)) {
     // Main says "could not write the output" when `out` failed; a failed spill file says so here.
@@ -183,7 +233,7 @@ std::unique_ptr<CLI::App> MakeApp(const CommandDef& def, Command& cmd) {
   return app;
 }
 
-int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_terminal) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     (args.empty() ? err : out) << Overview();
     return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
@@ -217,7 +267,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     rest = {"--help"};
   }
   for (const auto& c : kCommands) {
-    if (name == c.name) return RunCommand(c, rest, out, err);
+    if (name == c.name) return RunCommand(c, rest, out, err, out_is_terminal);
   }
   return UnknownCommand(name, err);
 }
@@ -230,7 +280,7 @@ int Main(int argc, char** argv) {
   int rc = 0;
   try {
     std::vector<std::string> args(argv + 1, argv + argc);
-    rc = Run(args, std::cout, std::cerr);
+    rc = Run(args, std::cout, std::cerr, ::isatty(STDOUT_FILENO) == 1);
   } catch (const std::exception& e) {  // the commands are guarded; this is for the code around them
     std::cerr << "cpprof: error: internal error: " << e.what() << ". This is a bug in cpprof: please report it.\n";
     return static_cast<int>(ExitCode::kError);

@@ -15,6 +15,9 @@ namespace cpprof::cli {
 struct Context {
   std::ostream& out;  // data only
   std::ostream& err;  // diagnostics, progress, errors
+  // stdout is a terminal (cpprof run by a person): output meant for files (a Chrome trace, a
+  // multi-megabyte table) is refused there with a hint to write it to a file.
+  bool out_is_terminal = false;
 };
 
 class Command {

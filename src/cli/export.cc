@@ -37,6 +37,12 @@ class ExportCommand : public Command {
     }
     std::string where = "stdout";
     pipeline::ChromeTraceSummary summary;
+    if ((output_.empty() || output_ == "-") && ctx.out_is_terminal) {
+      return Error(ExitCode::kUsage,
+                   fmt::format("a Chrome trace is megabytes of JSON, not for a terminal: give -o OUT.json (or "
+                               "redirect stdout: cpprof export {} > OUT.json)",
+                               file_));
+    }
     if (output_.empty() || output_ == "-") {
       CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file_, options_, ctx.out));
     } else {
