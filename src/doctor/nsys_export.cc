@@ -33,7 +33,8 @@ std::string LastLines(const std::string& text, size_t n) {
     if (!line.empty()) lines.push_back(line);
   }
   std::string s;
-  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) s += (s.empty() ? "" : " | ") + lines[i];
+  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i)
+    s += (s.empty() ? "" : " | ") + lines[i];
   return s.empty() ? "(no output)" : s;
 }
 
@@ -71,9 +72,9 @@ Status ExportNsysReport(const NsysExportRequest& r, runner::ProcessRunner& runne
   };
   if (!result.ok()) return fail(result.status());
   if (!result->ok()) {
-    return fail(Error(ExitCode::kExternal, fmt::format("'{} export --type sqlite {}' {}: {}. Try 'cpprof doctor'.",
-                                                       r.nsys, r.report, result->Describe(),
-                                                       LastLines(result->err + "\n" + result->out, 3))));
+    return fail(Error(ExitCode::kExternal,
+                      fmt::format("'{} export --type sqlite {}' {}: {}. Try 'cpprof doctor'.", r.nsys, r.report,
+                                  result->Describe(), LastLines(result->err + "\n" + result->out, 3))));
   }
   if (!IsSqliteFile(temp)) {
     return fail(Error(ExitCode::kExternal,
@@ -84,7 +85,8 @@ Status ExportNsysReport(const NsysExportRequest& r, runner::ProcessRunner& runne
   if (r.replace) {
     if (::rename(temp.c_str(), r.sqlite.c_str()) != 0) {
       int e = errno;
-      return fail(Error(ExitCode::kError, fmt::format("cannot move the export to '{}': {}", r.sqlite, std::strerror(e))));
+      return fail(
+          Error(ExitCode::kError, fmt::format("cannot move the export to '{}': {}", r.sqlite, std::strerror(e))));
     }
     return OkStatus();
   }
@@ -97,8 +99,8 @@ Status ExportNsysReport(const NsysExportRequest& r, runner::ProcessRunner& runne
       return OkStatus();
     }
     if (e == EEXIST) {
-      return fail(Error(ExitCode::kUsage, fmt::format("'{}' appeared while exporting; add --force to replace it",
-                                                      r.sqlite)));
+      return fail(
+          Error(ExitCode::kUsage, fmt::format("'{}' appeared while exporting; add --force to replace it", r.sqlite)));
     }
     return fail(Error(ExitCode::kError, fmt::format("cannot move the export to '{}': {}", r.sqlite, std::strerror(e))));
   }

@@ -20,11 +20,11 @@ bool IsNsysReport(const std::string& path);
 std::string SqliteBeside(const std::string& report);
 
 struct NsysExportRequest {
-  std::string nsys;    // the nsys binary
-  std::string report;  // .nsys-rep
-  std::string sqlite;  // the destination
-  bool replace = false;                       // replace an existing `sqlite`
-  std::map<std::string, std::string> env;     // added to the environment nsys runs in
+  std::string nsys;                        // the nsys binary
+  std::string report;                      // .nsys-rep
+  std::string sqlite;                      // the destination
+  bool replace = false;                    // replace an existing `sqlite`
+  std::map<std::string, std::string> env;  // added to the environment nsys runs in
   double timeout_s = 3600;
 };
 

@@ -62,8 +62,8 @@ TEST(StatsOptions, NoReportRunsTheDefaultSetInNsysOrder) {
 }
 
 TEST(StatsOptions, ReportsRepeatedAndCommaListsAreTheSame) {
-  CliResult a = RunCli({"stats", "-r", "cuda_gpu_kern_sum,cuda_gpu_mem_time_sum", "-r", "nvtx_sum", "--format",
-                        "csv", RealExport(kExport)});
+  CliResult a = RunCli({"stats", "-r", "cuda_gpu_kern_sum,cuda_gpu_mem_time_sum", "-r", "nvtx_sum", "--format", "csv",
+                        RealExport(kExport)});
   CliResult b = RunCli({"stats", "--report", "cuda_gpu_kern_sum", "--report", "cuda_gpu_mem_time_sum", "--report",
                         "nvtx_sum", "--format", "csv", RealExport(kExport)});
   ASSERT_EQ(a.rc, 0) << a.err;
@@ -119,12 +119,13 @@ TEST(StatsOptions, TimeunitRenamesAndShiftsTheTimeColumns) {
       EXPECT_EQ(r.out, ShiftedGolden(Golden(kExport, report), u)) << report << " " << unit;
     }
   }
-  CliResult us = RunCli({"stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", "--timeunit", "us", RealExport(kExport)});
+  CliResult us =
+      RunCli({"stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", "--timeunit", "us", RealExport(kExport)});
   EXPECT_EQ(us.out.substr(0, us.out.find('\n')),
             "Time (%),Total Time (us),Instances,Avg (us),Med (us),Min (us),Max (us),StdDev (us),Name");
   // Sizes are not times.
-  CliResult size = RunCli(
-      {"stats", "-r", "cuda_gpu_mem_size_sum", "--format", "csv", "--timeunit", "sec", RealExport(kExport)});
+  CliResult size =
+      RunCli({"stats", "-r", "cuda_gpu_mem_size_sum", "--format", "csv", "--timeunit", "sec", RealExport(kExport)});
   EXPECT_EQ(size.out, Golden(kExport, "cuda_gpu_mem_size_sum"));
   // nsec is nsys's default: the CSV byte for byte.
   CliResult ns = RunCli({"stats", "-r", "nvtx_sum", "--format", "csv", "--timeunit", "nsec", RealExport(kExport)});
@@ -159,8 +160,8 @@ TEST(StatsOptions, OutputPrefixWritesOneFilePerReportAndKeepsExistingFiles) {
   EXPECT_EQ(ReadFile(dir + "/run_nvtx_sum.csv"), Golden(kExport, "nvtx_sum"));
 
   // --format picks the extension; --timeunit applies to files too.
-  CliResult json = RunCli({"stats", RealExport(kExport), "-o", dir + "/j", "-r", "cuda_gpu_kern_sum", "-f", "json",
-                           "--timeunit", "msec"});
+  CliResult json = RunCli(
+      {"stats", RealExport(kExport), "-o", dir + "/j", "-r", "cuda_gpu_kern_sum", "-f", "json", "--timeunit", "msec"});
   ASSERT_EQ(json.rc, 0) << json.err;
   EXPECT_NE(ReadFile(dir + "/j_cuda_gpu_kern_sum.json").find("\"Total Time (ms)\": "), std::string::npos);
 
