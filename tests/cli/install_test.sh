@@ -18,7 +18,8 @@ root=$tmp/root/usr/local
 bin=$root/bin/cpprof
 for f in bin/cpprof share/man/man1/cpprof.1 share/bash-completion/completions/cpprof share/zsh/site-functions/_cpprof \
          share/cpprof/python/cpprof_helpers/probe_python.py share/cpprof/python/cpprof_helpers/launch_workload.py \
-         share/cpprof/python/cpfold/run.py share/cpprof/python/cpfold/presets.json; do
+         share/cpprof/python/cpfold/run.py share/cpprof/python/cpfold/presets.json \
+         share/cpprof/python/cpprof_read/__init__.py; do
   [ -e "$root/$f" ] || fail "$f was not installed (under $root)"
 done
 if find "$root/share/cpprof" -name __pycache__ | grep -q .; then fail "__pycache__ installed"; fi
@@ -54,6 +55,13 @@ fi
 xz -dc "$data/real/cpwork-train/cpwork-train.sqlite.xz" >"$tmp/run.sqlite"
 "$bin" stats -r cuda_gpu_kern_sum -f csv "$tmp/run.sqlite" | cmp -s - "$data/real/cpwork-train/cpwork-train_cuda_gpu_kern_sum.csv" ||
   fail "installed cpprof stats differs from nsys's CSV"
+
+# cpprof_read imports from the installed tree and finds the installed binary on PATH.
+PATH=$root/bin:$PATH PYTHONPATH=$root/share/cpprof/python python3 -c '
+import sys, cpprof_read
+r = cpprof_read.load(sys.argv[1])
+assert r.world_size == 2 and r.straggler_rank == 1, r
+' "$tmp/run.sqlite" || fail "cpprof_read from the installed tree"
 
 # The Debian package from the same install rules (prefix /usr: zsh's vendor-completions).
 if command -v dpkg-deb >/dev/null && command -v cpack >/dev/null; then
