@@ -39,11 +39,14 @@ constexpr CommandDef kCommands[] = {
      "  cpprof stats run.nsys-rep                                # exported to run.sqlite beside it first\n"
      "  cpprof stats --help-reports\n",
      MakeStatsCommand},
-    {"export", "the export as a Chrome Trace Event JSON for ui.perfetto.dev: a process per rank, a track per stream",
+    {"export",
+     "the export as a Chrome Trace Event JSON for ui.perfetto.dev (a process per rank, a track per stream), or "
+     "Kineto traces per rank for Holistic Trace Analysis",
      "  cpprof export --format chrome-trace run.sqlite -o run.json\n"
      "  cpprof export run.sqlite --ranks 0 --flows -o rank0.json\n"
      "  cpprof export run.sqlite --start-ns 11000000000 --end-ns 12000000000 --no-nvtx -o window.json\n"
-     "  cpprof export run.sqlite | gzip > run.json.gz\n",
+     "  cpprof export run.sqlite | gzip > run.json.gz\n"
+     "  cpprof export run.sqlite --format kineto -o traces/     # one Kineto trace per rank, for HTA\n",
      MakeExportCommand},
     {"doctor", "is this machine ready to profile? finds and vets nsys, GPUs, interconnect, Python",
      "  cpprof doctor\n"

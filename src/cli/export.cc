@@ -1,6 +1,10 @@
 // cpprof export --format chrome-trace FILE.sqlite [-o OUT.json] [--ranks 0,1] [--start-ns N]
 //   [--end-ns N] [--no-nvtx] [--api] [--flows]
+// cpprof export --format kineto FILE.sqlite -o DIR   (one Kineto trace per rank, for HTA)
 #include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 
 #include "base/atomic_file.h"
 #include "cli/command.h"
@@ -14,8 +18,10 @@ class ExportCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
     app.add_option("file", file_, "An nsys SQLite export (nsys export --type sqlite REPORT.nsys-rep)")->required();
-    app.add_option("-f,--format", format_, "Output format: chrome-trace (Chrome Trace Event JSON for ui.perfetto.dev)")
-        ->check(CLI::IsMember({"chrome-trace"}))
+    app.add_option("-f,--format", format_,
+                   "Output format: chrome-trace (Chrome Trace Event JSON for ui.perfetto.dev), kineto (one "
+                   "Kineto-style trace per rank in the -o folder, for Holistic Trace Analysis; docs/kineto.md)")
+        ->check(CLI::IsMember({"chrome-trace", "kineto"}))
         ->capture_default_str();
     app.add_option("-o,--output", output_,
                    "Output file ('-' or none: stdout); written whole or not at all, never onto the export");
@@ -35,6 +41,7 @@ class ExportCommand : public Command {
     if (options_.start_ns && options_.end_ns && *options_.end_ns < *options_.start_ns) {
       return Error(ExitCode::kUsage, fmt::format("--end-ns {} is before --start-ns {}.", end_ns_, start_ns_));
     }
+    if (format_ == "kineto") return RunKineto(ctx);
     std::string where = "stdout";
     pipeline::ChromeTraceSummary summary;
     if ((output_.empty() || output_ == "-") && ctx.out_is_terminal) {
@@ -68,6 +75,64 @@ class ExportCommand : public Command {
   }
 
  private:
+  // One trace per rank, DIR/rank<N>.json, each whole or not at all; existing ones kept unless --force.
+  StatusOr<int> RunKineto(Context& ctx) {
+    if (output_.empty() || output_ == "-") {
+      return Error(ExitCode::kUsage, fmt::format("--format kineto writes one trace per rank into a folder: give -o "
+                                                 "DIR (cpprof export {} --format kineto -o traces/)",
+                                                 file_));
+    }
+    if (options_.flows)
+      return Error(ExitCode::kUsage,
+                   "--flows is for --format chrome-trace (Kineto traces link "
+                   "launches to kernels by their correlation ids)");
+    CPPROF_ASSIGN_OR_RETURN(int world, pipeline::CountRanks(file_));
+    std::vector<int> ranks = options_.ranks;
+    if (ranks.empty()) {
+      for (int r = 0; r < world; ++r) ranks.push_back(r);
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(output_, ec);
+    if (ec) {
+      return Error(ExitCode::kError, fmt::format("cannot make the folder '{}': {}", output_, ec.message()));
+    }
+    WriteFileOptions write;
+    write.replace_existing = force_;
+    write.inputs = {file_};
+    std::vector<std::string> paths;
+    for (int r : ranks) {
+      if (r < 0 || r >= world) {
+        return Error(ExitCode::kUsage, fmt::format("--ranks {}: the export has ranks 0..{}", r, world - 1));
+      }
+      paths.push_back(fmt::format("{}/rank{}.json", output_, r));
+      CPPROF_RETURN_IF_ERROR(CheckOutputPath(paths.back(), write));
+    }
+    int64_t events = 0, gpu_ops = 0;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      pipeline::ChromeTraceOptions o = options_;
+      o.kineto = true;
+      o.ranks = {ranks[i]};
+      pipeline::ChromeTraceSummary summary;
+      CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
+          paths[i],
+          [&](std::ostream& out) -> Status {
+            CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file_, o, out));
+            return OkStatus();
+          },
+          write));
+      if (i == 0) {
+        for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
+      }
+      events += summary.events;
+      gpu_ops += summary.gpu_ops;
+    }
+    ctx.err << fmt::format(
+        "cpprof: wrote {} Kineto traces ({} events, {} GPU ops) to '{}/rank*.json'. Holistic Trace Analysis: "
+        "TraceAnalysis(trace_dir=\"{}\")\n",
+        ranks.size(), events, gpu_ops, output_, output_);
+    return 0;
+  }
+
   std::string file_;
   std::string format_ = "chrome-trace";
   std::string output_;

@@ -21,6 +21,11 @@ struct ChromeTraceOptions {
   bool nvtx = true;                 // NVTX ranges on their CPU threads
   bool api = false;                 // CUDA runtime API calls on their CPU threads
   bool flows = false;               // flow arrows launch -> GPU op (implies the API calls)
+  // Kineto's field names, for Holistic Trace Analysis (docs/kineto.md): categories kernel,
+  // gpu_memcpy, gpu_memset, cuda_runtime, user_annotation; GPU ops on pid = device, tid = stream;
+  // args correlation, device, stream; ProfilerStep#N over each iteration range; distributedInfo
+  // (rank, world size) at the top. API calls included. Meant for one rank per file.
+  bool kineto = false;
 };
 
 struct ChromeTraceSummary {
@@ -35,5 +40,8 @@ struct ChromeTraceSummary {
 // a truncated document and returns the error.
 StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const ChromeTraceOptions& options,
                                               std::ostream& out);
+
+// The number of ranks of the export at `path` (as the report assigns them).
+StatusOr<int> CountRanks(const std::string& path);
 
 }  // namespace cpprof::pipeline

@@ -28,19 +28,19 @@ TEST_P(FlagTypo, GetsTheClosestFlag) {
                        t.meant + "'? See 'cpprof help " + t.command + "'.\n");
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryCommand, FlagTypo,
-                         ::testing::Values(Typo{"report", "--fromat", "--format"}, Typo{"stats", "--timeunti", "--timeunit"},
-                                           Typo{"stats", "--time", "--timeunit"}, Typo{"export", "--flow", "--flows"},
-                                           Typo{"doctor", "--jsno", "--json"},
-                                           Typo{"trace-json", "--fucntion", "--function"},
-                                           Typo{"profile", "--dry-rn", "--dry-run"}, Typo{"diff", "--sanit", "--sanity"}),
-                         [](const ::testing::TestParamInfo<Typo>& p) {
-                           std::string n = std::string(p.param.command) + "_" + p.param.typed;
-                           for (char& c : n) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    EveryCommand, FlagTypo,
+    ::testing::Values(Typo{"report", "--fromat", "--format"}, Typo{"stats", "--timeunti", "--timeunit"},
+                      Typo{"stats", "--time", "--timeunit"}, Typo{"export", "--flow", "--flows"},
+                      Typo{"doctor", "--jsno", "--json"}, Typo{"trace-json", "--fucntion", "--function"},
+                      Typo{"profile", "--dry-rn", "--dry-run"}, Typo{"diff", "--sanit", "--sanity"}),
+    [](const ::testing::TestParamInfo<Typo>& p) {
+      std::string n = std::string(p.param.command) + "_" + p.param.typed;
+      for (char& c : n) {
+        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return n;
+    });
 
 TEST(FlagTypo, EveryCommandNamesAnUnknownFlagWithoutAWildGuess) {
   for (const auto& def : cli::Commands()) {
@@ -72,9 +72,10 @@ TEST(Terminal, ChromeTraceRefusedWithTheHint) {
   CliResult r = RunOnTerminal({"export", db});
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "cpprof: error: export: a Chrome trace is megabytes of JSON, not for a terminal: give -o OUT.json "
-                   "(or redirect stdout: cpprof export " +
-                       db + " > OUT.json)\n");
+  EXPECT_EQ(r.err,
+            "cpprof: error: export: a Chrome trace is megabytes of JSON, not for a terminal: give -o OUT.json "
+            "(or redirect stdout: cpprof export " +
+                db + " > OUT.json)\n");
   std::string path = TempDir() + "/terminal-trace.json";
   CliResult to_file = RunOnTerminal({"export", db, "-o", path});
   EXPECT_EQ(to_file.rc, 0) << to_file.err;
