@@ -65,7 +65,8 @@ TEST_P(KinetoFormat, HasWhatHtaReads) {
       } else if (cat == "cuda_runtime") {
         const std::string n = e["name"];
         EXPECT_EQ(n.find("_v"), std::string::npos) << n;  // nsys's ABI suffix dropped, as Kineto names them
-        if (e.contains("args") && e["args"].contains("correlation")) launch_corr.insert(e["args"]["correlation"].get<int64_t>());
+        if (e.contains("args") && e["args"].contains("correlation"))
+          launch_corr.insert(e["args"]["correlation"].get<int64_t>());
       } else if (e["name"].get<std::string>().rfind("ProfilerStep#", 0) == 0) {
         steps.insert(e["name"]);
       }
