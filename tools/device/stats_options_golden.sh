@@ -12,8 +12,10 @@
 #   help-formats.txt, help-stats.txt    nsys stats --help-formats ALL; nsys stats --help
 #   rep/                                an .nsys-rep given to nsys stats and nsys export (the fake nsys's model)
 #   compare.txt                         cpprof vs nsys for every golden: identical or the first lines of the diff
-# Needs nothing from the network; the libdw fix of tools/testdata/lib.sh when the importer needs it
-# is not needed here (nsys stats and nsys export do not run the importer).
+# Needs nothing from the network. nsys stats and nsys export do not run the importer; the tiny
+# profile of rep/ does: where QdstrmImporter lacks libdw (docs: ../shared/notes/device-nsys.md), set
+# DEBS_DIR to a folder with Debian's libdw1 and libelf1 .deb files and the fix of
+# tools/testdata/lib.sh is applied.
 set -uo pipefail
 out=$(realpath -m "$1")
 build=${2:-}
@@ -23,6 +25,13 @@ names=("$@")
 here=$(cd "$(dirname "$0")/../.." && pwd)
 nsys=${NSYS:-$(command -v nsys || ls /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | sort -V | tail -1)}
 [ -x "$nsys" ] || { echo "no nsys found (set NSYS=PATH)"; exit 1; }
+if [ -n "${DEBS_DIR:-}" ]; then
+  keep_out=$out
+  # shellcheck source=../testdata/lib.sh
+  source "$here/tools/testdata/lib.sh"
+  nsys_setup "$DEBS_DIR" /tmp/cpprof-stats-options-setup /tmp/cpprof-stats-options-setup-out  # exports LD_LIBRARY_PATH
+  out=$keep_out
+fi
 reports="cuda_gpu_kern_sum cuda_gpu_mem_time_sum cuda_gpu_mem_size_sum nvtx_sum nvtx_gpu_proj_sum"
 work=/tmp/cpprof-stats-options
 rm -rf "$work"; mkdir -p "$work" "$out/stats-options"
