@@ -19,6 +19,7 @@ bool SpillBuffer::Spill() {
 bool SpillBuffer::Drain() {
   if (failed_) return false;
   const auto n = static_cast<size_t>(pptr() - pbase());
+  drained_ += n;
   if (file_) {
     if (std::fwrite(pbase(), 1, n, file_) != n) failed_ = true;
   } else {

@@ -24,6 +24,8 @@ class SpillBuffer : public std::streambuf {
   // Writes everything held to `out`; false when writing (or spilling earlier) failed.
   bool CopyTo(std::ostream& out);
   bool failed() const { return failed_; }
+  // Bytes written so far (held in memory, spilled, or waiting in the put area).
+  size_t size() const { return drained_ + static_cast<size_t>(pptr() - pbase()); }
 
  protected:
   int_type overflow(int_type ch) override;
@@ -38,6 +40,7 @@ class SpillBuffer : public std::streambuf {
   std::string mem_;
   std::FILE* file_ = nullptr;
   bool failed_ = false;
+  size_t drained_ = 0;
 };
 
 }  // namespace cpprof

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <new>
 
@@ -38,16 +40,21 @@ constexpr CommandDef kCommands[] = {
      "  sbatch --array=0-63 map.sh && cpprof merge 'out/rep.*.partial.json' --format md   # see docs/multi-node.md\n",
      MakeMergeCommand},
     {"stats", "drop-in for 'nsys stats' reports on an export: same CSV, far faster",
-     "  cpprof stats --report cuda_gpu_kern_sum run.sqlite\n"
-     "  cpprof stats --report cuda_gpu_kern_sum --format table run.sqlite\n"
-     "  cpprof stats -r cuda_gpu_mem_time_sum -r cuda_gpu_mem_size_sum run.sqlite\n"
+     "  cpprof stats run.sqlite                                  # the default report set, as 'nsys stats'\n"
+     "  cpprof stats --report cuda_gpu_kern_sum --format csv run.sqlite\n"
+     "  cpprof stats -r cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum --timeunit usec run.sqlite\n"
+     "  cpprof stats run.sqlite -o out/run                       # out/run_<report>.csv, one per report\n"
+     "  cpprof stats run.nsys-rep                                # exported to run.sqlite beside it first\n"
      "  cpprof stats --help-reports\n",
      MakeStatsCommand},
-    {"export", "the export as a Chrome Trace Event JSON for ui.perfetto.dev: a process per rank, a track per stream",
+    {"export",
+     "the export as a Chrome Trace Event JSON for ui.perfetto.dev (a process per rank, a track per stream), or "
+     "Kineto traces per rank for Holistic Trace Analysis",
      "  cpprof export --format chrome-trace run.sqlite -o run.json\n"
      "  cpprof export run.sqlite --ranks 0 --flows -o rank0.json\n"
      "  cpprof export run.sqlite --start-ns 11000000000 --end-ns 12000000000 --no-nvtx -o window.json\n"
-     "  cpprof export run.sqlite | gzip > run.json.gz\n",
+     "  cpprof export run.sqlite | gzip > run.json.gz\n"
+     "  cpprof export run.sqlite --format kineto -o traces/     # one Kineto trace per rank, for HTA\n",
      MakeExportCommand},
     {"doctor", "is this machine ready to profile? finds and vets nsys, GPUs, interconnect, Python",
      "  cpprof doctor\n"
@@ -96,7 +103,8 @@ std::string Overview() {
       "read from NVIDIA Nsight Systems (nsys) SQLite exports.\n\n"
       "usage: cpprof COMMAND [options] ...\n\ncommands:\n";
   for (const auto& c : kCommands) s += fmt::format("  {:<10}  {}\n", c.name, c.summary);
-  s += "\n'cpprof help COMMAND' (or 'cpprof COMMAND --help') shows a command's options and examples.\n"
+  s += "\n'cpprof help COMMAND' (or 'cpprof COMMAND --help') shows a command's options and examples;\n"
+       "'cpprof help --man' prints the man page, 'cpprof help --completion bash|zsh' a completion script.\n"
        "Exit codes: 0 ok, 1 error, 2 bad usage, 3 a check failed, 4 unreadable input,\n"
        "5 not an nsys export, 6 an external program failed (docs/exit-codes.md).\n";
   return s;
@@ -113,6 +121,38 @@ int UnknownCommand(const std::string& name, std::ostream& err) {
   if (best) err << fmt::format(" Did you mean '{}'?", best->name);
   err << " 'cpprof help' lists the commands.\n";
   return static_cast<int>(ExitCode::kUsage);
+}
+
+// The first argument that looks like a flag the command does not have ("--fromat md"), and the
+// flag it is closest to: "unknown flag '--fromat'. Did you mean '--format'?". Empty when every
+// flag is known (CLI11's own message is said then).
+std::string UnknownFlag(const CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const auto& n : o->get_snames()) names.push_back("-" + n);
+  }
+  for (const auto& arg : args) {
+    if (arg == "--") break;  // what follows is the workload's
+    if (arg.size() < 2 || arg[0] != '-' || std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.') continue;
+    std::string name = arg.substr(0, arg.find('='));
+    if (name.size() > 2 && name[1] != '-') name = name.substr(0, 2);  // -ofile: -o with its value
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const std::string* best = nullptr;
+    size_t best_d = std::max<size_t>(3, name.size() / 3);  // suggest only close names
+    size_t prefix_matches = 0;
+    const std::string* prefix = nullptr;
+    for (const auto& n : names) {
+      size_t d = EditDistance(name, n);
+      if (d < best_d) best = &n, best_d = d;
+      if (name.size() >= 3 && n.rfind(name, 0) == 0) ++prefix_matches, prefix = &n;
+    }
+    if (!best && prefix_matches == 1) best = prefix;  // "--time" -> "--timeunit"
+    std::string msg = fmt::format("unknown flag '{}'.", name);
+    if (best) msg += fmt::format(" Did you mean '{}'?", *best);
+    return msg;
+  }
+  return "";
 }
 
 // Runs `fn`, turning an escaped exception into an error Status: whatever happens inside, the user
@@ -136,12 +176,15 @@ StatusOr<int> RunGuarded(const std::string& name, Fn fn) {
   }
 }
 
-int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std::ostream& out, std::ostream& err) {
+// Held output past this size is not dumped onto a terminal (the HTML page and a Chrome trace are
+// refused there by their commands before any work).
+constexpr size_t kTerminalLimit = size_t{4} << 20;
+
+int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std::ostream& out, std::ostream& err,
+               bool out_is_terminal) {
   auto cmd = def.make();
-  CLI::App app(def.summary, std::string("cpprof ") + def.name);
-  app.footer(std::string("\nExamples:\n") + def.examples);
-  app.set_help_flag("-h,--help", "Show this help and exit");
-  cmd->Declare(app);
+  std::unique_ptr<CLI::App> app_ptr = MakeApp(def, *cmd);
+  CLI::App& app = *app_ptr;
   std::vector<std::string> reversed(rest.rbegin(), rest.rend());  // CLI11 parses a reversed vector
   try {
     app.parse(reversed);
@@ -149,13 +192,15 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
     out << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    err << fmt::format("cpprof: error: {}: {} See 'cpprof help {}'.\n", def.name, e.what(), def.name);
+    std::string unknown = UnknownFlag(app, rest);
+    err << fmt::format("cpprof: error: {}: {} See 'cpprof help {}'.\n", def.name, unknown.empty() ? e.what() : unknown,
+                       def.name);
     return static_cast<int>(ExitCode::kUsage);
   }
   nsys::TakeInvalidUtf8Seen();  // a flag of an earlier command run in this process
   SpillBuffer held;
   std::ostream held_out(&held);
-  Context ctx{def.buffered ? held_out : out, err};
+  Context ctx{def.buffered ? held_out : out, err, out_is_terminal};
   StatusOr<int> rc = RunGuarded(def.name, [&] { return cmd->Run(ctx); });
   if (nsys::TakeInvalidUtf8Seen()) {
     err << "cpprof: note: some names in the export are not valid UTF-8; each such byte is shown as U+FFFD "
@@ -164,6 +209,15 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
   if (!rc.ok()) {
     err << fmt::format("cpprof: error: {}: {}\n", def.name, rc.status().message());
     return static_cast<int>(rc.status().code());  // what the command printed is dropped: stdout stays empty
+  }
+  if (def.buffered && out_is_terminal && held.size() > kTerminalLimit) {
+    held_out.flush();
+    err << fmt::format(
+        "cpprof: error: {}: the output is {:.1f} MiB, too much for a terminal; nothing was printed. {} (or redirect "
+        "stdout: cpprof {} ... > FILE).\n",
+        def.name, static_cast<double>(held.size()) / (1 << 20),
+        app.get_option_no_throw("-o") ? "Write it to a file with -o FILE" : "Write it to a file", def.name);
+    return static_cast<int>(ExitCode::kUsage);
   }
   if (def.buffered && !held.CopyTo(out)) {
     // Main says "could not write the output" when `out` failed; a failed spill file says so here.
@@ -180,7 +234,17 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
 
 }  // namespace
 
-int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+std::span<const CommandDef> Commands() { return kCommands; }
+
+std::unique_ptr<CLI::App> MakeApp(const CommandDef& def, Command& cmd) {
+  auto app = std::make_unique<CLI::App>(def.summary, std::string("cpprof ") + def.name);
+  app->footer(std::string("\nExamples:\n") + def.examples);
+  app->set_help_flag("-h,--help", "Show this help and exit");
+  cmd.Declare(*app);
+  return app;
+}
+
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_terminal) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     (args.empty() ? err : out) << Overview();
     return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
@@ -196,11 +260,25 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       out << Overview();
       return 0;
     }
+    if (rest[0] == "--man" && rest.size() == 1) {
+      out << ManPage();
+      return 0;
+    }
+    if (rest[0] == "--completion") {
+      std::string shell = rest.size() == 2 ? rest[1] : "";
+      if (shell == "bash" || shell == "zsh") {
+        out << (shell == "bash" ? BashCompletion() : ZshCompletion());
+        return 0;
+      }
+      err << "cpprof: error: help: --completion takes bash or zsh: cpprof help --completion bash > "
+             "/etc/bash_completion.d/cpprof\n";
+      return static_cast<int>(ExitCode::kUsage);
+    }
     name = rest[0];
     rest = {"--help"};
   }
   for (const auto& c : kCommands) {
-    if (name == c.name) return RunCommand(c, rest, out, err);
+    if (name == c.name) return RunCommand(c, rest, out, err, out_is_terminal);
   }
   return UnknownCommand(name, err);
 }
@@ -213,7 +291,7 @@ int Main(int argc, char** argv) {
   int rc = 0;
   try {
     std::vector<std::string> args(argv + 1, argv + argc);
-    rc = Run(args, std::cout, std::cerr);
+    rc = Run(args, std::cout, std::cerr, ::isatty(STDOUT_FILENO) == 1);
   } catch (const std::exception& e) {  // the commands are guarded; this is for the code around them
     std::cerr << "cpprof: error: internal error: " << e.what() << ". This is a bug in cpprof: please report it.\n";
     return static_cast<int>(ExitCode::kError);

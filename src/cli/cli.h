@@ -9,6 +9,7 @@
 namespace cpprof::cli {
 
 int Main(int argc, char** argv);
-int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `out_is_terminal`: `out` is a terminal (Main: stdout is a tty); output too big for one is refused.
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_terminal = false);
 
 }  // namespace cpprof::cli

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <ostream>
+#include <span>
 #include <string>
 
 #include "base/status.h"
@@ -14,6 +15,9 @@ namespace cpprof::cli {
 struct Context {
   std::ostream& out;  // data only
   std::ostream& err;  // diagnostics, progress, errors
+  // stdout is a terminal (cpprof run by a person): output meant for files (a Chrome trace, a
+  // multi-megabyte table) is refused there with a hint to write it to a file.
+  bool out_is_terminal = false;
 };
 
 class Command {
@@ -33,6 +37,18 @@ struct CommandDef {
   // stays empty). Off for commands that show progress as they go (doctor, profile).
   bool buffered = true;
 };
+
+// The command table (cli.cc), in the order `cpprof help` lists it.
+std::span<const CommandDef> Commands();
+// The CLI11 parser of one command, its flags declared by `cmd` (what parses the command line,
+// prints its --help, and generates the man page and the completions).
+std::unique_ptr<CLI::App> MakeApp(const CommandDef& def, Command& cmd);
+
+// The man page (roff) and shell completions, generated from Commands() and each MakeApp()
+// (cli_docs.cc): `cpprof help --man`, `cpprof help --completion bash|zsh`.
+std::string ManPage();
+std::string BashCompletion();
+std::string ZshCompletion();
 
 // Subcommand factories (one file each).
 std::unique_ptr<Command> MakeReportCommand();

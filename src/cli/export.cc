@@ -1,6 +1,10 @@
 // cpprof export --format chrome-trace FILE.sqlite [-o OUT.json] [--ranks 0,1] [--start-ns N]
 //   [--end-ns N] [--no-nvtx] [--api] [--flows]
+// cpprof export --format kineto FILE.sqlite -o DIR   (one Kineto trace per rank, for HTA)
 #include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 
 #include "base/atomic_file.h"
 #include "base/input_files.h"
@@ -19,8 +23,10 @@ class ExportCommand : public Command {
                    "captured per rank or per node (files, a directory, a quoted glob): one trace, a process per rank, "
                    "on one clock")
         ->required();
-    app.add_option("-f,--format", format_, "Output format: chrome-trace (Chrome Trace Event JSON for ui.perfetto.dev)")
-        ->check(CLI::IsMember({"chrome-trace"}))
+    app.add_option("-f,--format", format_,
+                   "Output format: chrome-trace (Chrome Trace Event JSON for ui.perfetto.dev), kineto (one "
+                   "Kineto-style trace per rank in the -o folder, for Holistic Trace Analysis; docs/kineto.md)")
+        ->check(CLI::IsMember({"chrome-trace", "kineto"}))
         ->capture_default_str();
     app.add_option("-o,--output", output_,
                    "Output file ('-' or none: stdout); written whole or not at all, never onto the export");
@@ -46,8 +52,22 @@ class ExportCommand : public Command {
     }
     CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(files_));
     options_.force = force_;
+    if (format_ == "kineto") {
+      if (files.size() != 1) {
+        return Error(ExitCode::kUsage,
+                     "--format kineto reads one export (its ranks become one trace each): give one export per call");
+      }
+      file_ = files[0];
+      return RunKineto(ctx);
+    }
     std::string where = "stdout";
     pipeline::ChromeTraceSummary summary;
+    if ((output_.empty() || output_ == "-") && ctx.out_is_terminal) {
+      return Error(ExitCode::kUsage,
+                   fmt::format("a Chrome trace is megabytes of JSON, not for a terminal: give -o OUT.json (or "
+                               "redirect stdout: cpprof export {} > OUT.json)",
+                               files_.empty() ? std::string("RUN.sqlite") : files_[0]));
+    }
     if (output_.empty() || output_ == "-") {
       CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(files, options_, ctx.out));
     } else {
@@ -73,7 +93,66 @@ class ExportCommand : public Command {
   }
 
  private:
+  // One trace per rank, DIR/rank<N>.json, each whole or not at all; existing ones kept unless --force.
+  StatusOr<int> RunKineto(Context& ctx) {
+    if (output_.empty() || output_ == "-") {
+      return Error(ExitCode::kUsage, fmt::format("--format kineto writes one trace per rank into a folder: give -o "
+                                                 "DIR (cpprof export {} --format kineto -o traces/)",
+                                                 file_));
+    }
+    if (options_.flows)
+      return Error(ExitCode::kUsage,
+                   "--flows is for --format chrome-trace (Kineto traces link "
+                   "launches to kernels by their correlation ids)");
+    CPPROF_ASSIGN_OR_RETURN(int world, pipeline::CountRanks(file_));
+    std::vector<int> ranks = options_.ranks;
+    if (ranks.empty()) {
+      for (int r = 0; r < world; ++r) ranks.push_back(r);
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(output_, ec);
+    if (ec) {
+      return Error(ExitCode::kError, fmt::format("cannot make the folder '{}': {}", output_, ec.message()));
+    }
+    WriteFileOptions write;
+    write.replace_existing = force_;
+    write.inputs = {file_};
+    std::vector<std::string> paths;
+    for (int r : ranks) {
+      if (r < 0 || r >= world) {
+        return Error(ExitCode::kUsage, fmt::format("--ranks {}: the export has ranks 0..{}", r, world - 1));
+      }
+      paths.push_back(fmt::format("{}/rank{}.json", output_, r));
+      CPPROF_RETURN_IF_ERROR(CheckOutputPath(paths.back(), write));
+    }
+    int64_t events = 0, gpu_ops = 0;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      pipeline::ChromeTraceOptions o = options_;
+      o.kineto = true;
+      o.ranks = {ranks[i]};
+      pipeline::ChromeTraceSummary summary;
+      CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
+          paths[i],
+          [&](std::ostream& out) -> Status {
+            CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file_, o, out));
+            return OkStatus();
+          },
+          write));
+      if (i == 0) {
+        for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
+      }
+      events += summary.events;
+      gpu_ops += summary.gpu_ops;
+    }
+    ctx.err << fmt::format(
+        "cpprof: wrote {} Kineto traces ({} events, {} GPU ops) to '{}/rank*.json'. Holistic Trace Analysis: "
+        "TraceAnalysis(trace_dir=\"{}\")\n",
+        ranks.size(), events, gpu_ops, output_, output_);
+    return 0;
+  }
+
   std::vector<std::string> files_;
+  std::string file_;  // --format kineto: the one export
   std::string format_ = "chrome-trace";
   std::string output_;
   int64_t start_ns_ = -1, end_ns_ = -1;

@@ -1,12 +1,20 @@
-// cpprof stats --report NAME [--report NAME ...] [--format csv|table|json] FILE.sqlite
+// cpprof stats [--report NAME ...] [--format csv|table|json] [--timeunit UNIT] [-o PREFIX] FILE.sqlite|FILE.nsys-rep
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/atomic_file.h"
+#include "base/input_files.h"
 #include "base/parallel.h"
 #include "cli/command.h"
+#include "doctor/doctor.h"
+#include "doctor/nsys_export.h"
 #include "pipeline/stats_reports.h"
 #include "render/csv.h"
+#include "render/stats_units.h"
 #include "render/table.h"
 
 namespace cpprof::cli {
@@ -95,17 +103,48 @@ void PrintJson(const model::StatsTable& t, std::ostream& out) {
   out << (first ? "]\n" : "\n]\n");
 }
 
+// nsys's default report set, in its order, limited to the reports cpprof has (nsys_gpu_proj_sum
+// is not in nsys's default set; it comes last).
+constexpr const char* kDefaultReports[] = {"nvtx_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum",
+                                           "cuda_gpu_mem_size_sum", "nvtx_gpu_proj_sum"};
+
+const char* Extension(const std::string& format) {
+  return format == "json" ? ".json" : format == "table" ? ".txt" : ".csv";
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 class StatsCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
-    app.add_option("file", file_, "An nsys SQLite export");
-    app.add_option("-r,--report", reports_, "Report to print (repeatable, or comma-separated)")
+    app.add_option("exports", files_,
+                   "An nsys SQLite export, or an .nsys-rep report (exported to SQLite beside it with the nsys "
+                   "'cpprof doctor' finds, as 'nsys stats' does); several (files, a directory, a quoted glob): "
+                   "each export's reports in turn, as 'nsys stats' does with several inputs");
+    app.add_option("-r,--report", reports_,
+                   "Report to print (repeatable, or comma-separated); none: the default set (nvtx_sum, "
+                   "cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, nvtx_gpu_proj_sum)")
         ->delimiter(',')
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    app.add_option("-f,--format", format_, "csv (exactly as 'nsys stats --format csv'), table, json")
-        ->check(CLI::IsMember({"csv", "table", "json"}))
-        ->capture_default_str();
+    format_opt_ = app.add_option("-f,--format", format_,
+                                 "csv (exactly as 'nsys stats --format csv'), table, json; default: table on the "
+                                 "console, csv in -o files (as nsys)")
+                      ->check(CLI::IsMember({"csv", "table", "json"}));
+    app.add_option("--timeunit", timeunit_,
+                   "Unit of the time columns, as nsys: nsec (default), usec, msec, sec (longest prefix: us, milli, "
+                   "s, ...); the '(ns)' in their headers changes with it");
+    app.add_option("-o,--output", output_,
+                   "Write each report to PREFIX_<report>.csv (.txt for table, .json for json) instead of the "
+                   "console; '.': the export's name without .sqlite; '-': the console. Existing files are kept "
+                   "unless --force");
+    app.add_flag("--force", force_, "Replace existing -o files");
+    app.add_flag("--force-export", force_export_,
+                 "Given an .nsys-rep: export it again over the .sqlite beside it (without this an existing one is "
+                 "used, as 'nsys stats' does)");
+    app.add_option("--nsys", nsys_, "The nsys that exports an .nsys-rep (default: the one 'cpprof doctor' picks)");
     app.add_flag("--help-reports", list_, "List the supported reports");
   }
 
@@ -114,59 +153,198 @@ class StatsCommand : public Command {
       ctx.out << "Reports (the same names, columns and CSV as 'nsys stats'):\n" << ReportList();
       return 0;
     }
-    if (file_.empty()) return Error(ExitCode::kUsage, "no export given. Usage: cpprof stats --report NAME FILE.sqlite");
-    if (reports_.empty()) {
-      return Error(ExitCode::kUsage, "no report given. Choose one with --report NAME:\n" + ReportList());
+    if (files_.empty()) {
+      return Error(ExitCode::kUsage, "no export given. Usage: cpprof stats [--report NAME] FILE.sqlite");
     }
+    render::TimeUnit unit = render::TimeUnit::kNsec;
+    if (!timeunit_.empty()) {
+      auto u = render::ParseTimeUnit(timeunit_);
+      if (!u) {
+        return Error(
+            ExitCode::kUsage,
+            fmt::format("--timeunit '{}' is not a unit (or is ambiguous). Use nsec, usec, msec or sec.", timeunit_));
+      }
+      unit = *u;
+    }
+    std::vector<std::string> names = reports_;
+    if (names.empty()) names.assign(std::begin(kDefaultReports), std::end(kDefaultReports));
     std::vector<const pipeline::StatsReportDef*> defs;
-    for (const auto& name : reports_) {
+    for (const auto& name : names) {
       const auto* def = pipeline::FindStatsReport(name);
       if (!def) {
         return Error(ExitCode::kUsage, fmt::format("unknown report '{}'. Supported reports:\n{}", name, ReportList()));
       }
-      defs.push_back(def);
+      if (std::find(defs.begin(), defs.end(), def) == defs.end()) defs.push_back(def);  // once each
     }
-    bool first = true;
-    for (const auto* def : defs) {
-      CPPROF_ASSIGN_OR_RETURN(model::StatsTable t, pipeline::RunStatsReport(*def, file_));
-      if (!t.skipped.empty()) {
-        ctx.err << fmt::format("SKIPPED: {}\n", t.skipped);
+    const bool to_files = !output_.empty() && output_ != "-";
+    const std::string format = format_opt_->count() ? format_ : to_files ? "csv" : "table";
+    // Several exports: a directory or glob gives their .sqlite files; .nsys-rep files are kept.
+    std::vector<std::string> files;
+    for (const auto& f : files_) {
+      if (doctor::IsNsysReport(f)) {
+        files.push_back(f);
         continue;
       }
-      if (t.num_rows() == 0) {  // nsys writes nothing either ("PROCESSED (EMPTY RESULTS)")
-        ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
-        continue;
+      CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> expanded, ExpandInputs({f}));
+      files.insert(files.end(), expanded.begin(), expanded.end());
+    }
+    const bool several = files.size() > 1;
+    if (several && !to_files && format == "json") {
+      return Error(ExitCode::kUsage,
+                   "--format json of several exports is one document per export: give -o PREFIX (files "
+                   "PREFIX_<export>_<report>.json)");
+    }
+    for (size_t e = 0; e < files.size(); ++e) {
+      file_ = files[e];
+      if (several && !to_files) {
+        ctx.out << (e ? "\n" : "") << fmt::format("==> {} <==\n", file_);
       }
-      bool saturated = false;
-      for (const auto& row : t.rows) {
-        for (const auto& cell : row) saturated = saturated || cell == "9223372036854775807";
-      }
-      if (saturated) {
-        ctx.err << fmt::format(
-            "cpprof: note: {}: a total passed 2^63 - 1 and is shown as that (the export's times "
-            "or sizes are damaged; 'cpprof report' leaves such rows out and counts them)\n",
-            t.report);
-      }
-      if (defs.size() > 1) {
-        if (!first) ctx.out << '\n';
-        if (format_ != "json") ctx.out << fmt::format("** {} ({}):\n", t.title, t.report);
-      }
-      first = false;
-      if (format_ == "csv") {
-        PrintCsv(t, ctx.out);
-      } else if (format_ == "json") {
-        PrintJson(t, ctx.out);
-      } else {
-        PrintTable(t, ctx.out);
-      }
+      CPPROF_RETURN_IF_ERROR(RunOne(defs, format, to_files, several, unit, ctx));
     }
     return 0;
   }
 
  private:
-  std::string file_;
+  // The reports of one export (file_), to the console or to -o files.
+  Status RunOne(const std::vector<const pipeline::StatsReportDef*>& defs, const std::string& format, bool to_files,
+                bool several, render::TimeUnit unit, Context& ctx) {
+    std::string input = file_;
+    if (doctor::IsNsysReport(file_)) {
+      CPPROF_ASSIGN_OR_RETURN(input, ExportedSqlite(ctx));
+    }
+
+    // -o: every file is checked before the first report runs, so a wrong -o is said at once.
+    std::vector<std::string> paths;
+    WriteFileOptions write;
+    write.replace_existing = force_;
+    write.inputs = {input};
+    if (to_files) {
+      std::string prefix = output_;
+      const std::string stem = EndsWith(input, ".sqlite") ? input.substr(0, input.size() - 7) : input;
+      if (prefix == ".") {
+        prefix = stem;
+      } else if (several) {  // one set of files per export
+        prefix += "_" + std::filesystem::path(stem).filename().string();
+      }
+      for (const auto* def : defs) {
+        paths.push_back(fmt::format("{}_{}{}", prefix, def->name, Extension(format)));
+        CPPROF_RETURN_IF_ERROR(CheckOutputPath(paths.back(), write));
+      }
+    }
+
+    bool first = true;
+    for (size_t i = 0; i < defs.size(); ++i) {
+      const auto* def = defs[i];
+      CPPROF_ASSIGN_OR_RETURN(model::StatsTable t, pipeline::RunStatsReport(*def, input));
+      render::ApplyTimeUnit(t, unit);
+      bool empty = !t.skipped.empty() || t.num_rows() == 0;
+      if (!t.skipped.empty()) {
+        ctx.err << fmt::format("SKIPPED: {}\n", t.skipped);
+      } else if (t.num_rows() == 0) {  // nsys writes nothing either ("PROCESSED (EMPTY RESULTS)")
+        ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
+      } else {
+        NoteSaturated(t, ctx);
+      }
+      if (to_files) {
+        // nsys leaves an empty file for a report without data; so does cpprof.
+        CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
+            paths[i],
+            [&](std::ostream& out) {
+              if (!empty) Print(t, format, out);
+              return OkStatus();
+            },
+            write));
+        ctx.err << fmt::format("cpprof: stats: {} -> {}{}\n", t.report, paths[i], empty ? " (empty)" : "");
+        continue;
+      }
+      if (empty) continue;
+      if (defs.size() > 1) {
+        if (!first) ctx.out << '\n';
+        if (format != "json") ctx.out << fmt::format("** {} ({}):\n", t.title, t.report);
+      }
+      first = false;
+      Print(t, format, ctx.out);
+    }
+    return OkStatus();
+  }
+
+  static void Print(const model::StatsTable& t, const std::string& format, std::ostream& out) {
+    if (format == "csv") {
+      PrintCsv(t, out);
+    } else if (format == "json") {
+      PrintJson(t, out);
+    } else {
+      PrintTable(t, out);
+    }
+  }
+
+  static void NoteSaturated(const model::StatsTable& t, Context& ctx) {
+    bool saturated = false;
+    for (const auto& row : t.rows) {
+      for (const auto& cell : row) saturated = saturated || cell == "9223372036854775807";
+    }
+    if (saturated) {
+      ctx.err << fmt::format(
+          "cpprof: note: {}: a total passed 2^63 - 1 and is shown as that (the export's times "
+          "or sizes are damaged; 'cpprof report' leaves such rows out and counts them)\n",
+          t.report);
+    }
+  }
+
+  // An .nsys-rep given instead of its export: the .sqlite beside it when there is one (as nsys
+  // stats does), else exported there with the nsys the doctor picks. No nsys: the hint to export.
+  StatusOr<std::string> ExportedSqlite(Context& ctx) {
+    std::string sqlite = doctor::SqliteBeside(file_);
+    bool exists = ::access(sqlite.c_str(), F_OK) == 0;
+    if (exists && !force_export_) {
+      ctx.err << fmt::format(
+          "cpprof: note: stats: reading '{}', the export beside '{}' (--force-export exports the report again "
+          "over it)\n",
+          sqlite, file_);
+      return sqlite;
+    }
+    if (::access(file_.c_str(), R_OK) != 0) return file_;  // the reader says what is wrong with the path
+    runner::Environment env = runner::Environment::FromProcess();
+    runner::RealProcessRunner runner;
+    doctor::DoctorOptions o;
+    o.nsys_only = true;
+    o.nsys = nsys_;
+    doctor::DoctorFindings f = doctor::Diagnose(o, runner, env);
+    const doctor::NsysCandidate* nsys = f.Chosen();
+    if (!nsys) {
+      std::string why = nsys_.empty() ? "no nsys was found on this machine to export it ('cpprof doctor' shows "
+                                        "where it looked)"
+                                      : fmt::format("--nsys '{}' cannot be used", nsys_);
+      for (const auto& c : f.candidates) {
+        if (!nsys_.empty() && !c.error.empty()) why += ": " + c.error;
+      }
+      return Error(ExitCode::kBadInput,
+                   fmt::format("'{}' is an nsys report, not its SQLite export, and {}. Export it with 'nsys export "
+                               "--type sqlite {}' and give the .sqlite, or pass --nsys PATH.",
+                               file_, why, file_));
+    }
+    ctx.err << fmt::format("cpprof: stats: exporting '{}' to '{}' with {} ({})\n", file_, sqlite, nsys->path,
+                           nsys->version_text);
+    doctor::NsysExportRequest req;
+    req.nsys = nsys->path;
+    req.report = file_;
+    req.sqlite = sqlite;
+    req.replace = force_export_;
+    req.env = f.profile_env;
+    CPPROF_RETURN_IF_ERROR(doctor::ExportNsysReport(req, runner, env));
+    return sqlite;
+  }
+
+  std::vector<std::string> files_;
+  std::string file_;  // the export being read
   std::vector<std::string> reports_;
   std::string format_ = "table";
+  CLI::Option* format_opt_ = nullptr;
+  std::string timeunit_;
+  std::string output_;
+  std::string nsys_;
+  bool force_ = false;
+  bool force_export_ = false;
   bool list_ = false;
 };
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -18,6 +19,7 @@
 #include "nsys/capture_reader.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
+#include "nsys/iteration_ranges.h"
 #include "nsys/launch_reader.h"
 #include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_reader.h"
@@ -65,12 +67,12 @@ struct Launch {
 };
 
 // --ranks must name ranks the run has.
-Status CheckRanks(const std::vector<int>& wanted, int world) {
+Status CheckRanks(const std::vector<int>& wanted, int world, const char* what = "the export") {
   for (int r : wanted) {
     if (r < 0 || r >= world) {
       return Error(ExitCode::kUsage, world == 0
                                          ? fmt::format("--ranks {}: the export holds no GPU work, so no ranks", r)
-                                         : fmt::format("--ranks {}: the run has ranks 0..{}", r, world - 1));
+                                         : fmt::format("--ranks {}: {} has ranks 0..{}", r, what, world - 1));
     }
   }
   return OkStatus();
@@ -109,13 +111,26 @@ class TraceBuilder {
       other["export_schema"] = schema_.schema_version;
       other["rank_method"] = ranks.method;
       other["time"] = "ts and dur in microseconds of the export's clock (0 = start of the nsys session)";
-      own_writer.emplace(out, other);
+      Json top;
+      if (options_.kineto) {
+        // What Holistic Trace Analysis reads of a Kineto trace (docs/kineto.md).
+        int rank = procs_.empty() ? 0 : procs_.begin()->second.rank;
+        top["schemaVersion"] = 1;
+        top["distributedInfo"] = {
+            {"backend", "nccl"}, {"rank", rank}, {"world_size", static_cast<int>(ranks.process_of_rank.size())}};
+        Json devices = Json::array();
+        for (const auto& [gpid, p] : procs_) devices.push_back({{"id", p.device}});
+        top["deviceProperties"] = devices;
+        top["traceName"] = fmt::format("cpprof kineto export, rank {}", rank);
+      }
+      own_writer.emplace(out, other, top);
       writer_ = &*own_writer;
     }
     summary_.ranks = static_cast<int>(procs_.size());
 
-    bool api = (options_.api || options_.flows) && db_.HasTable(nsys::kRuntimeTable);
-    if ((options_.api || options_.flows) && !api) {
+    const bool want_api = options_.api || options_.flows || options_.kineto;
+    bool api = want_api && db_.HasTable(nsys::kRuntimeTable);
+    if (want_api && !api) {
       summary_.notes.push_back(
           "the export has no CUDA runtime API calls (captured with --trace cuda): "
           "no API calls or flows");
@@ -146,6 +161,19 @@ class TraceBuilder {
     return (!options_.start_ns || end + off_ >= *options_.start_ns) &&
            (!options_.end_ns || start + off_ <= *options_.end_ns);
   }
+
+  // The category of an event: the op class in a Chrome trace, Kineto's name in a Kineto trace.
+  std::string_view Cat(std::string_view chrome, std::string_view kineto) const {
+    return options_.kineto ? kineto : chrome;
+  }
+  static std::string_view KinetoCat(OpClass cls) {
+    return cls == OpClass::kMemset                                ? "gpu_memset"
+           : cls == OpClass::kMemcpy || cls == OpClass::kPeerCopy ? "gpu_memcpy"
+                                                                  : "kernel";
+  }
+  const char* CorrelationKey() const { return options_.kineto ? "correlation" : "correlationId"; }
+  // Kineto puts GPU ops on pid = device, tid = stream.
+  int GpuPid(const RankProcess& p, int device) const { return options_.kineto ? device : p.pid; }
 
   const RankProcess* ProcessOf(int64_t global_pid) {
     if (global_pid == last_gpid_) return last_proc_;
@@ -206,6 +234,28 @@ class TraceBuilder {
     return it->second.tid;
   }
 
+  // nsys names API calls with their ABI version ("cudaLaunchKernel_v7000"); Kineto (and HTA's
+  // launch statistics) use the plain name.
+  const std::string& KinetoApiName(int64_t name_id) {
+    auto [it, inserted] = kineto_api_names_.try_emplace(name_id);
+    if (inserted) {
+      std::string name(strings_.Get(name_id));
+      size_t v = name.rfind("_v");
+      if (v != std::string::npos && v + 2 < name.size() &&
+          name.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+        name.resize(v);
+      }
+      it->second = writer_->Escape(name);
+    }
+    return it->second;
+  }
+
+  int64_t KinetoStreamTid(const RankProcess& p, int device, int stream) {
+    kineto_streams_.emplace(device, stream);
+    (void)p;
+    return stream;
+  }
+
   int64_t ThreadTid(int64_t global_tid) {
     threads_.emplace(global_tid, 0);
     return nsys::TidOf(global_tid);
@@ -227,8 +277,11 @@ class TraceBuilder {
       if (c.has_correlation && options_.flows) {
         launches_.push_back({Key(p->rank, c.correlation), std::max<int64_t>(c.start + off_, 0), p->pid, tid});
       }
-      EmitX(EscapedName(c.name_id), "cuda_api", p->pid, tid, c.start, c.end, c.has_correlation,
-            [&](render::JsonWriter& w) { w.Key("correlationId"), w.Int(c.correlation); });
+      EmitX(options_.kineto ? KinetoApiName(c.name_id) : EscapedName(c.name_id), Cat("cuda_api", "cuda_runtime"),
+            p->pid, tid, c.start, c.end, c.has_correlation, [&](render::JsonWriter& w) {
+              w.Key(CorrelationKey()), w.Int(c.correlation);
+              if (options_.kineto) w.Key("external id"), w.Int(c.correlation);
+            });
       ++summary_.api_calls;
     }
     CPPROF_RETURN_IF_ERROR(calls.status());
@@ -295,12 +348,14 @@ class TraceBuilder {
           const RankProcess* p = ProcessOf(k.global_pid);
           if (!p || !InWindow(k.start, k.end)) return;
           OpClass cls = ClassOf(k.name_id);
-          int64_t tid = StreamTid(k.global_pid, k.device, k.stream, model::IsComm(cls));
-          EmitX(EscapedName(k.name_id), model::Name(cls), p->pid, tid, k.start, k.end, true,
-                [&](render::JsonWriter& w) {
+          int64_t tid = options_.kineto ? KinetoStreamTid(*p, k.device, k.stream)
+                                        : StreamTid(k.global_pid, k.device, k.stream, model::IsComm(cls));
+          EmitX(EscapedName(k.name_id), Cat(model::Name(cls), KinetoCat(cls)), GpuPid(*p, k.device), tid, k.start,
+                k.end, true, [&](render::JsonWriter& w) {
                   w.Key("stream"), w.Int(k.stream);
                   w.Key("device"), w.Int(k.device);
-                  if (k.has_correlation) w.Key("correlationId"), w.Int(k.correlation);
+                  if (k.has_correlation) w.Key(CorrelationKey()), w.Int(k.correlation);
+                  if (options_.kineto && k.has_correlation) w.Key("external id"), w.Int(k.correlation);
                   if (k.has_launch_config) {
                     for (const auto& [key, dims] : {std::pair{"grid", &k.grid}, std::pair{"block", &k.block}}) {
                       w.Key(key);
@@ -331,13 +386,15 @@ class TraceBuilder {
         auto it = kind_names.find(kind);
         name = it != kind_names.end() ? it->second : fmt::format("[CUDA memcpy kind {}]", kind);
       }
-      int64_t tid = StreamTid(m.global_pid, m.device, m.stream, model::IsComm(cls));
-      EmitX(writer_->Escape(name), model::Name(cls), p->pid, tid, m.start, m.end, true, [&](render::JsonWriter& w) {
-        w.Key("stream"), w.Int(m.stream);
-        w.Key("device"), w.Int(m.device);
-        if (m.has_correlation) w.Key("correlationId"), w.Int(m.correlation);
-        w.Key("bytes"), w.Int(m.bytes);
-      });
+      int64_t tid = options_.kineto ? KinetoStreamTid(*p, m.device, m.stream)
+                                    : StreamTid(m.global_pid, m.device, m.stream, model::IsComm(cls));
+      EmitX(writer_->Escape(name), Cat(model::Name(cls), KinetoCat(cls)), GpuPid(*p, m.device), tid, m.start, m.end,
+            true, [&](render::JsonWriter& w) {
+              w.Key("stream"), w.Int(m.stream);
+              w.Key("device"), w.Int(m.device);
+              if (m.has_correlation) w.Key(CorrelationKey()), w.Int(m.correlation);
+              w.Key("bytes"), w.Int(m.bytes);
+            });
       MaybeFlowEnd(*p, m.has_correlation, m.correlation, tid, m.start);
       ++summary_.gpu_ops;
     });
@@ -416,7 +473,7 @@ class TraceBuilder {
     CPPROF_RETURN_IF_ERROR(ranges.status());
     CPPROF_RETURN_IF_ERROR(emit(same_start));
     CPPROF_RETURN_IF_ERROR(emit(start_end));
-    if (skipped) {
+    if (skipped && !options_.kineto) {  // a Kineto trace holds one rank: the others' ranges are left out by design
       summary_.notes.push_back(fmt::format(
           "{} NVTX ranges of processes without GPU work (or of ranks not asked for) were left out", skipped));
     }
@@ -448,8 +505,15 @@ class TraceBuilder {
       tid = LaneTid(gtid, start, end);
     }
     const bool ended_elsewhere = r.ends_on_other_thread && r.end_global_tid != gtid;
-    EmitX(writer_->Escape(name), push_pop ? "nvtx" : "nvtx start/end", p->pid, tid, start, end, r.open || !push_pop,
-          [&](render::JsonWriter& w) {
+    if (options_.kineto && nsys::IsIterationName(name)) {
+      // HTA finds iterations by Kineto's step annotations: ProfilerStep#N over each iteration range.
+      size_t digits = name.find_last_not_of("0123456789") + 1;
+      std::string step = "ProfilerStep#" + (digits < name.size() ? name.substr(digits) : std::to_string(steps_));
+      ++steps_;
+      EmitX(writer_->Escape(step), "user_annotation", p->pid, tid, start, end, false, [](render::JsonWriter&) {});
+    }
+    EmitX(writer_->Escape(name), Cat(push_pop ? "nvtx" : "nvtx start/end", "user_annotation"), p->pid, tid, start, end,
+          r.open || !push_pop, [&](render::JsonWriter& w) {
             if (r.open) w.Key("open_at_capture_end"), w.Bool(true);
             if (push_pop) return;
             w.Key("thread"), w.Int(nsys::TidOf(gtid));
@@ -481,6 +545,18 @@ class TraceBuilder {
       if (!p.name.empty()) label += " " + p.name;
       Metadata("process_name", p.pid, std::nullopt, {{"name", label}});
       Metadata("process_sort_index", p.pid, std::nullopt, {{"sort_index", p.rank}});
+      if (options_.kineto) {
+        Metadata("process_labels", p.pid, std::nullopt, {{"labels", fmt::format("rank {}", p.rank)}});
+        int last_device = -1;
+        for (const auto& [device, stream] : kineto_streams_) {
+          if (device != last_device) {
+            Metadata("process_name", device, std::nullopt, {{"name", fmt::format("GPU {}", device)}});
+            Metadata("process_sort_index", device, std::nullopt, {{"sort_index", 1000 + device}});
+            last_device = device;
+          }
+          Metadata("thread_name", device, stream, {{"name", fmt::format("stream {}", stream)}});
+        }
+      }
       // GPU streams: compute first, then communication; by device and stream id.
       int64_t sort = 0;
       for (bool comm : {false, true}) {
@@ -534,6 +610,9 @@ class TraceBuilder {
   std::map<int64_t, int> threads_;                                // CPU threads used, by globalTid
   std::map<int64_t, std::vector<Lane>> lanes_;                    // NVTX start/end lanes by globalTid
   int64_t next_tid_ = kSyntheticTidBase;
+  std::set<std::pair<int, int>> kineto_streams_;
+  std::unordered_map<int64_t, std::string> kineto_api_names_;  // (device, stream) of a Kineto trace
+  int64_t steps_ = 0;
   std::vector<Launch> launches_;  // sorted by key
   std::vector<bool> launch_used_;
   int64_t gpu_max_end_ = 0;
@@ -542,6 +621,15 @@ class TraceBuilder {
 };
 
 }  // namespace
+
+StatusOr<int> CountRanks(const std::string& path) {
+  CPPROF_ASSIGN_OR_RETURN(Database db, Database::Open(path));
+  CPPROF_ASSIGN_OR_RETURN(nsys::ExportSchema schema, nsys::ProbeExport(db));
+  (void)schema;
+  CPPROF_ASSIGN_OR_RETURN(std::vector<model::GpuProcess> gpu_procs, nsys::ReadGpuProcesses(db));
+  CPPROF_ASSIGN_OR_RETURN(auto nccl, nsys::ReadNcclRanks(db));
+  return static_cast<int>(analysis::AssignRanks(gpu_procs, nccl).process_of_rank.size());
+}
 
 StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const ChromeTraceOptions& options,
                                               std::ostream& out) {
@@ -603,7 +691,7 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& pa
     for (const auto& [gpid, info] : sources[e].nccl) nccl[RunPid(e, gpid)] = info;
   }
   analysis::RankAssignment ranks = AssignRunRanks(procs, nccl, export_of, captures);
-  CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, static_cast<int>(ranks.process_of_rank.size())));
+  CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, static_cast<int>(ranks.process_of_rank.size()), "the run"));
 
   Json other;
   other["generator"] = std::string("cpprof ") + CPPROF_VERSION;

@@ -22,6 +22,11 @@ struct ChromeTraceOptions {
   bool api = false;                 // CUDA runtime API calls on their CPU threads
   bool flows = false;               // flow arrows launch -> GPU op (implies the API calls)
   bool force = false;               // several exports: read them as one run even if they look like two
+  // Kineto's field names, for Holistic Trace Analysis (docs/kineto.md): categories kernel,
+  // gpu_memcpy, gpu_memset, cuda_runtime, user_annotation; GPU ops on pid = device, tid = stream;
+  // args correlation, device, stream; ProfilerStep#N over each iteration range; distributedInfo
+  // (rank, world size) at the top. API calls included. Meant for one rank per file.
+  bool kineto = false;
 };
 
 struct ChromeTraceSummary {
@@ -42,5 +47,7 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const Chr
 // as its pid, times on the first export's clock. One path is the overload above.
 StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
                                               std::ostream& out);
+// The number of ranks of the export at `path` (as the report assigns them).
+StatusOr<int> CountRanks(const std::string& path);
 
 }  // namespace cpprof::pipeline

@@ -8,9 +8,12 @@ std::string Dump(const ChromeTraceWriter::Json& j) {
 }
 }  // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, const Json& other_data) : out_(out) {
+ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, const Json& other_data, const Json& top_level) : out_(out) {
   out_ << "{\"displayTimeUnit\":\"ns\"";
   if (!other_data.is_null()) out_ << ",\"otherData\":" << Dump(other_data);
+  if (top_level.is_object()) {
+    for (const auto& [key, value] : top_level.items()) out_ << "," << Dump(Json(key)) << ":" << Dump(value);
+  }
   out_ << ",\"traceEvents\":[";
 }
 

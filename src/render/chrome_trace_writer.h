@@ -19,8 +19,10 @@ class ChromeTraceWriter {
  public:
   using Json = nlohmann::ordered_json;
 
-  // Writes the opening of the document, with `other_data` as "otherData" (may be null).
-  ChromeTraceWriter(std::ostream& out, const Json& other_data);
+  // Writes the opening of the document, with `other_data` as "otherData" (may be null) and the
+  // fields of `top_level` (an object, or null) before "traceEvents" (a Kineto trace's
+  // "schemaVersion", "distributedInfo", ...).
+  ChromeTraceWriter(std::ostream& out, const Json& other_data, const Json& top_level = nullptr);
   ChromeTraceWriter(const ChromeTraceWriter&) = delete;
   ChromeTraceWriter& operator=(const ChromeTraceWriter&) = delete;
 

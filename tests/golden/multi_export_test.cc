@@ -287,3 +287,27 @@ TEST(MultiExportTrace, PerRankExportsGiveOneTrace) {
 
 }  // namespace
 }  // namespace cpprof::testing
+
+namespace cpprof::testing {
+namespace {
+
+// `stats` on a run's exports: each export's reports in turn, as nsys does with several inputs.
+TEST(MultiExportStats, EachExportsReportsInTurn) {
+  std::vector<std::string> parts = SplitPerProcess(RealExport("cpfold-ring-1x2"), TempDir() + "/multi/stats", {});
+  CliResult both = RunCli({"stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", TempDir() + "/multi/stats"});
+  ASSERT_EQ(both.rc, 0) << both.err;
+  CliResult a = RunCli({"stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", parts[0]});
+  CliResult b = RunCli({"stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", parts[1]});
+  EXPECT_EQ(both.out, "==> " + parts[0] + " <==\n" + a.out + "\n==> " + parts[1] + " <==\n" + b.out);
+  CliResult json = RunCli({"stats", "--format", "json", TempDir() + "/multi/stats"});
+  EXPECT_EQ(json.rc, 2);
+  EXPECT_NE(json.err.find("give -o PREFIX"), std::string::npos) << json.err;
+  std::string prefix = TempDir() + "/multi/stats-out";
+  CliResult files = RunCli({"stats", "-r", "nvtx_sum", TempDir() + "/multi/stats", "-o", prefix});
+  ASSERT_EQ(files.rc, 0) << files.err;
+  EXPECT_TRUE(std::filesystem::exists(prefix + "_rep.0_nvtx_sum.csv"));
+  EXPECT_TRUE(std::filesystem::exists(prefix + "_rep.1_nvtx_sum.csv"));
+}
+
+}  // namespace
+}  // namespace cpprof::testing

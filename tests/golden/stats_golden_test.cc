@@ -59,6 +59,32 @@ INSTANTIATE_TEST_SUITE_P(RealExports, StatsGolden, ::testing::ValuesIn(Cases()),
                            return n;
                          });
 
+// `--timeunit` against nsys's own `nsys stats --timeunit UNIT --format csv` output, made on the
+// GPU machine by tools/device/stats_options_golden.sh and committed beside the nsec CSVs as
+// tests/data/real/<name>/<name>-<unit>_<report>.csv. Skipped until they are committed.
+TEST(StatsTimeUnitGolden, MatchesNsysCsv) {
+  int compared = 0;
+  for (const auto& name : RealExportNames()) {
+    for (const char* unit : {"usec", "msec", "sec"}) {
+      for (const char* report :
+           {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "nvtx_sum", "nvtx_gpu_proj_sum"}) {
+        std::string expected_path =
+            DataPath("real/" + name + "/" + name + "-" + unit + "_" + std::string(report) + ".csv");
+        if (!std::filesystem::exists(expected_path) && !std::filesystem::exists(expected_path + ".xz")) continue;
+        std::string expected = ReadFileOrXz(expected_path);
+        CliResult r = RunCli({"stats", "--report", report, "--format", "csv", "--timeunit", unit, RealExport(name)});
+        ASSERT_EQ(r.rc, 0) << r.err;
+        EXPECT_EQ(r.out, expected) << expected_path;
+        ++compared;
+      }
+    }
+  }
+  if (compared == 0) {
+    GTEST_SKIP() << "no nsys --timeunit CSVs committed yet (tests/data/real/<name>/<name>-usec_<report>.csv): run "
+                    "tools/device/stats_options_golden.sh on the GPU machine";
+  }
+}
+
 // The NVTX reports make their rows as they print them (one per distinct range text) and format
 // them on all cores: the same CSV on one thread, and the same rows in every format.
 TEST(StatsLazyTables, SameRowsOnOneThreadAndInEveryFormat) {

@@ -1,0 +1,77 @@
+#include "render/stats_units.h"
+
+#include <gtest/gtest.h>
+
+namespace cpprof::render {
+namespace {
+
+TEST(ParseTimeUnit, LongestPrefixAsNsys) {
+  EXPECT_EQ(ParseTimeUnit("nsec"), TimeUnit::kNsec);
+  EXPECT_EQ(ParseTimeUnit("nano"), TimeUnit::kNsec);
+  EXPECT_EQ(ParseTimeUnit("usec"), TimeUnit::kUsec);
+  EXPECT_EQ(ParseTimeUnit("us"), TimeUnit::kUsec);
+  EXPECT_EQ(ParseTimeUnit("micro"), TimeUnit::kUsec);
+  EXPECT_EQ(ParseTimeUnit("msec"), TimeUnit::kMsec);
+  EXPECT_EQ(ParseTimeUnit("milli"), TimeUnit::kMsec);
+  EXPECT_EQ(ParseTimeUnit("ms"), TimeUnit::kMsec);
+  EXPECT_EQ(ParseTimeUnit("sec"), TimeUnit::kSec);
+  EXPECT_EQ(ParseTimeUnit("s"), TimeUnit::kSec);
+  EXPECT_EQ(ParseTimeUnit("seconds"), TimeUnit::kSec);
+  EXPECT_EQ(ParseTimeUnit("m"), std::nullopt);  // msec or microseconds
+  EXPECT_EQ(ParseTimeUnit("mi"), std::nullopt);
+  EXPECT_EQ(ParseTimeUnit("hours"), std::nullopt);
+  EXPECT_EQ(ParseTimeUnit(""), std::nullopt);
+  EXPECT_EQ(ParseTimeUnit("usecs"), std::nullopt);
+}
+
+TEST(ShiftDecimal, MovesDigitsExactly) {
+  EXPECT_EQ(ShiftDecimal("31123908", 3), "31123.908");
+  EXPECT_EQ(ShiftDecimal("160432.5", 3), "160.4325");
+  EXPECT_EQ(ShiftDecimal("1000", 3), "1.0");
+  EXPECT_EQ(ShiftDecimal("0", 3), "0.0");
+  EXPECT_EQ(ShiftDecimal("4608", 6), "0.004608");
+  EXPECT_EQ(ShiftDecimal("5", 9), "0.000000005");
+  EXPECT_EQ(ShiftDecimal("-4.0", 3), "-0.004");
+  EXPECT_EQ(ShiftDecimal("1508108216", 9), "1.508108216");
+  EXPECT_EQ(ShiftDecimal("9223372036854775807", 9), "9223372036.854775807");
+  EXPECT_EQ(ShiftDecimal("nan", 3), "nan");
+  EXPECT_EQ(ShiftDecimal("1e+16", 3), "1e+16");
+  EXPECT_EQ(ShiftDecimal("", 3), "");
+  EXPECT_EQ(ShiftDecimal("12.5", 0), "12.5");
+}
+
+TEST(ApplyTimeUnit, RenamesAndConvertsTimeColumnsOnly) {
+  model::StatsTable t;
+  t.columns = {{"Time (%)"}, {"Total Time (ns)"}, {"Instances"}, {"Avg (ns)"}, {"Name", false}};
+  t.rows = {{"39.1", "31123908", "194", "160432.5", "kernel (ns)"}};
+  ApplyTimeUnit(t, TimeUnit::kUsec);
+  EXPECT_EQ(t.columns[0].header, "Time (%)");
+  EXPECT_EQ(t.columns[1].header, "Total Time (us)");
+  EXPECT_EQ(t.columns[3].header, "Avg (us)");
+  EXPECT_EQ(t.columns[4].header, "Name");
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"39.1", "31123.908", "194", "160.4325", "kernel (ns)"}));
+}
+
+TEST(ApplyTimeUnit, LazyRowsConvertedAsTheyAreMade) {
+  model::StatsTable t;
+  t.columns = {{"Total Time (ns)"}, {"Range", false}};
+  t.lazy_count = 2;
+  t.lazy_row = [](size_t i, std::vector<std::string>& cells) { cells = {std::to_string(1500 * (i + 1)), "r"}; };
+  ApplyTimeUnit(t, TimeUnit::kSec);
+  EXPECT_EQ(t.columns[0].header, "Total Time (s)");
+  std::vector<std::string> got;
+  t.ForEachRow([&](const std::vector<std::string>& r) { got.push_back(r[0]); });
+  EXPECT_EQ(got, (std::vector<std::string>{"0.0000015", "0.000003"}));
+}
+
+TEST(ApplyTimeUnit, NanosecondsLeaveTheTable) {
+  model::StatsTable t;
+  t.columns = {{"Total Time (ns)"}};
+  t.rows = {{"12"}};
+  ApplyTimeUnit(t, TimeUnit::kNsec);
+  EXPECT_EQ(t.columns[0].header, "Total Time (ns)");
+  EXPECT_EQ(t.rows[0][0], "12");
+}
+
+}  // namespace
+}  // namespace cpprof::render

@@ -1,0 +1,125 @@
+// `cpprof export --format kineto`: one Kineto-style trace per rank with the fields Holistic Trace
+// Analysis reads (docs/kineto.md), checked on the real exports: top-level schemaVersion and
+// distributedInfo, every event's keys and types, Kineto's categories, GPU ops on pid = device and
+// tid = stream with args stream/device/correlation, launches linked by correlation, ProfilerStep#N
+// over the iterations, and as many GPU ops per rank as the Chrome trace of that rank.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "test_support.h"
+
+namespace cpprof::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+class KinetoFormat : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(KinetoFormat, HasWhatHtaReads) {
+  const std::string name = GetParam();
+  std::string dir = TempDir() + "/kineto-" + name;
+  fs::remove_all(dir);
+  CliResult r = RunCli({"export", RealExport(name), "--format", "kineto", "-o", dir});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  std::set<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.insert(e.path().filename().string());
+  ASSERT_FALSE(files.empty());
+  const int world = static_cast<int>(files.size());
+  const std::set<std::string> kCats = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "user_annotation"};
+  for (int rank = 0; rank < world; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    ASSERT_TRUE(files.count("rank" + std::to_string(rank) + ".json"));
+    Json t = Json::parse(ReadFile(dir + "/rank" + std::to_string(rank) + ".json"));
+    EXPECT_EQ(t.at("schemaVersion"), 1);
+    EXPECT_EQ(t.at("distributedInfo").at("rank"), rank);
+    EXPECT_EQ(t.at("distributedInfo").at("world_size"), world);
+    EXPECT_EQ(t.at("distributedInfo").at("backend"), "nccl");
+    ASSERT_TRUE(t.at("traceEvents").is_array());
+    std::map<std::string, int> per_cat;
+    std::set<int64_t> launch_corr;
+    std::vector<int64_t> gpu_corr;
+    std::set<std::string> steps;
+    for (const Json& e : t["traceEvents"]) {
+      ASSERT_TRUE(e.at("ph").is_string());
+      if (e["ph"] == "M") continue;
+      ASSERT_EQ(e["ph"], "X") << e.dump();
+      ASSERT_TRUE(e.at("name").is_string() && e.at("pid").is_number_integer() && e.at("tid").is_number_integer());
+      ASSERT_TRUE(e.at("ts").is_number() && e.at("dur").is_number()) << e.dump();
+      ASSERT_GE(e["ts"].get<double>(), 0);
+      ASSERT_GE(e["dur"].get<double>(), 0);
+      const std::string cat = e.at("cat");
+      ASSERT_TRUE(kCats.count(cat)) << e.dump();
+      ++per_cat[cat];
+      if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+        const Json& a = e.at("args");
+        ASSERT_TRUE(a.at("stream").is_number_integer() && a.at("device").is_number_integer()) << e.dump();
+        EXPECT_EQ(e["pid"], a["device"]) << e.dump();
+        EXPECT_EQ(e["tid"], a["stream"]) << e.dump();
+        if (a.contains("correlation")) gpu_corr.push_back(a["correlation"]);
+      } else if (cat == "cuda_runtime") {
+        const std::string n = e["name"];
+        EXPECT_EQ(n.find("_v"), std::string::npos) << n;  // nsys's ABI suffix dropped, as Kineto names them
+        if (e.contains("args") && e["args"].contains("correlation"))
+          launch_corr.insert(e["args"]["correlation"].get<int64_t>());
+      } else if (e["name"].get<std::string>().rfind("ProfilerStep#", 0) == 0) {
+        steps.insert(e["name"]);
+      }
+    }
+    EXPECT_GT(per_cat["kernel"], 0);
+    EXPECT_GT(per_cat["cuda_runtime"], 0);
+    size_t linked = 0;
+    for (int64_t c : gpu_corr) linked += launch_corr.count(c);
+    EXPECT_EQ(linked, gpu_corr.size()) << "every GPU op's launch is in the trace";
+    // The same GPU ops as the Chrome trace of this rank.
+    CliResult chrome = RunCli({"export", RealExport(name), "--ranks", std::to_string(rank)});
+    ASSERT_EQ(chrome.rc, 0) << chrome.err;
+    Json c = Json::parse(chrome.out);
+    int gpu_ops = 0;
+    for (const Json& e : c["traceEvents"]) {
+      if (e.contains("args") && e["args"].contains("stream")) ++gpu_ops;
+    }
+    EXPECT_EQ(per_cat["kernel"] + per_cat["gpu_memcpy"] + per_cat["gpu_memset"], gpu_ops);
+    if (name == std::string("cpwork-train")) {
+      EXPECT_EQ(steps, (std::set<std::string>{"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"}));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Real, KinetoFormat, ::testing::Values("cpwork-train", "cpfold-trunk-2x2"),
+                         [](const ::testing::TestParamInfo<const char*>& p) {
+                           std::string n = p.param;
+                           for (char& c : n) {
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return n;
+                         });
+
+TEST(KinetoExport, NeedsAFolderAndKeepsExistingFiles) {
+  std::string db = RealExport("cpwork-train");
+  CliResult none = RunCli({"export", db, "--format", "kineto"});
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_NE(none.err.find("--format kineto writes one trace per rank into a folder: give -o DIR"), std::string::npos)
+      << none.err;
+  std::string dir = TempDir() + "/kineto-keep";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  WriteFile(dir + "/rank1.json", "mine");
+  CliResult kept = RunCli({"export", db, "--format", "kineto", "-o", dir});
+  EXPECT_EQ(kept.rc, 2);
+  EXPECT_NE(kept.err.find("rank1.json' exists; give --force"), std::string::npos) << kept.err;
+  EXPECT_FALSE(fs::exists(dir + "/rank0.json")) << "checked before any file is written";
+  EXPECT_EQ(ReadFile(dir + "/rank1.json"), "mine");
+  CliResult forced = RunCli({"export", db, "--format", "kineto", "-o", dir, "--force", "--ranks", "1"});
+  ASSERT_EQ(forced.rc, 0) << forced.err;
+  EXPECT_NE(ReadFile(dir + "/rank1.json"), "mine");
+  EXPECT_FALSE(fs::exists(dir + "/rank0.json"));
+}
+
+}  // namespace
+}  // namespace cpprof::testing
