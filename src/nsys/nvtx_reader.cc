@@ -93,6 +93,13 @@ bool NvtxDomains::Add(int64_t domain_id, int64_t global_tid, int64_t start, std:
   return true;
 }
 
+void NvtxDomains::Merge(const NvtxDomains& later) {
+  for (const auto& [key, creators] : later.creators_) {
+    const std::vector<std::string>& names = later.names_.at(key);
+    for (size_t i = 0; i < creators.size(); ++i) Add(key.first, creators[i].tid, creators[i].start, names[i]);
+  }
+}
+
 bool NvtxDomains::Has(int64_t domain_id, int64_t global_tid) const {
   return names_.count({domain_id, model::GlobalPidOf(global_tid)}) > 0;
 }
@@ -145,9 +152,12 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
       db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
-                             "WHERE eventType IN ({}, {}, {}, {}, {}){}",
+                             "WHERE eventType IN ({}, {}, {}, {}, {}){}{}",
                              db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable,
                              kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
+                             options.rows.whole()
+                                 ? std::string()
+                                 : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
                              !options.by_start       ? ""
                              : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
                                                      : " ORDER BY start, rowid"),

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "nsys/export_reader.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::nsys {
@@ -31,6 +32,9 @@ class NvtxDomains {
   bool Add(int64_t domain_id, int64_t global_tid, int64_t start, std::string_view name);
   // Whether any process created a domain with this id.
   bool HasDomain(int64_t domain_id) const;
+  // Adds the creates `later` saw (read from a later part of the table): the same as if this
+  // had seen them after its own.
+  void Merge(const NvtxDomains& later);
   // Whether a create event of (domainId, process) has been seen.
   bool Has(int64_t domain_id, int64_t global_tid) const;
   // Every domain name created anywhere (distinct, sorted).
@@ -83,6 +87,8 @@ class NvtxRangeCursor {
     // The end given to ranges without one (LastNvtxTimestamp); unset: their start, and
     // saw_open() tells the caller to read again with it.
     std::optional<int64_t> open_end;
+    // Only these rows (table order only): a part of the table read on its own connection.
+    RowidRange rows;
   };
   static StatusOr<NvtxRangeCursor> Open(const Database& db, const Options& options);
   NvtxRangeCursor(NvtxRangeCursor&&) noexcept;
