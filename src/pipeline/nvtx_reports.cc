@@ -98,9 +98,13 @@ struct RangeGroups {
       int64_t total;
       uint32_t id;
     };
-    std::vector<Entry> entries;
-    entries.reserve(ids.size());
-    for (uint32_t id : ids) entries.push_back({total_of(id), id});
+    // The totals on all cores (a million groups of a few values each, read from all over).
+    std::vector<Entry> entries(ids.size());
+    constexpr size_t kBlock = 16384;
+    ParallelFor((ids.size() + kBlock - 1) / kBlock, [&](size_t b) {
+      for (size_t i = b * kBlock; i < std::min(ids.size(), (b + 1) * kBlock); ++i)
+        entries[i] = {total_of(ids[i]), ids[i]};
+    });
     ids = {};
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.total != b.total ? a.total > b.total : a.id < b.id; });
@@ -150,11 +154,12 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInOnePass(const nsys::Database
 // The groups of one rowid range of the table, made on its own thread before the domains are all
 // known: keyed by (domain id, style, text), the process left out (see GroupRangesInParts).
 struct RangePart {
-  CompactStringSet keys;                                   // tag: an index into `tags`
-  ValueLists durations;                                    // per key, in table order
-  std::vector<std::pair<int64_t, uint32_t>> tags;          // (domainId, style)
-  std::map<std::pair<int64_t, int64_t>, int64_t> threads;  // (domainId, process) -> a thread of its ranges
-  nsys::NvtxDomains domains;                               // created in this part
+  CompactStringSet keys;                           // tag: an index into `tags`
+  ValueLists durations;                            // per key, in table order
+  std::vector<std::pair<int64_t, uint32_t>> tags;  // (domainId, style)
+  // (domainId, process) of its ranges, each with one of their threads (a few: a short list).
+  std::vector<std::pair<std::pair<int64_t, int64_t>, int64_t>> threads;
+  nsys::NvtxDomains domains;  // created in this part
   bool saw_open = false;
   Status status;
 };
@@ -179,7 +184,9 @@ Status GroupPart(const nsys::Database& db, const nsys::RowidRange& rows, std::op
     }
     const std::pair<int64_t, int64_t> thread_key{r.domain_id, model::GlobalPidOf(r.global_tid)};
     if (thread_key != last_thread_key) {
-      part.threads.try_emplace(thread_key, r.global_tid);
+      auto it =
+          std::find_if(part.threads.begin(), part.threads.end(), [&](const auto& t) { return t.first == thread_key; });
+      if (it == part.threads.end()) part.threads.push_back({thread_key, r.global_tid});
       last_thread_key = thread_key;
     }
     const uint32_t id = part.keys.Intern(last_tag, r.text);
@@ -200,8 +207,13 @@ Status GroupPart(const nsys::Database& db, const nsys::RowidRange& rows, std::op
 // real exports: each process creates its domains in the same order); nullptr when not, for the
 // one-pass reading.
 StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& db, int64_t min_rows_per_thread) {
+  // At least a part per thread, and parts of at most kRowsPerPart rows: the merge frees each
+  // part's groups once they are in the whole's, so it holds one part's twice at most.
+  constexpr int64_t kRowsPerPart = 500'000;
+  CPPROF_ASSIGN_OR_RETURN(int64_t table_rows, nsys::RowsUpperBound(db, nsys::kNvtxTable));
+  const size_t want_parts = std::max<size_t>(WorkerThreads(), static_cast<size_t>(table_rows / kRowsPerPart));
   CPPROF_ASSIGN_OR_RETURN(std::vector<nsys::RowidRange> rows,
-                          nsys::SplitRowids(db, nsys::kNvtxTable, WorkerThreads(), min_rows_per_thread));
+                          nsys::SplitRowids(db, nsys::kNvtxTable, want_parts, min_rows_per_thread));
   std::vector<RangePart> parts;
   std::optional<int64_t> open_end;  // read again with it when a range never ended
   while (true) {
@@ -248,8 +260,9 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& 
   // Parts in table order, each one's groups in order of first appearance: the one pass's order.
   auto groups = std::make_shared<RangeGroups>();
   std::vector<std::vector<uint32_t>> final_tags;
-  std::string text;
+  std::vector<uint32_t> templates;
   for (RangePart& part : parts) {
+    templates.clear();
     final_tags.assign(part.tags.size(), {});
     for (size_t k = 0; k < part.tags.size(); ++k) {
       for (const std::string& name : *names_of.at(part.tags[k].first)) {
@@ -257,10 +270,8 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& 
       }
     }
     for (uint32_t j = 0; j < part.keys.size(); ++j) {
-      text.clear();
-      const uint32_t tag = part.keys.AppendText(j, text);
-      for (uint32_t final_tag : final_tags[tag]) {
-        const uint32_t id = groups->keys.Intern(final_tag, text);
+      for (uint32_t final_tag : final_tags[part.keys.Tag(j)]) {
+        const uint32_t id = groups->keys.InternFrom(part.keys, j, final_tag, templates);
         if (id == groups->durations.size()) groups->durations.NewList();
         part.durations.ForEach(j, [&](int64_t v) { groups->durations.Append(id, v); });
       }
