@@ -109,22 +109,35 @@ struct RangeGroups {
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.total != b.total ? a.total > b.total : a.id < b.id; });
     order.resize(entries.size());
-    std::vector<std::pair<std::string, uint32_t>> tied;  // (range + NUL + style, id)
+    std::vector<std::pair<size_t, size_t>> runs;  // [i, j) of two or more tied entries
     for (size_t i = 0, j; i < entries.size(); i = j) {
       for (j = i + 1; j < entries.size() && entries[j].total == entries[i].total;) ++j;
       for (size_t k = i; k < j; ++k) grand += entries[k].total, order[k] = entries[k].id;
-      if (j - i == 1) continue;
-      tied.clear();
-      for (size_t k = i; k < j; ++k) {
-        std::string name;
-        uint32_t tag = AppendRange(entries[k].id, name);
-        name += '\0';
-        name += static_cast<char>('0' + (tag & 3));
-        tied.emplace_back(std::move(name), entries[k].id);
-      }
-      std::sort(tied.begin(), tied.end());
-      for (size_t k = i; k < j; ++k) order[k] = tied[k - i].second;
+      if (j - i > 1) runs.emplace_back(i, j);
     }
+    // The tied runs named and sorted on all cores, a block of runs each.
+    std::vector<size_t> block_start{0};
+    for (size_t r = 0, size = 0; r < runs.size(); ++r) {
+      size += runs[r].second - runs[r].first;
+      if (size >= 16384) block_start.push_back(r + 1), size = 0;
+    }
+    if (block_start.back() != runs.size()) block_start.push_back(runs.size());
+    ParallelFor(block_start.size() - 1, [&](size_t b) {
+      std::vector<std::pair<std::string, uint32_t>> tied;  // (range + NUL + style, id)
+      for (size_t r = block_start[b]; r < block_start[b + 1]; ++r) {
+        const auto [i, j] = runs[r];
+        tied.clear();
+        for (size_t k = i; k < j; ++k) {
+          std::string name;
+          uint32_t tag = AppendRange(entries[k].id, name);
+          name += '\0';
+          name += static_cast<char>('0' + (tag & 3));
+          tied.emplace_back(std::move(name), entries[k].id);
+        }
+        std::sort(tied.begin(), tied.end());
+        for (size_t k = i; k < j; ++k) order[k] = tied[k - i].second;
+      }
+    });
   }
 };
 
