@@ -89,6 +89,10 @@ class NvtxRangeCursor {
     std::optional<int64_t> open_end;
     // Only these rows (table order only): a part of the table read on its own connection.
     RowidRange rows;
+    // SQLite steps on a thread of its own (on a connection of its own), a few thousand rows
+    // ahead of Next(): for a caller with work of its own per row. domains(), saw_open() and
+    // status() are then known once Next() returned false.
+    bool prefetch = false;
   };
   static StatusOr<NvtxRangeCursor> Open(const Database& db, const Options& options);
   NvtxRangeCursor(NvtxRangeCursor&&) noexcept;
@@ -104,7 +108,9 @@ class NvtxRangeCursor {
 
  private:
   struct Impl;
+  struct Prefetch;
   explicit NvtxRangeCursor(std::unique_ptr<Impl> impl);
+  static bool ReadNext(Impl& m);
   std::unique_ptr<Impl> impl_;
 };
 

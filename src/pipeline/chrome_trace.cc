@@ -10,6 +10,7 @@
 
 #include "analysis/classify.h"
 #include "analysis/ranks.h"
+#include "base/parallel.h"
 #include "model/global_id.h"
 #include "model/op_class.h"
 #include "nsys/export_reader.h"
@@ -335,7 +336,9 @@ class TraceBuilder {
   // last, sorted.
   Status WriteNvtx() {
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains, nsys::NvtxDomains::Read(db_));
-    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, {}));
+    nsys::NvtxRangeCursor::Options options;
+    options.prefetch = WorkerThreads() > 1;  // SQLite reads NVTX on another core while this one writes
+    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, options));
     struct Held {
       nsys::NvtxRangeRow row;
       std::string text;

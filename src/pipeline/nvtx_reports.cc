@@ -409,6 +409,7 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
   nsys::NvtxRangeCursor::Options options;
   options.by_start = by_start;
   options.open_end = open_end;
+  options.prefetch = WorkerThreads() > 1;  // SQLite reads NVTX on another core while this one sweeps
   CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor nvtx, nsys::NvtxRangeCursor::Open(db, options));
   CPPROF_ASSIGN_OR_RETURN(nsys::ApiCallCursor calls, nsys::ApiCallCursor::Open(db, by_start, true));
   analysis::NvtxProjector projector([&](const analysis::ClosedRange& c) {
