@@ -147,6 +147,7 @@ struct NvtxRangeCursor::Impl {
   NvtxRangeRow row{};
   bool saw_open = false;
   std::unique_ptr<Prefetch> prefetch;  // Options::prefetch: rows come from there
+  std::function<uint64_t(const NvtxRangeRow&)> annotate;
 };
 
 // Options::prefetch: a thread of its own steps a cursor on its own connection (`reader`) and
@@ -204,7 +205,10 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
                                                      : " ORDER BY start, rowid"),
                  "reading NVTX ranges"));
   auto impl = std::make_unique<Impl>(std::move(st), std::move(registered), options.open_end);
-  if (!options.prefetch) return NvtxRangeCursor(std::move(impl));
+  if (!options.prefetch) {
+    impl->annotate = options.annotate;
+    return NvtxRangeCursor(std::move(impl));
+  }
   // The same cursor on a connection of its own, read on a thread of its own.
   CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(db.path()));
   auto prefetch = std::make_unique<Prefetch>();
@@ -302,6 +306,7 @@ bool NvtxRangeCursor::ReadNext(Impl& m) {
     r.ends_on_other_thread = !m.st.IsNull(7);
     r.end_global_tid = m.st.Int(7);
     r.rowid = m.st.Int(8);
+    if (m.annotate) r.annotation = m.annotate(r);
     return true;
   }
   return false;

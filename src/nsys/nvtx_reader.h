@@ -63,6 +63,7 @@ struct NvtxRangeRow {
   std::string_view text;       // valid during the callback only
   int64_t end_global_tid = 0;  // the thread that ended it, where the export says (NvtxRangeCursor only)
   int64_t rowid = 0;           // NvtxRangeCursor only: the table order
+  uint64_t annotation = 0;     // NvtxRangeCursor only: Options::annotate's result
 };
 
 // Which timestamps bound the end given to ranges still open at the end of the capture: nsys's
@@ -93,6 +94,9 @@ class NvtxRangeCursor {
     // ahead of Next(): for a caller with work of its own per row. domains(), saw_open() and
     // status() are then known once Next() returned false.
     bool prefetch = false;
+    // Run for each range as it is read (on the prefetch thread, with prefetch): its result is
+    // the row's `annotation`. For work per row that may run ahead of the caller's.
+    std::function<uint64_t(const NvtxRangeRow&)> annotate;
   };
   static StatusOr<NvtxRangeCursor> Open(const Database& db, const Options& options);
   NvtxRangeCursor(NvtxRangeCursor&&) noexcept;

@@ -155,7 +155,7 @@ std::vector<std::string> CursorLines(const Database& db, NvtxRangeCursor::Option
   EXPECT_TRUE(cursor.ok()) << cursor.status().message();
   std::vector<std::string> lines;
   while (lines.size() < stop_after && cursor->Next()) {
-    lines.push_back(Line(cursor->row(), {}) + fmt::format("|{}", cursor->row().rowid));
+    lines.push_back(Line(cursor->row(), {}) + fmt::format("|{}|{}", cursor->row().rowid, cursor->row().annotation));
   }
   if (lines.size() == stop_after) return lines;  // left before the end: the prefetch thread is stopped
   EXPECT_TRUE(cursor->status().ok()) << cursor->status().message();
@@ -164,14 +164,17 @@ std::vector<std::string> CursorLines(const Database& db, NvtxRangeCursor::Option
   return lines;
 }
 
-// A cursor whose SQLite steps run on a thread of their own gives the same rows, domains and
-// open-range flag as a plain one, whole or in rowid ranges, and can be left half read.
+// A cursor whose SQLite steps run on a thread of their own gives the same rows, annotations,
+// domains and open-range flag as a plain one, whole or in rowid ranges, and can be left half read.
 TEST(NvtxRangeCursor, PrefetchGivesWhatThePlainCursorGives) {
   auto db = Database::Open(testing::RealExport("cpfold-train-1x2"));
   ASSERT_TRUE(db.ok());
   NvtxRangeCursor::Options plain, prefetch;
   prefetch.prefetch = true;
+  // annotate runs per range (on the reading thread with prefetch): here, the text's length.
+  plain.annotate = prefetch.annotate = [](const NvtxRangeRow& r) { return r.text.size() + 1; };
   const std::vector<std::string> want = CursorLines(*db, plain);
+  ASSERT_NE(want[0].find("|record_param_comms, op_id = 1|false|false|4|30"), std::string::npos) << want[0];
   ASSERT_GT(want.size(), 100'000u);  // many batches
   EXPECT_EQ(CursorLines(*db, prefetch), want);
   const std::vector<std::string> head = CursorLines(*db, prefetch, 10);

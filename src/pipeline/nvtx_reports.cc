@@ -406,10 +406,30 @@ struct Sweep {
 // process created a domain with id 0, which names them).
 StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& spans, bool by_start,
                                std::optional<int64_t> open_end, bool split_default_domain, Sweep& sweep) {
+  // Each range's group, found as it is read (with prefetch, on the reading thread: the sweep's
+  // keys and tags are its alone until the cursor ends).
+  constexpr uint64_t kLeftOut = UINT64_MAX;
+  uint32_t last_tag = UINT32_MAX;
+  std::tuple<int64_t, int64_t, uint32_t> last_tag_key;
+  auto group_of = [&sweep, &last_tag, &last_tag_key, split_default_domain](const nsys::NvtxRangeRow& r) -> uint64_t {
+    if (r.ends_on_other_thread) return kLeftOut;
+    const uint32_t style = RangeGroups::StyleIndex(r.event_type);
+    int64_t process = model::GlobalPidOf(r.global_tid);
+    // (domain, process, style, text); ranges of the default domain are named ":text" in every
+    // process, so one key serves them all.
+    if (r.domain_id == 0 && !split_default_domain) process = 0;
+    std::tuple<int64_t, int64_t, uint32_t> tag_key{r.domain_id, process, style};
+    if (last_tag == UINT32_MAX || tag_key != last_tag_key) {
+      last_tag = sweep.TagOf(r.domain_id, process, r.global_tid, style);
+      last_tag_key = tag_key;
+    }
+    return sweep.keys.Intern(last_tag, r.text);
+  };
   nsys::NvtxRangeCursor::Options options;
   options.by_start = by_start;
   options.open_end = open_end;
-  options.prefetch = WorkerThreads() > 1;  // SQLite reads NVTX on another core while this one sweeps
+  options.prefetch = WorkerThreads() > 1;  // SQLite and the keys on another core while this one sweeps
+  options.annotate = group_of;
   CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor nvtx, nsys::NvtxRangeCursor::Open(db, options));
   CPPROF_ASSIGN_OR_RETURN(nsys::ApiCallCursor calls, nsys::ApiCallCursor::Open(db, by_start, true));
   analysis::NvtxProjector projector([&](const analysis::ClosedRange& c) {
@@ -428,22 +448,10 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
     g.children += static_cast<uint32_t>(c.proj.children);
     if (c.proj.level >= 0) g.level_sum += c.proj.level, ++g.levels;
   });
-  uint32_t last_tag = UINT32_MAX;
-  std::tuple<int64_t, int64_t, uint32_t> last_tag_key;
   auto add_range = [&](const nsys::NvtxRangeRow& r) {
-    if (r.ends_on_other_thread) return;
-    const uint32_t style = RangeGroups::StyleIndex(r.event_type);
-    int64_t process = model::GlobalPidOf(r.global_tid);
-    // (domain, process, style, text); ranges of the default domain are named ":text" in every
-    // process, so one key serves them all.
-    if (r.domain_id == 0 && !split_default_domain) process = 0;
-    std::tuple<int64_t, int64_t, uint32_t> tag_key{r.domain_id, process, style};
-    if (last_tag == UINT32_MAX || tag_key != last_tag_key) {
-      last_tag = sweep.TagOf(r.domain_id, process, r.global_tid, style);
-      last_tag_key = tag_key;
-    }
-    uint32_t id = sweep.keys.Intern(last_tag, r.text);
-    if (id == sweep.dense.size()) sweep.dense.push_back(kNoValues);
+    if (r.annotation == kLeftOut) return;
+    const auto id = static_cast<uint32_t>(r.annotation);
+    if (id == sweep.dense.size()) sweep.dense.push_back(kNoValues);  // ids come in order
     projector.Range(r.global_tid, r.start, r.end, id, static_cast<uint64_t>(r.rowid));
   };
   auto add_call = [&](const PendingCall& c) {
