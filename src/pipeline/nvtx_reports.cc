@@ -207,6 +207,7 @@ Status GroupPart(const nsys::Database& db, const nsys::RowidRange& rows, std::op
     part.durations.Append(id, r.end - r.start);
   }
   CPPROF_RETURN_IF_ERROR(cursor.status());
+  part.keys.FreezeLookup();  // the merge reads its keys by id: its hash table can go now
   part.domains = cursor.domains();
   part.saw_open = cursor.saw_open();
   return OkStatus();
