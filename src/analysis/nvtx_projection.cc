@@ -74,14 +74,26 @@ void NvtxProjector::FlushPending(Thread& t, int64_t tid) {
 }
 
 void NvtxProjector::OpenOne(Thread& t, int64_t tid, int64_t start, const Pending& p) {
+  // Every open range started no later than this one and ends no earlier than `start`.
+  if (t.nested && !t.open.empty() && slots_[t.open.back()].end < p.end) ToGeneral(t);
   // The tightest open range that contains this one; the first of equals (sort order).
   int32_t parent = -1;
   int64_t best = std::numeric_limits<int64_t>::max();
-  for (uint32_t s : t.open) {
-    const Open& o = slots_[s];
-    if (o.end < p.end) continue;  // o.start <= start: it opened earlier
-    int64_t tight = (start - o.start) + (o.end - p.end);
-    if (tight < best) best = tight, parent = static_cast<int32_t>(s);
+  if (t.nested) {
+    // Nested: each open range contains the next, so the innermost is the tightest (the first
+    // of the identical ranges it may end).
+    if (!t.open.empty()) {
+      const Open& inner = slots_[t.open.back()];
+      parent = static_cast<int32_t>(inner.run_first);
+      best = (start - inner.start) + (inner.end - p.end);
+    }
+  } else {
+    for (uint32_t s : t.open) {
+      const Open& o = slots_[s];
+      if (o.end < p.end) continue;  // o.start <= start: it opened earlier
+      int64_t tight = (start - o.start) + (o.end - p.end);
+      if (tight < best) best = tight, parent = static_cast<int32_t>(s);
+    }
   }
   int32_t level = 0;
   if (parent >= 0) {
@@ -108,18 +120,65 @@ void NvtxProjector::OpenOne(Thread& t, int64_t tid, int64_t start, const Pending
     first.parent = static_cast<int32_t>(slot);
     first.level = -1;
   }
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  const uint32_t run_first = parent >= 0 && best == 0 ? static_cast<uint32_t>(parent) : slot;
   Open& o = slots_[slot];
-  o = Open{
-      start, p.end, tid, p.seq, p.group, parent, level, false, RangeProjection{}, std::numeric_limits<int64_t>::min()};
+  o = Open{start, p.end, tid, p.seq, p.group, parent, level, false, RangeProjection{}, kNone, kNone, run_first};
   o.proj.level = level;
   t.open.push_back(slot);
   max_open_ = std::max(max_open_, ++open_count_);
+}
+
+void NvtxProjector::Fold(RangeProjection& into, int64_t& into_first, int64_t& into_last, const RangeProjection& later,
+                         int64_t later_first, int64_t later_last) {
+  if (!later.projected) return;
+  if (!into.projected) {
+    into.projected = true;
+    into.proj_start = later.proj_start;
+    into.proj_end = later.proj_end;
+    into.launches = later.launches;
+    into_first = later_first;
+    into_last = later_last;
+    return;
+  }
+  into.proj_start = std::min(into.proj_start, later.proj_start);
+  into.proj_end = std::max(into.proj_end, later.proj_end);
+  // `later` counted its first id as new unless it was the initial "none"; after `into` it is
+  // new unless it repeats into's last.
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  into.launches += later.launches - (later_first != kNone ? 1 : 0) + (later_first != into_last ? 1 : 0);
+  into_last = later_last;
+}
+
+void NvtxProjector::ToGeneral(Thread& t) {
+  // An open range's launches came before those of the next one (nested: they were folded into
+  // the innermost open range, and into its parent when it closed).
+  for (size_t i = t.open.size(); i-- > 1;) {
+    const Open& inner = slots_[t.open[i]];
+    Open& outer = slots_[t.open[i - 1]];
+    Fold(outer.proj, outer.first_corr, outer.last_corr, inner.proj, inner.first_corr, inner.last_corr);
+  }
+  t.nested = false;
 }
 
 void NvtxProjector::Launch(int64_t tid, int64_t api_start, int64_t api_end, int64_t correlation, int64_t op_start,
                            int64_t op_end) {
   Thread& t = ThreadOf(tid);
   Advance(t, tid, api_start, false);
+  if (t.open.empty()) return;
+  if (t.nested && slots_[t.open.back()].end < api_end) ToGeneral(t);
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  if (t.nested) {
+    // Every open range holds it: the innermost takes it, the others when it closes.
+    Open& o = slots_[t.open.back()];
+    RangeProjection one;
+    one.projected = true;
+    one.proj_start = op_start;
+    one.proj_end = op_end;
+    one.launches = correlation != kNone ? 1 : 0;
+    Fold(o.proj, o.first_corr, o.last_corr, one, correlation, correlation);
+    return;
+  }
   for (uint32_t s : t.open) {
     Open& o = slots_[s];
     if (o.end < api_end) continue;
@@ -141,22 +200,41 @@ void NvtxProjector::Launch(int64_t tid, int64_t api_start, int64_t api_end, int6
 
 void NvtxProjector::CloseBefore(Thread& t, int64_t time) {
   closing_.clear();
-  std::erase_if(t.open, [&](uint32_t s) {
-    if (slots_[s].end >= time) return false;
-    closing_.push_back(s);
-    return true;
-  });
+  if (t.nested) {
+    // The ranges that end first are the innermost: the last ones, each folded into its parent.
+    while (!t.open.empty() && slots_[t.open.back()].end < time) {
+      const uint32_t s = t.open.back();
+      t.open.pop_back();
+      if (!t.open.empty()) {
+        Open& outer = slots_[t.open.back()];
+        const Open& inner = slots_[s];
+        Fold(outer.proj, outer.first_corr, outer.last_corr, inner.proj, inner.first_corr, inner.last_corr);
+      }
+      closing_.push_back(s);
+    }
+    std::reverse(closing_.begin(), closing_.end());  // handed back in sort order, as below
+  } else {
+    std::erase_if(t.open, [&](uint32_t s) {
+      if (slots_[s].end >= time) return false;
+      closing_.push_back(s);
+      return true;
+    });
+    if (t.open.empty()) t.nested = true;
+  }
   if (!closing_.empty()) CloseBatch(t, closing_);
 }
 
 void NvtxProjector::CloseAll(Thread& t) {
+  if (t.nested) ToGeneral(t);  // once per thread, at the end
   closing_.assign(t.open.begin(), t.open.end());
   t.open.clear();
+  t.nested = true;
   if (!closing_.empty()) CloseBatch(t, closing_);
 }
 
 void NvtxProjector::CloseBatch(Thread&, const std::vector<uint32_t>& closing) {
-  // A parent ends no earlier than its children: it is still open or closes in this batch.
+  // A parent ends no earlier than its children: it is still open or closes in this batch (and
+  // the projections of a nested batch were folded into their parents above).
   for (uint32_t s : closing) {
     const Open& o = slots_[s];
     if (o.proj.projected && o.parent >= 0) ++slots_[o.parent].proj.children;

@@ -6,7 +6,8 @@
 // when its ancestors form a cycle: identical ranges contain each other); its children are the
 // projected ranges whose parent it is.
 //
-// NvtxProjector computes this in one sweep per thread, holding only the ranges still open.
+// NvtxProjector computes this in one sweep per thread, holding only the ranges still open, in
+// time linear in the ranges and launches while each thread's open ranges nest (see Thread).
 #pragma once
 
 #include <cstdint>
@@ -73,19 +74,27 @@ class NvtxProjector {
     int64_t tid;
     uint64_t seq;
     uint32_t group;
-    int32_t parent;  // slot, -1 none
-    int32_t level;   // -1: in a cycle
-    bool has_twin;   // an identical range later in sort order became its parent
-    RangeProjection proj;
-    int64_t last_corr;
+    int32_t parent;        // slot, -1 none
+    int32_t level;         // -1: in a cycle
+    bool has_twin;         // an identical range later in sort order became its parent
+    RangeProjection proj;  // nested mode: its own launches and those of its closed descendants
+    int64_t first_corr, last_corr;
+    uint32_t run_first;  // nested mode: the first open range identical to it (itself if none)
   };
   struct Pending {
     int64_t end;
     uint64_t seq;
     uint32_t group;
   };
+  // A thread's open ranges are nested while each contains the next in sort order (push/pop
+  // ranges always are). Then a range's parent is the innermost open one, a launch is folded into
+  // the innermost only and a closing range folds its projection into the one around it: O(1)
+  // per call, however deep the nesting. A range or launch that breaks the nesting turns the
+  // thread to the general mode (every open range scanned per call, projections kept whole)
+  // until its open ranges are all closed.
   struct Thread {
-    std::vector<uint32_t> open;    // slots in sort order (start, end descending, seq)
+    std::vector<uint32_t> open;  // slots in sort order (start, end descending, seq)
+    bool nested = true;
     std::vector<Pending> pending;  // ranges starting at pending_start, not opened yet
     int64_t pending_start = 0;
     int64_t last_time = INT64_MIN;
@@ -98,6 +107,9 @@ class NvtxProjector {
   void CloseBefore(Thread& t, int64_t time);  // closes the ranges that end before `time`
   void CloseAll(Thread& t);
   void CloseBatch(Thread& t, const std::vector<uint32_t>& closing);
+  void ToGeneral(Thread& t);  // each open range's projection made whole
+  static void Fold(RangeProjection& into, int64_t& into_first, int64_t& into_last, const RangeProjection& later,
+                   int64_t later_first, int64_t later_last);
 
   Sink sink_;
   std::vector<Open> slots_;

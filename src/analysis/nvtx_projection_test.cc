@@ -184,6 +184,83 @@ TEST(ProjectRanges, SweepAgreesWithTheReference) {
   }
 }
 
+// Mostly push/pop nesting (the projector's nested mode), now and then a range that crosses the
+// open ones or a launch that outlives the innermost range (the general mode), on two threads:
+// the sweep agrees with the reference through every switch between the modes.
+TEST(ProjectRanges, NestedAndCrossingRangesAgreeWithTheReference) {
+  for (uint32_t seed = 1; seed <= 300; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    std::vector<NvtxRange> ranges;
+    std::vector<Launch> launches;
+    for (int64_t tid = 1; tid <= 2; ++tid) {
+      std::vector<int64_t> stack;  // open pushes: their starts
+      int64_t now = 0;
+      for (int step = 0; step < 60; ++step) {
+        now += pick(0, 3);
+        int64_t what = pick(0, 9);
+        if (what < 3) {
+          stack.push_back(now);
+        } else if (what < 6 && !stack.empty()) {
+          ranges.push_back({stack.back(), now, tid});
+          if (pick(0, 5) == 0) ranges.push_back({stack.back(), now, tid});  // an identical twin
+          stack.pop_back();
+        } else if (what < 9) {
+          int64_t corr = pick(1, 6), op = pick(100, 200);
+          launches.push_back({tid, now, now + pick(0, 2), op, op + pick(0, 20), corr});
+          if (pick(0, 2) == 0) launches.push_back({tid, now, now + pick(0, 4), op + 1, op + 30, corr});
+        } else {
+          ranges.push_back({now, now + pick(0, 30), tid});  // crosses whatever is open
+        }
+      }
+      while (!stack.empty()) {
+        now += pick(0, 3);
+        ranges.push_back({stack.back(), now, tid});
+        stack.pop_back();
+      }
+    }
+    std::shuffle(ranges.begin(), ranges.end(), rng);
+    auto want = ReferenceProjectRanges(ranges, launches);
+    auto got = ProjectRanges(ranges, launches);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_TRUE(Same(got[i], want[i])) << "seed " << seed << " range " << i << " [" << ranges[i].start << ", "
+                                         << ranges[i].end << "] on " << ranges[i].tid << ": level " << got[i].level
+                                         << " vs " << want[i].level << ", children " << got[i].children << " vs "
+                                         << want[i].children << ", launches " << got[i].launches << " vs "
+                                         << want[i].launches;
+    }
+  }
+}
+
+// Issue 19 row 4: 200 k properly nested ranges took over a minute (every launch and every
+// opening scanned all the open ranges). Nested, each launch is folded into the innermost range
+// and handed outwards as ranges close: this finishes at once, with every number as before.
+TEST(NvtxProjector, TwoHundredThousandNestedRanges) {
+  constexpr int64_t kDepth = 200'000;
+  std::vector<RangeProjection> got(kDepth);
+  NvtxProjector p([&](const ClosedRange& c) { got[c.seq] = c.proj; });
+  // Range i is [i, 4 * kDepth - i]; a launch inside every tenth range, right after it opens
+  // (op spans [10 i, 10 i + 5], correlation i), and one after the innermost closes.
+  for (int64_t i = 0; i < kDepth; ++i) {
+    p.Range(1, i, 4 * kDepth - i, 0, static_cast<uint64_t>(i));
+    if (i % 10 == 0) p.Launch(1, i, i, i, 10 * i, 10 * i + 5);
+  }
+  p.Launch(1, 3 * kDepth, 3 * kDepth + 1, kDepth, 7, 8);
+  p.Finish();
+  EXPECT_TRUE(p.in_order());
+  for (int64_t i : {int64_t{0}, int64_t{1}, int64_t{10}, int64_t{12345}, kDepth - 11, kDepth - 1}) {
+    const RangeProjection& r = got[static_cast<size_t>(i)];
+    ASSERT_TRUE(r.projected) << i;
+    const int64_t first = (i + 9) / 10 * 10;  // the first launch inside range i
+    EXPECT_EQ(r.proj_start, std::min<int64_t>(7, 10 * first)) << i;
+    EXPECT_EQ(r.proj_end, first < kDepth ? 10 * ((kDepth - 1) / 10 * 10) + 5 : 8) << i;
+    EXPECT_EQ(r.launches, (kDepth - first + 9) / 10 + 1) << i;
+    EXPECT_EQ(r.level, i) << i;
+    EXPECT_EQ(r.children, i + 1 < kDepth ? 1 : 0) << i;
+  }
+}
+
 TEST(NvtxProjector, HoldsOnlyTheOpenRanges) {
   int64_t closed = 0, projected = 0;
   NvtxProjector p([&](const ClosedRange& c) {

@@ -71,9 +71,51 @@ uint32_t CompactStringSet::Intern(uint32_t tag, std::string_view s) {
     }
     i = j;
   }
-  auto it = template_ids_.find(std::string_view(template_));
+  const uint32_t t = TemplateId(template_);
+  PutVarint(key_, tag);
+  PutVarint(key_, t);
+  key_.append(numbers_);
+  return InternKey();
+}
+
+uint32_t CompactStringSet::InternFrom(const CompactStringSet& from, uint32_t id, uint32_t tag,
+                                      std::vector<uint32_t>& templates) {
+  const uint8_t* p = from.Key(id);
+  const uint64_t len = GetVarint(p);
+  const uint8_t* end = p + len;
+  GetVarint(p);  // its tag
+  const auto t = static_cast<size_t>(GetVarint(p));
+  if (templates.size() <= t) templates.resize(from.template_pieces_.size(), UINT32_MAX);
+  uint32_t& mine = templates[t];
+  if (mine == UINT32_MAX) {
+    // The template as Intern wrote it: the pieces, a literal NUL as "\0\0", "\0\1" between.
+    const size_t first = from.template_pieces_[t];
+    const size_t last =
+        t + 1 < from.template_pieces_.size() ? from.template_pieces_[t + 1] - 1 : from.piece_ends_.size() - 1;
+    std::string tmpl;
+    size_t begin = first == 0 ? 0 : from.piece_ends_[first - 1];
+    for (size_t k = first;; ++k) {
+      for (size_t c = begin; c < from.piece_ends_[k]; ++c) {
+        tmpl += from.piece_text_[c];
+        if (from.piece_text_[c] == '\0') tmpl += '\0';
+      }
+      begin = from.piece_ends_[k];
+      if (k == last) break;
+      tmpl.append("\0\1", 2);
+    }
+    mine = TemplateId(tmpl);
+  }
+  key_.clear();
+  PutVarint(key_, tag);
+  PutVarint(key_, mine);
+  key_.append(reinterpret_cast<const char*>(p), static_cast<size_t>(end - p));  // the numbers, as they are
+  return InternKey();
+}
+
+uint32_t CompactStringSet::TemplateId(const std::string& tmpl) {
+  auto it = template_ids_.find(std::string_view(tmpl));
   if (it == template_ids_.end()) {
-    it = template_ids_.emplace(template_, static_cast<uint32_t>(template_pieces_.size())).first;
+    it = template_ids_.emplace(tmpl, static_cast<uint32_t>(template_pieces_.size())).first;
     // The literal pieces around the numbers, unescaped, for AppendText.
     template_pieces_.push_back(static_cast<uint32_t>(piece_ends_.size()));
     const std::string& t = it->first;
@@ -88,10 +130,10 @@ uint32_t CompactStringSet::Intern(uint32_t tag, std::string_view s) {
     }
     piece_ends_.push_back(piece_text_.size());
   }
-  PutVarint(key_, tag);
-  PutVarint(key_, it->second);
-  key_.append(numbers_);
+  return it->second;
+}
 
+uint32_t CompactStringSet::InternKey() {
   if (slots_.empty() || (refs_.size() + 1) * 10 > slots_.size() * 7) Grow();
   // A slot holds the key's arena offset and hash bits: a probe touches the slot, then the key.
   const uint64_t h = Hash(key_);

@@ -27,6 +27,11 @@ class CompactStringSet {
   // small number the caller keys by as well (a style, a domain).
   uint32_t Intern(uint32_t tag, std::string_view s);
 
+  // The same as Intern(tag, from.Text(id)), without spelling the string out: its numbers are
+  // copied as they are, its template looked up once. `templates` caches from's template ids
+  // in this set: one per `from`, empty at first.
+  uint32_t InternFrom(const CompactStringSet& from, uint32_t id, uint32_t tag, std::vector<uint32_t>& templates);
+
   size_t size() const { return refs_.size(); }
   uint32_t Tag(uint32_t id) const;
   // Appends the string of `id` to `out`; returns its tag.
@@ -50,6 +55,8 @@ class CompactStringSet {
   // Stores [id][varint length][key] in the arena; returns its offset (from 1).
   uint64_t Store(uint32_t id, std::string_view key);
   void Grow();
+  uint32_t TemplateId(const std::string& tmpl);  // adds the template when new
+  uint32_t InternKey();                          // the id of key_, added when new
 
   // Templates: the string with each number replaced by the pair "\0\1" (a literal NUL is "\0\0").
   std::unordered_map<std::string, uint32_t, TemplateHash, std::equal_to<>> template_ids_;

@@ -5,6 +5,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace cpprof {
 namespace {
@@ -33,6 +34,39 @@ TEST(CompactStringSet, GivesBackTheExactBytes) {
     EXPECT_EQ(set.Tag(ids[i]), 7u);
   }
   EXPECT_EQ(set.size(), std::size(cases));  // "00", "0" and "007 ..." are all distinct
+}
+
+// InternFrom (a string of another set, its numbers copied as they are) gives the id Intern gives
+// its text: into an empty set, and into one that holds some of the strings already.
+TEST(CompactStringSet, InternFromAnotherSetAsItsText) {
+  const std::string cases[] = {
+      "aten::view, op_id = 12610, sizes = [[256, 1024], [1024, 4]]",
+      "aten::view, op_id = 7, sizes = [[2, 1]]",
+      "",
+      "007 and 0 and 10",
+      "99999999999999999999 20 digits",
+      std::string("nul\0inside 12\0", 14),
+      std::string("\0\1\0\0 1", 7),
+      "42",
+      "x",
+  };
+  CompactStringSet from;
+  for (const auto& s : cases) from.Intern(3, s);
+  for (int warm : {0, 1}) {
+    CompactStringSet into, want;
+    if (warm) {
+      for (const char* s : {"x", "aten::view, op_id = 1, sizes = [[2, 1]]", "42"}) into.Intern(5, s), want.Intern(5, s);
+    }
+    std::vector<uint32_t> templates;
+    for (uint32_t id = 0; id < from.size(); ++id) {
+      const uint32_t got = into.InternFrom(from, id, 5, templates);
+      EXPECT_EQ(got, want.Intern(5, from.Text(id))) << id;
+      EXPECT_EQ(into.Text(got), cases[id]) << id;
+      EXPECT_EQ(into.Tag(got), 5u);
+    }
+    EXPECT_EQ(into.size(), want.size());
+    EXPECT_EQ(into.InternFrom(from, 0, 5, templates), want.Intern(5, cases[0]));  // again: the same id
+  }
 }
 
 TEST(CompactStringSet, EqualStringsOneIdTagsApart) {

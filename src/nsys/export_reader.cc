@@ -124,6 +124,31 @@ StatusOr<int64_t> RowsUpperBound(const Database& db, const char* table) {
   return n;
 }
 
+StatusOr<std::vector<RowidRange>> SplitRowids(const Database& db, const char* table, size_t parts,
+                                              int64_t min_rows_per_part) {
+  std::vector<RowidRange> out(1);
+  if (parts <= 1 || !db.HasTable(table)) return out;
+  // Two subqueries: SQLite reads min or max of the rowid from the b-tree's ends only when the
+  // query has one of them; both in one SELECT scan the whole table.
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st, db.Prepare(fmt::format("SELECT (SELECT min(rowid) FROM {0}), (SELECT max(rowid) FROM {0})", table),
+                               "counting rows"));
+  int64_t first = 0, last = -1;
+  if (st.Step() && !st.IsNull(0)) first = st.Int(0), last = st.Int(1);
+  CPPROF_RETURN_IF_ERROR(st.status());
+  const __int128 rows = static_cast<__int128>(last) - first + 1;
+  if (rows <= 1 || rows > INT64_MAX / 2) return out;
+  const int64_t most = static_cast<int64_t>(rows) / std::max<int64_t>(1, min_rows_per_part);
+  const auto n = static_cast<int64_t>(std::min<size_t>(parts, static_cast<size_t>(std::max<int64_t>(1, most))));
+  const int64_t step = (static_cast<int64_t>(rows) + n - 1) / n;
+  out.assign(static_cast<size_t>(n), RowidRange{});
+  for (int64_t k = 0; k < n; ++k) {
+    out[static_cast<size_t>(k)] = {k == 0 ? INT64_MIN : first + k * step,
+                                   k + 1 == n ? INT64_MAX : first + (k + 1) * step - 1};
+  }
+  return out;
+}
+
 StatusOr<std::unordered_map<int64_t, ProcessInfo>> ReadProcesses(const Database& db) {
   std::unordered_map<int64_t, ProcessInfo> out;
   if (!db.HasTable("PROCESSES")) return out;

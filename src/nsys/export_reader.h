@@ -190,6 +190,13 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
 // from the end of its b-tree; 0 when the table is absent or empty.
 StatusOr<int64_t> RowsUpperBound(const Database& db, const char* table);
 
+// `table` split into up to `parts` rowid ranges of equal width, each of at least
+// `min_rows_per_part` rowids (fewer parts for a small table), covering every row in order: for
+// readers that read the parts on their own connections at once. One part (the whole table) when
+// the table is absent, empty or its rowids span more than int64 (a damaged export).
+StatusOr<std::vector<RowidRange>> SplitRowids(const Database& db, const char* table, size_t parts,
+                                              int64_t min_rows_per_part);
+
 // Streams (globalPid, correlationId, start, end) of every GPU op (kernels, memcpys, memsets)
 // that names the CUDA call that launched it: fn(global_pid, correlation, start, end). Tables
 // without a correlationId column are left out.

@@ -3,9 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include "model/global_id.h"
@@ -93,6 +98,13 @@ bool NvtxDomains::Add(int64_t domain_id, int64_t global_tid, int64_t start, std:
   return true;
 }
 
+void NvtxDomains::Merge(const NvtxDomains& later) {
+  for (const auto& [key, creators] : later.creators_) {
+    const std::vector<std::string>& names = later.names_.at(key);
+    for (size_t i = 0; i < creators.size(); ++i) Add(key.first, creators[i].tid, creators[i].start, names[i]);
+  }
+}
+
 bool NvtxDomains::Has(int64_t domain_id, int64_t global_tid) const {
   return names_.count({domain_id, model::GlobalPidOf(global_tid)}) > 0;
 }
@@ -127,13 +139,50 @@ StatusOr<int64_t> LastNvtxTimestamp(const Database& db, OpenEnd open_end) {
 struct NvtxRangeCursor::Impl {
   Impl(Statement s, RegisteredStrings r, std::optional<int64_t> e)
       : st(std::move(s)), registered(std::move(r)), open_end(e) {}
+  ~Impl();
   Statement st;
   RegisteredStrings registered;
   std::optional<int64_t> open_end;
   NvtxDomains domains;
   NvtxRangeRow row{};
   bool saw_open = false;
+  std::unique_ptr<Prefetch> prefetch;  // Options::prefetch: rows come from there
+  std::function<uint64_t(const NvtxRangeRow&)> annotate;
 };
+
+// Options::prefetch: a thread of its own steps a cursor on its own connection (`reader`) and
+// hands its rows over in batches, a few batches ahead at most.
+struct NvtxRangeCursor::Prefetch {
+  struct Batch {
+    std::vector<NvtxRangeRow> rows;  // their text views are set when the batch is taken
+    std::string text;
+    std::vector<size_t> text_begin;
+  };
+  static constexpr size_t kBatchRows = 4096, kBatchesAhead = 4;
+
+  ~Prefetch() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    if (thread.joinable()) thread.join();
+  }
+  void Run();
+
+  std::unique_ptr<Database> db;
+  std::unique_ptr<Impl> reader;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Batch> ready;
+  bool done = false, stop = false;
+  std::exception_ptr error;
+  std::thread thread;
+  Batch current;
+  size_t pos = 0;
+};
+
+NvtxRangeCursor::Impl::~Impl() = default;
 
 NvtxRangeCursor::NvtxRangeCursor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 NvtxRangeCursor::NvtxRangeCursor(NvtxRangeCursor&&) noexcept = default;
@@ -145,18 +194,96 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
       db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
-                             "WHERE eventType IN ({}, {}, {}, {}, {}){}",
+                             "WHERE eventType IN ({}, {}, {}, {}, {}){}{}",
                              db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable,
                              kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
+                             options.rows.whole()
+                                 ? std::string()
+                                 : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
                              !options.by_start       ? ""
                              : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
                                                      : " ORDER BY start, rowid"),
                  "reading NVTX ranges"));
-  return NvtxRangeCursor(std::make_unique<Impl>(std::move(st), std::move(registered), options.open_end));
+  auto impl = std::make_unique<Impl>(std::move(st), std::move(registered), options.open_end);
+  if (!options.prefetch) {
+    impl->annotate = options.annotate;
+    return NvtxRangeCursor(std::move(impl));
+  }
+  // The same cursor on a connection of its own, read on a thread of its own.
+  CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(db.path()));
+  auto prefetch = std::make_unique<Prefetch>();
+  prefetch->db = std::make_unique<Database>(std::move(own));
+  Options plain = options;
+  plain.prefetch = false;
+  CPPROF_ASSIGN_OR_RETURN(NvtxRangeCursor reader, Open(*prefetch->db, plain));
+  prefetch->reader = std::move(reader.impl_);
+  Prefetch* p = prefetch.get();
+  prefetch->thread = std::thread([p] { p->Run(); });
+  impl->prefetch = std::move(prefetch);
+  return NvtxRangeCursor(std::move(impl));
+}
+
+void NvtxRangeCursor::Prefetch::Run() {
+  try {
+    Batch batch;
+    auto hand_over = [&] {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return stop || ready.size() < kBatchesAhead; });
+      if (stop) return false;
+      ready.push_back(std::move(batch));
+      lock.unlock();
+      cv.notify_all();
+      batch = Batch{};
+      return true;
+    };
+    while (ReadNext(*reader)) {
+      const NvtxRangeRow& r = reader->row;
+      batch.text_begin.push_back(batch.text.size());
+      batch.text.append(r.text);
+      batch.rows.push_back(r);
+      if (batch.rows.size() == kBatchRows && !hand_over()) return;
+    }
+    if (!batch.rows.empty() && !hand_over()) return;
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mu);
+    error = std::current_exception();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_all();
 }
 
 bool NvtxRangeCursor::Next() {
   Impl& m = *impl_;
+  if (!m.prefetch) return ReadNext(m);
+  Prefetch& p = *m.prefetch;
+  while (p.pos == p.current.rows.size()) {
+    std::unique_lock<std::mutex> lock(p.mu);
+    p.cv.wait(lock, [&] { return !p.ready.empty() || p.done; });
+    if (p.ready.empty()) {
+      lock.unlock();
+      if (p.thread.joinable()) p.thread.join();
+      if (p.error) std::rethrow_exception(p.error);
+      return false;
+    }
+    p.current = std::move(p.ready.front());
+    p.ready.pop_front();
+    lock.unlock();
+    p.cv.notify_all();
+    p.pos = 0;
+    for (size_t i = 0; i < p.current.rows.size(); ++i) {
+      const size_t end = i + 1 < p.current.rows.size() ? p.current.text_begin[i + 1] : p.current.text.size();
+      p.current.rows[i].text =
+          std::string_view(p.current.text.data() + p.current.text_begin[i], end - p.current.text_begin[i]);
+    }
+  }
+  m.row = p.current.rows[p.pos++];
+  return true;
+}
+
+bool NvtxRangeCursor::ReadNext(Impl& m) {
   while (m.st.Step()) {
     const int64_t type = m.st.Int(2);
     if (type == kNvtxDomainCreate) {
@@ -179,15 +306,23 @@ bool NvtxRangeCursor::Next() {
     r.ends_on_other_thread = !m.st.IsNull(7);
     r.end_global_tid = m.st.Int(7);
     r.rowid = m.st.Int(8);
+    if (m.annotate) r.annotation = m.annotate(r);
     return true;
   }
   return false;
 }
 
 const NvtxRangeRow& NvtxRangeCursor::row() const { return impl_->row; }
-const NvtxDomains& NvtxRangeCursor::domains() const { return impl_->domains; }
-bool NvtxRangeCursor::saw_open() const { return impl_->saw_open; }
+const NvtxDomains& NvtxRangeCursor::domains() const {
+  return impl_->prefetch ? impl_->prefetch->reader->domains : impl_->domains;
+}
+bool NvtxRangeCursor::saw_open() const { return impl_->prefetch ? impl_->prefetch->reader->saw_open : impl_->saw_open; }
 Status NvtxRangeCursor::status() const {
+  if (impl_->prefetch) {
+    const Impl& reader = *impl_->prefetch->reader;
+    CPPROF_RETURN_IF_ERROR(reader.st.status());
+    return reader.registered.status();
+  }
   CPPROF_RETURN_IF_ERROR(impl_->st.status());
   return impl_->registered.status();
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "nsys/export_reader.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::nsys {
@@ -31,6 +32,9 @@ class NvtxDomains {
   bool Add(int64_t domain_id, int64_t global_tid, int64_t start, std::string_view name);
   // Whether any process created a domain with this id.
   bool HasDomain(int64_t domain_id) const;
+  // Adds the creates `later` saw (read from a later part of the table): the same as if this
+  // had seen them after its own.
+  void Merge(const NvtxDomains& later);
   // Whether a create event of (domainId, process) has been seen.
   bool Has(int64_t domain_id, int64_t global_tid) const;
   // Every domain name created anywhere (distinct, sorted).
@@ -59,6 +63,7 @@ struct NvtxRangeRow {
   std::string_view text;       // valid during the callback only
   int64_t end_global_tid = 0;  // the thread that ended it, where the export says (NvtxRangeCursor only)
   int64_t rowid = 0;           // NvtxRangeCursor only: the table order
+  uint64_t annotation = 0;     // NvtxRangeCursor only: Options::annotate's result
 };
 
 // Which timestamps bound the end given to ranges still open at the end of the capture: nsys's
@@ -83,6 +88,15 @@ class NvtxRangeCursor {
     // The end given to ranges without one (LastNvtxTimestamp); unset: their start, and
     // saw_open() tells the caller to read again with it.
     std::optional<int64_t> open_end;
+    // Only these rows (table order only): a part of the table read on its own connection.
+    RowidRange rows;
+    // SQLite steps on a thread of its own (on a connection of its own), a few thousand rows
+    // ahead of Next(): for a caller with work of its own per row. domains(), saw_open() and
+    // status() are then known once Next() returned false.
+    bool prefetch = false;
+    // Run for each range as it is read (on the prefetch thread, with prefetch): its result is
+    // the row's `annotation`. For work per row that may run ahead of the caller's.
+    std::function<uint64_t(const NvtxRangeRow&)> annotate;
   };
   static StatusOr<NvtxRangeCursor> Open(const Database& db, const Options& options);
   NvtxRangeCursor(NvtxRangeCursor&&) noexcept;
@@ -98,7 +112,9 @@ class NvtxRangeCursor {
 
  private:
   struct Impl;
+  struct Prefetch;
   explicit NvtxRangeCursor(std::unique_ptr<Impl> impl);
+  static bool ReadNext(Impl& m);
   std::unique_ptr<Impl> impl_;
 };
 

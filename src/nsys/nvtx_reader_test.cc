@@ -148,5 +148,46 @@ TEST(ScanNvtx, RealExportsOnePassEqualsTwoPasses) {
   }
 }
 
+// The rows of a cursor in order, with its rowids; then its domains and whether it met an open range.
+std::vector<std::string> CursorLines(const Database& db, NvtxRangeCursor::Options options,
+                                     size_t stop_after = SIZE_MAX) {
+  auto cursor = NvtxRangeCursor::Open(db, options);
+  EXPECT_TRUE(cursor.ok()) << cursor.status().message();
+  std::vector<std::string> lines;
+  while (lines.size() < stop_after && cursor->Next()) {
+    lines.push_back(Line(cursor->row(), {}) + fmt::format("|{}|{}", cursor->row().rowid, cursor->row().annotation));
+  }
+  if (lines.size() == stop_after) return lines;  // left before the end: the prefetch thread is stopped
+  EXPECT_TRUE(cursor->status().ok()) << cursor->status().message();
+  for (const auto& name : cursor->domains().AllNames()) lines.push_back("domain " + name);
+  lines.push_back(fmt::format("saw_open {}", cursor->saw_open()));
+  return lines;
+}
+
+// A cursor whose SQLite steps run on a thread of their own gives the same rows, annotations,
+// domains and open-range flag as a plain one, whole or in rowid ranges, and can be left half read.
+TEST(NvtxRangeCursor, PrefetchGivesWhatThePlainCursorGives) {
+  auto db = Database::Open(testing::RealExport("cpfold-train-1x2"));
+  ASSERT_TRUE(db.ok());
+  NvtxRangeCursor::Options plain, prefetch;
+  prefetch.prefetch = true;
+  // annotate runs per range (on the reading thread with prefetch): here, the text's length.
+  plain.annotate = prefetch.annotate = [](const NvtxRangeRow& r) { return r.text.size() + 1; };
+  const std::vector<std::string> want = CursorLines(*db, plain);
+  ASSERT_NE(want[0].find("|record_param_comms, op_id = 1|false|false|4|30"), std::string::npos) << want[0];
+  ASSERT_GT(want.size(), 100'000u);  // many batches
+  EXPECT_EQ(CursorLines(*db, prefetch), want);
+  const std::vector<std::string> head = CursorLines(*db, prefetch, 10);
+  EXPECT_EQ(head, std::vector<std::string>(want.begin(), want.begin() + 10));
+  plain.rows = prefetch.rows = {1000, 50'000};
+  EXPECT_EQ(CursorLines(*db, prefetch), CursorLines(*db, plain));
+
+  auto fixture = Database::Open(testing::MakeDatabase("cursor_prefetch.sqlite", kFixture));
+  ASSERT_TRUE(fixture.ok());
+  NvtxRangeCursor::Options small_plain, small_prefetch;
+  small_prefetch.prefetch = true;
+  EXPECT_EQ(CursorLines(*fixture, small_prefetch), CursorLines(*fixture, small_plain));
+}
+
 }  // namespace
 }  // namespace cpprof::nsys

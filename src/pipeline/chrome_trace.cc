@@ -431,7 +431,9 @@ class TraceBuilder {
   // last, sorted.
   Status WriteNvtx() {
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains, nsys::NvtxDomains::Read(db_));
-    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, {}));
+    nsys::NvtxRangeCursor::Options options;
+    options.prefetch = WorkerThreads() > 1;  // SQLite reads NVTX on another core while this one writes
+    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, options));
     struct Held {
       nsys::NvtxRangeRow row;
       std::string text;

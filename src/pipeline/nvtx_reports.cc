@@ -13,6 +13,7 @@
 #include "analysis/nvtx_projection.h"
 #include "analysis/summary_stats.h"
 #include "base/compact_strings.h"
+#include "base/parallel.h"
 #include "base/stage_timer.h"
 #include "base/value_lists.h"
 #include "model/global_id.h"
@@ -97,49 +98,58 @@ struct RangeGroups {
       int64_t total;
       uint32_t id;
     };
-    std::vector<Entry> entries;
-    entries.reserve(ids.size());
-    for (uint32_t id : ids) entries.push_back({total_of(id), id});
+    // The totals on all cores (a million groups of a few values each, read from all over).
+    std::vector<Entry> entries(ids.size());
+    constexpr size_t kBlock = 16384;
+    ParallelFor((ids.size() + kBlock - 1) / kBlock, [&](size_t b) {
+      for (size_t i = b * kBlock; i < std::min(ids.size(), (b + 1) * kBlock); ++i)
+        entries[i] = {total_of(ids[i]), ids[i]};
+    });
     ids = {};
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.total != b.total ? a.total > b.total : a.id < b.id; });
     order.resize(entries.size());
-    std::vector<std::pair<std::string, uint32_t>> tied;  // (range + NUL + style, id)
+    std::vector<std::pair<size_t, size_t>> runs;  // [i, j) of two or more tied entries
     for (size_t i = 0, j; i < entries.size(); i = j) {
       for (j = i + 1; j < entries.size() && entries[j].total == entries[i].total;) ++j;
       for (size_t k = i; k < j; ++k) grand += entries[k].total, order[k] = entries[k].id;
-      if (j - i == 1) continue;
-      tied.clear();
-      for (size_t k = i; k < j; ++k) {
-        std::string name;
-        uint32_t tag = AppendRange(entries[k].id, name);
-        name += '\0';
-        name += static_cast<char>('0' + (tag & 3));
-        tied.emplace_back(std::move(name), entries[k].id);
-      }
-      std::sort(tied.begin(), tied.end());
-      for (size_t k = i; k < j; ++k) order[k] = tied[k - i].second;
+      if (j - i > 1) runs.emplace_back(i, j);
     }
+    // The tied runs named and sorted on all cores, a block of runs each.
+    std::vector<size_t> block_start{0};
+    for (size_t r = 0, size = 0; r < runs.size(); ++r) {
+      size += runs[r].second - runs[r].first;
+      if (size >= 16384) block_start.push_back(r + 1), size = 0;
+    }
+    if (block_start.back() != runs.size()) block_start.push_back(runs.size());
+    ParallelFor(block_start.size() - 1, [&](size_t b) {
+      std::vector<std::pair<std::string, uint32_t>> tied;  // (range + NUL + style, id)
+      for (size_t r = block_start[b]; r < block_start[b + 1]; ++r) {
+        const auto [i, j] = runs[r];
+        tied.clear();
+        for (size_t k = i; k < j; ++k) {
+          std::string name;
+          uint32_t tag = AppendRange(entries[k].id, name);
+          name += '\0';
+          name += static_cast<char>('0' + (tag & 3));
+          tied.emplace_back(std::move(name), entries[k].id);
+        }
+        std::sort(tied.begin(), tied.end());
+        for (size_t k = i; k < j; ++k) order[k] = tied[k - i].second;
+      }
+    });
   }
 };
 
 }  // namespace
 
-StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db) {
-  if (!db.HasTable("StringIds")) {
-    model::StatsTable t;
-    t.skipped = db.path() + " file does not contain StringIds table.";
-    return t;
-  }
-  if (!db.HasTable(nsys::kNvtxTable)) {
-    model::StatsTable t;
-    t.skipped = db.path() + " does not contain NV Tools Extension (NVTX) data.";
-    return t;
-  }
-  // One pass over the table. Its statistics are taken in table order (the standard deviation
-  // depends on the order), so when some ranges came late (open at the end of the capture, or in
-  // a domain created later in the table) the ranges are read again in table order.
-  StageTimer timer;
+namespace {
+
+// nvtx_sum's groups from one pass over the table on this thread, the ranges named as they come.
+StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInOnePass(const nsys::Database& db) {
+  // Its statistics are taken in table order (the standard deviation depends on the order), so
+  // when some ranges came late (open at the end of the capture, or in a domain created later in
+  // the table) the ranges are read again in table order.
   auto groups = std::make_shared<RangeGroups>();
   nsys::NvtxScanCallbacks callbacks;
   callbacks.range = [&](const nsys::NvtxRangeRow& r, const std::vector<std::string>& names) { groups->Add(r, names); };
@@ -150,6 +160,160 @@ StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db) {
     CPPROF_RETURN_IF_ERROR(nsys::ForEachNvtxRange(db, nsys::OpenEnd::kLastNvtxEvent, [&](const nsys::NvtxRangeRow& r) {
       groups->Add(r, scan.domains.NamesFor(r.domain_id, r.global_tid));
     }));
+  }
+  return groups;
+}
+
+// The groups of one rowid range of the table, made on its own thread before the domains are all
+// known: keyed by (domain id, style, text), the process left out (see GroupRangesInParts).
+struct RangePart {
+  CompactStringSet keys;                           // tag: an index into `tags`
+  ValueLists durations;                            // per key, in table order
+  std::vector<std::pair<int64_t, uint32_t>> tags;  // (domainId, style)
+  // (domainId, process) of its ranges, each with one of their threads (a few: a short list).
+  std::vector<std::pair<std::pair<int64_t, int64_t>, int64_t>> threads;
+  nsys::NvtxDomains domains;  // created in this part
+  bool saw_open = false;
+  Status status;
+};
+
+Status GroupPart(const nsys::Database& db, const nsys::RowidRange& rows, std::optional<int64_t> open_end,
+                 RangePart& part) {
+  nsys::NvtxRangeCursor::Options options;
+  options.rows = rows;
+  options.open_end = open_end;
+  CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor cursor, nsys::NvtxRangeCursor::Open(db, options));
+  std::pair<int64_t, uint32_t> last_tag_key{0, UINT32_MAX};
+  uint32_t last_tag = 0;
+  std::pair<int64_t, int64_t> last_thread_key{INT64_MIN, INT64_MIN};
+  while (cursor.Next()) {
+    const nsys::NvtxRangeRow& r = cursor.row();
+    const std::pair<int64_t, uint32_t> tag_key{r.domain_id, RangeGroups::StyleIndex(r.event_type)};
+    if (tag_key != last_tag_key) {
+      auto it = std::find(part.tags.begin(), part.tags.end(), tag_key);
+      last_tag = static_cast<uint32_t>(it - part.tags.begin());
+      if (it == part.tags.end()) part.tags.push_back(tag_key);
+      last_tag_key = tag_key;
+    }
+    const std::pair<int64_t, int64_t> thread_key{r.domain_id, model::GlobalPidOf(r.global_tid)};
+    if (thread_key != last_thread_key) {
+      auto it =
+          std::find_if(part.threads.begin(), part.threads.end(), [&](const auto& t) { return t.first == thread_key; });
+      if (it == part.threads.end()) part.threads.push_back({thread_key, r.global_tid});
+      last_thread_key = thread_key;
+    }
+    const uint32_t id = part.keys.Intern(last_tag, r.text);
+    if (id == part.durations.size()) part.durations.NewList();
+    part.durations.Append(id, r.end - r.start);
+  }
+  CPPROF_RETURN_IF_ERROR(cursor.status());
+  part.keys.FreezeLookup();  // the merge reads its keys by id: its hash table can go now
+  part.domains = cursor.domains();
+  part.saw_open = cursor.saw_open();
+  return OkStatus();
+}
+
+// nvtx_sum's groups from the table split into rowid ranges, each grouped on its own connection
+// and thread, then merged in table order: the same groups, in the same order, with the same
+// values in the same order as one pass, on any number of threads. A part keys its ranges by
+// domain id without the process (the domains are known only at the end), so this holds when a
+// domain id names the ranges of every process alike and no two domain ids share a name (as in
+// real exports: each process creates its domains in the same order); nullptr when not, for the
+// one-pass reading.
+StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& db, int64_t min_rows_per_thread) {
+  // At least a part per thread, and parts of at most kRowsPerPart rows: the merge frees each
+  // part's groups once they are in the whole's, so it holds one part's twice at most.
+  constexpr int64_t kRowsPerPart = 500'000;
+  CPPROF_ASSIGN_OR_RETURN(int64_t table_rows, nsys::RowsUpperBound(db, nsys::kNvtxTable));
+  const size_t want_parts = std::max<size_t>(WorkerThreads(), static_cast<size_t>(table_rows / kRowsPerPart));
+  CPPROF_ASSIGN_OR_RETURN(std::vector<nsys::RowidRange> rows,
+                          nsys::SplitRowids(db, nsys::kNvtxTable, want_parts, min_rows_per_thread));
+  std::vector<RangePart> parts;
+  std::optional<int64_t> open_end;  // read again with it when a range never ended
+  while (true) {
+    parts = std::vector<RangePart>(rows.size());
+    ParallelFor(parts.size(), [&](size_t i) {
+      if (i == 0) {
+        parts[i].status = GroupPart(db, rows[i], open_end, parts[i]);
+        return;
+      }
+      StatusOr<nsys::Database> own = nsys::Database::Open(db.path());
+      parts[i].status = own.ok() ? GroupPart(*own, rows[i], open_end, parts[i]) : own.status();
+    });
+    bool open = false;
+    for (const RangePart& p : parts) {
+      CPPROF_RETURN_IF_ERROR(p.status);
+      open = open || p.saw_open;
+    }
+    if (!open || open_end) break;
+    CPPROF_ASSIGN_OR_RETURN(int64_t end, nsys::LastNvtxTimestamp(db, nsys::OpenEnd::kLastNvtxEvent));
+    open_end = end;
+  }
+  StageTimer timer;
+  timer.Mark("nvtx_sum: NVTX parts read");
+  nsys::NvtxDomains domains = std::move(parts[0].domains);
+  for (size_t i = 1; i < parts.size(); ++i) domains.Merge(parts[i].domains);
+
+  // The names of each domain id with ranges: the same in each process, and each name of one id.
+  std::map<int64_t, const std::vector<std::string>*> names_of;
+  for (const RangePart& p : parts) {
+    for (const auto& [key, tid] : p.threads) {
+      const std::vector<std::string>& names = domains.NamesFor(key.first, tid);
+      auto [it, inserted] = names_of.try_emplace(key.first, &names);
+      if (!inserted && *it->second != names) return std::shared_ptr<RangeGroups>();
+    }
+  }
+  std::map<std::string_view, int64_t> id_of_name;
+  for (const auto& [domain, names] : names_of) {
+    for (const std::string& name : *names) {
+      auto [it, inserted] = id_of_name.try_emplace(name, domain);
+      if (!inserted && it->second != domain) return std::shared_ptr<RangeGroups>();
+    }
+  }
+
+  // Parts in table order, each one's groups in order of first appearance: the one pass's order.
+  auto groups = std::make_shared<RangeGroups>();
+  std::vector<std::vector<uint32_t>> final_tags;
+  std::vector<uint32_t> templates;
+  for (RangePart& part : parts) {
+    templates.clear();
+    final_tags.assign(part.tags.size(), {});
+    for (size_t k = 0; k < part.tags.size(); ++k) {
+      for (const std::string& name : *names_of.at(part.tags[k].first)) {
+        final_tags[k].push_back(groups->DomainIndex(name) << 2 | part.tags[k].second);
+      }
+    }
+    for (uint32_t j = 0; j < part.keys.size(); ++j) {
+      for (uint32_t final_tag : final_tags[part.keys.Tag(j)]) {
+        const uint32_t id = groups->keys.InternFrom(part.keys, j, final_tag, templates);
+        if (id == groups->durations.size()) groups->durations.NewList();
+        part.durations.ForEach(j, [&](int64_t v) { groups->durations.Append(id, v); });
+      }
+    }
+    part = RangePart();  // its values are in `groups` now
+  }
+  timer.Mark("nvtx_sum: NVTX parts merged");
+  return groups;
+}
+
+}  // namespace
+
+StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db, int64_t min_rows_per_thread) {
+  if (!db.HasTable("StringIds")) {
+    model::StatsTable t;
+    t.skipped = db.path() + " file does not contain StringIds table.";
+    return t;
+  }
+  if (!db.HasTable(nsys::kNvtxTable)) {
+    model::StatsTable t;
+    t.skipped = db.path() + " does not contain NV Tools Extension (NVTX) data.";
+    return t;
+  }
+  StageTimer timer;
+  CPPROF_ASSIGN_OR_RETURN(std::shared_ptr<RangeGroups> groups, GroupRangesInParts(db, min_rows_per_thread));
+  if (!groups) {
+    timer.Mark("nvtx_sum: NVTX in parts (no)");
+    CPPROF_ASSIGN_OR_RETURN(groups, GroupRangesInOnePass(db));
   }
   timer.Mark("nvtx_sum: NVTX scan");
   std::vector<uint32_t> ids(groups->keys.size());
@@ -216,12 +380,16 @@ struct PendingCall {
   bool operator>(const PendingCall& o) const { return start != o.start ? start > o.start : arrival > o.arrival; }
 };
 
+constexpr uint32_t kNoValues = UINT32_MAX;
+
 struct Sweep {
-  // Groups: the text compactly with a tag (an index into `tags`); per group its projected
+  // Groups: the text compactly with a tag (an index into `tags`); per group with a projected
+  // range (made at the first: about a third of the texts never hold GPU work) its projected
   // ranges as (rowid, projection) value pairs (the statistics are taken in table order, as nsys
   // takes them, and ranges close in end order) and its totals.
   CompactStringSet keys;
-  ValueLists proj{7};  // pairs: a group of 4 ranges fits its first block
+  std::deque<uint32_t> dense;  // per key: its index in proj and totals; kNoValues until projected
+  ValueLists proj{7};          // pairs: a group of 4 ranges fits its first block
   std::deque<GroupTotals> totals;
   std::vector<SweepTag> tags;
   std::map<std::tuple<int64_t, int64_t, uint32_t>, uint32_t> tag_index;
@@ -239,25 +407,13 @@ struct Sweep {
 // process created a domain with id 0, which names them).
 StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& spans, bool by_start,
                                std::optional<int64_t> open_end, bool split_default_domain, Sweep& sweep) {
-  nsys::NvtxRangeCursor::Options options;
-  options.by_start = by_start;
-  options.open_end = open_end;
-  CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor nvtx, nsys::NvtxRangeCursor::Open(db, options));
-  CPPROF_ASSIGN_OR_RETURN(nsys::ApiCallCursor calls, nsys::ApiCallCursor::Open(db, by_start, true));
-  analysis::NvtxProjector projector([&](const analysis::ClosedRange& c) {
-    if (!c.proj.projected) return;
-    GroupTotals& g = sweep.totals[c.group];
-    sweep.proj.Append(c.group, static_cast<int64_t>(c.seq));
-    sweep.proj.Append(c.group, c.proj.proj_end - c.proj.proj_start);
-    g.range_time += c.end - c.start;
-    g.launches += c.proj.launches;
-    g.children += static_cast<uint32_t>(c.proj.children);
-    if (c.proj.level >= 0) g.level_sum += c.proj.level, ++g.levels;
-  });
+  // Each range's group, found as it is read (with prefetch, on the reading thread: the sweep's
+  // keys and tags are its alone until the cursor ends).
+  constexpr uint64_t kLeftOut = UINT64_MAX;
   uint32_t last_tag = UINT32_MAX;
   std::tuple<int64_t, int64_t, uint32_t> last_tag_key;
-  auto add_range = [&](const nsys::NvtxRangeRow& r) {
-    if (r.ends_on_other_thread) return;
+  auto group_of = [&sweep, &last_tag, &last_tag_key, split_default_domain](const nsys::NvtxRangeRow& r) -> uint64_t {
+    if (r.ends_on_other_thread) return kLeftOut;
     const uint32_t style = RangeGroups::StyleIndex(r.event_type);
     int64_t process = model::GlobalPidOf(r.global_tid);
     // (domain, process, style, text); ranges of the default domain are named ":text" in every
@@ -268,11 +424,35 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
       last_tag = sweep.TagOf(r.domain_id, process, r.global_tid, style);
       last_tag_key = tag_key;
     }
-    uint32_t id = sweep.keys.Intern(last_tag, r.text);
-    if (id == sweep.totals.size()) {
+    return sweep.keys.Intern(last_tag, r.text);
+  };
+  nsys::NvtxRangeCursor::Options options;
+  options.by_start = by_start;
+  options.open_end = open_end;
+  options.prefetch = WorkerThreads() > 1;  // SQLite and the keys on another core while this one sweeps
+  options.annotate = group_of;
+  CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor nvtx, nsys::NvtxRangeCursor::Open(db, options));
+  CPPROF_ASSIGN_OR_RETURN(nsys::ApiCallCursor calls, nsys::ApiCallCursor::Open(db, by_start, true));
+  analysis::NvtxProjector projector([&](const analysis::ClosedRange& c) {
+    if (!c.proj.projected) return;
+    uint32_t& d = sweep.dense[c.group];
+    if (d == kNoValues) {
+      d = static_cast<uint32_t>(sweep.totals.size());
       sweep.totals.emplace_back();
       sweep.proj.NewList();
     }
+    GroupTotals& g = sweep.totals[d];
+    sweep.proj.Append(d, static_cast<int64_t>(c.seq));
+    sweep.proj.Append(d, c.proj.proj_end - c.proj.proj_start);
+    g.range_time += c.end - c.start;
+    g.launches += c.proj.launches;
+    g.children += static_cast<uint32_t>(c.proj.children);
+    if (c.proj.level >= 0) g.level_sum += c.proj.level, ++g.levels;
+  });
+  auto add_range = [&](const nsys::NvtxRangeRow& r) {
+    if (r.annotation == kLeftOut) return;
+    const auto id = static_cast<uint32_t>(r.annotation);
+    if (id == sweep.dense.size()) sweep.dense.push_back(kNoValues);  // ids come in order
     projector.Range(r.global_tid, r.start, r.end, id, static_cast<uint64_t>(r.rowid));
   };
   auto add_call = [&](const PendingCall& c) {
@@ -318,12 +498,15 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
 
 // nvtx_gpu_proj_sum's named groups. A printed group is a sweep group (its representative) and
 // the sweep groups of other processes or domain ids with the same name (its other parts,
-// linked by next_part); its projections are gathered from them in table order.
+// linked by next_part); its projections are gathered from them in table order. Sweep groups
+// are key ids; their values and totals are at dense[id].
 struct ProjSumGroups {
   RangeGroups names;                // the sweep's keys, name_tag from its tags, the order
-  ValueLists proj;                  // per sweep group: rowid, projection, rowid, projection, ...
-  std::deque<GroupTotals> totals;   // per sweep group; a representative's hold its parts' too
-  std::vector<uint32_t> next_part;  // per sweep group: the next part of its printed group
+  std::deque<uint32_t> dense;       // per key: its index in proj and totals
+  ValueLists proj;                  // per projected sweep group: rowid, projection, rowid, ...
+  std::deque<GroupTotals> totals;   // per projected sweep group; a representative's hold its parts' too
+  std::vector<uint32_t> next_part;  // per key: the next part of its printed group
+  const GroupTotals& TotalsOf(uint32_t rep) const { return totals[dense[rep]]; }
 
   // Calls f(rowid, projection) for each projected range of the group, part by part.
   template <class F>
@@ -331,7 +514,7 @@ struct ProjSumGroups {
     for (uint32_t part = rep; part != UINT32_MAX; part = next_part.empty() ? UINT32_MAX : next_part[part]) {
       int64_t seq = 0;
       bool have_seq = false;  // values alternate: rowid (any int64), then projection
-      proj.ForEach(part, [&](int64_t v) {
+      proj.ForEach(dense[part], [&](int64_t v) {
         if (have_seq) f(seq, v);
         seq = v;
         have_seq = !have_seq;
@@ -426,8 +609,8 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
   CompactStringSet shared;  // (name tag, text) of groups whose name other tags share
   std::vector<uint32_t> shared_rep, last_part;
   std::string text;
-  for (uint32_t id = 0; id < sweep.totals.size(); ++id) {
-    if (sweep.proj.Count(id) == 0) continue;
+  for (uint32_t id = 0; id < sweep.dense.size(); ++id) {
+    if (sweep.dense[id] == kNoValues) continue;
     text.clear();
     const uint32_t tag = sweep.keys.AppendText(id, text);
     if (tags_per_name[names.name_tag[tag]] == 1) {
@@ -441,11 +624,11 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
       reps.push_back(id);
       continue;
     }
-    if (out->next_part.empty()) out->next_part.assign(sweep.totals.size(), UINT32_MAX);
+    if (out->next_part.empty()) out->next_part.assign(sweep.dense.size(), UINT32_MAX);
     out->next_part[last_part[named]] = id;
     last_part[named] = id;
-    GroupTotals& g = sweep.totals[shared_rep[named]];
-    const GroupTotals& t = sweep.totals[id];
+    GroupTotals& g = sweep.totals[sweep.dense[shared_rep[named]]];
+    const GroupTotals& t = sweep.totals[sweep.dense[id]];
     g.range_time += t.range_time;
     g.launches += t.launches;
     g.children += t.children;
@@ -454,6 +637,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
   }
   shared = CompactStringSet{};
   names.keys = std::move(sweep.keys);
+  out->dense = std::move(sweep.dense);
   out->proj = std::move(sweep.proj);
   out->totals = std::move(sweep.totals);
   sweep = Sweep{};
@@ -474,7 +658,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
     const uint32_t id = out->names.order[i];
     thread_local std::vector<int64_t> values;
     const analysis::Summary s = analysis::Summarize(out->Values(id, values));
-    const GroupTotals& g = out->totals[id];
+    const GroupTotals& g = out->TotalsOf(id);
     cells.emplace_back();
     uint32_t tag = out->names.AppendRange(id, cells.back());
     cells.emplace_back(RangeGroups::StyleName(tag & 3));

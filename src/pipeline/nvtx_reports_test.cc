@@ -1,11 +1,13 @@
 // nvtx_gpu_proj_sum on hand-written exports: the streaming sweep's answer does not depend on the
 // table order (NVTX out of time order is read again sorted, API calls a little out of order are
 // reordered in a small buffer), and ranges still open at the end
-// of the capture end at the last range timestamp (read again with it).
+// of the capture end at the last range timestamp (read again with it). nvtx_sum: the same rows
+// on any number of threads (the table read in parts), and from the one-pass reading.
 #include "pipeline/nvtx_reports.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,15 @@ std::vector<std::string> Rows(const std::string& name, const std::vector<std::st
   return Lines(*t);
 }
 
+// nvtx_sum's rows on `threads` threads (CPPROF_THREADS), with parts of `min_rows` or more.
+std::vector<std::string> SumLines(const nsys::Database& db, int threads, int64_t min_rows = kMinNvtxRowsPerThread) {
+  ::setenv("CPPROF_THREADS", std::to_string(threads).c_str(), 1);
+  auto t = NvtxSum(db, min_rows);
+  ::unsetenv("CPPROF_THREADS");
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return t.ok() ? Lines(*t) : std::vector<std::string>{};
+}
+
 TEST(NvtxGpuProjSum, SameAnswerInAnyTableOrder) {
   const std::string outer = "(0, 100, 59, 'outer', 1677721607)", inner = "(10, 50, 59, 'inner', 1677721607)",
                     open = "(60, NULL, 60, 'open', 1677721607)";
@@ -116,15 +127,50 @@ INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUE
 )sql";
   auto db = nsys::Database::Open(testing::MakeDatabase("nvtx_sum_open.sqlite", sql));
   ASSERT_TRUE(db.ok()) << db.status().message();
-  auto t = NvtxSum(*db);
-  ASSERT_TRUE(t.ok()) << t.status().message();
-  std::vector<std::string> out = Lines(*t);
   // The open start/end range ends at 50 (the mark, the last NVTX timestamp): 30 of 45 ns.
-  EXPECT_EQ(out, (std::vector<std::string>{
-                     "66.7,30,1,30.0,30.0,30,30,0.0,StartEnd,:op, seq = 1,",
-                     "31.1,14,2,7.0,7.0,4,10,4.2,PushPop,:op, seq = 1,",
-                     "2.2,1,1,1.0,1.0,1,1,0.0,PushPop,:op, seq = 2,",
-                 }));
+  const std::vector<std::string> want = {
+      "66.7,30,1,30.0,30.0,30,30,0.0,StartEnd,:op, seq = 1,",
+      "31.1,14,2,7.0,7.0,4,10,4.2,PushPop,:op, seq = 1,",
+      "2.2,1,1,1.0,1.0,1,1,0.0,PushPop,:op, seq = 2,",
+  };
+  EXPECT_EQ(SumLines(*db, 1), want);
+  EXPECT_EQ(SumLines(*db, 4, 1), want);  // a part per row: the open range in the second
+}
+
+// A domain id that names ranges differently in two processes (1 is 'a' in pid 100, 'b' in pid
+// 101): the parts cannot key by domain id alone, so nvtx_sum reads the table in one pass; the
+// same answer either way.
+TEST(NvtxSum, DomainIdNamedDifferentlyPerProcess) {
+  std::string sql = testing::ReadFile(testing::DataPath("sql/_schema.sql"));
+  sql += R"sql(
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT,
+  globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES
+  (0, NULL, 75, 'a', 1677721607, 1), (0, NULL, 75, 'b', 1694498823, 1),
+  (10, 14, 59, 'blk', 1677721607, 1), (10, 20, 59, 'blk', 1694498823, 1), (30, 33, 59, 'blk', 1677721607, 1),
+  (40, 41, 59, 'blk', 1677721607, 0), (50, 52, 59, 'blk', 1694498823, 0);
+)sql";
+  auto db = nsys::Database::Open(testing::MakeDatabase("nvtx_sum_domains.sqlite", sql));
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const std::vector<std::string> want = {
+      "50.0,10,1,10.0,10.0,10,10,0.0,PushPop,b:blk,",
+      "35.0,7,2,3.5,3.5,3,4,0.7,PushPop,a:blk,",
+      "15.0,3,2,1.5,1.5,1,2,0.7,PushPop,:blk,",
+  };
+  EXPECT_EQ(SumLines(*db, 1), want);
+  EXPECT_EQ(SumLines(*db, 4, 1), want);
+}
+
+// nvtx_sum reads the table in rowid ranges on all threads and merges them in table order: the
+// same rows, byte for byte, on one thread and on several, however small the parts (a real
+// export: 250 k ranges in three domains of two processes, a million rows of CSV).
+TEST(NvtxSum, SameRowsOnOneThreadAndInManyParts) {
+  auto db = nsys::Database::Open(testing::RealExport("cpfold-train-1x2"));
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const std::vector<std::string> one = SumLines(*db, 1);
+  ASSERT_GT(one.size(), 1000u);
+  EXPECT_EQ(SumLines(*db, 3, 1000), one);
+  EXPECT_EQ(SumLines(*db, 8, 20'000), one);
 }
 
 }  // namespace

@@ -222,6 +222,37 @@ TEST(Minor, NewerSchemaIsWarnedAboutAndNanIsNoPercentage) {
   }
 }
 
+// Row 4, nvtx_gpu_proj_sum: 200 k properly nested ranges took over a minute (the projection
+// scanned every open range per launch and per range), on a thread that launches kernels. Each
+// range holds every launch of its thread; its level is its depth.
+TEST(DeepNesting, TwoHundredThousandNestedRangesProject) {
+  std::string p = Damaged("nested-proj", R"(WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n
+      WHERE i < 199999)
+      INSERT INTO NVTX_EVENTS(start, end, eventType, text, globalTid)
+      SELECT (SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME) - 200000 + i,
+             (SELECT max(end) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + 200000 - i, 59, 'deep.nest',
+             (SELECT r.globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN CUPTI_ACTIVITY_KIND_KERNEL AS k
+              ON k.correlationId = r.correlationId LIMIT 1) FROM n)");
+  CliResult r = RunBinary({"stats", "-r", "nvtx_gpu_proj_sum", "--format", "csv", p});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  size_t at = r.out.find("\n:deep.nest,PushPop,");
+  ASSERT_NE(at, std::string::npos) << r.out.substr(0, 2000);
+  std::string row = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  std::vector<std::string> cells;
+  for (size_t b = 0, e; b <= row.size(); b = e + 1) {
+    e = std::min(row.find(',', b), row.size());
+    cells.push_back(row.substr(b, e - b));
+  }
+  ASSERT_EQ(cells.size(), 14u) << row;
+  EXPECT_EQ(cells[4], "200000") << row;    // Range Instances: every range holds GPU work
+  EXPECT_EQ(cells[12], "99999.5") << row;  // Avg Range Lvl: 0, 1, ..., 199999
+  // The same GPU ops in every range: the projection of each is the same.
+  EXPECT_EQ(cells[5], cells[6]) << row;  // mean and median
+  EXPECT_EQ(cells[7], cells[8]) << row;  // min and max
+  EXPECT_EQ(cells[9], "0.0") << row;
+  fs::remove(p);
+}
+
 // Rows 3 and 9: a FIFO hung every command (read before its type was checked); /dev/zero was "empty".
 TEST(NotAFile, FifoAndDeviceAreRefusedAtOnce) {
   std::string fifo = TempDir() + "/x.sqlite";
