@@ -27,13 +27,18 @@ TEST(ParseTimeUnit, LongestPrefixAsNsys) {
 TEST(ShiftDecimal, MovesDigitsExactly) {
   EXPECT_EQ(ShiftDecimal("31123908", 3), "31123.908");
   EXPECT_EQ(ShiftDecimal("160432.5", 3), "160.4325");
-  EXPECT_EQ(ShiftDecimal("1000", 3), "1.0");
-  EXPECT_EQ(ShiftDecimal("0", 3), "0.0");
-  EXPECT_EQ(ShiftDecimal("4608", 6), "0.004608");
-  EXPECT_EQ(ShiftDecimal("5", 9), "0.000000005");
+  // nsys's decimals (tests/data/real/*/*-usec_*.csv, nsys 2025.3.1): 3 in us, 4 in ms and s.
+  EXPECT_EQ(ShiftDecimal("1000", 3), "1.000");
+  EXPECT_EQ(ShiftDecimal("0", 3), "0.000");
+  EXPECT_EQ(ShiftDecimal("4608", 6), "0.0046");
+  EXPECT_EQ(ShiftDecimal("5", 9), "0.0000");
   EXPECT_EQ(ShiftDecimal("-4.0", 3), "-0.004");
-  EXPECT_EQ(ShiftDecimal("1508108216", 9), "1.508108216");
-  EXPECT_EQ(ShiftDecimal("9223372036854775807", 9), "9223372036.854775807");
+  EXPECT_EQ(ShiftDecimal("1508108216", 9), "1.5081");
+  EXPECT_EQ(ShiftDecimal("11743.5", 3), "11.744") << "an exact median: half up";
+  EXPECT_EQ(ShiftDecimal("99995", 3), "99.995");
+  EXPECT_EQ(ShiftDecimal("99999.5", 3), "100.000") << "the carry";
+  EXPECT_EQ(ShiftDecimal("48450.5", 3, /*exact=*/false), "48.450") << "a rounded deviation: as a double";
+  EXPECT_EQ(ShiftDecimal("9223372036854775807", 9), "9223372036.8548");
   EXPECT_EQ(ShiftDecimal("nan", 3), "nan");
   EXPECT_EQ(ShiftDecimal("1e+16", 3), "1e+16");
   EXPECT_EQ(ShiftDecimal("", 3), "");
@@ -49,7 +54,7 @@ TEST(ApplyTimeUnit, RenamesAndConvertsTimeColumnsOnly) {
   EXPECT_EQ(t.columns[1].header, "Total Time (us)");
   EXPECT_EQ(t.columns[3].header, "Avg (us)");
   EXPECT_EQ(t.columns[4].header, "Name");
-  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"39.1", "31123.908", "194", "160.4325", "kernel (ns)"}));
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"39.1", "31123.908", "194", "160.433", "kernel (ns)"}));
 }
 
 TEST(ApplyTimeUnit, LazyRowsConvertedAsTheyAreMade) {
@@ -58,10 +63,10 @@ TEST(ApplyTimeUnit, LazyRowsConvertedAsTheyAreMade) {
   t.lazy_count = 2;
   t.lazy_row = [](size_t i, std::vector<std::string>& cells) { cells = {std::to_string(1500 * (i + 1)), "r"}; };
   ApplyTimeUnit(t, TimeUnit::kSec);
-  EXPECT_EQ(t.columns[0].header, "Total Time (s)");
+  EXPECT_EQ(t.columns[0].header, "Total Time (sec)");
   std::vector<std::string> got;
   t.ForEachRow([&](const std::vector<std::string>& r) { got.push_back(r[0]); });
-  EXPECT_EQ(got, (std::vector<std::string>{"0.0000015", "0.000003"}));
+  EXPECT_EQ(got, (std::vector<std::string>{"0.0000", "0.0000"}));
 }
 
 TEST(ApplyTimeUnit, NanosecondsLeaveTheTable) {
