@@ -24,9 +24,9 @@ TEST(ParseTimeUnit, LongestPrefixAsNsys) {
   EXPECT_EQ(ParseTimeUnit("usecs"), std::nullopt);
 }
 
-TEST(ShiftDecimal, MovesDigitsExactly) {
+TEST(ShiftDecimal, NsysDecimalsExactValuesHalfUp) {
   EXPECT_EQ(ShiftDecimal("31123908", 3), "31123.908");
-  EXPECT_EQ(ShiftDecimal("160432.5", 3), "160.4325");
+  EXPECT_EQ(ShiftDecimal("160432.5", 3), "160.433");
   // nsys's decimals (tests/data/real/*/*-usec_*.csv, nsys 2025.3.1): 3 in us, 4 in ms and s.
   EXPECT_EQ(ShiftDecimal("1000", 3), "1.000");
   EXPECT_EQ(ShiftDecimal("0", 3), "0.000");
