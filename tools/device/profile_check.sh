@@ -106,6 +106,20 @@ for step in "$@"; do
         >"$out/perrank/sanity.txt" 2>&1; say "perrank sanity rc=$? $(head -1 "$out/perrank/sanity.txt")"
       "$cpprof" report "$results"/inference/trunk256-perrank.*.sqlite >"$out/perrank/readout.txt" 2>&1
       "$cpprof" report "$results/inference/trunk256-single.sqlite" >"$out/perrank/readout-single.txt" 2>&1 ;;
+    twonodes)  # two launchers as two "nodes" on one host (c10d rendezvous on localhost), a GPU and an nsys each
+      for node in 0 1; do
+        "$cpprof" profile --results-dir "$results/node$node" --name trunk256-node --preset fast --no-probe \
+          --nnodes 2 --nproc-per-node 1 --gpus $node --rdzv-endpoint localhost:29511 trunk 256 2 -- --iters 3 --warmup 1 \
+          >"$out/twonodes/node$node.log" 2>&1 &
+      done
+      wait
+      ls "$results"/node*/inference/ >"$out/twonodes/ls.txt" 2>&1
+      for f in "$results"/node*/inference/trunk256-node*.sqlite; do
+        xz -T0 -c "$f" >"$out/twonodes/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f").xz"
+      done
+      "$cpprof" report "$results"/node*/inference/trunk256-node*.sqlite --format json >"$out/twonodes/merged.json" 2>"$out/twonodes/merged.err"
+      "$cpprof" report "$results"/node*/inference/trunk256-node*.sqlite >"$out/twonodes/merged.txt" 2>&1
+      say "twonodes: $(grep -c . "$out/twonodes/merged.txt") lines of readout" ;;
     *) say "unknown step $step" ;;
   esac
 done
