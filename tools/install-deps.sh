@@ -2,7 +2,8 @@
 # Installs what cpprof needs to build and test on Debian 12 / Ubuntu 22.04+ (apt only);
 # chromium runs the HTML report in a real browser (tests/cli/html_browser_test.sh); pandas is
 # cpprof_read's optional DataFrames (python/tests/test_cpprof_read.py); zsh checks the generated
-# completion parses (tests/cli/install_test.sh).
+# completion parses and man-db/groff that the man page renders without warnings
+# (tests/cli/install_test.sh skips those checks without them).
 set -euo pipefail
 sudo=""
 [ "$(id -u)" = 0 ] || sudo=sudo
@@ -11,6 +12,6 @@ $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
   cmake ninja-build g++ pkg-config \
   libsqlite3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libre2-dev libgtest-dev clang-format \
   sqlite3 xz-utils time \
-  python3 python3-torch python3-pytest python3-pandas zsh dpkg-dev \
+  python3 python3-torch python3-pytest python3-pandas zsh dpkg-dev man-db groff-base \
   chromium > /dev/null
 echo "tools/install-deps.sh: dependencies installed"
