@@ -57,8 +57,7 @@ class ExportCommand : public Command {
         return Error(ExitCode::kUsage,
                      "--format kineto reads one export (its ranks become one trace each): give one export per call");
       }
-      file_ = files[0];
-      return RunKineto(ctx);
+      return RunKineto(files[0], ctx);
     }
     std::string where = "stdout";
     pipeline::ChromeTraceSummary summary;
@@ -94,17 +93,17 @@ class ExportCommand : public Command {
 
  private:
   // One trace per rank, DIR/rank<N>.json, each whole or not at all; existing ones kept unless --force.
-  StatusOr<int> RunKineto(Context& ctx) {
+  StatusOr<int> RunKineto(const std::string& file, Context& ctx) {
     if (output_.empty() || output_ == "-") {
       return Error(ExitCode::kUsage, fmt::format("--format kineto writes one trace per rank into a folder: give -o "
                                                  "DIR (cpprof export {} --format kineto -o traces/)",
-                                                 file_));
+                                                 file));
     }
     if (options_.flows)
       return Error(ExitCode::kUsage,
                    "--flows is for --format chrome-trace (Kineto traces link "
                    "launches to kernels by their correlation ids)");
-    CPPROF_ASSIGN_OR_RETURN(int world, pipeline::CountRanks(file_));
+    CPPROF_ASSIGN_OR_RETURN(int world, pipeline::CountRanks(file));
     std::vector<int> ranks = options_.ranks;
     if (ranks.empty()) {
       for (int r = 0; r < world; ++r) ranks.push_back(r);
@@ -116,7 +115,7 @@ class ExportCommand : public Command {
     }
     WriteFileOptions write;
     write.replace_existing = force_;
-    write.inputs = {file_};
+    write.inputs = {file};
     std::vector<std::string> paths;
     for (int r : ranks) {
       if (r < 0 || r >= world) {
@@ -134,7 +133,7 @@ class ExportCommand : public Command {
       CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
           paths[i],
           [&](std::ostream& out) -> Status {
-            CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file_, o, out));
+            CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file, o, out));
             return OkStatus();
           },
           write));
@@ -152,7 +151,6 @@ class ExportCommand : public Command {
   }
 
   std::vector<std::string> files_;
-  std::string file_;  // --format kineto: the one export
   std::string format_ = "chrome-trace";
   std::string output_;
   int64_t start_ns_ = -1, end_ns_ = -1;

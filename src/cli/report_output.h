@@ -11,8 +11,6 @@
 
 namespace cpprof::cli {
 
-inline constexpr const char* kReportFormats[] = {"text", "md", "json", "csv", "html"};
-
 // --format html to a terminal is refused (a whole page): said before the long work.
 Status CheckHtmlDestination(const std::string& format, const std::string& output, const std::string& command);
 

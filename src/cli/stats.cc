@@ -195,22 +195,21 @@ class StatsCommand : public Command {
                    "PREFIX_<export>_<report>.json)");
     }
     for (size_t e = 0; e < files.size(); ++e) {
-      file_ = files[e];
       if (several && !to_files) {
-        ctx.out << (e ? "\n" : "") << fmt::format("==> {} <==\n", file_);
+        ctx.out << (e ? "\n" : "") << fmt::format("==> {} <==\n", files[e]);
       }
-      CPPROF_RETURN_IF_ERROR(RunOne(defs, format, to_files, several, unit, ctx));
+      CPPROF_RETURN_IF_ERROR(RunOne(files[e], defs, format, to_files, several, unit, ctx));
     }
     return 0;
   }
 
  private:
-  // The reports of one export (file_), to the console or to -o files.
-  Status RunOne(const std::vector<const pipeline::StatsReportDef*>& defs, const std::string& format, bool to_files,
-                bool several, render::TimeUnit unit, Context& ctx) {
-    std::string input = file_;
-    if (doctor::IsNsysReport(file_)) {
-      CPPROF_ASSIGN_OR_RETURN(input, ExportedSqlite(ctx));
+  // The reports of one export, to the console or to -o files.
+  Status RunOne(const std::string& file, const std::vector<const pipeline::StatsReportDef*>& defs,
+                const std::string& format, bool to_files, bool several, render::TimeUnit unit, Context& ctx) {
+    std::string input = file;
+    if (doctor::IsNsysReport(file)) {
+      CPPROF_ASSIGN_OR_RETURN(input, ExportedSqlite(file, ctx));
     }
 
     // -o: every file is checked before the first report runs, so a wrong -o is said at once.
@@ -293,17 +292,17 @@ class StatsCommand : public Command {
 
   // An .nsys-rep given instead of its export: the .sqlite beside it when there is one (as nsys
   // stats does), else exported there with the nsys the doctor picks. No nsys: the hint to export.
-  StatusOr<std::string> ExportedSqlite(Context& ctx) {
-    std::string sqlite = doctor::SqliteBeside(file_);
+  StatusOr<std::string> ExportedSqlite(const std::string& file, Context& ctx) {
+    std::string sqlite = doctor::SqliteBeside(file);
     bool exists = ::access(sqlite.c_str(), F_OK) == 0;
     if (exists && !force_export_) {
       ctx.err << fmt::format(
           "cpprof: note: stats: reading '{}', the export beside '{}' (--force-export exports the report again "
           "over it)\n",
-          sqlite, file_);
+          sqlite, file);
       return sqlite;
     }
-    if (::access(file_.c_str(), R_OK) != 0) return file_;  // the reader says what is wrong with the path
+    if (::access(file.c_str(), R_OK) != 0) return file;  // the reader says what is wrong with the path
     runner::Environment env = runner::Environment::FromProcess();
     runner::RealProcessRunner runner;
     doctor::DoctorOptions o;
@@ -321,13 +320,13 @@ class StatsCommand : public Command {
       return Error(ExitCode::kBadInput,
                    fmt::format("'{}' is an nsys report, not its SQLite export, and {}. Export it with 'nsys export "
                                "--type sqlite {}' and give the .sqlite, or pass --nsys PATH.",
-                               file_, why, file_));
+                               file, why, file));
     }
-    ctx.err << fmt::format("cpprof: stats: exporting '{}' to '{}' with {} ({})\n", file_, sqlite, nsys->path,
+    ctx.err << fmt::format("cpprof: stats: exporting '{}' to '{}' with {} ({})\n", file, sqlite, nsys->path,
                            nsys->version_text);
     doctor::NsysExportRequest req;
     req.nsys = nsys->path;
-    req.report = file_;
+    req.report = file;
     req.sqlite = sqlite;
     req.replace = force_export_;
     req.env = f.profile_env;
@@ -336,7 +335,6 @@ class StatsCommand : public Command {
   }
 
   std::vector<std::string> files_;
-  std::string file_;  // the export being read
   std::vector<std::string> reports_;
   std::string format_ = "table";
   CLI::Option* format_opt_ = nullptr;

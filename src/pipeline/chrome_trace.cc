@@ -48,10 +48,11 @@ struct RankProcess {
 
 // Where one export of a run read from several goes in the one trace.
 struct Placement {
-  int64_t offset_ns = 0;                        // added to the export's times: the run's clock
-  std::map<int64_t, int> rank_of;               // the export's globalPid -> the run's rank
-  render::ChromeTraceWriter* writer = nullptr;  // shared by every export's builder
-  int64_t* next_tid = nullptr;                  // synthetic tids unique over the whole trace
+  int64_t offset_ns = 0;                                   // added to the export's times: the run's clock
+  std::map<int64_t, int> rank_of;                          // the export's globalPid -> the run's rank
+  render::ChromeTraceWriter* writer = nullptr;             // shared by every export's builder
+  int64_t* next_tid = nullptr;                             // synthetic tids unique over the whole trace
+  const std::vector<model::GpuProcess>* census = nullptr;  // the export's, read once for the run
 };
 
 struct StreamTrack {
@@ -84,7 +85,12 @@ class TraceBuilder {
       : db_(db), schema_(schema), options_(options), strings_(db) {}
 
   StatusOr<ChromeTraceSummary> Run(std::ostream& out, const Placement* place = nullptr) {
-    CPPROF_ASSIGN_OR_RETURN(std::vector<model::GpuProcess> gpu_procs, nsys::ReadGpuProcesses(db_));
+    std::vector<model::GpuProcess> gpu_procs;
+    if (place && place->census) {
+      gpu_procs = *place->census;
+    } else {
+      CPPROF_ASSIGN_OR_RETURN(gpu_procs, nsys::ReadGpuProcesses(db_));
+    }
     std::optional<render::ChromeTraceWriter> own_writer;
     if (place) {
       off_ = place->offset_ns;
@@ -721,6 +727,7 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& pa
     place.offset_ns = aligned[e].offset_ns;
     place.writer = &writer;
     place.next_tid = &next_tid;
+    place.census = &sources[e].procs;
     for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
       size_t p = ranks.process_of_rank[r];
       if (export_of[p] == e) place.rank_of[own_pid[p]] = static_cast<int>(r);

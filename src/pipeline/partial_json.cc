@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace cpprof::model {
 using Json = nlohmann::json;
@@ -209,47 +210,48 @@ bool ReadSweep(const Json& j, analysis::RankModuleTimes& s) {
 
 }  // namespace
 
+// A damaged packed array (in ReadSweep), said as the JSON library's errors are.
+struct DamagedPartial : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void to_json(Json& j, const ProcessPartial& p) {
+  j = {{"source", p.source},
+       {"process", p.process},
+       {"nccl", p.nccl},
+       {"summary", p.summary},
+       {"sweep", SweepJson(p.sweep)},
+       {"excluded_ops", p.excluded_ops},
+       {"warmup_ops", p.warmup_ops},
+       {"warmup_ns", p.warmup_ns},
+       {"outside_window_ops", p.outside_window_ops},
+       {"outside_window_ns", p.outside_window_ns},
+       {"clipped_ops", p.clipped_ops}};
+}
+
+void from_json(const Json& j, ProcessPartial& p) {
+  j.at("source").get_to(p.source);
+  j.at("process").get_to(p.process);
+  j.at("nccl").get_to(p.nccl);
+  j.at("summary").get_to(p.summary);
+  if (!ReadSweep(j.at("sweep"), p.sweep)) throw DamagedPartial("damaged communication ops");
+  j.at("excluded_ops").get_to(p.excluded_ops);
+  j.at("warmup_ops").get_to(p.warmup_ops);
+  j.at("warmup_ns").get_to(p.warmup_ns);
+  j.at("outside_window_ops").get_to(p.outside_window_ops);
+  j.at("outside_window_ns").get_to(p.outside_window_ns);
+  j.at("clipped_ops").get_to(p.clipped_ops);
+}
+
+// Every field required on reading: a partial is written whole by one cpprof.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SourcePartial, run_export, export_info, capture, diagnostics, interconnect)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunPartial, sources, processes, rank_method, world_size, nodes, grouping,
+                                   backward_ranges, backward_mapped, cross_thread, modules_overflowed, modules_too_deep,
+                                   warmup_range, exclude_work_pattern, window, memory, notes)
+
 void WritePartialJson(const RunPartial& run, std::ostream& out) {
-  Json j;
+  Json j = run;
   j["schema"] = kPartialSchema;
-  Json sources = Json::array();
-  for (const auto& s : run.sources) {
-    sources.push_back({{"run_export", s.run_export},
-                       {"export_info", s.export_info},
-                       {"capture", s.capture},
-                       {"diagnostics", s.diagnostics},
-                       {"interconnect", s.interconnect}});
-  }
-  j["sources"] = sources;
-  j["rank_method"] = run.rank_method;
-  j["world_size"] = run.world_size;
-  j["nodes"] = run.nodes;
-  j["grouping"] = run.grouping;
-  j["backward_ranges"] = run.backward_ranges;
-  j["backward_mapped"] = run.backward_mapped;
-  j["cross_thread"] = run.cross_thread;
-  j["modules_overflowed"] = run.modules_overflowed;
-  j["modules_too_deep"] = run.modules_too_deep;
-  j["warmup_range"] = run.warmup_range;
-  j["exclude_work_pattern"] = run.exclude_work_pattern;
-  j["window"] = run.window;
-  j["memory"] = run.memory;
-  j["notes"] = run.notes;
-  Json procs = Json::array();
-  for (const auto& p : run.processes) {
-    procs.push_back({{"source", p.source},
-                     {"process", p.process},
-                     {"nccl", p.nccl},
-                     {"summary", p.summary},
-                     {"sweep", SweepJson(p.sweep)},
-                     {"excluded_ops", p.excluded_ops},
-                     {"warmup_ops", p.warmup_ops},
-                     {"warmup_ns", p.warmup_ns},
-                     {"outside_window_ops", p.outside_window_ops},
-                     {"outside_window_ns", p.outside_window_ns},
-                     {"clipped_ops", p.clipped_ops}});
-  }
-  j["processes"] = procs;
   out << j.dump() << '\n';
 }
 
@@ -267,50 +269,17 @@ StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name) 
   }
   RunPartial run;
   try {
-    for (const auto& s : j.at("sources")) {
-      SourcePartial sp;
-      s.at("run_export").get_to(sp.run_export);
-      s.at("export_info").get_to(sp.export_info);
-      s.at("capture").get_to(sp.capture);
-      s.at("diagnostics").get_to(sp.diagnostics);
-      sp.interconnect = s.at("interconnect");
-      run.sources.push_back(std::move(sp));
-    }
-    run.rank_method = j.at("rank_method");
-    run.world_size = j.at("world_size");
-    j.at("nodes").get_to(run.nodes);
-    j.at("grouping").get_to(run.grouping);
-    run.backward_ranges = j.at("backward_ranges");
-    run.backward_mapped = j.at("backward_mapped");
-    run.cross_thread = j.at("cross_thread");
-    run.modules_overflowed = j.at("modules_overflowed");
-    run.modules_too_deep = j.at("modules_too_deep");
-    run.warmup_range = j.at("warmup_range");
-    run.exclude_work_pattern = j.at("exclude_work_pattern");
-    j.at("window").get_to(run.window);
-    j.at("memory").get_to(run.memory);
-    j.at("notes").get_to(run.notes);
-    for (const auto& p : j.at("processes")) {
-      ProcessPartial pp;
-      pp.source = p.at("source");
-      p.at("process").get_to(pp.process);
-      p.at("nccl").get_to(pp.nccl);
-      p.at("summary").get_to(pp.summary);
-      if (!ReadSweep(p.at("sweep"), pp.sweep)) return bad("damaged communication ops");
-      pp.excluded_ops = p.at("excluded_ops");
-      pp.warmup_ops = p.at("warmup_ops");
-      pp.warmup_ns = p.at("warmup_ns");
-      pp.outside_window_ops = p.at("outside_window_ops");
-      pp.outside_window_ns = p.at("outside_window_ns");
-      pp.clipped_ops = p.at("clipped_ops");
-      if (pp.source >= run.sources.size()) return bad("a process of no export");
-      if (pp.sweep.nodes.size() != std::max<size_t>(run.nodes.size(), 1)) return bad("module table of another size");
-      run.processes.push_back(std::move(pp));
-    }
+    j.get_to(run);
   } catch (const Json::exception& e) {
+    return bad(e.what());
+  } catch (const DamagedPartial& e) {
     return bad(e.what());
   }
   if (run.sources.empty()) return bad("no export");
+  for (const auto& p : run.processes) {
+    if (p.source >= run.sources.size()) return bad("a process of no export");
+    if (p.sweep.nodes.size() != std::max<size_t>(run.nodes.size(), 1)) return bad("module table of another size");
+  }
   return run;
 }
 

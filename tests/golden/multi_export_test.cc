@@ -174,8 +174,11 @@ TEST(MultiExport, DiffTakesARunPerSide) {
   SplitPerProcess(real, Dir("side-b"), later);
   CliResult r = RunCli({"diff", "--sanity", Dir("side-a"), Dir("side-b")});
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("SAME GPU work"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on 2 ranks"), std::string::npos) << r.out;
   CliResult mixed = RunCli({"diff", "--sanity", real, Dir("side-b")});
   EXPECT_EQ(mixed.rc, 0) << mixed.out << mixed.err;
+  EXPECT_NE(mixed.out.find("SAME GPU work"), std::string::npos) << mixed.out;
 }
 
 // The map and reduce steps: a partial per export, merged, give the direct readout but for each
@@ -222,6 +225,7 @@ TEST(MultiExportPartials, MergeOfPartialsGivesTheDirectReadout) {
   // The same partial twice, a damaged one, and partials of different options are refused.
   CliResult twice = RunCli({"merge", partials[0], partials[0]});
   EXPECT_EQ(twice.rc, 2) << twice.err;
+  EXPECT_NE(twice.err.find("is given twice"), std::string::npos) << twice.err;
   std::string damaged = Dir("partials") + "/damaged.partial.json";
   WriteFile(damaged, ReadFile(partials[0]).substr(0, 5000));
   CliResult bad = RunCli({"merge", partials[1], damaged});
