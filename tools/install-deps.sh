@@ -3,7 +3,8 @@
 # chromium runs the HTML report in a real browser (tests/cli/html_browser_test.sh); pandas is
 # cpprof_read's optional DataFrames (python/tests/test_cpprof_read.py); zsh checks the generated
 # completion parses and man-db/groff that the man page renders without warnings
-# (tests/cli/install_test.sh skips those checks without them).
+# (tests/cli/install_test.sh skips those checks without them); jupyter-nbconvert and ipykernel run
+# the notebook example (tests/cli/notebook_test.sh).
 set -euo pipefail
 sudo=""
 [ "$(id -u)" = 0 ] || sudo=sudo
@@ -13,5 +14,6 @@ $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
   libsqlite3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libre2-dev libgtest-dev clang-format \
   sqlite3 xz-utils time \
   python3 python3-torch python3-pytest python3-pandas zsh dpkg-dev man-db groff-base \
+  jupyter-nbconvert python3-ipykernel python3-nbformat \
   chromium > /dev/null
 echo "tools/install-deps.sh: dependencies installed"

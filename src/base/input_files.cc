@@ -51,6 +51,34 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
+std::vector<std::string> DistinctNames(const std::vector<std::string>& paths) {
+  // Components of each path, last first ("a/./b//x.sqlite" -> x.sqlite, b, a).
+  std::vector<std::vector<std::string>> parts(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    for (const auto& c : std::filesystem::path(paths[i]).lexically_normal()) {
+      std::string s = c.string();
+      if (!s.empty() && s != "/") parts[i].push_back(std::move(s));
+    }
+    std::reverse(parts[i].begin(), parts[i].end());
+  }
+  auto suffix = [&](size_t i, size_t n) {
+    std::string s;
+    for (size_t k = std::min(n, parts[i].size()); k-- > 0;) s += parts[i][k] + (k ? "/" : "");
+    return s;
+  };
+  std::vector<std::string> out(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    // Grow i's suffix until no other path ends the same way (or i's components run out).
+    size_t n = 1;
+    for (size_t j = 0; j < paths.size(); ++j) {
+      if (j == i) continue;
+      while (n < parts[i].size() && suffix(i, n) == suffix(j, n)) ++n;
+    }
+    out[i] = suffix(i, n);
+  }
+  return out;
+}
+
 StatusOr<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& args, std::string_view extension) {
   std::vector<std::string> out;
   for (const auto& arg : args) {

@@ -19,6 +19,12 @@ namespace cpprof {
 StatusOr<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& args,
                                                 std::string_view extension = ".sqlite");
 
+// Names that tell the paths apart, for tables of exports: each path's file name, or, where two
+// paths share a file name, the fewest trailing path components that differ
+// ("node0/inference/rep.sqlite" vs "node1/inference/rep.sqlite" -> "node0/inference/rep.sqlite"
+// and "node1/inference/rep.sqlite", "a/x.sqlite" vs "b/x.sqlite" -> "a/x.sqlite", "b/x.sqlite").
+std::vector<std::string> DistinctNames(const std::vector<std::string>& paths);
+
 // a < b with digit runs compared as numbers: "rep.2" < "rep.10".
 bool NaturalLess(std::string_view a, std::string_view b);
 

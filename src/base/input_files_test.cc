@@ -35,6 +35,19 @@ class InputFilesDir : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+TEST(InputFiles, DistinctNamesTellSameNamedExportsApart) {
+  EXPECT_EQ(DistinctNames({"run/rep.0.sqlite", "run/rep.1.sqlite"}),
+            (std::vector<std::string>{"rep.0.sqlite", "rep.1.sqlite"}));
+  EXPECT_EQ(DistinctNames({"r/node0/inference/t.sqlite", "r/node1/inference/t.sqlite"}),
+            (std::vector<std::string>{"node0/inference/t.sqlite", "node1/inference/t.sqlite"}));
+  EXPECT_EQ(DistinctNames({"a/x.sqlite", "./b//x.sqlite", "c/y.sqlite"}),
+            (std::vector<std::string>{"a/x.sqlite", "b/x.sqlite", "y.sqlite"}));
+  // A path that is the tail of another keeps all it has; the other gets one component more.
+  EXPECT_EQ(DistinctNames({"x.sqlite", "/d/x.sqlite"}), (std::vector<std::string>{"x.sqlite", "d/x.sqlite"}));
+  EXPECT_EQ(DistinctNames({"only.sqlite"}), (std::vector<std::string>{"only.sqlite"}));
+  EXPECT_TRUE(DistinctNames({}).empty());
+}
+
 TEST_F(InputFilesDir, DirectoriesAndPatternsExpandInNaturalOrder) {
   auto dir = ExpandInputs({P("run")});
   ASSERT_TRUE(dir.ok()) << dir.status().message();

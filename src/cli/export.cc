@@ -52,13 +52,7 @@ class ExportCommand : public Command {
     }
     CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(files_));
     options_.force = force_;
-    if (format_ == "kineto") {
-      if (files.size() != 1) {
-        return Error(ExitCode::kUsage,
-                     "--format kineto reads one export (its ranks become one trace each): give one export per call");
-      }
-      return RunKineto(files[0], ctx);
-    }
+    if (format_ == "kineto") return RunKineto(files, ctx);
     std::string where = "stdout";
     pipeline::ChromeTraceSummary summary;
     if ((output_.empty() || output_ == "-") && ctx.out_is_terminal) {
@@ -93,17 +87,17 @@ class ExportCommand : public Command {
 
  private:
   // One trace per rank, DIR/rank<N>.json, each whole or not at all; existing ones kept unless --force.
-  StatusOr<int> RunKineto(const std::string& file, Context& ctx) {
+  StatusOr<int> RunKineto(const std::vector<std::string>& files, Context& ctx) {
     if (output_.empty() || output_ == "-") {
       return Error(ExitCode::kUsage, fmt::format("--format kineto writes one trace per rank into a folder: give -o "
                                                  "DIR (cpprof export {} --format kineto -o traces/)",
-                                                 file));
+                                                 files_.empty() ? std::string("RUN.sqlite") : files_[0]));
     }
     if (options_.flows)
       return Error(ExitCode::kUsage,
                    "--flows is for --format chrome-trace (Kineto traces link "
                    "launches to kernels by their correlation ids)");
-    CPPROF_ASSIGN_OR_RETURN(int world, pipeline::CountRanks(file));
+    CPPROF_ASSIGN_OR_RETURN(int world, pipeline::CountRanks(files, force_));
     std::vector<int> ranks = options_.ranks;
     if (ranks.empty()) {
       for (int r = 0; r < world; ++r) ranks.push_back(r);
@@ -115,7 +109,7 @@ class ExportCommand : public Command {
     }
     WriteFileOptions write;
     write.replace_existing = force_;
-    write.inputs = {file};
+    write.inputs = files;
     std::vector<std::string> paths;
     for (int r : ranks) {
       if (r < 0 || r >= world) {
@@ -133,7 +127,7 @@ class ExportCommand : public Command {
       CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
           paths[i],
           [&](std::ostream& out) -> Status {
-            CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(file, o, out));
+            CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(files, o, out));
             return OkStatus();
           },
           write));

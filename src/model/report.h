@@ -29,7 +29,7 @@ struct ExportInfo {
 // clock was put on the run's clock: the first export's session clock. Empty for one export.
 struct RunExport {
   std::string file;          // as given (printed only when asked)
-  std::string name;          // the file's base name
+  std::string name;          // the file's base name; with the parent folders that tell same-named exports apart
   std::string host;          // TARGET_INFO_SYSTEM_ENV Hostname; "" when not recorded
   std::vector<int> ranks;    // the global ranks of its GPU processes
   int64_t utc_start_ns = 0;  // TARGET_INFO_SESSION_START_TIME utcEpochNs; 0 when not recorded

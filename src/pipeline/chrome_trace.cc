@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -13,6 +12,7 @@
 #include "analysis/classify.h"
 #include "analysis/clock_align.h"
 #include "analysis/ranks.h"
+#include "base/input_files.h"
 #include "base/parallel.h"
 #include "model/global_id.h"
 #include "model/op_class.h"
@@ -647,92 +647,139 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const Chr
   return builder.Run(out);
 }
 
-StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
-                                              std::ostream& out) {
-  if (paths.size() == 1) return WriteChromeTrace(paths[0], options, out);
-  // Per export what the run's ranks and clock need (the census, NCCL's payloads, the launcher's
-  // variables, the NCCL kernels), read in parallel; then the exports go out one after the other.
-  struct Source {
-    std::optional<Database> db;
-    nsys::ExportSchema schema;
-    std::vector<model::GpuProcess> procs;
-    std::map<int64_t, model::NcclRankInfo> nccl;
-    model::CaptureInfo capture;
-    std::vector<model::CommOpTime> comm;
-  };
-  std::vector<Source> sources(paths.size());
+namespace {
+
+// What a run read from several exports needs before its events go out: per export the census,
+// NCCL's payloads and the launcher's variables (its ranks), and the NCCL kernels (its clock), read
+// in parallel; the exports' databases stay open for the events.
+struct RunSource {
+  std::optional<Database> db;
+  nsys::ExportSchema schema;
+  std::vector<model::GpuProcess> procs;
+  std::map<int64_t, model::NcclRankInfo> nccl;
+  model::CaptureInfo capture;
+};
+
+struct RunLayout {
+  std::vector<RunSource> sources;
+  std::vector<analysis::ClockAlignment> aligned;  // by export
+  analysis::RankAssignment ranks;                 // over the processes below
+  std::vector<size_t> export_of;                  // by process: its export
+  std::vector<int64_t> own_pid;                   // by process: its globalPid in its export
+  int World() const { return static_cast<int>(ranks.process_of_rank.size()); }
+};
+
+StatusOr<RunLayout> ReadRunLayout(const std::vector<std::string>& paths, bool force) {
+  RunLayout run;
+  run.sources.resize(paths.size());
+  std::vector<std::vector<model::CommOpTime>> comm(paths.size());
   std::vector<Status> status(paths.size());
   ParallelFor(paths.size(), [&](size_t e) {
     status[e] = [&]() -> Status {
-      Source& s = sources[e];
+      RunSource& s = run.sources[e];
       CPPROF_ASSIGN_OR_RETURN(Database db, Database::Open(paths[e]));
       s.db.emplace(std::move(db));
       CPPROF_ASSIGN_OR_RETURN(s.schema, nsys::ProbeExport(*s.db));
       CPPROF_ASSIGN_OR_RETURN(s.procs, nsys::ReadGpuProcesses(*s.db));
       CPPROF_ASSIGN_OR_RETURN(s.nccl, nsys::ReadNcclRanks(*s.db));
       CPPROF_ASSIGN_OR_RETURN(s.capture, nsys::ReadCaptureInfo(*s.db));
-      CPPROF_ASSIGN_OR_RETURN(s.comm, nsys::ReadCommOps(*s.db, s.schema, analysis::ClassifyKernel));
+      CPPROF_ASSIGN_OR_RETURN(comm[e], nsys::ReadCommOps(*s.db, s.schema, analysis::ClassifyKernel));
       return OkStatus();
     }();
   });
   for (const auto& st : status) CPPROF_RETURN_IF_ERROR(st);
   std::vector<const model::CaptureInfo*> captures;
-  for (const auto& s : sources) captures.push_back(&s.capture);
-  CPPROF_RETURN_IF_ERROR(CheckSameRun(captures, paths, options.force));
-  std::vector<analysis::ClockInput> clocks(sources.size());
-  for (size_t e = 0; e < sources.size(); ++e) {
-    clocks[e].utc_start_ns = sources[e].capture.utc_start_ns;
-    clocks[e].comm = std::move(sources[e].comm);
+  for (const auto& s : run.sources) captures.push_back(&s.capture);
+  CPPROF_RETURN_IF_ERROR(CheckSameRun(captures, paths, force));
+  std::vector<analysis::ClockInput> clocks(paths.size());
+  for (size_t e = 0; e < paths.size(); ++e) {
+    clocks[e].utc_start_ns = run.sources[e].capture.utc_start_ns;
+    clocks[e].comm = std::move(comm[e]);
   }
-  std::vector<analysis::ClockAlignment> aligned = analysis::AlignClocks(clocks);
+  run.aligned = analysis::AlignClocks(clocks);
   std::vector<model::GpuProcess> procs;
-  std::vector<size_t> export_of;
-  std::vector<int64_t> own_pid;
   std::map<int64_t, model::NcclRankInfo> nccl;
-  for (size_t e = 0; e < sources.size(); ++e) {
-    for (auto p : sources[e].procs) {
-      own_pid.push_back(p.global_pid);
+  for (size_t e = 0; e < paths.size(); ++e) {
+    for (auto p : run.sources[e].procs) {
+      run.own_pid.push_back(p.global_pid);
       p.global_pid = RunPid(e, p.global_pid);
       procs.push_back(std::move(p));
-      export_of.push_back(e);
+      run.export_of.push_back(e);
     }
-    for (const auto& [gpid, info] : sources[e].nccl) nccl[RunPid(e, gpid)] = info;
+    for (const auto& [gpid, info] : run.sources[e].nccl) nccl[RunPid(e, gpid)] = info;
   }
-  analysis::RankAssignment ranks = AssignRunRanks(procs, nccl, export_of, captures);
-  CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, static_cast<int>(ranks.process_of_rank.size()), "the run"));
+  run.ranks = AssignRunRanks(procs, nccl, run.export_of, captures);
+  return run;
+}
+
+}  // namespace
+
+StatusOr<int> CountRanks(const std::vector<std::string>& paths, bool force) {
+  if (paths.size() == 1) return CountRanks(paths[0]);
+  CPPROF_ASSIGN_OR_RETURN(RunLayout run, ReadRunLayout(paths, force));
+  return run.World();
+}
+
+StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
+                                              std::ostream& out) {
+  if (paths.size() == 1) return WriteChromeTrace(paths[0], options, out);
+  if (options.kineto && options.ranks.size() != 1) {
+    return Error(ExitCode::kUsage, "a Kineto trace of several exports holds one rank: give one rank per trace");
+  }
+  CPPROF_ASSIGN_OR_RETURN(RunLayout run, ReadRunLayout(paths, options.force));
+  CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, run.World(), "the run"));
 
   Json other;
   other["generator"] = std::string("cpprof ") + CPPROF_VERSION;
-  other["nsys_version"] = sources[0].schema.nsys_version;
-  other["export_schema"] = sources[0].schema.schema_version;
-  other["rank_method"] = ranks.method;
+  other["nsys_version"] = run.sources[0].schema.nsys_version;
+  other["export_schema"] = run.sources[0].schema.schema_version;
+  other["rank_method"] = run.ranks.method;
   other["time"] =
       "ts and dur in microseconds of the run's clock: the first export's session clock (0 = its start); each "
       "other export's times shifted by its offset";
   Json exports = Json::array();
-  for (size_t e = 0; e < sources.size(); ++e) {
-    exports.push_back({{"name", std::filesystem::path(paths[e]).filename().string()},
-                       {"offset_ns", aligned[e].offset_ns},
-                       {"residual_ns", aligned[e].residual_ns},
-                       {"method", aligned[e].method}});
+  const std::vector<std::string> names = DistinctNames(paths);
+  for (size_t e = 0; e < paths.size(); ++e) {
+    exports.push_back({{"name", names[e]},
+                       {"offset_ns", run.aligned[e].offset_ns},
+                       {"residual_ns", run.aligned[e].residual_ns},
+                       {"method", run.aligned[e].method}});
   }
   other["exports"] = exports;
-  render::ChromeTraceWriter writer(out, other);
+  Json top;
+  if (options.kineto) {  // as the one-export Kineto trace has them (docs/kineto.md)
+    const int rank = options.ranks[0];
+    const size_t p = run.ranks.process_of_rank[static_cast<size_t>(rank)];
+    top["schemaVersion"] = 1;
+    top["distributedInfo"] = {{"backend", "nccl"}, {"rank", rank}, {"world_size", run.World()}};
+    int device = -1;
+    for (const auto& q : run.sources[run.export_of[p]].procs) {
+      if (q.global_pid == run.own_pid[p]) device = q.MainDevice();
+    }
+    top["deviceProperties"] = Json::array({Json{{"id", device}}});
+    top["traceName"] = fmt::format("cpprof kineto export, rank {}", rank);
+  }
+  render::ChromeTraceWriter writer(out, other, top);
   int64_t next_tid = kSyntheticTidBase;
   ChromeTraceSummary summary;
   summary.notes.push_back(
       "several exports: a process per rank with the rank as its pid; times on the first export's clock");
-  for (size_t e = 0; e < sources.size(); ++e) {
+  for (size_t e = 0; e < paths.size(); ++e) {
     Placement place;
-    place.offset_ns = aligned[e].offset_ns;
+    place.offset_ns = run.aligned[e].offset_ns;
     place.writer = &writer;
     place.next_tid = &next_tid;
-    place.census = &sources[e].procs;
-    for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
-      size_t p = ranks.process_of_rank[r];
-      if (export_of[p] == e) place.rank_of[own_pid[p]] = static_cast<int>(r);
+    place.census = &run.sources[e].procs;
+    bool wanted = false;
+    for (size_t r = 0; r < run.ranks.process_of_rank.size(); ++r) {
+      size_t p = run.ranks.process_of_rank[r];
+      if (run.export_of[p] != e) continue;
+      place.rank_of[run.own_pid[p]] = static_cast<int>(r);
+      wanted = wanted || options.ranks.empty() ||
+               std::find(options.ranks.begin(), options.ranks.end(), static_cast<int>(r)) != options.ranks.end();
     }
-    TraceBuilder builder(*sources[e].db, sources[e].schema, options);
+    if (!wanted) continue;  // none of its ranks asked for: not read at all
+    TraceBuilder builder(*run.sources[e].db, run.sources[e].schema, options);
     CPPROF_ASSIGN_OR_RETURN(ChromeTraceSummary part, builder.Run(out, &place));
     summary.ranks += part.ranks;
     summary.gpu_ops += part.gpu_ops;

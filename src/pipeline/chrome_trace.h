@@ -44,10 +44,13 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const Chr
 
 // A run captured in several exports (one nsys per rank or per node) as one trace: ranks and
 // clock as `cpprof report` finds them (pipeline/run_reader.h), a process per rank with the rank
-// as its pid, times on the first export's clock. One path is the overload above.
+// as its pid, times on the first export's clock. One path is the overload above. With `kineto`,
+// exactly one rank (options.ranks): a Kineto trace holds one rank.
 StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
                                               std::ostream& out);
-// The number of ranks of the export at `path` (as the report assigns them).
+// The number of ranks of the export at `path` (as the report assigns them), or of the run read
+// from several exports (refused as `report` refuses exports of different runs, unless `force`).
 StatusOr<int> CountRanks(const std::string& path);
+StatusOr<int> CountRanks(const std::vector<std::string>& paths, bool force);
 
 }  // namespace cpprof::pipeline

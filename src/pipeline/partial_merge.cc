@@ -8,6 +8,7 @@
 
 #include "analysis/clock_align.h"
 #include "analysis/window.h"
+#include "base/input_files.h"
 #include "pipeline/run_reader.h"
 
 namespace cpprof::pipeline {
@@ -186,6 +187,12 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
     }
   }
   run.modules_overflowed |= merger.overflowed();
+  // Each map step named its export alone: named again among all, so that same-named exports of
+  // different folders (node0/rep.sqlite, node1/rep.sqlite) stay apart.
+  std::vector<std::string> files;
+  for (const auto& s : run.sources) files.push_back(s.run_export.file);
+  std::vector<std::string> export_names = DistinctNames(files);
+  for (size_t k = 0; k < run.sources.size(); ++k) run.sources[k].run_export.name = std::move(export_names[k]);
   // Nodes added after a process's table was sized: every table to the tree's final size.
   for (auto& p : all) p.sweep.nodes.resize(std::max<size_t>(1, run.nodes.size()));
   std::sort(run.window.iterations.begin(), run.window.iterations.end(), [](const auto& a, const auto& b) {

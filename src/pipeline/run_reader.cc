@@ -19,6 +19,7 @@
 #include "analysis/clock_align.h"
 #include "analysis/module_sweep.h"
 #include "analysis/rank_summary.h"
+#include "base/input_files.h"
 #include "base/parallel.h"
 #include "base/regex.h"
 #include "base/stage_timer.h"
@@ -440,11 +441,14 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
   model::GpuWork& work = run.work;
   std::vector<model::MemorySeries> peaks = nsys::PeakSeriesPerProcess(run.memory);
 
+  std::vector<std::string> source_paths;
+  for (const Source& s : sources) source_paths.push_back(s.path);
+  const std::vector<std::string> names = DistinctNames(source_paths);
   for (size_t e = 0; e < sources.size(); ++e) {
     Source& s = sources[e];
     SourcePartial sp;
     sp.run_export.file = s.path;
-    sp.run_export.name = std::filesystem::path(s.path).filename().string();
+    sp.run_export.name = names[e];
     sp.run_export.host = s.capture.host;
     sp.run_export.utc_start_ns = s.capture.utc_start_ns;
     sp.run_export.offset_ns = s.clock.offset_ns;

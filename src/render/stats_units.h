@@ -21,12 +21,11 @@ std::optional<TimeUnit> ParseTimeUnit(std::string_view text);
 const char* TimeUnitSuffix(TimeUnit u);  // "ns", "us", "ms", "sec" (as nsys's headers)
 int TimeUnitDigits(TimeUnit u);          // 0, 3, 6, 9: how many decimal places ns values move
 
-// `cell` (a number as the report printed it: "31123908", "160432.5", "nan") divided by
-// 10^digits and printed as nsys does: 3 decimals in us ("31123.908", "160.433"), 4 in ms and s
-// ("31.1239", "0.0311"); anything that is not a plain decimal ("nan", "") is kept.
-// `exact`: the cell is exact (a sum, min, max or median of integer ns): rounded half up in
-// decimal; else (a mean or deviation the report rounded) through a double.
-std::string ShiftDecimal(std::string_view cell, int digits, bool exact = true);
+// `cell` (a number as the report printed it in ns: "31123908", "160432.5", "nan") in the unit
+// 10^digits ns, printed as nsys prints it: the value as a double times 1e-3, 1e-6 or 1e-9, with 3
+// decimals in us ("31123.908", "160.433") and 4 in ms and s ("31.1239", "0.0311"); anything that
+// is not a plain decimal ("nan", "") is kept.
+std::string ShiftDecimal(std::string_view cell, int digits);
 
 // Renames and converts `t`'s "(ns)" columns to `u` (rows, and lazy rows as they are made).
 // kNsec leaves the table as it is.

@@ -81,7 +81,7 @@ std::string ShiftedGolden(const std::string& csv, render::TimeUnit u) {
   std::string header;
   std::getline(in, header);
   std::string out;
-  std::vector<bool> time_col, exact;
+  std::vector<bool> time_col;
   std::string cell;
   std::istringstream hs(header);
   std::vector<std::string> cells;
@@ -89,7 +89,6 @@ std::string ShiftedGolden(const std::string& csv, render::TimeUnit u) {
   for (auto& c : cells) {
     bool t = c.size() > 5 && c.compare(c.size() - 5, 5, " (ns)") == 0;
     time_col.push_back(t);
-    exact.push_back(c.rfind("Avg", 0) != 0 && c.rfind("StdDev", 0) != 0);
     if (t) c = c.substr(0, c.size() - 5) + " (" + render::TimeUnitSuffix(u) + ")";
   }
   render::AppendCsvRow(cells, out);
@@ -103,7 +102,7 @@ std::string ShiftedGolden(const std::string& csv, render::TimeUnit u) {
       pos = comma + 1;
     }
     for (size_t c = 0; c < row.size(); ++c) {
-      if (time_col[c]) row[c] = render::ShiftDecimal(row[c], render::TimeUnitDigits(u), exact[c]);
+      if (time_col[c]) row[c] = render::ShiftDecimal(row[c], render::TimeUnitDigits(u));
     }
     for (const auto& c : row) out += c + ",";
     out += line.substr(pos) + "\n";

@@ -4,6 +4,7 @@
 // the readout of the single export, and the alignment must find the clock error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -287,6 +288,60 @@ TEST(MultiExportTrace, PerRankExportsGiveOneTrace) {
     ASSERT_EQ(eb[key].size(), ts.size()) << key.second;
     for (size_t i = 0; i < ts.size(); ++i) EXPECT_NEAR(eb[key][i], ts[i], 1.0) << key.second;  // 1 us
   }
+}
+
+// Kineto traces of a run captured per rank: one per rank, as of the single export (same events by
+// category and name, the same times to the alignment's error, the run's world size).
+TEST(MultiExportTrace, PerRankExportsGiveKinetoTracesPerRank) {
+  const std::string real = RealExport("cpfold-ring-1x2");
+  SplitOptions split;
+  split.start_later_ns = {0, 5'000 * kUs};
+  SplitPerProcess(real, TempDir() + "/multi/kineto", split);
+  const std::string one_dir = TempDir() + "/multi/kineto-one", run_dir = TempDir() + "/multi/kineto-run";
+  std::filesystem::remove_all(one_dir);
+  std::filesystem::remove_all(run_dir);
+  CliResult one = RunCli({"export", "--format", "kineto", real, "-o", one_dir});
+  CliResult run = RunCli({"export", "--format", "kineto", TempDir() + "/multi/kineto", "-o", run_dir});
+  ASSERT_EQ(one.rc, 0) << one.err;
+  ASSERT_EQ(run.rc, 0) << run.err;
+  auto events = [](const json& doc) {
+    std::map<std::pair<std::string, std::string>, std::vector<double>> out;
+    for (const json& e : doc["traceEvents"]) {
+      if (e["ph"] == "X") out[{e["cat"], e["name"]}].push_back(e["ts"]);
+    }
+    for (auto& [key, ts] : out) std::sort(ts.begin(), ts.end());
+    return out;
+  };
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const std::string file = "/rank" + std::to_string(rank) + ".json";
+    json a = json::parse(ReadFile(one_dir + file)), b = json::parse(ReadFile(run_dir + file));
+    EXPECT_EQ(a["distributedInfo"], b["distributedInfo"]);
+    EXPECT_EQ(a["deviceProperties"], b["deviceProperties"]);
+    auto ea = events(a), eb = events(b);
+    ASSERT_EQ(ea.size(), eb.size());
+    for (const auto& [key, ts] : ea) {
+      ASSERT_EQ(eb[key].size(), ts.size()) << key.first << " " << key.second;
+      for (size_t i = 0; i < ts.size(); ++i) EXPECT_NEAR(eb[key][i], ts[i], 1.0) << key.second;  // 1 us
+    }
+  }
+  std::filesystem::remove_all(one_dir);
+  std::filesystem::remove_all(run_dir);
+}
+
+// Exports of the same name in different folders (one nsys per node, each writing rep.sqlite)
+// are told apart by their folders in the readout's table of exports.
+TEST(MultiExport, SameNamedExportsAreToldApartByTheirFolders) {
+  const std::string real = RealExport("cpfold-ring-1x2");
+  std::vector<std::string> parts = SplitPerProcess(real, Dir("names"), {});
+  for (int node = 0; node < 2; ++node) {
+    std::filesystem::create_directories(Dir("names/node" + std::to_string(node)));
+    std::filesystem::rename(parts[node], Dir("names/node" + std::to_string(node) + "/rep.sqlite"));
+  }
+  json merged = Report({Dir("names/node0/rep.sqlite"), Dir("names/node1/rep.sqlite")});
+  ASSERT_EQ(merged["run_exports"].size(), 2u);
+  EXPECT_EQ(merged["run_exports"][0]["name"], "node0/rep.sqlite");
+  EXPECT_EQ(merged["run_exports"][1]["name"], "node1/rep.sqlite");
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 # The GPU-machine check of `cpprof profile` (issue 5) and the CP readout (issue 3), run from the
 # repository root on an H200 machine with 2 or 4 GPUs:
 #
-#   tools/device/profile_check.sh OUT_DIR STEP...      steps: none fast full e2e own
+#   tools/device/profile_check.sh OUT_DIR STEP...      steps: none fast full e2e own perrank twonodes multi
 #
 # cpprof: $CPPROF, else .devbin/cpprof (a static build carried along). DEBS_DIR (.debs) holds
 # Debian's libdw1/libelf1 .deb files for the importer fix (../shared/notes/device-nsys.md).
@@ -15,6 +15,9 @@
 #   perrank  cpfold trunk N=256 on every GPU twice: one nsys over torchrun, then `--per-rank` (one
 #          nsys per rank inside torchrun); then `cpprof diff --sanity` of the two (same GPU work
 #          per rank) and the per-rank run's readout (issue 14)
+#   twonodes cpfold trunk N=256 as two "nodes" on one host (one launcher, GPU and nsys each)
+#   multi  issue 14's committed exports (tests/data/real/cpfold-multi-1x2): a small bf16 trunk on
+#          1x2 captured three ways (one nsys, --per-rank, two "nodes"), readouts and sanity diffs
 # Each step leaves its results folder's small files (readout, report JSON, command, logs) and
 # the .sqlite.xz under OUT_DIR/<step>/, and a line with the wall time in OUT_DIR/summary.txt.
 set -uo pipefail
@@ -120,6 +123,39 @@ for step in "$@"; do
       "$cpprof" report "$results"/node*/inference/trunk256-node*.sqlite --format json >"$out/twonodes/merged.json" 2>"$out/twonodes/merged.err"
       "$cpprof" report "$results"/node*/inference/trunk256-node*.sqlite >"$out/twonodes/merged.txt" 2>&1
       say "twonodes: $(grep -c . "$out/twonodes/merged.txt") lines of readout" ;;
+    multi)  # issue 14's committed proof: a small cpfold trunk on 1x2 captured three ways, kept whole
+      # (a) one nsys over torchrun, (b) --per-rank (one nsys per rank), (c) two launchers as two
+      # "nodes" (c10d rendezvous on localhost, one GPU and one nsys each). Small on purpose (bf16,
+      # one block, cpfold's small preset) so that the .sqlite.xz files can be committed.
+      small=(--preset small --recycles 0 --blocks 1 --iters 3 --warmup 1 --dtype bf16)
+      m=$out/multi; mr=$results/multi
+      timed multi "$m/single.log" "$cpprof" profile --results-dir "$mr/single" --name trunk256 \
+        --preset fast --no-probe trunk 256 2 -- "${small[@]}"
+      timed multi "$m/perrank.log" "$cpprof" profile --results-dir "$mr/perrank" --name trunk256 \
+        --preset fast --no-probe --per-rank trunk 256 2 -- "${small[@]}"
+      for node in 0 1; do
+        "$cpprof" profile --results-dir "$mr/node$node" --name trunk256 --preset fast --no-probe \
+          --nnodes 2 --nproc-per-node 1 --gpus $node --rdzv-endpoint localhost:29512 trunk 256 2 -- "${small[@]}" \
+          >"$m/node$node.log" 2>&1 &
+      done
+      wait
+      for way in single perrank node0 node1; do
+        mkdir -p "$m/$way"
+        for f in "$mr/$way"/inference/*; do
+          case $f in
+            *.sqlite) xz -T0 -c "$f" >"$m/$way/$(basename "$f").xz" ;;
+            *.readout.md|*.report.json|*.command.txt|*.log) cp "$f" "$m/$way/" ;;
+          esac
+        done
+      done
+      "$cpprof" report "$mr/single/inference/trunk256.sqlite" >"$m/readout-single.txt" 2>&1
+      "$cpprof" report "$mr/perrank/inference/"trunk256.*.sqlite >"$m/readout-perrank.txt" 2>&1
+      "$cpprof" report "$mr"/node*/inference/trunk256*.sqlite >"$m/readout-twonodes.txt" 2>&1
+      "$cpprof" diff --sanity "$mr/single/inference/trunk256.sqlite" "$mr/perrank/inference/"trunk256.*.sqlite \
+        >"$m/sanity-perrank.txt" 2>&1
+      "$cpprof" diff --sanity "$mr/single/inference/trunk256.sqlite" "$mr"/node*/inference/trunk256*.sqlite \
+        >"$m/sanity-twonodes.txt" 2>&1
+      say "multi: $(head -1 "$m/sanity-perrank.txt") | $(head -1 "$m/sanity-twonodes.txt")" ;;
     *) say "unknown step $step" ;;
   esac
 done
