@@ -31,6 +31,9 @@ class MergeCommand : public Command {
                    "Write the readout to this file instead of stdout; written whole or not at all");
     app.add_flag("--force", force_,
                  "Replace the -o file when it exists; merge partials whose commands, start times or options differ");
+    app.add_flag("--wide", wide_,
+                 "Text: keep every line whole (default: tables and prose fit the terminal, or 120 columns when "
+                 "written to a file or a pipe)");
     app.add_option("--depth", render_.module_depth, "Module rows shown down to this depth (text, md)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
@@ -70,6 +73,7 @@ class MergeCommand : public Command {
     CPPROF_ASSIGN_OR_RETURN(pipeline::RunPartial run, pipeline::MergePartials(std::move(parts), files, force_));
     timer.Mark("partials merged (clocks, modules, ranks)");
     model::Report report = pipeline::FinishReport(std::move(run));
+    render_.width = TextWidth(wide_, (output_.empty() || output_ == "-") && ctx.out_is_terminal);
     CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx));
     return 0;
   }
@@ -80,6 +84,7 @@ class MergeCommand : public Command {
   std::string output_;
   bool force_ = false;
   render::RenderOptions render_;
+  bool wide_ = false;
 };
 
 }  // namespace

@@ -37,6 +37,9 @@ class ReportCommand : public Command {
                    "html: at most this many bins per timeline lane and rank (ops are merged beyond it)")
         ->check(CLI::Range(100, 1000000))
         ->capture_default_str();
+    app.add_flag("--wide", wide_,
+                 "Text: keep every line whole (default: tables and prose fit the terminal, or 120 columns when "
+                 "written to a file or a pipe)");
     app.add_option("--depth", render_.module_depth, "Module rows shown down to this depth (text, md)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
@@ -104,6 +107,7 @@ class ReportCommand : public Command {
     }
     options_.timeline = format_ == "html";
     CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(files, options_));
+    render_.width = TextWidth(wide_, (output_.empty() || output_ == "-") && ctx.out_is_terminal);
     CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx));
     return 0;
   }
@@ -119,6 +123,7 @@ class ReportCommand : public Command {
   bool force_ = false;
   pipeline::ReportOptions options_;
   render::RenderOptions render_;
+  bool wide_ = false;
 };
 
 }  // namespace

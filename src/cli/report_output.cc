@@ -1,7 +1,10 @@
 #include "cli/report_output.h"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include "render/html_render.h"
 
@@ -15,6 +18,20 @@ Status CheckHtmlDestination(const std::string& format, const std::string& output
                                                 command, command));
   }
   return OkStatus();
+}
+
+size_t TextWidth(bool wide, bool to_terminal) {
+  constexpr size_t kDefault = 120;
+  if (wide) return 0;
+  if (!to_terminal) return kDefault;
+  if (const char* columns = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    long n = std::strtol(columns, &end, 10);
+    if (end != columns && *end == '\0' && n >= 40) return static_cast<size_t>(n);
+  }
+  struct winsize ws {};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  return kDefault;
 }
 
 Status WriteReport(const model::Report& report, const std::string& format, const render::RenderOptions& render,

@@ -14,6 +14,10 @@ namespace cpprof::cli {
 // --format html to a terminal is refused (a whole page): said before the long work.
 Status CheckHtmlDestination(const std::string& format, const std::string& output, const std::string& command);
 
+// The text readout's line width: 0 with --wide; to a terminal its width ($COLUMNS, else the
+// terminal's own, else 120); to a file or a pipe 120.
+size_t TextWidth(bool wide, bool to_terminal);
+
 Status WriteReport(const model::Report& report, const std::string& format, const render::RenderOptions& render,
                    const std::string& output, const WriteFileOptions& write, Context& ctx);
 

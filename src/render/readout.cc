@@ -171,16 +171,17 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
     out << "  bwd % = the part of the module's time launched by the backward pass (mapped to the forward\n"
            "  op's module through autograd's sequence numbers); [backward] = backward work not mapped.\n";
   }
-  std::vector<TextTable::Column> columns{{"module", TextTable::Align::kLeft, 60},
-                                         {"split", TextTable::Align::kLeft},
-                                         {"mean"},
-                                         {"max"},
-                                         {"share %"},
-                                         {"straggler"},
-                                         {"comm"},
-                                         {"hidden %"},
-                                         {"wait"},
-                                         {"comm by kind (mean)", TextTable::Align::kLeft}};
+  std::vector<TextTable::Column> columns{
+      {"module", TextTable::Align::kLeft, 60},
+      {"split", TextTable::Align::kLeft},
+      {"mean"},
+      {"max"},
+      {"share %"},
+      {"straggler"},
+      {"comm"},
+      {"hidden %"},
+      {"wait"},
+      {"comm by kind (mean)", TextTable::Align::kLeft, 0, TextTable::Overflow::kStack}};
   std::vector<std::string> total{"busy (sum of top-level rows)", "", Ms(mean_busy), "", "100.0", "", "", "", "", ""};
   if (training) columns.insert(columns.begin() + 4, {"bwd %"}), total.insert(total.begin() + 4, "");
   TextTable t(columns);

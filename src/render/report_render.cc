@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "render/csv.h"
 #include "render/readout.h"
@@ -308,7 +309,21 @@ Json ModulesJson(const model::Report& r) {
   return j;
 }
 
+namespace {
+void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::ostream& out);
+}  // namespace
+
+// The readout at the line width: tables fit it (names shortened, free-text columns under their
+// rows), then the prose is wrapped.
 void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostream& out) {
+  TextWidthScope width(o.width);
+  std::ostringstream text;
+  PrintReportTextLines(r, o, text);
+  out << WrapLines(text.str(), o.width);
+}
+
+namespace {
+void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::ostream& out) {
   const auto& e = r.export_info;
   out << "cpprof report";
   if (o.show_paths) out << ": " << e.file;
@@ -378,6 +393,7 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
     out << '\n';
   }
 }
+}  // namespace
 
 void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostream& out) {
   Json j;

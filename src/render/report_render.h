@@ -11,6 +11,7 @@ namespace cpprof::render {
 struct RenderOptions {
   bool show_paths = false;  // include the export's path (off: output is host-independent)
   int module_depth = 3;     // module rows deeper than this are folded into their parents (text, md)
+  size_t width = 0;         // text: the line width tables and prose fit (0: unlimited, --wide)
 };
 
 void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostream& out);

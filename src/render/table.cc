@@ -20,43 +20,180 @@ void TextTable::Print(std::ostream& out, std::string_view indent) const {
   });
 }
 
+namespace {
+thread_local size_t g_text_width = 0;
+
+size_t Leading(std::string_view line) {
+  size_t n = 0;
+  while (n < line.size() && line[n] == ' ') ++n;
+  return n;
+}
+
+// Where a wrapped line's continuation starts: under the text after its indent and its marker.
+size_t HangingIndent(std::string_view line) {
+  size_t at = Leading(line);
+  std::string_view rest = line.substr(at);
+  size_t digits = 0;
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+  if (digits > 0 && rest.substr(digits, 2) == ". ") return at + digits + 2;
+  if (rest.substr(0, 2) == "- ") return at + 2;
+  for (std::string_view label : {"warning: ", "fix: ", "note: "}) {
+    if (rest.substr(0, label.size()) == label) return at + label.size();
+  }
+  return at + 2;
+}
+
+// Display columns of UTF-8 text: continuation bytes take none.
+size_t Columns(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+void WrapLine(std::string_view line, size_t width, std::string& out) {
+  if (width == 0 || Columns(line) <= width) {
+    out.append(line);
+    out += '\n';
+    return;
+  }
+  const size_t hang = std::min(HangingIndent(line), width / 2);
+  const size_t first_indent = Leading(line);
+  std::string current(line.substr(0, first_indent));
+  size_t current_cols = first_indent;
+  bool empty = true;  // no word on the current line yet
+  size_t pos = first_indent;
+  while (pos < line.size()) {
+    size_t end = line.find(' ', pos);
+    if (end == std::string_view::npos) end = line.size();
+    std::string_view word = line.substr(pos, end - pos);
+    pos = end + 1;
+    if (word.empty()) continue;
+    const size_t cols = Columns(word);
+    if (!empty && current_cols + 1 + cols > width) {
+      out += current;
+      out += '\n';
+      current.assign(hang, ' ');
+      current_cols = hang;
+      empty = true;
+    }
+    if (!empty) {
+      current += ' ';
+      ++current_cols;
+    }
+    current.append(word);
+    current_cols += cols;
+    empty = false;
+  }
+  out += current;
+  out += '\n';
+}
+}  // namespace
+
+TextWidthScope::TextWidthScope(size_t width) : previous_(g_text_width) { g_text_width = width; }
+TextWidthScope::~TextWidthScope() { g_text_width = previous_; }
+size_t TextWidthScope::Current() { return g_text_width; }
+
+std::string WrapLines(std::string_view text, size_t width) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) {
+      std::string last;
+      WrapLine(text.substr(pos), width, last);
+      last.pop_back();  // the text did not end its last line
+      out += last;
+      break;
+    }
+    WrapLine(text.substr(pos, end - pos), width, out);
+    pos = end + 1;
+  }
+  return out;
+}
+
 void TextTable::PrintRows(std::ostream& out, std::string_view indent,
                           const std::function<void(const RowFn&)>& for_each_row) const {
-  std::vector<size_t> width(columns_.size());
+  const size_t n = columns_.size();
+  std::vector<size_t> limit(n);  // 0: unlimited
+  for (size_t c = 0; c < n; ++c) limit[c] = columns_[c].max_width;
   auto cell = [&](const std::vector<std::string>& row, size_t c) -> std::string {
     if (c >= row.size()) return "";
-    return columns_[c].max_width ? ElideMiddle(row[c], columns_[c].max_width) : row[c];
+    return limit[c] ? ElideMiddle(row[c], limit[c]) : row[c];
   };
-  for (size_t c = 0; c < columns_.size(); ++c) width[c] = columns_[c].header.size();
-  for_each_row([&](const std::vector<std::string>& row) {
-    for (size_t c = 0; c < columns_.size(); ++c) width[c] = std::max(width[c], cell(row, c).size());
-  });
-  auto line = [&](auto get) {
+  std::vector<size_t> width(n);
+  auto measure = [&] {
+    for (size_t c = 0; c < n; ++c) width[c] = Columns(columns_[c].header);
+    for_each_row([&](const std::vector<std::string>& row) {
+      for (size_t c = 0; c < n; ++c) width[c] = std::max(width[c], Columns(cell(row, c)));
+    });
+  };
+  measure();
+  // Wider than the line: the stacked column goes under its row, then text columns give up
+  // width, the widest first, down to 24 (or their header).
+  bool stacked = false;
+  const size_t line_width = TextWidthScope::Current();
+  auto total = [&] {
+    size_t t = indent.size();
+    const size_t shown = stacked ? n - 1 : n;
+    for (size_t c = 0; c < shown; ++c) t += width[c] + (c + 1 < shown ? 2 : 0);
+    return t;
+  };
+  if (line_width > 0 && total() > line_width) {
+    if (n > 1 && columns_[n - 1].overflow == Overflow::kStack) stacked = true;
+    constexpr size_t kMinText = 24;
+    while (total() > line_width) {
+      size_t widest = n;
+      for (size_t c = 0; c < (stacked ? n - 1 : n); ++c) {
+        const Column& col = columns_[c];
+        const bool can = col.align == Align::kLeft && col.overflow == Overflow::kElide &&
+                         width[c] > std::max(kMinText, Columns(col.header));
+        if (can && (widest == n || width[c] > width[widest])) widest = c;
+      }
+      if (widest == n) break;  // nothing left to give: the table stays wider than the line
+      const size_t floor = std::max(kMinText, Columns(columns_[widest].header));
+      limit[widest] = std::max(floor, width[widest] - std::min(width[widest] - floor, total() - line_width));
+      measure();
+    }
+  }
+  const size_t shown = stacked ? n - 1 : n;
+  // A stacked value goes on its own line under its row, indented past the row's first cell's
+  // own indentation (nested module names) and labelled with its header, so that it cannot be
+  // read as a row of its own.
+  auto line = [&](auto get, bool header) {
     std::string s(indent);
-    for (size_t c = 0; c < columns_.size(); ++c) {
+    for (size_t c = 0; c < shown; ++c) {
       std::string v = get(c);
-      bool last = c + 1 == columns_.size();
+      bool last = c + 1 == shown;
+      size_t pad = width[c] > Columns(v) ? width[c] - Columns(v) : 0;
       if (columns_[c].align == Align::kRight) {
-        s += fmt::format("{:>{}}", v, width[c]);
+        s += std::string(pad, ' ') + v;
       } else {
-        s += last ? v : fmt::format("{:<{}}", v, width[c]);
+        s += last ? v : v + std::string(pad, ' ');
       }
       if (!last) s += "  ";
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
     out << s << '\n';
+    if (stacked && !header) {
+      std::string v = get(n - 1);
+      if (v.empty()) return;
+      const std::string first = get(0);
+      const size_t lead = first.find_first_not_of(' ');
+      std::string stacked_line = std::string(indent) + std::string((lead == std::string::npos ? 0 : lead) + 4, ' ') +
+                                 columns_[n - 1].header + ": " + v;
+      out << WrapLines(stacked_line, line_width) << '\n';
+    }
   };
-  line([&](size_t c) { return columns_[c].header; });
-  size_t total = indent.size();
-  for (size_t c = 0; c < columns_.size(); ++c) total += width[c] + (c + 1 < columns_.size() ? 2 : 0);
-  std::string rule = std::string(indent) + std::string(total - indent.size(), '-');
+  line([&](size_t c) { return columns_[c].header; }, true);
+  std::string rule = std::string(indent) + std::string(total() - indent.size(), '-');
   out << rule << '\n';
   for_each_row([&](const std::vector<std::string>& row) {
     if (row.empty()) {
       out << rule << '\n';
       return;
     }
-    line([&](size_t c) { return cell(row, c); });
+    line([&](size_t c) { return cell(row, c); }, false);
   });
 }
 

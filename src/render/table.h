@@ -13,13 +13,40 @@ namespace cpprof::render {
 // Shortens `s` to at most `width` characters by replacing its middle with "...".
 std::string ElideMiddle(std::string_view s, size_t width);
 
+// Wraps `text`'s lines longer than `width` at spaces, each continuation indented under the
+// line's text (its leading spaces, and the marker of a list item or label: "1. ", "- ",
+// "warning: ", "fix: "). Shorter lines, and words longer than a line, are kept as they are;
+// width 0 keeps everything.
+std::string WrapLines(std::string_view text, size_t width);
+
+// The line width text tables fit while it lives (0: unlimited, the default), for one rendering
+// on this thread: `cpprof report`'s text readout sets it from --wide / the terminal.
+class TextWidthScope {
+ public:
+  explicit TextWidthScope(size_t width);
+  ~TextWidthScope();
+  TextWidthScope(const TextWidthScope&) = delete;
+  TextWidthScope& operator=(const TextWidthScope&) = delete;
+  static size_t Current();
+
+ private:
+  size_t previous_;
+};
+
 class TextTable {
  public:
   enum class Align { kLeft, kRight };
+  // What a column gives up when the table is wider than the line (TextWidthScope):
+  enum class Overflow {
+    kElide,  // left-aligned text: cells shortened (the widest such column first), never below 24
+    kStack,  // the last column, free text: moved under its row, wrapped, when it does not fit
+    kKeep,   // numbers: never shortened (the default for right-aligned columns)
+  };
   struct Column {
     std::string header;
     Align align = Align::kRight;
     size_t max_width = 0;  // 0: unlimited; longer cells are elided in the middle
+    Overflow overflow = Overflow::kElide;
   };
 
   explicit TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}

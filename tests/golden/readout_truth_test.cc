@@ -67,7 +67,7 @@ TEST(ReadoutTruth, HandMadeRingByHand) {
   EXPECT_EQ(s["per_rank_count"], json::array({2, 3}));
   EXPECT_EQ(s["per_rank"][1]["unmatched_ops"], 1);
   // The text and md readouts lead with the window and the verdict, naming rank 1.
-  CliResult text = RunCli({"report", SqlFixture("ring_straggler")});
+  CliResult text = RunCli({"report", "--wide", SqlFixture("ring_straggler")});
   EXPECT_NE(text.out.find("window: steady state, 2 of 3 iterations"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("The straggler is rank 1: it arrived last at 2 of 2 matched NCCL ops and kept the others "
                           "waiting 0.600 ms"),

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "test_support.h"
 
@@ -213,6 +214,37 @@ INSTANTIATE_TEST_SUITE_P(RealExports, ReportReal, ::testing::ValuesIn(RealExport
                            }
                            return n;
                          });
+
+// Terminal manners (issue 20): the text readout of a real 4-rank export fits 120 columns when
+// written to a file or a pipe (tables shorten names and put free text under its row, prose
+// wraps), and --wide keeps every line whole, with the same numbers.
+TEST(ReportText, FitsOneHundredTwentyColumnsAndWideKeepsLinesWhole) {
+  const std::string db = RealExport("cpfold-trunk-2x2");
+  CliResult fit = RunCli({"report", db});
+  CliResult wide = RunCli({"report", "--wide", db});
+  ASSERT_EQ(fit.rc, 0) << fit.err;
+  ASSERT_EQ(wide.rc, 0) << wide.err;
+  auto lines = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  };
+  size_t longest = 0, wide_longest = 0;
+  for (const auto& l : lines(fit.out)) {
+    size_t cols = 0;
+    for (unsigned char c : l) cols += (c & 0xC0) != 0x80;
+    EXPECT_LE(cols, 120u) << l;
+    longest = std::max(longest, cols);
+  }
+  for (const auto& l : lines(wide.out)) wide_longest = std::max(wide_longest, l.size());
+  EXPECT_GT(wide_longest, 200u) << "--wide keeps the long lines (notes, the module table's comm by kind)";
+  // Same words, only the line breaks and the table layout differ: every number of the verdict is there.
+  for (const char* number : {"212.626", "749.013", "58.6%"}) {
+    EXPECT_NE(fit.out.find(number), std::string::npos) << number;
+    EXPECT_NE(wide.out.find(number), std::string::npos) << number;
+  }
+}
 
 }  // namespace
 }  // namespace cpprof::testing
