@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPPROF_SANITIZE=ON \
   -DCPPROF_FUZZ=ON -DCPPROF_BUILD_TESTS=OFF > "$build.cmake.log" 2>&1 || { cat "$build.cmake.log"; exit 1; }
-ninja -C "$build" export_fuzzer
+ninja -C "$build" ${FUZZ_JOBS:+-j "$FUZZ_JOBS"} export_fuzzer
 seed="$build/fuzz-seed.sqlite"
 [ -s "$seed" ] || xz -dkc tests/data/real/cpwork-trace/cpwork-trace.sqlite.xz > "$seed"
 export CPPROF_FUZZ_SEED="$PWD/$seed"

@@ -23,7 +23,8 @@ std::map<int64_t, std::vector<size_t>> RangesByThread(const std::vector<NvtxRang
 
 std::vector<int64_t> NvtxParents(const std::vector<NvtxRange>& ranges) {
   std::vector<int64_t> parent(ranges.size(), -1);
-  for (const auto& [tid, idx] : RangesByThread(ranges)) {
+  for (const auto& thread : RangesByThread(ranges)) {
+    const auto& idx = thread.second;  // not a structured binding: lambdas capture it (C++17 rules in clang 14)
     std::vector<size_t> active;  // ranges started so far that may still contain later ones
     for (size_t k = 0; k < idx.size(); ++k) {
       const NvtxRange& cr = ranges[idx[k]];

@@ -17,7 +17,8 @@ class ValueLists {
  public:
   // `first_block`: the values a list's first block holds (after its inline first value): 3 fits
   // lists of about 4 values, 7 lists of pairs.
-  explicit ValueLists(uint32_t first_block = 3) : first_block_(first_block) {}
+  ValueLists() = default;
+  explicit ValueLists(uint32_t first_block) : first_block_(first_block) {}
 
   // A new empty list; ids are dense from 0.
   uint32_t NewList();
@@ -58,7 +59,7 @@ class ValueLists {
   int64_t Decode(uint32_t w, uint64_t escape_key) const;
 
   std::deque<List> lists_;  // a deque: no copy and no slack as it grows
-  uint32_t first_block_;
+  uint32_t first_block_ = 3;
   std::vector<std::unique_ptr<uint32_t[]>> chunks_;
   uint32_t used_ = 1u << kChunkBits;           // words used in the last chunk (full: none yet)
   std::unordered_map<uint64_t, int64_t> big_;  // escaped values by word address (inline: list | 1 << 63)
