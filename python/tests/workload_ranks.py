@@ -14,8 +14,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_ranks(argv, world=2, cwd=None, env_extra=None, timeout=180):
-    """Runs ``python argv`` once per rank; returns [(returncode, stdout, stderr)] by rank."""
+def run_ranks(argv, world=2, cwd=None, env_extra=None, timeout=180, pythonpath=None):
+    """Runs ``python argv`` once per rank; returns [(returncode, stdout, stderr)] by rank.
+    ``pythonpath``: the ranks' whole PYTHONPATH (default: python/ before the caller's)."""
     port = str(free_port())
     procs = []
     for r in range(world):
@@ -23,7 +24,7 @@ def run_ranks(argv, world=2, cwd=None, env_extra=None, timeout=180):
         env.update(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
         pp = [PY_DIR] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-        env["PYTHONPATH"] = os.pathsep.join(pp)
+        env["PYTHONPATH"] = os.pathsep.join(pp) if pythonpath is None else os.pathsep.join(pythonpath)
         env.pop("CPPROF_PROBE_ITERS", None)
         env.update(env_extra or {})
         procs.append(subprocess.Popen([sys.executable, *argv], cwd=cwd, env=env, stdout=subprocess.PIPE,
@@ -31,7 +32,12 @@ def run_ranks(argv, world=2, cwd=None, env_extra=None, timeout=180):
     results = []
     try:
         for p in procs:
-            out, err = p.communicate(timeout=timeout)
+            try:
+                out, err = p.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+                err += f"\nrun_ranks: killed after {timeout} s"
             results.append((p.returncode, out, err))
     finally:
         for p in procs:  # only the processes started here
