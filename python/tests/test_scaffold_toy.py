@@ -93,3 +93,18 @@ def test_divergent_variant_does_not_complete(tmp_path):
     outs = [cw.parse_iteration_lines(out) for _, out, _ in res]
     finished = [rc == 0 and len(o) == 3 for (rc, _, _), o in zip(res, outs)]
     assert not all(finished), res
+
+
+def test_checkpoint_weights_are_loaded(tmp_path, monkeypatch):
+    import torch
+    monkeypatch.syspath_prepend(TOY)
+    from toymodel.model import ToyFold
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    torch.save(ToyFold().state_dict(), ckpt / "weights.pt")
+    scaffold(tmp_path / "profile_toy.py", "--checkpoint", str(ckpt))
+    res = run_ranks(["-m", "profile_toy", "--iters", "1"], cwd=str(tmp_path), pythonpath=[TOY], world=1)
+    rc, out, err = res[0]
+    assert rc == 0, err
+    info = json.loads(out.split("cpprof-workload: ", 1)[1].splitlines()[0])
+    assert info["weights"] == f"loaded {ckpt / 'weights.pt'}"

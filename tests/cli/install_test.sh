@@ -63,6 +63,13 @@ r = cpprof_read.load(sys.argv[1])
 assert r.world_size == 2 and r.straggler_rank == 1, r
 ' "$tmp/run.sqlite" || fail "cpprof_read from the installed tree"
 
+# A module written by the installed scaffold falls back to the installed cpprof_workload.
+printf '{"inputs": [{"name": "x", "shape": ["N_token"], "dtype": "float32", "kind": "float"}]}' >"$tmp/contract.json"
+"$bin" scaffold --model mypkg.model:Fold --contract "$tmp/contract.json" -o "$tmp/profile_fold.py" 2>"$tmp/scaffold.err" ||
+  fail "scaffold: $(cat "$tmp/scaffold.err")"
+grep -q "sys.path.append(\"$root/share/cpprof/python\")" "$tmp/profile_fold.py" ||
+  fail "the scaffolded module does not name the installed cpprof_workload: $(grep sys.path.append "$tmp/profile_fold.py")"
+
 # cpprof_workload imports from the installed tree (with a Python that has torch).
 for py in /usr/bin/python3 python3; do
   if "$py" -c 'import torch' 2>/dev/null; then

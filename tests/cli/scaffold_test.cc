@@ -75,6 +75,23 @@ TEST(Scaffold, WritesARunnableModuleForTheModel) {
   EXPECT_CONTAINS(ReadFile(out), "    model = model  # no --cp-wrapper: edit to wrap the model for CP\n");
 }
 
+// A real checkpoint without a contract: the entry gets a random sequence (make_inputs), as one
+// argument whatever --call says.
+TEST(Scaffold, ACheckpointWithoutAContractDrivesTheEntryWithASequence) {
+  std::string ckpt = TempDir() + "/scaffold-ckpt";
+  fs::create_directories(ckpt);
+  std::string out = TempDir() + "/profile_ckpt.py";
+  CliResult r = Scaffold({"--model", "toymodel.model:ToyFold", "--entry", "infer_protein", "--checkpoint", ckpt,
+                          "--call", "kwargs", "-o", out});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_CONTAINS(r.err, "(entry infer_protein, checkpoint " + ckpt + ")");
+  std::string py = ReadFile(out);
+  EXPECT_CONTAINS(py, "CONTRACT = None");
+  EXPECT_CONTAINS(py, "CHECKPOINT = \"" + fs::weakly_canonical(ckpt).string() + "\"");
+  EXPECT_CONTAINS(py, "    return model.infer_protein(inputs)\n");
+  EXPECT_CONTAINS(py, "COUNTS = {}");
+}
+
 TEST(Scaffold, RefusesTheFileThatDefinesTheModel) {
   std::string model_file = Toy() + "/toymodel/model.py";
   std::string before = ReadFile(model_file);
