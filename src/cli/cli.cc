@@ -68,6 +68,15 @@ constexpr CommandDef kCommands[] = {
      "  cpprof trace-json --spec modules.json --alias boltz=vendor.boltz --domain Boltz --strict -o trace.json\n"
      "  nsys profile --python-functions-trace=trace.json torchrun ... -m cpwork.run\n",
      MakeTraceJsonCommand},
+    {"scaffold",
+     "write a torchrun-ready profile module for your own model: seeds, control counts, synthetic inputs, "
+     "marked iterations",
+     "  cpprof scaffold --model mypkg.model:FoldModel --entry infer --contract contract.json -o profile_fold.py\n"
+     "  cpprof scaffold --model mypkg.model:FoldModel --cp-wrapper mypkg.cp:wrap_cp --contract contract.json\n"
+     "                  --count recycles=3 --count steps=20 --call kwargs -o profile_fold.py\n"
+     "  cpprof scaffold --model mypkg.model:FoldModel --entry infer_protein --checkpoint ckpt/ -o profile_fold.py\n"
+     "  cpprof profile --probe --trace-discover mypkg -- -m profile_fold --n-token 512   # then profile it\n",
+     MakeScaffoldCommand},
     {"profile", "profile a multi-GPU run with nsys in one guarded command: plan, run, export, readout",
      "  cpprof profile --dry-run trunk 1024 4\n"
      "  cpprof profile e2e 512 2 --preset full\n"

@@ -55,6 +55,7 @@ std::unique_ptr<Command> MakeReportCommand();
 std::unique_ptr<Command> MakeStatsCommand();
 std::unique_ptr<Command> MakeDoctorCommand();
 std::unique_ptr<Command> MakeTraceJsonCommand();
+std::unique_ptr<Command> MakeScaffoldCommand();
 std::unique_ptr<Command> MakeProfileCommand();
 std::unique_ptr<Command> MakeDiffCommand();
 std::unique_ptr<Command> MakeExportCommand();

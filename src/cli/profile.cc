@@ -118,6 +118,7 @@ class ProfileCommand : public Command {
         }
       }
     }
+    if (auto kit = runner::FindWorkloadKitRoot()) in.workload_kit_root = *kit;
     in.caller_env = env.vars();
     if (auto u = env.Get("USER"); u && !u->empty()) {
       in.user = *u;

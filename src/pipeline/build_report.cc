@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "analysis/comm_match.h"
+#include "analysis/divergence.h"
 #include "analysis/verdict.h"
 #include "base/stage_timer.h"
 #include "pipeline/report_timeline.h"
@@ -216,6 +217,11 @@ model::Report FinishReport(RunPartial run) {
   report.interconnect = first.interconnect;
   report.memory = std::move(run.memory);
   report.imbalance = analysis::SummarizeImbalance(report.ranks, std::move(comm.kinds));
+  if (auto d = analysis::DiagnoseDivergence(report.imbalance, report.world_size)) {  // after the warnings
+    auto info = std::find_if(report.diagnostics.begin(), report.diagnostics.end(),
+                             [](const auto& x) { return x.severity == model::Diagnostic::Severity::kInfo; });
+    report.diagnostics.insert(info, std::move(*d));
+  }
   if (!window.whole_capture && window.left_out_ops) {
     window.description += fmt::format("; {} GPU ops ({:.3f} ms of GPU time) outside it left out", window.left_out_ops,
                                       static_cast<double>(window.left_out_ns) / 1e6);

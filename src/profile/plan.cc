@@ -513,6 +513,9 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
       }
     }
     plan.probe_argv = make_launch(w, "-probe", false);
+    // A workload that runs its iterations through cpprof_workload.schedule runs only the first
+    // two (a warm-up and a timed one) and says in its lines how many the whole run does.
+    if (!plan.cpfold) plan.probe_env_additions[kProbeItersEnv] = "2";
   }
 
   if (plan.per_rank) {
@@ -541,6 +544,11 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
         in.cpfold_root + (pp != caller.end() && !pp->second.empty() ? ":" + pp->second : "");
   } else {
     plan.env_additions["CPPROF_PG_TIMEOUT_S"] = fmt::format("{}", plan.pg_timeout_s);
+    if (!in.workload_kit_root.empty()) {  // after the caller's: a cpprof_workload of their own wins
+      auto pp = caller.find("PYTHONPATH");
+      plan.env_additions["PYTHONPATH"] =
+          (pp != caller.end() && !pp->second.empty() ? pp->second + ":" : "") + in.workload_kit_root;
+    }
   }
   if (!plan.gpus.empty()) {
     if (caller_has("CUDA_VISIBLE_DEVICES")) {
@@ -552,6 +560,10 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   }
   plan.env = caller;
   for (const auto& [k, v] : plan.env_additions) plan.env[k] = v;
+  if (!plan.probe_env_additions.empty()) {
+    plan.probe_env = plan.env;
+    for (const auto& [k, v] : plan.probe_env_additions) plan.probe_env[k] = v;
+  }
   for (const auto& [k, v] : caller) {
     if (StartsWith(k, "NCCL_") || StartsWith(k, "TORCH_") || StartsWith(k, "NVSHMEM_")) {
       plan.kept_from_caller.push_back(k + "=" + v);
@@ -710,13 +722,15 @@ std::string DescribePlan(const Plan& plan) {
   if (plan.probe) {
     s += "probe command, run first without nsys (argv, one per line):\n";
     for (const auto& a : plan.probe_argv) s += "  " + ShowArg(a) + "\n";
+    for (const auto& [k, v] : plan.probe_env_additions) s += fmt::format("probe environment addition: {}={}\n", k, v);
     s += fmt::format(
         "probe predictions: memory per rank against its GPU with {:.0f}% kept free for nsys; time = "
         "startup + {} x the probe's time per iteration{} x {:.1f} (the preset's overhead factor, a "
         "guess) against --timeout\n",
         100 * plan.headroom,
         plan.planned_iters > 0 ? fmt::format("{} iterations", plan.planned_iters)
-                               : std::string("(the whole probe: iterations unknown)"),
+        : plan.cpfold          ? std::string("(the whole probe: iterations unknown)")
+                               : std::string("the iterations its cpprof-iter lines announce (else the whole probe)"),
         plan.iter_scale > 1 ? fmt::format(" (up to x{:.1f} for the diffusion steps it skips)", plan.iter_scale)
                             : std::string(),
         plan.overhead);

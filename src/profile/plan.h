@@ -18,6 +18,10 @@ namespace cpprof::profile {
 
 enum class Preset { kFast, kFull };
 
+// Set in the probe's environment for a workload cpprof does not know: cpprof_workload.schedule
+// (python/cpprof_workload) runs only this many iterations of the run.
+inline constexpr const char* kProbeItersEnv = "CPPROF_PROBE_ITERS";
+
 struct ProfileOptions {
   std::string name;                          // --name; empty: derived from the workload
   std::string preset = "fast";               // --preset fast|full
@@ -51,6 +55,9 @@ struct PlanInputs {
   std::string cpfold_spec;           // cpfold/trace_spec.json; empty: none
   CpfoldPresets cpfold_presets;      // cpfold/presets.json (diffusion steps per preset); empty: unknown
   std::string cpfold_presets_error;  // why cpfold_presets is empty (ReadCpfoldPresets' message)
+  // The folder holding the cpprof_workload package (python/ or share/cpprof/python): put on a
+  // workload's PYTHONPATH so that a module written by `cpprof scaffold` imports it. Empty: none.
+  std::string workload_kit_root;
   std::map<std::string, std::string> caller_env;
   std::string user = "user";  // for /tmp/$USER/cpprof
   std::string tmp_root = "/tmp";
@@ -107,12 +114,16 @@ struct Plan {
   bool probe = false;
   std::string probe_why;                // why it runs or not
   std::vector<std::string> probe_argv;  // torchrun ... launcher -- workload (shortened)
-  int planned_iters = 0;                // the profiled run's iterations (warmup included); 0: unknown
-  double iter_scale = 1;                // e2e: planned diffusion steps / the probe's
-  double overhead = 1.1;                // the preset's overhead factor under nsys (a guess)
-  double headroom = 0.10;               // GPU memory kept free for nsys
-  std::vector<std::string> warnings;    // printed, and kept in command.txt and the readout
-  std::vector<std::string> dropped;     // "--cudabacktrace=all: CPU sampling is unavailable ..."
+  // The probe's environment when it differs from `env`: a workload cpprof does not know gets
+  // CPPROF_PROBE_ITERS (cpprof_workload.schedule runs only that many iterations). Empty: `env`.
+  std::map<std::string, std::string> probe_env;
+  std::map<std::string, std::string> probe_env_additions;
+  int planned_iters = 0;              // the profiled run's iterations (warmup included); 0: unknown
+  double iter_scale = 1;              // e2e: planned diffusion steps / the probe's
+  double overhead = 1.1;              // the preset's overhead factor under nsys (a guess)
+  double headroom = 0.10;             // GPU memory kept free for nsys
+  std::vector<std::string> warnings;  // printed, and kept in command.txt and the readout
+  std::vector<std::string> dropped;   // "--cudabacktrace=all: CPU sampling is unavailable ..."
   OutputPaths out;
 };
 

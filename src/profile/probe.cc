@@ -40,13 +40,22 @@ ProbeOutput ParseProbeOutput(const std::string& text) {
   ProbeOutput out;
   std::istringstream s(text);
   for (std::string line; std::getline(s, line);) {
-    if (auto j = TaggedJson(line, "cpfold-iter:")) {
+    std::optional<Json> j;
+    std::string tag;
+    for (const char* t : kIterTags) {
+      if ((j = TaggedJson(line, std::string(t) + ":"))) {
+        tag = t;
+        break;
+      }
+    }
+    if (j) {
       const Json& o = *j;
       if (!o.is_object() || !o.contains("rank") || !o["rank"].is_number_integer() || !o.contains("wall_s") ||
           !o["wall_s"].is_number()) {
         out.bad_lines.push_back(line);
         continue;
       }
+      if (out.tag.empty()) out.tag = tag;
       ProbeIter it;
       it.rank = o["rank"].get<int>();
       it.iter = o.contains("iter") && o["iter"].is_number_integer() ? o["iter"].get<int>() : 0;
@@ -54,6 +63,12 @@ ProbeOutput ParseProbeOutput(const std::string& text) {
       it.wall_s = o["wall_s"].get<double>();
       if (o.contains("peak_mem_bytes") && o["peak_mem_bytes"].is_number()) {
         it.peak_mem_bytes = static_cast<int64_t>(o["peak_mem_bytes"].get<double>());
+      }
+      if (o.contains("peak_mem_kind") && o["peak_mem_kind"].is_string()) {
+        out.peak_mem_kind = o["peak_mem_kind"].get<std::string>();
+      }
+      if (o.contains("planned") && o["planned"].is_number_integer()) {
+        out.planned = std::max(out.planned, o["planned"].get<int>());
       }
       out.iters.push_back(it);
     } else if (auto k = TaggedJson(line, "cpfold:")) {
@@ -102,6 +117,14 @@ double IterTotalSeconds(const ProbeOutput& out) {
   return m;
 }
 
+int PlannedIters(const ProbeOutput& out) {
+  if (out.planned > 0) return out.planned;
+  std::map<int, int> count;
+  int most = 0;
+  for (const auto& it : out.iters) most = std::max(most, ++count[it.rank]);
+  return most;
+}
+
 Prediction Predict(const Measurement& m, const ProbeLimits& l) {
   Prediction p;
   // ---- memory: each rank's peak against its GPU, with headroom for nsys ----
@@ -130,7 +153,7 @@ Prediction Predict(const Measurement& m, const ProbeLimits& l) {
   }
   if (m.peak_by_rank.empty()) {
     p.lines.push_back(
-        "peak memory: not measured (the workload printed no cpfold-iter lines with peak_mem_bytes and "
+        "peak memory: not measured (the workload printed no iteration lines with peak_mem_bytes and "
         "nvidia-smi gave nothing)");
   } else if (!m.peak_source.empty()) {
     p.lines.push_back("peak memory from " + m.peak_source);
@@ -182,6 +205,12 @@ Prediction Predict(const Measurement& m, const ProbeLimits& l) {
   } else {
     p.lines.push_back("time: not measured");
   }
+  if (m.no_iteration_lines) {
+    p.lines.push_back(
+        "not learned: the time of one iteration, how many the run does, and the peak memory the framework "
+        "allocated (the workload printed no cpprof-iter lines: mark its iterations with "
+        "cpprof_workload.iteration, or write a profile module with 'cpprof scaffold'; docs/workload-kit.md)");
+  }
   return p;
 }
 
@@ -225,6 +254,8 @@ nlohmann::ordered_json ProbeJson(const std::vector<std::string>& argv, const Mea
                      {"peak_mem_bytes", it.peak_mem_bytes}});
   }
   j["iters"] = iters;
+  j["iteration_tag"] = out.tag;
+  j["planned_by_workload"] = out.planned;
   j["summaries"] = out.summaries;
   return j;
 }

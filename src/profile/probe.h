@@ -2,11 +2,16 @@
 // peak memory per rank and time per iteration predict whether the profiled run fits the GPUs
 // and --timeout. Pure: parsing the workload's lines and the predictions (run_profile runs it).
 //
-// The protocol a workload prints to be understood (cpfold does; any workload may):
+// The protocol a workload prints to be understood (cpfold does; any workload may, and
+// python/cpprof_workload's `iteration` does it for a user's model):
 //   cpfold-iter: {"rank": 0, "iter": 0, "warmup": false, "wall_s": 1.25, "peak_mem_bytes": 123456}
+//   cpprof-iter: {"rank": 0, "iter": 0, "warmup": false, "wall_s": 1.25, "peak_mem_bytes": 123456,
+//                 "peak_mem_kind": "cuda_max_allocated", "planned": 4}
 // one line per rank and iteration on stdout (anywhere in the line, so prefixes such as torchrun's
-// "[rank0]:" are fine). `warmup` is optional (false). A final `cpfold: {...}` line is kept as the
-// workload's summary.
+// "[rank0]:" are fine). `rank` and `wall_s` are needed; `warmup` is optional (false);
+// `peak_mem_kind` (cuda_max_allocated | cpu_max_rss) and `planned` (the iterations the whole run
+// intends, warm-up included, when the probe runs only the first: $CPPROF_PROBE_ITERS) are
+// optional. A final `cpfold: {...}` line is kept as the workload's summary.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +35,14 @@ struct ProbeIter {
 struct ProbeOutput {
   std::vector<ProbeIter> iters;
   std::vector<std::string> summaries;  // the "cpfold: {...}" lines, whole
-  std::string peak_mem_kind;           // from the summary: cuda_max_allocated | cpu_max_rss | ""
-  std::vector<std::string> bad_lines;  // cpfold-iter lines whose JSON did not parse
+  std::string peak_mem_kind;           // from the summary or the lines: cuda_max_allocated | cpu_max_rss | ""
+  std::vector<std::string> bad_lines;  // iteration lines whose JSON did not parse
+  std::string tag;                     // the iteration lines' tag: "cpfold-iter" | "cpprof-iter" | ""
+  int planned = 0;                     // the largest `planned` of the lines; 0: none said
 };
+
+// The tags of iteration lines (without the colon).
+inline constexpr const char* kIterTags[] = {"cpfold-iter", "cpprof-iter"};
 
 ProbeOutput ParseProbeOutput(const std::string& stdout_text);
 
@@ -43,6 +53,9 @@ std::map<int, int64_t> PeakByRank(const ProbeOutput& out);
 std::optional<double> IterSeconds(const ProbeOutput& out);
 // Seconds the ranks spent inside iterations (the slowest rank's sum).
 double IterTotalSeconds(const ProbeOutput& out);
+// The iterations of the whole run, for a workload cpprof does not know: the lines' `planned`, else
+// the most iterations one rank printed (the probe ran the whole workload); 0 without lines.
+int PlannedIters(const ProbeOutput& out);
 
 // What the prediction needs besides the measurement.
 struct ProbeLimits {
@@ -64,6 +77,9 @@ struct Measurement {
   std::string peak_source;              // "the workload's cpfold-iter lines", "nvidia-smi", ""
   std::optional<double> iter_s;         // one iteration
   double iter_total_s = 0;              // all the probe's iterations
+  // What could not be learned, said in the prediction's lines: the workload printed no
+  // iteration lines (a workload cpprof does not know that does not use cpprof_workload).
+  bool no_iteration_lines = false;
 };
 
 struct Prediction {

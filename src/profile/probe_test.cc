@@ -50,6 +50,41 @@ TEST(ProbeParse, WarmupOnlyAndNothing) {
   EXPECT_TRUE(PeakByRank(none).empty());
 }
 
+// cpprof_workload's lines (python/cpprof_workload/runtime.py): the same protocol under its own
+// tag, with the memory's kind and the run's planned iterations.
+TEST(ProbeParse, ReadsCpprofWorkloadLines) {
+  ProbeOutput o = ParseProbeOutput(
+      "[rank0]:cpprof-iter: {\"rank\": 0, \"iter\": 0, \"warmup\": true, \"wall_s\": 2.0, \"wall_ms\": 2000.0, "
+      "\"peak_mem_bytes\": 10, \"peak_mem_kind\": \"cpu_max_rss\", \"planned\": 8}\n"
+      "cpprof-iter: {\"rank\": 0, \"iter\": 1, \"warmup\": false, \"wall_s\": 1.0, \"planned\": 8}\n"
+      "cpprof-iter: {\"rank\": 1, \"iter\": 0, \"warmup\": true, \"wall_s\": 1.5, \"planned\": 8}\n"
+      "cpprof-iter: {\"iter\": 1}\n");
+  ASSERT_EQ(o.iters.size(), 3u);
+  EXPECT_EQ(o.tag, "cpprof-iter");
+  EXPECT_EQ(o.planned, 8);
+  EXPECT_EQ(PlannedIters(o), 8);
+  EXPECT_EQ(o.peak_mem_kind, "cpu_max_rss");
+  ASSERT_EQ(o.bad_lines.size(), 1u);  // no rank, no wall_s
+  ASSERT_TRUE(IterSeconds(o).has_value());
+  EXPECT_DOUBLE_EQ(*IterSeconds(o), 1.5);  // rank 0's timed 1.0; rank 1 has only its warm-up
+  // Without `planned`, the most iterations one rank printed (the probe ran them all).
+  EXPECT_EQ(PlannedIters(ParseProbeOutput(kCpfoldOut)), 3);
+  EXPECT_EQ(PlannedIters(ParseProbeOutput("nothing\n")), 0);
+}
+
+TEST(ProbePredict, SaysWhatItCouldNotLearnWithoutIterationLines) {
+  Measurement m;
+  m.wall_s = 20;
+  m.no_iteration_lines = true;
+  ProbeLimits l;
+  Prediction p = Predict(m, l);
+  EXPECT_TRUE(p.time_known);
+  EXPECT_DOUBLE_EQ(p.predicted_s, 22);  // the whole probe x 1.1
+  ASSERT_FALSE(p.lines.empty());
+  EXPECT_EQ(p.lines.back().rfind("not learned: the time of one iteration, how many the run does", 0), 0u)
+      << p.lines.back();
+}
+
 ProbeLimits H200Limits() {
   ProbeLimits l;
   l.gpu_total_bytes = {{0, 143771LL << 20}, {1, 143771LL << 20}};

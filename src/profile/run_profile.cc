@@ -339,7 +339,8 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
   Watched w;
   {
     LiveTee tee(p.tmp_probe_stdout_log, p.tmp_probe_stderr_log, options.live ? &err : nullptr);
-    w = RunWatched(plan.probe_argv, plan.env, plan.timeout_s, options.kill_grace_s, runner, tee);
+    w = RunWatched(plan.probe_argv, plan.probe_env.empty() ? plan.env : plan.probe_env, plan.timeout_s,
+                   options.kill_grace_s, runner, tee);
   }
   std::map<int, int64_t> smi_peak_mib;
   if (poller) {
@@ -377,10 +378,11 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
   m.peak_by_rank = PeakByRank(po);
   m.iter_s = IterSeconds(po);
   m.iter_total_s = IterTotalSeconds(po);
+  m.no_iteration_lines = po.iters.empty() && !plan.cpfold;
   const int64_t kMib = 1024 * 1024;
   if (!m.peak_by_rank.empty()) {
     m.peak_source =
-        "the workload's cpfold-iter lines" + (po.peak_mem_kind.empty() ? "" : " (" + po.peak_mem_kind + ")");
+        "the workload's " + po.tag + " lines" + (po.peak_mem_kind.empty() ? "" : " (" + po.peak_mem_kind + ")");
   } else if (!smi_peak_mib.empty()) {
     for (size_t i = 0; i < plan.gpus.size() && static_cast<int>(i) < plan.ranks; ++i) {
       auto it = smi_peak_mib.find(plan.gpus[i]);
@@ -399,7 +401,9 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
   l.headroom = plan.headroom;
   l.timeout_s = plan.timeout_s;
   l.overhead = plan.overhead;
-  l.planned_iters = m.iter_s ? plan.planned_iters : 0;
+  // cpfold: the plan knows its iterations; another workload says them in its lines (`planned`),
+  // or ran them all.
+  l.planned_iters = m.iter_s ? (plan.planned_iters > 0 ? plan.planned_iters : PlannedIters(po)) : 0;
   l.iter_scale = plan.iter_scale;
   if (po.peak_mem_kind != "cpu_max_rss") {  // host memory is not compared with a GPU's
     for (size_t i = 0; i < plan.gpus.size(); ++i) {
@@ -410,7 +414,7 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
     }
   }
   Prediction pr = Predict(m, l);
-  for (const auto& b : po.bad_lines) pr.warnings.push_back("unreadable cpfold-iter line: " + b);
+  for (const auto& b : po.bad_lines) pr.warnings.push_back("unreadable iteration line: " + b);
   CPPROF_RETURN_IF_ERROR(WriteText(
       p.probe_json,
       ProbeJson(plan.probe_argv, m, l, pr, po).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));

@@ -29,4 +29,12 @@ std::optional<std::string> FindHelper(const std::string& file) {
   return std::nullopt;
 }
 
+std::optional<std::string> FindWorkloadKitRoot() {
+  for (const auto& dir : HelperSearchDirs()) {
+    std::string root = dir + "/..";
+    if (Environment::IsFile(root + "/cpprof_workload/__init__.py")) return Environment::RealPath(root);
+  }
+  return std::nullopt;
+}
+
 }  // namespace cpprof::runner

@@ -16,4 +16,8 @@ std::vector<std::string> HelperSearchDirs();
 // The path of helper `file` (e.g. "validate_trace.py"), if one of those places has it.
 std::optional<std::string> FindHelper(const std::string& file);
 
+// The folder holding the cpprof_workload package (python/cpprof_workload, installed beside the
+// helpers): the parent of the first of those places whose parent has it.
+std::optional<std::string> FindWorkloadKitRoot();
+
 }  // namespace cpprof::runner

@@ -19,7 +19,7 @@ bin=$root/bin/cpprof
 for f in bin/cpprof share/man/man1/cpprof.1 share/bash-completion/completions/cpprof share/zsh/site-functions/_cpprof \
          share/cpprof/python/cpprof_helpers/probe_python.py share/cpprof/python/cpprof_helpers/launch_workload.py \
          share/cpprof/python/cpfold/run.py share/cpprof/python/cpfold/presets.json \
-         share/cpprof/python/cpprof_read/__init__.py; do
+         share/cpprof/python/cpprof_read/__init__.py share/cpprof/python/cpprof_workload/__init__.py; do
   [ -e "$root/$f" ] || fail "$f was not installed (under $root)"
 done
 if find "$root/share/cpprof" -name __pycache__ | grep -q .; then fail "__pycache__ installed"; fi
@@ -62,6 +62,22 @@ import sys, cpprof_read
 r = cpprof_read.load(sys.argv[1])
 assert r.world_size == 2 and r.straggler_rank == 1, r
 ' "$tmp/run.sqlite" || fail "cpprof_read from the installed tree"
+
+# A module written by the installed scaffold falls back to the installed cpprof_workload.
+printf '{"inputs": [{"name": "x", "shape": ["N_token"], "dtype": "float32", "kind": "float"}]}' >"$tmp/contract.json"
+"$bin" scaffold --model mypkg.model:Fold --contract "$tmp/contract.json" -o "$tmp/profile_fold.py" 2>"$tmp/scaffold.err" ||
+  fail "scaffold: $(cat "$tmp/scaffold.err")"
+grep -q "sys.path.append(\"$root/share/cpprof/python\")" "$tmp/profile_fold.py" ||
+  fail "the scaffolded module does not name the installed cpprof_workload: $(grep sys.path.append "$tmp/profile_fold.py")"
+
+# cpprof_workload imports from the installed tree (with a Python that has torch).
+for py in /usr/bin/python3 python3; do
+  if "$py" -c 'import torch' 2>/dev/null; then
+    PYTHONPATH=$root/share/cpprof/python "$py" -c 'import cpprof_workload as cw; assert cw.broadcast_counts(n=1) == {"n": 1}' ||
+      fail "cpprof_workload from the installed tree"
+    break
+  fi
+done
 
 # The Debian package from the same install rules (prefix /usr: zsh's vendor-completions).
 if command -v dpkg-deb >/dev/null && command -v cpack >/dev/null; then

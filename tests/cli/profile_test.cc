@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -614,10 +616,12 @@ class FakeRun {
   profile::ExecuteOptions& execute_options() { return eo_; }
   std::map<std::string, std::string>& env() { return env_; }
   std::string pids() const { return dir_ + "/pids"; }
+  void set_kit_root(const std::string& root) { kit_root_ = root; }
   const std::string& dir() const { return dir_; }
 
   Plan MakePlan() {
     profile::PlanInputs in = Inputs(env_);
+    in.workload_kit_root = kit_root_;
     in.tmp_root = dir_ + "/tmp";
     in.user = "root";
     return MustPlan(options_, findings_, in);
@@ -632,7 +636,7 @@ class FakeRun {
   std::string err() const { return err_.str(); }
 
  private:
-  std::string dir_, export_;
+  std::string dir_, export_, kit_root_;
   doctor::DoctorFindings findings_;
   std::map<std::string, std::string> env_;
   ProfileOptions options_;
@@ -899,6 +903,93 @@ TEST(ProfileRun, AProbeThatFitsIsInTheReadoutAndCommandTxt) {
   EXPECT_CONTAINS(ReadFile(p.out.command_txt), "probe results (" + p.out.probe_json + "):\n  rank 0: peak memory");
   EXPECT_CONTAINS(ReadFile(p.out.probe_json), "\"schema\": \"cpprof.probe/1\"");
   EXPECT_CONTAINS(run.err(), "cpprof: profile: probe: predicted profiled run: ");
+}
+
+// A user's workload marked with cpprof_workload: the probe runs only the first two iterations
+// ($CPPROF_PROBE_ITERS, the nsys run does not get it) and predicts from the `planned` count the
+// lines announce.
+TEST(ProfileRun, ProbeOfAnyWorkloadReadsCpprofIterLinesAndThePlannedCount) {
+  FakeRun run("probe-kit");
+  run.options().args = {"-m", "fakework",  "--tag", "cpprof-iter", "--iter-lines",
+                        "6",  "--planned", "6",     "--iter-s",    "100"};
+  run.options().probe = true;
+  run.options().timeout_s = 500;
+  Plan p = run.MakePlan();
+  EXPECT_EQ(p.probe_env.at("CPPROF_PROBE_ITERS"), "2");
+  EXPECT_EQ(p.env.count("CPPROF_PROBE_ITERS"), 0u);
+  EXPECT_CONTAINS(DescribePlan(p), "probe environment addition: CPPROF_PROBE_ITERS=2\n");
+  auto rc = run.Execute(p);
+  ASSERT_FALSE(rc.ok());
+  EXPECT_EQ(rc.status().code(), ExitCode::kCheckFailed);
+  // 6 planned x 100 s x 1.1 > 500 s, from a probe that ran 2 of them.
+  EXPECT_CONTAINS(rc.status().message(), "6 iterations x 100 s x 1.1");
+  std::string probe_out = ReadFile(p.out.probe_stdout_log);
+  EXPECT_CONTAINS(probe_out, "CPPROF_PROBE_ITERS=2");
+  EXPECT_EQ(probe_out.find("\"iter\": 2"), std::string::npos) << probe_out;
+  std::string json = ReadFile(p.out.probe_json);
+  EXPECT_CONTAINS(json, "\"iteration_tag\": \"cpprof-iter\"");
+  EXPECT_CONTAINS(json, "\"planned_by_workload\": 6");
+  EXPECT_CONTAINS(json, "\"peak_mem_source\": \"the workload's cpprof-iter lines\"");
+}
+
+// The toy user model (python/tests/toy_user_model) through the whole path: a module written by
+// `cpprof scaffold`, run by the fake torchrun on two gloo ranks with Debian's torch, once as the
+// probe (2 of its 4 iterations) and once under the fake nsys; its cpprof-iter lines read by the
+// probe. cpprof_workload comes from the plan's PYTHONPATH.
+TEST(ProfileRun, ProbeReadsAScaffoldedModuleOfAUserModel) {
+  if (!fs::exists("/usr/bin/python3") ||
+      std::system("/usr/bin/python3 -c 'import torch.distributed' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 has no torch";
+  }
+  FakeRun run("probe-toy");
+  std::string toy = fs::weakly_canonical(DataPath("../../python/tests/toy_user_model")).string();
+  CliResult s = RunCli({"scaffold", "--model", "toymodel.model:ToyFold", "--entry", "infer", "--cp-wrapper",
+                        "toymodel.cp:wrap_cp", "--contract", toy + "/contract.json", "--count", "recycles=2",
+                        "--n-token", "12", "-o", run.dir() + "/profile_toy.py"});
+  ASSERT_EQ(s.rc, 0) << s.err;
+  run.env()["PYTHONPATH"] = toy + ":" + run.dir();
+  run.env()["PATH"] = run.dir() + "/bin:/usr/bin:/bin";  // the fake torchrun's python3: Debian's, with torch
+  run.set_kit_root(PythonDir());
+  run.options().args = {"-m", "profile_toy", "--gain", "0.1"};
+  run.options().probe = true;
+  run.options().timeout_s = 300;
+  Plan p = run.MakePlan();
+  EXPECT_EQ(p.env.at("PYTHONPATH"), toy + ":" + run.dir() + ":" + PythonDir());
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_EQ(*rc, 0) << run.err();
+  std::string probe_out = ReadFile(p.out.probe_stdout_log);
+  EXPECT_CONTAINS(probe_out, "cpprof-workload: {\"model\": \"toymodel.model:ToyFold\"");
+  EXPECT_CONTAINS(probe_out, "\"counts\": {\"recycles\": 2}");
+  std::string json = ReadFile(p.out.probe_json);
+  EXPECT_CONTAINS(json, "\"iteration_tag\": \"cpprof-iter\"");
+  EXPECT_CONTAINS(json, "\"planned_by_workload\": 4");  // 1 warm-up + 3, of which the probe ran 2
+  EXPECT_CONTAINS(json, "\"peak_mem_kind\": \"cpu_max_rss\"");
+  auto j = nlohmann::json::parse(json);
+  EXPECT_EQ(j["iters"].size(), 4u);  // 2 ranks x 2 iterations
+  EXPECT_EQ(j["limits"]["planned_iters"], 4);
+  EXPECT_CONTAINS(ReadFile(p.out.readout_md), "x 1.1 (the preset's overhead factor under nsys, a guess)");
+  // The profiled run ran all four, and rank 0 said how to name the model's classes.
+  std::string log = ReadFile(p.out.stdout_log);
+  EXPECT_CONTAINS(log, "\"iter\": 3, \"warmup\": false");
+  EXPECT_CONTAINS(log,
+                  "cpprof-trace-json: cpprof trace-json --function toymodel.model:ToyFold.forward --function "
+                  "toymodel.model:TokenEncoder.forward --function toymodel.model:PairBlock.forward "
+                  "--entry-module profile_toy -o profile_toy.trace.json");
+}
+
+// A workload without iteration lines: the probe says what it could not learn.
+TEST(ProfileRun, ProbeOfAWorkloadWithoutLinesSaysWhatItCouldNotLearn) {
+  FakeRun run("probe-blind");
+  run.options().args = {"-m", "fakework"};
+  run.options().probe = true;
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  std::string md = ReadFile(p.out.readout_md);
+  EXPECT_CONTAINS(md, "- not learned: the time of one iteration, how many the run does");
+  EXPECT_CONTAINS(md, "cpprof_workload.iteration, or write a profile module with 'cpprof scaffold'");
+  EXPECT_CONTAINS(md, "- predicted profiled run: ");
 }
 
 // A workload that prints no memory: nvidia-smi's memory.used, polled during the probe.

@@ -1,5 +1,7 @@
 """A fake workload for cpprof profile's tests: prints its arguments, can hang or crash a rank, and
-speaks cpfold's probe protocol (a `cpfold-iter: {...}` line per iteration) with made-up numbers."""
+speaks cpfold's probe protocol (a `cpfold-iter: {...}` line per iteration) with made-up numbers,
+or cpprof_workload's (`--tag cpprof-iter --planned N`, only the first $CPPROF_PROBE_ITERS lines
+under the probe, as cpprof_workload.schedule runs them)."""
 import argparse
 import json
 import os
@@ -15,6 +17,8 @@ p.add_argument("--pid-dir")
 p.add_argument("--iter-lines", type=int, default=0, help="print this many cpfold-iter lines per rank")
 p.add_argument("--iter-s", type=float, default=0.25, help="the wall_s they claim (nothing sleeps)")
 p.add_argument("--peak-bytes", type=int, default=1 << 30, help="the peak_mem_bytes they claim")
+p.add_argument("--tag", default="cpfold-iter", help="the lines' tag: cpfold-iter or cpprof-iter")
+p.add_argument("--planned", type=int, default=0, help="the `planned` the lines say (0: none)")
 a = p.parse_args()
 rank = int(os.environ.get("RANK", "0"))
 if a.pid_dir:
@@ -27,7 +31,11 @@ if rank == a.crash_rank:
 if a.hang:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(3600)
-for it in range(a.iter_lines):
-    print("cpfold-iter: " + json.dumps({"rank": rank, "iter": it, "warmup": False, "wall_s": a.iter_s,
-                                        "peak_mem_bytes": a.peak_bytes + rank}), flush=True)
+cap = os.environ.get("CPPROF_PROBE_ITERS")
+print(f"fakework rank {rank}: CPPROF_PROBE_ITERS={cap}", flush=True)
+for it in range(min(a.iter_lines, int(cap)) if cap and a.tag == "cpprof-iter" else a.iter_lines):
+    line = {"rank": rank, "iter": it, "warmup": False, "wall_s": a.iter_s, "peak_mem_bytes": a.peak_bytes + rank}
+    if a.planned:
+        line["planned"] = a.planned
+    print(a.tag + ": " + json.dumps(line), flush=True)
 print("cpfold: " + json.dumps({"rank": rank, "n": a.n, "median_iter_s": 0.5}), flush=True)
