@@ -278,8 +278,25 @@ std::string EntryModule(const model::CaptureInfo& capture) {
   return "";
 }
 
+// Host-side rows (NVTX, CUDA API calls) whose times cannot be times: the readers left them out.
+void DamagedTimes(const model::NvtxFacts& facts, std::vector<Diagnostic>& out) {
+  std::vector<std::string> parts;
+  if (facts.damaged_nvtx_rows > 0) parts.push_back(fmt::format("{} rows of NVTX_EVENTS", facts.damaged_nvtx_rows));
+  if (facts.damaged_runtime_rows > 0) {
+    parts.push_back(fmt::format("{} rows of CUPTI_ACTIVITY_KIND_RUNTIME", facts.damaged_runtime_rows));
+  }
+  if (parts.empty()) return;
+  out.push_back(Make(Severity::kWarning, "damaged-times", fmt::format("{} with damaged times", Join(parts, 2)),
+                     "Their start or end (columns start, end) is not an integer, is before -2^61 or past 2^62 ns, "
+                     "or ends before it starts: they were left out of every number (module ranges, iterations, "
+                     "launches).",
+                     "Export the report again from its .nsys-rep (nsys export --type sqlite); a damaged file "
+                     "cannot be repaired here."));
+}
+
 std::vector<Diagnostic> DiagnoseCapture(const model::CaptureInfo& capture, const model::NvtxFacts& facts) {
   std::vector<Diagnostic> out;
+  DamagedTimes(facts, out);
   FunctionsTrace(capture, facts, out);
   Autograd(capture, facts, out);
   Nvtx(capture, facts, out);

@@ -137,9 +137,10 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
 
   auto segment = [&](int64_t until) {
     if (until <= now) return;
-    int64_t len = until - now;
+    const int64_t from = now;  // INT64_MIN before the first op of an unwindowed sweep: nothing runs then
     now = until;
     if (active == 0) return;
+    const int64_t len = until - from;
     out.busy_ns += len;
     for (uint32_t m = class_mask; m; m &= m - 1) out.class_union_ns[__builtin_ctz(m)] += len;
     if (compute_active > 0) out.compute_union_ns += len;

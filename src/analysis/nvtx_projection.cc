@@ -25,7 +25,7 @@ std::vector<int64_t> NvtxParents(const std::vector<NvtxRange>& ranges) {
   std::vector<int64_t> parent(ranges.size(), -1);
   for (const auto& thread : RangesByThread(ranges)) {
     const auto& idx = thread.second;  // not a structured binding: lambdas capture it (C++17 rules in clang 14)
-    std::vector<size_t> active;  // ranges started so far that may still contain later ones
+    std::vector<size_t> active;       // ranges started so far that may still contain later ones
     for (size_t k = 0; k < idx.size(); ++k) {
       const NvtxRange& cr = ranges[idx[k]];
       std::erase_if(active, [&](size_t a) { return ranges[a].end < cr.start; });

@@ -145,6 +145,10 @@ struct NvtxFacts {
   int64_t cuda_backtraces = -1;        // CUDA_CALLCHAINS (frames)
   int64_t osrt_backtraces = -1;        // OSRT_CALLCHAINS (frames)
   int64_t python_backtrace_marks = 0;  // events of the "Python Backtrace on CUDA" domain
+  // Rows whose times are damaged (not integers, negative, past 2^62 ns, end before start): left
+  // out when read.
+  int64_t damaged_nvtx_rows = 0;     // NVTX_EVENTS
+  int64_t damaged_runtime_rows = 0;  // CUPTI_ACTIVITY_KIND_RUNTIME
 
   const NvtxDomainFacts* Domain(std::string_view name) const {
     for (const auto& d : domains) {

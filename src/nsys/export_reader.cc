@@ -115,6 +115,24 @@ const std::string& StringTable::Get(int64_t id) {
   return cache_.emplace(id, std::move(value)).first->second;
 }
 
+std::string ValidTimesSql(bool end_may_be_null, std::string_view a) {
+  const std::string max = std::to_string(kMaxTimestampNs);
+  std::string end = fmt::format("(typeof({0}end) = 'integer' AND {0}end BETWEEN {0}start AND {1})", a, max);
+  if (end_may_be_null) end = fmt::format("({0}end IS NULL OR {1})", a, end);
+  return fmt::format("(typeof({0}start) = 'integer' AND {0}start BETWEEN {1} AND {2} AND {3})", a, -kMaxTimestampNs / 2,
+                     max, end);
+}
+
+StatusOr<int64_t> CountDamagedTimes(const Database& db, const char* table, bool end_may_be_null) {
+  if (!db.HasTable(table)) return int64_t{0};
+  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT count(*) FROM {} WHERE NOT {}", table,
+                                                               ValidTimesSql(end_may_be_null)),
+                                                   fmt::format("checking the times of {}", table)));
+  const int64_t n = st.Step() ? st.Int(0) : 0;
+  CPPROF_RETURN_IF_ERROR(st.status());
+  return n;
+}
+
 StatusOr<int64_t> RowsUpperBound(const Database& db, const char* table) {
   if (!db.HasTable(table)) return int64_t{0};
   CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT max(rowid) FROM {}", table), "counting rows"));

@@ -24,6 +24,16 @@ inline bool ValidOpTimes(bool integers, int64_t start, int64_t end) {
   return integers && start >= 0 && start <= end && end <= kMaxTimestampNs;
 }
 
+// The times of a host-side row (NVTX, CUDA API calls) as an SQL condition on the columns `start`
+// and `end` of `table_alias` ("" or "ne."): integers, -2^61 <= start <= end <= 2^62 (a host event
+// may come before the session's time 0; the bounds keep every difference inside int64). Rows that
+// fail it are left out when read. NULL `end` passes where `end_may_be_null` (an NVTX range still
+// open, an NVTX mark).
+std::string ValidTimesSql(bool end_may_be_null, std::string_view table_alias = "");
+
+// Rows of `table` that fail ValidTimesSql (0 when the table is absent).
+StatusOr<int64_t> CountDamagedTimes(const Database& db, const char* table, bool end_may_be_null);
+
 inline constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 inline constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 inline constexpr const char* kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";

@@ -1,5 +1,7 @@
 #include "nsys/launch_reader.h"
 
+#include <fmt/format.h>
+
 #include "nsys/export_reader.h"
 
 namespace cpprof::nsys {
@@ -21,12 +23,12 @@ StatusOr<ApiCallCursor> ApiCallCursor::Open(const Database& db, bool by_start, b
   if (!db.HasTable(kRuntimeTable)) return c;
   const bool corr = db.HasColumn(kRuntimeTable, "correlationId");
   if (launches_only && !corr) return c;
-  CPPROF_ASSIGN_OR_RETURN(
-      Statement st,
-      db.Prepare(std::string("SELECT start, end, globalTid, ") + (corr ? "correlationId" : "NULL") + ", nameId FROM " +
-                     kRuntimeTable + (launches_only ? " WHERE correlationId IS NOT NULL" : "") +
-                     (by_start ? " ORDER BY start, rowid" : ""),
-                 "reading CUDA API calls"));
+  CPPROF_ASSIGN_OR_RETURN(Statement st,
+                          db.Prepare(std::string("SELECT start, end, globalTid, ") + (corr ? "correlationId" : "NULL") +
+                                         ", nameId FROM " + kRuntimeTable + " WHERE " + ValidTimesSql(false) +
+                                         (launches_only ? " AND correlationId IS NOT NULL" : "") +
+                                         (by_start ? " ORDER BY start, rowid" : ""),
+                                     "reading CUDA API calls"));
   c.st_.emplace(std::move(st));
   return c;
 }
@@ -34,7 +36,8 @@ StatusOr<ApiCallCursor> ApiCallCursor::Open(const Database& db, bool by_start, b
 StatusOr<int64_t> LastApiCallEnd(const Database& db) {
   if (!db.HasTable(kRuntimeTable)) return int64_t{0};
   CPPROF_ASSIGN_OR_RETURN(
-      Statement st, db.Prepare(std::string("SELECT max(end) FROM ") + kRuntimeTable, "finding the end of the capture"));
+      Statement st, db.Prepare(std::string("SELECT max(end) FROM ") + kRuntimeTable + " WHERE " + ValidTimesSql(false),
+                               "finding the end of the capture"));
   int64_t end = 0;
   if (st.Step()) end = st.Int(0);
   CPPROF_RETURN_IF_ERROR(st.status());
@@ -53,13 +56,23 @@ StatusOr<std::map<int64_t, std::string>> ReadThreadNames(const Database& db) {
   return names;
 }
 
-Status ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn) {
-  if (!db.HasTable(kRuntimeTable)) return OkStatus();
-  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT start, globalTid, correlationId FROM ") +
-                                                       kRuntimeTable + " WHERE correlationId IS NOT NULL",
-                                                   "reading CUDA API calls"));
-  while (st.Step()) fn(st.Int(0), st.Int(1), st.Int(2));
-  return st.status();
+StatusOr<int64_t> ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn) {
+  if (!db.HasTable(kRuntimeTable)) return int64_t{0};
+  CPPROF_ASSIGN_OR_RETURN(Statement st,
+                          db.Prepare(fmt::format("SELECT start, globalTid, correlationId, {} FROM {} WHERE "
+                                                 "correlationId IS NOT NULL",
+                                                 ValidTimesSql(false), kRuntimeTable),
+                                     "reading CUDA API calls"));
+  int64_t damaged = 0;
+  while (st.Step()) {
+    if (st.Int(3) == 0) {
+      ++damaged;
+      continue;
+    }
+    fn(st.Int(0), st.Int(1), st.Int(2));
+  }
+  CPPROF_RETURN_IF_ERROR(st.status());
+  return damaged;
 }
 
 }  // namespace cpprof::nsys

@@ -20,7 +20,8 @@ namespace cpprof::nsys {
 StatusOr<std::set<int64_t>> ReadAutogradThreads(const Database& db);
 
 // Streams the runtime API calls that carry a correlation id: fn(start, globalTid, correlationId).
-Status ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn);
+// Calls with damaged times (ValidTimesSql) are left out; returns how many.
+StatusOr<int64_t> ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn);
 
 struct ApiCallRow {
   int64_t start, end;

@@ -121,6 +121,7 @@ StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* 
       CPPROF_RETURN_IF_ERROR(st.status());
     }
   }
+  CPPROF_ASSIGN_OR_RETURN(facts.damaged_nvtx_rows, CountDamagedTimes(db, kNvtxTable, true));
   CPPROF_ASSIGN_OR_RETURN(facts.cpu_samples, CountRows(db, "COMPOSITE_EVENTS"));
   CPPROF_ASSIGN_OR_RETURN(facts.cuda_backtraces, CountRows(db, "CUDA_CALLCHAINS"));
   CPPROF_ASSIGN_OR_RETURN(facts.osrt_backtraces, CountRows(db, "OSRT_CALLCHAINS"));

@@ -127,9 +127,11 @@ const std::vector<std::string>& NvtxDomains::NamesFor(int64_t domain_id, int64_t
 
 StatusOr<int64_t> LastNvtxTimestamp(const Database& db, OpenEnd open_end) {
   CPPROF_ASSIGN_OR_RETURN(
-      Statement st, db.Prepare(fmt::format("SELECT max(max(start), coalesce(max(end), max(start))) FROM {}{}",
-                                           kNvtxTable, open_end == OpenEnd::kLastRange ? " WHERE " + RangesOnly() : ""),
-                               "reading NVTX"));
+      Statement st,
+      db.Prepare(fmt::format(
+                     "SELECT max(max(start), coalesce(max(end), max(start))) FROM {}{}", kNvtxTable,
+                     " WHERE " + ValidTimesSql(true) + (open_end == OpenEnd::kLastRange ? " AND " + RangesOnly() : "")),
+                 "reading NVTX"));
   int64_t max_ts = 0;
   if (st.Step()) max_ts = st.Int(0);
   CPPROF_RETURN_IF_ERROR(st.status());
@@ -193,17 +195,18 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
   CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
-      db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
-                             "WHERE eventType IN ({}, {}, {}, {}, {}){}{}",
-                             db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable,
-                             kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
-                             options.rows.whole()
-                                 ? std::string()
-                                 : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
-                             !options.by_start       ? ""
-                             : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
-                                                     : " ORDER BY start, rowid"),
-                 "reading NVTX ranges"));
+      db.Prepare(
+          fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
+                      "WHERE eventType IN ({}, {}, {}, {}, {}) AND {}{}{}",
+                      db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable, kNvtxPushPop,
+                      kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate, ValidTimesSql(true),
+                      options.rows.whole()
+                          ? std::string()
+                          : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
+                      !options.by_start       ? ""
+                      : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
+                                              : " ORDER BY start, rowid"),
+          "reading NVTX ranges"));
   auto impl = std::make_unique<Impl>(std::move(st), std::move(registered), options.open_end);
   if (!options.prefetch) {
     impl->annotate = options.annotate;
@@ -335,9 +338,9 @@ Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::functio
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
       db.Prepare(fmt::format("SELECT ne.start, coalesce(ne.end, {}), ne.eventType, ne.domainId, ne.globalTid, "
-                             "ne.textId, ne.text, {}, ne.end IS NULL FROM {} AS ne WHERE ne.{}",
+                             "ne.textId, ne.text, {}, ne.end IS NULL FROM {} AS ne WHERE ne.{} AND {}",
                              max_ts, db.HasColumn(kNvtxTable, "endGlobalTid") ? "ne.endGlobalTid IS NOT NULL" : "0",
-                             kNvtxTable, ranges_only),
+                             kNvtxTable, ranges_only, ValidTimesSql(true, "ne.")),
                  "reading NVTX ranges"));
   NvtxRangeRow r{};
   while (st.Step()) {
@@ -361,9 +364,9 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
   const bool payloads = callbacks.payload && db.HasColumn(kNvtxTable, "binaryData");
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
-      db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, {} FROM {}",
+      db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, {} FROM {} WHERE {}",
                              db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid IS NOT NULL" : "0",
-                             payloads ? "binaryData" : "NULL", kNvtxTable),
+                             payloads ? "binaryData" : "NULL", kNvtxTable, ValidTimesSql(true)),
                  "reading NVTX events"));
   struct Held {
     NvtxRangeRow row;

@@ -171,10 +171,11 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   a.modules =
       std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config, std::move(autograd));
   const analysis::LaunchTag none;
-  CPPROF_RETURN_IF_ERROR(nsys::ForEachRuntimeCall(db, [&](int64_t start, int64_t tid, int64_t corr) {
-    analysis::LaunchTag tag = a.modules->ForCall(tid, start);
-    if (!(tag == none)) a.calls.Add(nsys::ProcessOfThread(tid), corr, tag);
-  }));
+  CPPROF_ASSIGN_OR_RETURN(a.damaged_runtime_rows,
+                          nsys::ForEachRuntimeCall(db, [&](int64_t start, int64_t tid, int64_t corr) {
+                            analysis::LaunchTag tag = a.modules->ForCall(tid, start);
+                            if (!(tag == none)) a.calls.Add(nsys::ProcessOfThread(tid), corr, tag);
+                          }));
   a.calls.Finish();
   a.modules->ReleaseRanges();  // every launch is tagged: only the module tree is needed from here
   return a;

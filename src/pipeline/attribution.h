@@ -23,9 +23,10 @@ namespace cpprof::pipeline {
 struct Attribution {
   std::unique_ptr<analysis::ModuleAttribution> modules;  // null when nothing can be attributed
   analysis::CallTags calls;
-  int64_t kept_ranges = 0;     // NVTX ranges kept: modules, optimizer and warm-up markers, autograd's
-  int64_t cross_thread = 0;    // ranges ending on another thread (left out, as nsys does)
-  int64_t distinct_names = 0;  // "domain:text" names classified, each once (autograd op ranges aside)
+  int64_t kept_ranges = 0;           // NVTX ranges kept: modules, optimizer and warm-up markers, autograd's
+  int64_t cross_thread = 0;          // ranges ending on another thread (left out, as nsys does)
+  int64_t damaged_runtime_rows = 0;  // CUDA API calls with damaged times, left out
+  int64_t distinct_names = 0;        // "domain:text" names classified, each once (autograd op ranges aside)
   bool has_autograd_threads = false;
   std::string warmup_range;  // the first warm-up range seen ("" none), named in the readout
   // Read on the way, so that NVTX_EVENTS is read once: for the capture diagnostics

@@ -171,6 +171,7 @@ Status ReadSourceWork(const model::Window& window, size_t threads, Source& s) {
   CPPROF_ASSIGN_OR_RETURN(s.facts, attribution.has_nvtx
                                        ? nsys::ReadNvtxFacts(*s.db, &attribution.domains, &attribution.tally)
                                        : nsys::ReadNvtxFacts(*s.db));
+  s.facts.damaged_runtime_rows = attribution.damaged_runtime_rows;
   s.db.reset();
   return OkStatus();
 }

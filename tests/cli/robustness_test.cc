@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "base/utf8.h"
 #include "test_support.h"
@@ -20,10 +21,10 @@ constexpr int kError = 1;
 constexpr int kUsage = 2;
 constexpr int kBadInput = 4;
 
-// A copy of the cpwork-trace export with `sql` applied.
-std::string Damaged(const std::string& name, const std::string& sql) {
+// A copy of a real export (cpwork-trace unless said) with `sql` applied.
+std::string Damaged(const std::string& name, const std::string& sql, const std::string& from = "cpwork-trace") {
   std::string p = TempDir() + "/" + name + ".sqlite";
-  fs::copy_file(RealExport("cpwork-trace"), p, fs::copy_options::overwrite_existing);
+  fs::copy_file(RealExport(from), p, fs::copy_options::overwrite_existing);
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
   char* msg = nullptr;
@@ -154,6 +155,41 @@ TEST(DamagedValues, OutOfRangeAndNonIntegerTimesAreLeftOutAndCounted) {
   ASSERT_EQ(s.rc, 0) << s.err;
   EXPECT_EQ(s.out.find(",-"), std::string::npos) << "no negative total or share";
   EXPECT_NE(s.err.find("a total passed 2^63 - 1"), std::string::npos) << s.err;
+}
+
+// Found by the fuzzer (tests/fuzz/crashes/crash-8fad48e1...): an NVTX iteration range ending at
+// INT64_MIN made the steady window's span overflow in the verdict. NVTX and CUDA API rows with
+// damaged times are left out when read and counted in one warning.
+TEST(DamagedValues, DamagedNvtxAndApiTimesAreLeftOutAndSaidOnce) {
+  // cpwork-train: iteration ranges and module ranges (its CUDA API calls are read to tag launches).
+  std::string p = Damaged("nvtx-values", R"(
+      CREATE TEMP VIEW named AS SELECT rowid AS r, coalesce(text, (SELECT value FROM StringIds WHERE id = textId)) AS t
+        FROM NVTX_EVENTS;
+      UPDATE NVTX_EVENTS SET end = -9223372036854775808 WHERE rowid = (SELECT min(r) FROM named WHERE t = 'iteration 1');
+      UPDATE NVTX_EVENTS SET start = 'abc' WHERE rowid = (SELECT min(r) FROM named WHERE t = 'iteration 2');
+      UPDATE NVTX_EVENTS SET end = start - 1 WHERE rowid = (SELECT max(rowid) FROM NVTX_EVENTS WHERE end IS NOT NULL);
+      UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = 4611686018427400249
+        WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IS NOT NULL);)",
+                          "cpwork-train");
+  CliResult r = RunBinary({"report", p, "--format", "json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("\"span_ns\": -"), std::string::npos);
+  EXPECT_EQ(r.out.find("\"idle_ns\": -"), std::string::npos);
+  EXPECT_NE(r.out.find("\"damaged-times\""), std::string::npos) << r.out.substr(0, 2000);
+  EXPECT_NE(r.out.find("3 rows of NVTX_EVENTS, 1 rows of CUPTI_ACTIVITY_KIND_RUNTIME with damaged times"),
+            std::string::npos);
+  CliResult text = RunBinary({"report", p});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE((text.out + text.err).find("with damaged times"), std::string::npos);
+  for (const char* report : {"nvtx_sum", "nvtx_gpu_proj_sum"}) {
+    CliResult s = RunBinary({"stats", "-r", report, "--format", "csv", p});
+    ASSERT_EQ(s.rc, 0) << report << ": " << s.err;
+    std::istringstream lines(s.out);
+    for (std::string line; std::getline(lines, line);) {
+      // The numbers come before the quoted range name (which may hold "(0,-1)").
+      EXPECT_EQ(line.substr(0, line.find('"')).find(",-"), std::string::npos) << report << ": " << line;
+    }
+  }
 }
 
 TEST(DamagedValues, HugeMemoryEventsAreLeftOut) {
