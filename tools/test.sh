@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of cpprof: the format check, the C++ tests (unit, golden on real nsys exports, black-box on the
 # built binary) in a normal build and again under AddressSanitizer + UndefinedBehaviorSanitizer,
-# then the Python tests of the reference workload (cpfold) and of cpprof's helpers.
+# a short fixed run of the fuzz target (bench/fuzz.sh --ci), then the Python tests of the reference workload (cpfold) and of cpprof's helpers.
 #
 #   tools/test.sh              # everything (what CI runs)
 #   tools/test.sh --no-sanitize
@@ -34,6 +34,13 @@ if [ "$sanitize" = 1 ]; then
   mkdir -p build-asan
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     build_and_test build-asan -DCPPROF_SANITIZE=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+fi
+
+if [ "$sanitize" = 1 ]; then
+  # Damaged exports through report, stats and export under libFuzzer (tests/fuzz/README.md): the
+  # kept crash inputs, then a fixed number of runs from a fixed seed.
+  echo "== Fuzz: damaged exports (bench/fuzz.sh --ci)"
+  bench/fuzz.sh --ci
 fi
 
 if [ -d python/tests ]; then

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "base/saturating.h"
+
 namespace cpprof::analysis {
 
 namespace {
@@ -28,7 +30,7 @@ void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommM
       pool.push_back({ops[i].start, ops[i].end, static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
       auto& k = s.per_rank[r];
       ++k.ops;
-      k.time_ns += ops[i].end - ops[i].start;
+      SatAdd(k.time_ns, ops[i].end - ops[i].start);
     }
   }
   if (pool.empty()) return;
@@ -61,7 +63,7 @@ void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommM
     if (member.size() < 2) {
       auto& k = s.per_rank[seed.rank];
       ++k.unmatched_ops;
-      k.unmatched_ns += seed.end - seed.start;
+      SatAdd(k.unmatched_ns, seed.end - seed.start);
       splits[seed.rank][seed.index] = CommOpSplit{0, seed.start, false, false, 0};
       continue;
     }
@@ -80,14 +82,14 @@ void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommM
       const Pooled& p = pool[j];
       int64_t wait = std::min(last, p.end) - p.start;  // last < every member's end (see above)
       auto& k = s.per_rank[p.rank];
-      k.wait_ns += wait;
-      k.transfer_ns += (p.end - p.start) - wait;
+      SatAdd(k.wait_ns, wait);
+      SatAdd(k.transfer_ns, (p.end - p.start) - wait);
       caused += wait;
       splits[p.rank][p.index] = CommOpSplit{wait, p.start + wait, true, p.rank == last_rank, 0};
     }
     auto& l = s.per_rank[last_rank];
     ++l.last_arrivals;
-    l.caused_wait_ns += caused;
+    SatAdd(l.caused_wait_ns, caused);
     for (size_t j : member) {
       if (pool[j].rank == last_rank) splits[last_rank][pool[j].index].caused_wait_ns = caused;
     }
@@ -165,12 +167,12 @@ void SplitRankComm(const RankModuleTimes& sweep, size_t rank, const std::vector<
       auto& t = nodes[id];
       t.exposed_transfer_ns += exposed;
       if (split.matched) {
-        t.wait_ns += split.wait_ns;
-        t.transfer_ns += (op.end - op.start) - split.wait_ns;
+        SatAdd(t.wait_ns, split.wait_ns);
+        SatAdd(t.transfer_ns, (op.end - op.start) - split.wait_ns);
       }
       if (split.last_arrival) {
         ++t.last_arrivals;
-        t.caused_wait_ns += split.caused_wait_ns;
+        SatAdd(t.caused_wait_ns, split.caused_wait_ns);
       }
     }
   }

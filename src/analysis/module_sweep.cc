@@ -6,6 +6,7 @@
 #include <queue>
 
 #include "analysis/op_sweep.h"
+#include "base/saturating.h"
 
 namespace cpprof::analysis {
 
@@ -224,7 +225,7 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
     ++out.nodes[node].ops;
     ++out.ops;
     int c = static_cast<int>(op.cls);
-    out.class_sum_ns[c] += op.end - op.start;
+    SatAdd(out.class_sum_ns[c], op.end - op.start);
     ++out.class_instances[c];
     first = std::min(first, op.start);
     last = std::max(last, op.end);

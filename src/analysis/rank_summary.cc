@@ -5,6 +5,7 @@
 
 #include "analysis/intervals.h"
 #include "analysis/op_sweep.h"
+#include "base/saturating.h"
 
 namespace cpprof::analysis {
 
@@ -79,7 +80,7 @@ model::RankSummary SummarizeRank(model::ProcessGpuWork& work, const model::GpuNa
     const OpClass cls = op.cls;
     int c = static_cast<int>(cls);
     auto& ct = s.classes[c];
-    ct.sum_ns += end - start;
+    SatAdd(ct.sum_ns, end - start);
     ++ct.instances;
     class_union[c].Add(start, end);
     all.Add(start, end);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "analysis/op_sweep.h"
+#include "base/saturating.h"
 
 namespace cpprof::analysis {
 
@@ -45,7 +46,7 @@ class LaneBuilder {
     if (!keep_) return;
     const int64_t d = op.end - op.start;
     if (!downsample_) {
-      class_ns_[static_cast<int>(op.cls)] += d;
+      SatAdd(class_ns_[static_cast<int>(op.cls)], d);
     } else if (classes_.size() > 1) {
       size_t k = ClassIndex(op.cls);
       ForSlices(op.start, op.end,

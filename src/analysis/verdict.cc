@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "base/saturating.h"
+
 namespace cpprof::analysis {
 
 namespace {
@@ -71,9 +73,9 @@ void FillCommBudget(const CommMatch& comm, size_t r, const RankModuleTimes& swee
   for (const auto& kind : comm.kinds) {
     if (r >= kind.per_rank.size()) continue;
     const auto& k = kind.per_rank[r];
-    s.wait_ns += k.wait_ns;
-    s.transfer_ns += k.transfer_ns;
-    s.unmatched_ns += k.unmatched_ns;
+    SatAdd(s.wait_ns, k.wait_ns);
+    SatAdd(s.transfer_ns, k.transfer_ns);
+    SatAdd(s.unmatched_ns, k.unmatched_ns);
     exposed += k.exposed_transfer_ns;
   }
   s.exposed_transfer_ns = std::clamp<int64_t>(exposed, 0, s.comm_only_ns);
@@ -126,9 +128,10 @@ model::Verdict MakeVerdict(const model::Report& r) {
   double waiting = MeanShare(r.ranks, [](const auto& s) { return s.exposed_wait_ns; });
   double idle = MeanShare(r.ranks, [](const auto& s) { return s.idle_ns; });
   double launch = MeanShare(r.ranks, [](const auto& s) { return s.launch_gap_ns; });
-  int64_t mean_span = 0;
-  for (const auto& s : r.ranks) mean_span += s.span_ns;
-  mean_span /= static_cast<int64_t>(n);
+  // A double: exact below 2^53 ns in all (104 days), and no sum past int64 on damaged spans.
+  double span_sum = 0;
+  for (const auto& s : r.ranks) span_sum += static_cast<double>(s.span_ns);
+  const auto mean_span = static_cast<int64_t>(span_sum / static_cast<double>(n));
 
   std::string head;
   if (w.iter_median_ns > 0) {
@@ -159,7 +162,7 @@ model::Verdict MakeVerdict(const model::Report& r) {
   std::vector<std::pair<double, std::string>> ops;
   if (n > 1 && im.straggler_rank >= 0 && mean_span > 0) {
     const auto& st = r.ranks[im.straggler_rank];
-    double share = Share(im.straggler_caused_wait_ns, mean_span * static_cast<int64_t>(n - 1));
+    double share = Share(im.straggler_caused_wait_ns, mean_span) / static_cast<double>(n - 1);
     double others_idle = 0;
     for (const auto& s : r.ranks) {
       if (s.rank != im.straggler_rank) others_idle += Share(s.idle_ns, s.span_ns) / static_cast<double>(n - 1);

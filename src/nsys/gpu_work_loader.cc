@@ -6,6 +6,7 @@
 #include <map>
 
 #include "base/parallel.h"
+#include "base/saturating.h"
 
 namespace cpprof::nsys {
 
@@ -119,7 +120,7 @@ bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, const model::Interval
         start == end ? start >= window->start && start < window->end : end > window->start && start < window->end;
     if (!inside) {
       ++p.outside_window_ops;
-      p.outside_window_ns += end - start;
+      SatAdd(p.outside_window_ns, end - start);
       return true;
     }
     if (start < window->start || end > window->end) {
@@ -130,7 +131,7 @@ bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, const model::Interval
   }
   if (t.flags & model::kOpInWarmup) {
     ++p.warmup_ops;
-    p.warmup_ns += end - start;
+    SatAdd(p.warmup_ns, end - start);
   }
   return false;
 }
@@ -175,7 +176,7 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
         ++t.capture_instances;
         if (Skip(p, ot, window, start, end)) return;
         AddOp(p, start, end, c, ot);
-        t.total_ns += end - start;
+        SatAdd(t.total_ns, end - start);
         ++t.instances;
       },
       columns));
@@ -192,16 +193,16 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
     p.long_ops.insert(p.long_ops.end(), q.long_ops.begin(), q.long_ops.end());
     for (const auto& [id, t] : q.kernels) {
       auto& k = p.kernels[id];
-      k.total_ns += t.total_ns;
+      SatAdd(k.total_ns, t.total_ns);
       k.instances += t.instances;
       k.capture_instances += t.capture_instances;
     }
     p.invalid_ops += q.invalid_ops;
     p.excluded_ops += q.excluded_ops;
     p.warmup_ops += q.warmup_ops;
-    p.warmup_ns += q.warmup_ns;
+    SatAdd(p.warmup_ns, q.warmup_ns);
     p.outside_window_ops += q.outside_window_ops;
-    p.outside_window_ns += q.outside_window_ns;
+    SatAdd(p.outside_window_ns, q.outside_window_ns);
     p.clipped_ops += q.clipped_ops;
   }
   work.names.kernel_names.merge(part.names.kernel_names);
@@ -229,7 +230,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
     ++t.capture_instances;
     if (Skip(p, ot, window, start, end)) return;
     AddOp(p, start, end, c, ot);
-    t.total_ns += end - start;
+    SatAdd(t.total_ns, end - start);
     ++t.instances;
   }));
 

@@ -8,6 +8,7 @@
 #include "analysis/comm_match.h"
 #include "analysis/divergence.h"
 #include "analysis/verdict.h"
+#include "base/saturating.h"
 #include "base/stage_timer.h"
 #include "pipeline/report_timeline.h"
 #include "pipeline/run_reader.h"
@@ -131,7 +132,7 @@ model::Report FinishReport(RunPartial run) {
     }
     if (!window.whole_capture) {
       window.left_out_ops += p.outside_window_ops;
-      window.left_out_ns += p.outside_window_ns;
+      SatAdd(window.left_out_ns, p.outside_window_ns);
       window.clipped_ops += p.clipped_ops;
     }
     analysis::FillCommBudget(comm, r, p.sweep, s);

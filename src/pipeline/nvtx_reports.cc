@@ -14,6 +14,7 @@
 #include "analysis/summary_stats.h"
 #include "base/compact_strings.h"
 #include "base/parallel.h"
+#include "base/saturating.h"
 #include "base/stage_timer.h"
 #include "base/value_lists.h"
 #include "model/global_id.h"
@@ -444,7 +445,7 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
     GroupTotals& g = sweep.totals[d];
     sweep.proj.Append(d, static_cast<int64_t>(c.seq));
     sweep.proj.Append(d, c.proj.proj_end - c.proj.proj_start);
-    g.range_time += c.end - c.start;
+    SatAdd(g.range_time, c.end - c.start);
     g.launches += c.proj.launches;
     g.children += static_cast<uint32_t>(c.proj.children);
     if (c.proj.level >= 0) g.level_sum += c.proj.level, ++g.levels;

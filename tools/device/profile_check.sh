@@ -3,6 +3,7 @@
 # repository root on an H200 machine with 2 or 4 GPUs:
 #
 #   tools/device/profile_check.sh OUT_DIR STEP...      steps: none fast full e2e own perrank twonodes multi
+#                                                             scaffold
 #
 # cpprof: $CPPROF, else .devbin/cpprof (a static build carried along). DEBS_DIR (.debs) holds
 # Debian's libdw1/libelf1 .deb files for the importer fix (../shared/notes/device-nsys.md).
@@ -18,6 +19,8 @@
 #   twonodes cpfold trunk N=256 as two "nodes" on one host (one launcher, GPU and nsys each)
 #   multi  issue 14's committed exports (tests/data/real/cpfold-multi-1x2): a small bf16 trunk on
 #          1x2 captured three ways (one nsys, --per-rank, two "nodes"), readouts and sanity diffs
+#   scaffold issue 21: the toy user model (python/tests/toy_user_model) scaffolded by `cpprof scaffold`
+#          and profiled by `cpprof profile --probe --trace-discover` on one GPU, as a user would
 # Each step leaves its results folder's small files (readout, report JSON, command, logs) and
 # the .sqlite.xz under OUT_DIR/<step>/, and a line with the wall time in OUT_DIR/summary.txt.
 set -uo pipefail
@@ -85,6 +88,18 @@ for step in "$@"; do
       timed e2e "$out/e2e/profile.log" "$cpprof" profile --results-dir "$results" --name e2e512-full \
         --preset full e2e 512 2
       keep e2e inference e2e512-full ;;
+    scaffold)
+      toy=$out/scaffold/work; rm -rf "$toy"; mkdir -p "$toy"; cp -r "$repo/python/tests/toy_user_model/." "$toy/"
+      rm -rf "$toy"/toymodel/__pycache__
+      (cd "$toy" && "$cpprof" scaffold --model toymodel.model:ToyFold --entry infer --cp-wrapper toymodel.cp:wrap_cp \
+        --contract contract.json --count recycles=2 --n-token 512 --iters 5 --warmup 2 -o profile_toy.py) \
+        >"$out/scaffold/scaffold.log" 2>&1
+      say "scaffold: rc=$? $(grep -c . "$toy/profile_toy.py") lines written"
+      (cd "$toy" && PYTHONPATH=$toy${PYTHONPATH:+:$PYTHONPATH} timed scaffold "$out/scaffold/profile.log" \
+        "$cpprof" profile --results-dir "$results" --name toy512 --probe --trace-discover toymodel \
+        --nproc-per-node 1 --gpus 0 -- -m profile_toy --n-token 512)
+      keep scaffold custom toy512
+      cp "$toy/profile_toy.py" "$out/scaffold/" ;;
     own)
       if has --trace-discover; then
         trace=(--trace-discover cpwork --trace-match 'TriMul|Pairformer|Trunk|Confidence')
