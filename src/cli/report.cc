@@ -40,6 +40,10 @@ class ReportCommand : public Command {
     app.add_flag("--wide", wide_,
                  "Text: keep every line whole (default: tables and prose fit the terminal, or 120 columns when "
                  "written to a file or a pipe)");
+    app.add_flag("--full-names", render_.full_names,
+                 "Text: print kernel names whole (default: template arguments and parameter lists shortened to the "
+                 "name that tells kernels apart, e.g. elementwise_kernel<...CUDAFunctor_add<float>...>; JSON always "
+                 "has both, HTML shows the full name on hover)");
     app.add_option("--depth", render_.module_depth, "Module rows shown down to this depth (text, md)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
@@ -105,10 +109,18 @@ class ReportCommand : public Command {
           write));
       return 0;
     }
-    options_.timeline = format_ == "html";
     CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(files, options_));
     render_.width = TextWidth(wide_, (output_.empty() || output_ == "-") && ctx.out_is_terminal);
-    CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx));
+    render::HtmlExtras html;
+    pipeline::PageReports page;
+    if (format_ == "html") {
+      // The page's timeline (the whole capture) and each iteration's readout.
+      CPPROF_ASSIGN_OR_RETURN(page, pipeline::BuildPageReports(files, options_, report));
+      html.timeline = &page.timeline;
+      html.iterations = &page.iterations;
+      html.iterations_left_out = page.iterations_left_out;
+    }
+    CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx, html));
     return 0;
   }
 
