@@ -36,14 +36,58 @@ size_t MatchBack(std::string_view s, size_t close) {
 // Names inside template arguments that say nothing about what a kernel does: types, standard
 // and library helpers, PyTorch's launch wrappers, demangler words.
 bool IsNoise(std::string_view id) {
-  static constexpr std::array<std::string_view, 52> kNoise = {
-      "void", "bool", "char", "short", "int", "long", "unsigned", "signed", "float", "double", "const", "volatile",
-      "half", "Half", "BFloat16", "bfloat16", "complex", "c10", "std", "array", "tuple", "pair", "plus", "minus",
-      "lambda", "instance", "operator", "unnamed", "anonymous", "namespace", "type", "value_type", "result_type",
-      "function_traits", "gpu_kernel_impl", "gpu_kernel_impl_nocast", "gpu_index_kernel", "index_kernel_impl",
-      "OpaqueType", "TrivialOffsetCalculator", "OffsetCalculator", "LoadWithCast", "StoreWithCast", "func_wrapper_t",
-      "ReduceOp", "policy_hub", "ScanTileState", "NullType", "transform_iterator", "counting_iterator",
-      "use_default", "Params"};
+  static constexpr std::array<std::string_view, 52> kNoise = {"void",
+                                                              "bool",
+                                                              "char",
+                                                              "short",
+                                                              "int",
+                                                              "long",
+                                                              "unsigned",
+                                                              "signed",
+                                                              "float",
+                                                              "double",
+                                                              "const",
+                                                              "volatile",
+                                                              "half",
+                                                              "Half",
+                                                              "BFloat16",
+                                                              "bfloat16",
+                                                              "complex",
+                                                              "c10",
+                                                              "std",
+                                                              "array",
+                                                              "tuple",
+                                                              "pair",
+                                                              "plus",
+                                                              "minus",
+                                                              "lambda",
+                                                              "instance",
+                                                              "operator",
+                                                              "unnamed",
+                                                              "anonymous",
+                                                              "namespace",
+                                                              "type",
+                                                              "value_type",
+                                                              "result_type",
+                                                              "function_traits",
+                                                              "gpu_kernel_impl",
+                                                              "gpu_kernel_impl_nocast",
+                                                              "gpu_index_kernel",
+                                                              "index_kernel_impl",
+                                                              "OpaqueType",
+                                                              "TrivialOffsetCalculator",
+                                                              "OffsetCalculator",
+                                                              "LoadWithCast",
+                                                              "StoreWithCast",
+                                                              "func_wrapper_t",
+                                                              "ReduceOp",
+                                                              "policy_hub",
+                                                              "ScanTileState",
+                                                              "NullType",
+                                                              "transform_iterator",
+                                                              "counting_iterator",
+                                                              "use_default",
+                                                              "Params"};
   if (id.size() >= 2 && id[0] == '_' && id[1] == '_') return true;  // __nv_bfloat16, __identity, __4
   // Template parameters (T1), policies (Policy1000), float types such as float4.
   auto digits_after = [&](std::string_view prefix) {
@@ -83,7 +127,8 @@ std::vector<Candidate> Candidates(std::string_view args) {
         std::string_view text = id;
         if (j < args.size() && args[j] == '<') {
           size_t close = args.find('>', j);
-          const bool flat = close != std::string_view::npos && args.substr(j + 1, close - j - 1).find('<') == std::string_view::npos;
+          const bool flat =
+              close != std::string_view::npos && args.substr(j + 1, close - j - 1).find('<') == std::string_view::npos;
           if (flat && close - j - 1 <= kKeptCandidateArgs) text = args.substr(i, close + 1 - i);
         }
         out.push_back({i, angle, id, text});

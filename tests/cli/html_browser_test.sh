@@ -103,7 +103,9 @@ for xz in "$data"/real/*/*.sqlite.xz; do
   db="$out/$name.sqlite"
   [ -f "$db" ] || xz -dc "$xz" > "$db"
   html="$out/$name.sqlite.html"
-  "$cpprof" report "$db" --format html -o "$html" --force 2> /dev/null
+  if ! "$cpprof" report "$db" --format html -o "$html" --force 2> "$out/$name.report.err"; then
+    echo "FAIL $name: cpprof report --format html failed: $(tail -1 "$out/$name.report.err")"; fail=1; continue
+  fi
   echo "     $name: $(stat -c %s "$html") bytes"
   page="$(cd "$out" && pwd)/$name.check.html"
   sed 's#</body>#'"$(printf '%s' "$checks" | tr '\n' ' ' | sed 's/[&#\\]/\\&/g')"'</body>#' "$html" > "$page"
