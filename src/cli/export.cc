@@ -1,5 +1,5 @@
 // cpprof export --format chrome-trace FILE.sqlite [-o OUT.json] [--ranks 0,1] [--start-ns N]
-//   [--end-ns N] [--no-nvtx] [--api] [--flows]
+//   [--end-ns N | --window W] [--no-nvtx] [--api] [--flows] [--no-cp-view]
 // cpprof export --format kineto FILE.sqlite -o DIR   (one Kineto trace per rank, for HTA)
 #include <fmt/format.h>
 #include <sys/stat.h>

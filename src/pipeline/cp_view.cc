@@ -36,7 +36,8 @@ void SplitComm(const RunPartial& run, CpView& view) {
           rv.comm.push_back(s);
           continue;
         }
-        auto [at, added] = instance_of.try_emplace({k, split.transfer_start}, static_cast<int64_t>(view.instances.size()));
+        auto [at, added] =
+            instance_of.try_emplace({k, split.transfer_start}, static_cast<int64_t>(view.instances.size()));
         if (added) view.instances.push_back({s.kind, split.transfer_start, {}});
         s.instance = at->second;
         view.instances[static_cast<size_t>(s.instance)].arrivals.push_back({static_cast<int>(r), op.start});
@@ -58,8 +59,9 @@ void SplitComm(const RunPartial& run, CpView& view) {
     });
   }
   for (auto& in : view.instances) {
-    std::sort(in.arrivals.begin(), in.arrivals.end(),
-              [](const auto& a, const auto& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
+    std::sort(in.arrivals.begin(), in.arrivals.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second < b.second : a.first < b.first;
+    });
   }
 }
 
@@ -77,8 +79,8 @@ StatusOr<CpView> BuildCpView(const std::vector<std::string>& paths, const Report
   SplitComm(run, view);
   std::vector<analysis::ModuleTreeNode> nodes = run.nodes;
   model::Report report = FinishReport(std::move(run));
-  CPPROF_RETURN_IF_ERROR(AddTimeline({}, work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes,
-                                     module_bins, report));
+  CPPROF_RETURN_IF_ERROR(
+      AddTimeline({}, work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, module_bins, report));
   view.window = report.window;
   std::vector<std::string> path(report.modules.size());
   for (size_t i = 0; i < report.modules.size(); ++i) {
@@ -91,8 +93,8 @@ StatusOr<CpView> BuildCpView(const std::vector<std::string>& paths, const Report
     for (int level = 0; level < 2; ++level) {
       for (const auto& run_span : rt.module_runs[level]) {
         const auto& m = report.modules.at(static_cast<size_t>(run_span.row));
-        rv.modules.push_back({run_span.start, run_span.end, level, m.name, path[static_cast<size_t>(run_span.row)],
-                              m.cp_distributed});
+        rv.modules.push_back(
+            {run_span.start, run_span.end, level, m.name, path[static_cast<size_t>(run_span.row)], m.cp_distributed});
       }
     }
   }

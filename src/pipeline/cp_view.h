@@ -37,16 +37,16 @@ struct CpCommSlice {
 
 struct CpInstance {
   model::OpClass kind = model::OpClass::kNcclOther;
-  int64_t last_start = 0;  // the last arrival: where every op's transfer starts
+  int64_t last_start = 0;                         // the last arrival: where every op's transfer starts
   std::vector<std::pair<int, int64_t>> arrivals;  // (rank, its op's start), by start
 };
 
 struct CpRankView {
   int rank = 0;
-  std::vector<CpModuleSpan> modules;                                   // by level, then start
-  std::vector<CpCommSlice> comm;                                       // by op start
-  std::vector<model::MemoryPoint> memory;                              // the rank's memory line (its peak device)
-  int64_t wait_ns = 0, transfer_ns = 0, unmatched_ns = 0;              // sums of the slices
+  std::vector<CpModuleSpan> modules;                       // by level, then start
+  std::vector<CpCommSlice> comm;                           // by op start
+  std::vector<model::MemoryPoint> memory;                  // the rank's memory line (its peak device)
+  int64_t wait_ns = 0, transfer_ns = 0, unmatched_ns = 0;  // sums of the slices
 };
 
 struct CpView {

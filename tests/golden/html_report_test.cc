@@ -318,5 +318,36 @@ TEST(HtmlReport, BigExportIsDownsampledToTheCap) {
   EXPECT_LT(html.size(), 2u << 20) << html.size();
 }
 
+// Text shows kernel names shortened by their template arguments (never cut in the middle);
+// --full-names shows them whole, in report and diff; JSON always has both.
+TEST(KernelNames, TextShortensAndFullNamesKeepsThemWhole) {
+  const std::string path = RealExport("cpfold-trunk-2x2");
+  const std::string full =
+      "void at::native::elementwise_kernel<(int)128, (int)4, void "
+      "at::native::gpu_kernel_impl<at::native::CUDAFunctor_add<float>>(at::TensorIteratorBase &, const T1 "
+      "&)::[lambda(int) (instance 1)]>(int, T3)";
+  const std::string short_name = "at::native::elementwise_kernel<...CUDAFunctor_add<float>...>";
+  CliResult text = RunCli({"report", path, "--wide"});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find(short_name), std::string::npos);
+  EXPECT_EQ(text.out.find(full), std::string::npos);
+  CliResult whole = RunCli({"report", path, "--wide", "--full-names"});
+  EXPECT_NE(whole.out.find(full), std::string::npos);
+  CliResult diff = RunCli({"diff", path, path, "--top", "0"});
+  EXPECT_NE(diff.out.find(short_name), std::string::npos) << diff.out;
+  CliResult diff_full = RunCli({"diff", path, path, "--top", "0", "--full-names"});
+  EXPECT_NE(diff_full.out.find(full), std::string::npos);
+  bool found = false;
+  const json j = ReportJson(path);
+  for (const json& rank : j["per_rank"]) {
+    for (const json& k : rank["top_kernels"]) {
+      if (k["name"] != full) continue;
+      found = true;
+      EXPECT_EQ(k["short_name"], "at::native::elementwise_kernel<\u2026CUDAFunctor_add<float>\u2026>");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 }  // namespace
 }  // namespace cpprof::testing
