@@ -37,6 +37,11 @@ class ReportCommand : public Command {
                    "html: at most this many bins per timeline lane and rank (ops are merged beyond it)")
         ->check(CLI::Range(100, 1000000))
         ->capture_default_str();
+    app.add_option("--html-iterations", html_iterations_,
+                   "html: embed the readout of at most this many iterations (the first ones) for the page's "
+                   "iteration strip; each is one more reading of the export (0: none)")
+        ->check(CLI::Range(0, 100000))
+        ->capture_default_str();
     app.add_flag("--wide", wide_,
                  "Text: keep every line whole (default: tables and prose fit the terminal, or 120 columns when "
                  "written to a file or a pipe)");
@@ -115,7 +120,7 @@ class ReportCommand : public Command {
     pipeline::PageReports page;
     if (format_ == "html") {
       // The page's timeline (the whole capture) and each iteration's readout.
-      CPPROF_ASSIGN_OR_RETURN(page, pipeline::BuildPageReports(files, options_, report));
+      CPPROF_ASSIGN_OR_RETURN(page, pipeline::BuildPageReports(files, options_, report, html_iterations_));
       html.timeline = &page.timeline;
       html.iterations = &page.iterations;
       html.iterations_left_out = page.iterations_left_out;
@@ -136,6 +141,7 @@ class ReportCommand : public Command {
   pipeline::ReportOptions options_;
   render::RenderOptions render_;
   bool wide_ = false;
+  size_t html_iterations_ = pipeline::kMaxPageIterations;
 };
 
 }  // namespace

@@ -242,7 +242,7 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
 }
 
 StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, const ReportOptions& options,
-                                       const model::Report& readout) {
+                                       const model::Report& readout, size_t max_iterations) {
   PageReports out;
   ReportOptions o = options;
   o.timeline = true;
@@ -250,7 +250,7 @@ StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, co
   CPPROF_ASSIGN_OR_RETURN(out.timeline, BuildReport(paths, o));
   o.timeline = false;
   const size_t n = readout.window.iterations.size();
-  for (size_t i = 0; i < n && i < kMaxPageIterations; ++i) {
+  for (size_t i = 0; i < n && i < max_iterations; ++i) {
     o.window = fmt::format("iter:{}", i);
     CPPROF_ASSIGN_OR_RETURN(model::Report it, BuildReport(paths, o));
     // What the page does not draw for an iteration.
@@ -259,7 +259,7 @@ StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, co
     for (auto& s : it.ranks) s.capture_counts.clear();
     out.iterations.push_back(std::move(it));
   }
-  out.iterations_left_out = n > kMaxPageIterations ? n - kMaxPageIterations : 0;
+  out.iterations_left_out = n > max_iterations ? n - max_iterations : 0;
   return out;
 }
 

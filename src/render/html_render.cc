@@ -32,13 +32,17 @@ int64_t Origin(const model::Report& r) {
   return t0 == std::numeric_limits<int64_t>::max() ? 0 : t0;
 }
 
+// Bins as [gap from the previous bin's end (from t0 for the first), duration, busy_ns, class, ...]:
+// small numbers, so the page stays small (the page turns them back into times).
 Json BinsJson(const std::vector<model::TimelineBin>& bins, int64_t t0) {
   Json a = Json::array();
+  int64_t prev = t0;
   for (const auto& b : bins) {
-    a.push_back(b.start - t0);
-    a.push_back(b.end - t0);
+    a.push_back(b.start - prev);
+    a.push_back(b.end - b.start);
     a.push_back(b.busy_ns);
     a.push_back(static_cast<int>(b.cls));
+    prev = b.end;
   }
   return a;
 }
@@ -83,11 +87,13 @@ Json TimelineJson(const model::Report& tr) {
     x["lanes"] = ls;
     Json mods = Json::array();
     for (int v = 0; v < 2; ++v) {
-      Json runs = Json::array();
+      Json runs = Json::array();  // [gap from the previous run's end, duration, row, ...], as the bins
+      int64_t prev = t0;
       for (const auto& m : rt.module_runs[v]) {
-        runs.push_back(m.start - t0);
-        runs.push_back(m.end - t0);
+        runs.push_back(m.start - prev);
+        runs.push_back(m.end - m.start);
         runs.push_back(m.row);
+        prev = m.end;
       }
       mods.push_back({{"level", v},
                       {"runs_before", rt.module_run_count[v]},
@@ -127,10 +133,10 @@ class KernelNames {
   Json json_ = Json::array();
 };
 
-// One iteration's readout, compact: the rank budgets as the readout's (without classes and
-// kernels), the module rows as [row of the readout, [[busy, backward, comm, hidden, wait,
-// transfer, exposed transfer, caused wait, ops] per rank]], top kernels as [name, time,
-// instances] per rank, phases and imbalance as the readout's.
+// One iteration's readout, compact: the rank budgets as the readout's (without classes, kernels
+// and what the window does not change: rank, device, pid, process, invalid ops, peak memory), the module rows as [row
+// of the readout, [[busy, backward, comm, hidden, wait, transfer, exposed transfer, caused wait, ops] per rank]], top
+// kernels as [name, time, instances] per rank, phases and imbalance as the readout's.
 Json IterationJson(const model::Report& it, const model::IterationTime& t, const std::map<std::string, int>& main_row,
                    KernelNames& names) {
   Json j;
@@ -144,8 +150,11 @@ Json IterationJson(const model::Report& it, const model::IterationTime& t, const
   Json per = Json::array(), top = Json::array();
   for (const auto& s : it.ranks) {
     Json x = RankJson(s);
-    x.erase("classes");
-    x.erase("top_kernels");
+    // What does not change with the window (or is the readout's: peak memory is over the capture).
+    for (const char* f : {"classes", "top_kernels", "rank", "device", "pid", "process", "invalid_ops", "peak_mem_bytes",
+                          "peak_mem_ns", "peak_mem_module"}) {
+      x.erase(f);
+    }
     per.push_back(std::move(x));
     Json k = Json::array();
     for (const auto& kt : s.top_kernels) k.push_back({names.Index(kt), kt.total_ns, kt.instances});
