@@ -2,6 +2,8 @@
 // FILE] [--show-paths]
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/atomic_file.h"
 #include "base/input_files.h"
 #include "cli/command.h"
@@ -120,6 +122,13 @@ class ReportCommand : public Command {
     pipeline::PageReports page;
     if (format_ == "html") {
       // The page's timeline (the whole capture) and each iteration's readout.
+      const size_t n = std::min(report.window.iterations.size(), html_iterations_);
+      if (n > 8) {
+        ctx.err << fmt::format(
+            "cpprof: reading the export {} more times for the page: the whole capture's timeline and {} iterations' "
+            "readouts (--html-iterations N for fewer)\n",
+            n + 1, n);
+      }
       CPPROF_ASSIGN_OR_RETURN(page, pipeline::BuildPageReports(files, options_, report, html_iterations_));
       html.timeline = &page.timeline;
       html.iterations = &page.iterations;

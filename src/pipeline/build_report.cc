@@ -249,8 +249,8 @@ StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, co
   o.window = "all";
   CPPROF_ASSIGN_OR_RETURN(out.timeline, BuildReport(paths, o));
   o.timeline = false;
-  const size_t n = readout.window.iterations.size();
-  for (size_t i = 0; i < n && i < max_iterations; ++i) {
+  const size_t n = std::min(readout.window.iterations.size(), max_iterations);
+  for (size_t i = 0; i < n; ++i) {
     o.window = fmt::format("iter:{}", i);
     CPPROF_ASSIGN_OR_RETURN(model::Report it, BuildReport(paths, o));
     // What the page does not draw for an iteration.
@@ -259,7 +259,7 @@ StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, co
     for (auto& s : it.ranks) s.capture_counts.clear();
     out.iterations.push_back(std::move(it));
   }
-  out.iterations_left_out = n > max_iterations ? n - max_iterations : 0;
+  out.iterations_left_out = readout.window.iterations.size() - n;
   return out;
 }
 
