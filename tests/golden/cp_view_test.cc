@@ -240,6 +240,29 @@ TEST(CpView, WindowApplies) {
   }
 }
 
+// A run read from per-rank exports: the view is on the run's clock, a process per rank (pid =
+// rank), and its numbers are the run's readout's.
+TEST(CpView, RunOfPerRankExports) {
+  SplitOptions split;
+  split.start_later_ns = {0, 3'217'000};  // rank 1's nsys started 3.217 ms later
+  std::vector<std::string> parts = SplitPerProcess(RealExport("cpfold-ring-1x2"), TempDir() + "/cp-view-run", split);
+  ASSERT_EQ(parts.size(), 2u);
+  std::vector<std::string> args{"export", "--format", "chrome-trace"};
+  args.insert(args.end(), parts.begin(), parts.end());
+  CliResult r = RunCli(args);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json trace = json::parse(r.out);
+  for (const auto& problem : CheckTraceEventFormat(trace, "CP ")) ADD_FAILURE() << problem;
+  std::vector<std::string> rep{"report", "--format", "json", "--window", "all"};
+  rep.insert(rep.end(), parts.begin(), parts.end());
+  CliResult j = RunCli(rep);
+  ASSERT_EQ(j.rc, 0) << j.err;
+  json report = json::parse(j.out);
+  for (json& rank : report["per_rank"]) rank["pid"] = rank["rank"];  // a trace of several exports: pid = rank
+  ExpectViewMatchesReadout(trace, report);
+  EXPECT_GT(Numbers(trace).flow_chains, 0);
+}
+
 TEST(CpView, CanBeLeftOutAndWindowIsAUsageErrorWithStartNs) {
   json trace = Export(RealExport("cpwork-train"), {"--no-cp-view"});
   for (const json& e : trace["traceEvents"]) {
