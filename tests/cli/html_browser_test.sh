@@ -7,6 +7,7 @@
 #   - every module row down to --depth is in the module table;
 #   - the per-rank table shows the readout's numbers, and with #iter=N (from 1, every N) iteration
 #     N's numbers (from the page's own data, which html_report_test checks against the CLI);
+#   - the budget of the timeline's view has a row per rank that adds up to its span;
 #   - one 1600 px screenshot per export in OUT_DIR (docs/images holds two of them).
 # The checks run in the page (a copy with a check script appended) and write their verdict into
 # the title, which --dump-dom prints. Skipped (exit 77) when chromium is not installed
@@ -33,7 +34,7 @@ run_browser() {  # URL, extra flags...: stdout = what the browser printed, stder
 console_errors() { grep -E "Uncaught|CONSOLE.*(Error|error)|:ERROR:CONSOLE" "$out/browser.err" || true; }
 
 # The checks, appended to a copy of the page (its CSP allows inline scripts); they run after the
-# page's own script.
+# page's own script. They go in on one line: no // comments in them.
 checks='<script>
 (function () {
   var bad = [], de = document.documentElement;
@@ -60,6 +61,13 @@ checks='<script>
     var span = trs[k].children[2].textContent, wait = trs[k].children[5].textContent;
     if (span !== (r.span_ns / 1e6).toFixed(3)) bad.push("rank " + k + " window " + span + " != " + (r.span_ns / 1e6).toFixed(3));
     if (wait.split(" ")[0] !== (r.exposed_wait_ns / 1e6).toFixed(3)) bad.push("rank " + k + " waiting " + wait);
+  });
+  var vb = document.querySelectorAll("#view-budget-table tr");
+  if (D.timeline.ranks.length && vb.length < 2) bad.push("no budget of the timeline view");
+  [].forEach.call(vb, function (tr, i) {
+    if (!i) return;
+    var c = [].map.call(tr.children, function (td) { return parseFloat(td.textContent); });
+    if (Math.abs(c[1] + c[2] + c[3] + c[4] - c[5]) > 0.0045) bad.push("view budget of rank " + c[0] + " does not add up");
   });
   var t = (bad.length ? "CHECK FAILED: " + bad.join("; ") : "CHECK OK " + de.scrollWidth + "<=" + de.clientWidth + " rows " + got.length + " iter " + n);
   document.title = t;
