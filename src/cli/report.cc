@@ -116,21 +116,25 @@ class ReportCommand : public Command {
           write));
       return 0;
     }
+    // html: the readout's own timeline is the page's when its window is the whole capture.
+    options_.timeline = format_ == "html";
     CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(files, options_));
     render_.width = TextWidth(wide_, (output_.empty() || output_ == "-") && ctx.out_is_terminal);
     render::HtmlExtras html;
     pipeline::PageReports page;
     if (format_ == "html") {
       // The page's timeline (the whole capture) and each iteration's readout.
+      const bool whole = report.window.whole_capture;
       const size_t n = std::min(report.window.iterations.size(), html_iterations_);
       if (n > 8) {
         ctx.err << fmt::format(
-            "cpprof: reading the export {} more times for the page: the whole capture's timeline and {} iterations' "
-            "readouts (--html-iterations N for fewer)\n",
-            n + 1, n);
+            "cpprof: reading the export {} more times for the page: {}{} iterations' readouts (--html-iterations N "
+            "for fewer)\n",
+            n + (whole ? 0 : 1), whole ? "" : "the whole capture's timeline and ", n);
       }
-      CPPROF_ASSIGN_OR_RETURN(page, pipeline::BuildPageReports(files, options_, report, html_iterations_));
-      html.timeline = &page.timeline;
+      options_.timeline = false;
+      CPPROF_ASSIGN_OR_RETURN(page, pipeline::BuildPageReports(files, options_, report, html_iterations_, !whole));
+      html.timeline = whole ? &report : &page.timeline;
       html.iterations = &page.iterations;
       html.iterations_left_out = page.iterations_left_out;
     }

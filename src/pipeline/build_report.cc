@@ -242,12 +242,14 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
 }
 
 StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, const ReportOptions& options,
-                                       const model::Report& readout, size_t max_iterations) {
+                                       const model::Report& readout, size_t max_iterations, bool timeline) {
   PageReports out;
   ReportOptions o = options;
-  o.timeline = true;
-  o.window = "all";
-  CPPROF_ASSIGN_OR_RETURN(out.timeline, BuildReport(paths, o));
+  if (timeline) {
+    o.timeline = true;
+    o.window = "all";
+    CPPROF_ASSIGN_OR_RETURN(out.timeline, BuildReport(paths, o));
+  }
   o.timeline = false;
   const size_t n = std::min(readout.window.iterations.size(), max_iterations);
   for (size_t i = 0; i < n; ++i) {
