@@ -53,6 +53,7 @@ constexpr CommandDef kCommands[] = {
      "  cpprof export --format chrome-trace run.sqlite -o run.json\n"
      "  cpprof export run.sqlite --ranks 0 --flows -o rank0.json\n"
      "  cpprof export run.sqlite --start-ns 11000000000 --end-ns 12000000000 --no-nvtx -o window.json\n"
+     "  cpprof export run.sqlite --window iter:2 -o iter2.json   # one iteration; the CP view over it\n"
      "  cpprof export run.sqlite | gzip > run.json.gz\n"
      "  cpprof export run.sqlite --format kineto -o traces/     # one Kineto trace per rank, for HTA\n",
      MakeExportCommand},

@@ -58,6 +58,9 @@ class DiffCommand : public Command {
     app.add_option("--format", format_, "text or json (schema cpprof.diff/2)")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
+    app.add_flag("--full-names", render_.full_names,
+                 "Text: print kernel names whole (default: template arguments and parameter lists shortened to the "
+                 "name that tells kernels apart, e.g. elementwise_kernel<...CUDAFunctor_add<float>...>)");
     app.add_option("--top", render_.top, "Unchanged kernel rows shown (changed rows always are; 0: all)")
         ->capture_default_str();
   }

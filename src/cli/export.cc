@@ -1,5 +1,5 @@
 // cpprof export --format chrome-trace FILE.sqlite [-o OUT.json] [--ranks 0,1] [--start-ns N]
-//   [--end-ns N] [--no-nvtx] [--api] [--flows]
+//   [--end-ns N | --window W] [--no-nvtx] [--api] [--flows] [--no-cp-view]
 // cpprof export --format kineto FILE.sqlite -o DIR   (one Kineto trace per rank, for HTA)
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -41,6 +41,13 @@ class ExportCommand : public Command {
     app.add_flag("--no-nvtx", no_nvtx_, "Leave out NVTX ranges");
     app.add_flag("--api", options_.api, "Add CUDA runtime API calls on their CPU threads");
     app.add_flag("--flows", options_.flows, "Add flow arrows from each CUDA API launch to its GPU op (implies --api)");
+    app.add_option("--window", window_,
+                   "chrome-trace: keep the events that overlap this window, as cpprof report's --window: steady (the "
+                   "iterations after warm-up), all, iter:N or A:B (session-clock seconds); the CP view's numbers are "
+                   "then that window's readout's (default: the whole capture)");
+    app.add_flag("--no-cp-view", no_cp_view_,
+                 "chrome-trace: leave out the CP view (per rank: module spans, communication split into waiting and "
+                 "transfer, flows across ranks per matched collective or ring shift, a GPU memory counter)");
   }
 
   StatusOr<int> Run(Context& ctx) override {
@@ -52,7 +59,13 @@ class ExportCommand : public Command {
     }
     CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(files_));
     options_.force = force_;
-    if (format_ == "kineto") return RunKineto(files, ctx);
+    if (format_ == "kineto") {
+      if (!window_.empty()) return Error(ExitCode::kUsage, "--window is for --format chrome-trace");
+      return RunKineto(files, ctx);
+    }
+    if (!window_.empty() && (options_.start_ns || options_.end_ns)) {
+      return Error(ExitCode::kUsage, "--window and --start-ns/--end-ns both choose the time range: give one");
+    }
     std::string where = "stdout";
     pipeline::ChromeTraceSummary summary;
     if ((output_.empty() || output_ == "-") && ctx.out_is_terminal) {
@@ -61,13 +74,28 @@ class ExportCommand : public Command {
                                "redirect stdout: cpprof export {} > OUT.json)",
                                files_.empty() ? std::string("RUN.sqlite") : files_[0]));
     }
-    if (output_.empty() || output_ == "-") {
+    WriteFileOptions write;
+    write.replace_existing = force_;
+    write.inputs = files;
+    const bool to_stdout = output_.empty() || output_ == "-";
+    if (!to_stdout) CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));  // said before the long work
+    // The CP view: the readout's analysis over the window (the whole capture without --window).
+    pipeline::CpView cp;
+    if (!no_cp_view_ || !window_.empty()) {
+      pipeline::ReportOptions ro;
+      ro.window = window_.empty() ? "all" : window_;
+      ro.force = force_;
+      ro.top_kernels = 1;
+      CPPROF_ASSIGN_OR_RETURN(cp, pipeline::BuildCpView(files, ro));
+      if (!no_cp_view_) options_.cp = &cp;
+      if (!window_.empty() && !cp.window.whole_capture) {
+        options_.start_ns = cp.window.start_ns;
+        options_.end_ns = cp.window.end_ns;
+      }
+    }
+    if (to_stdout) {
       CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(files, options_, ctx.out));
     } else {
-      WriteFileOptions write;
-      write.replace_existing = force_;
-      write.inputs = files;
-      CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));  // said before the long work
       CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
           output_,
           [&](std::ostream& out) -> Status {
@@ -79,9 +107,12 @@ class ExportCommand : public Command {
     }
     for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
     ctx.err << fmt::format(
-        "cpprof: wrote {} trace events to {}: {} ranks, {} GPU ops, {} NVTX ranges, {} API calls, {} flows. "
+        "cpprof: wrote {} trace events to {}: {} ranks, {} GPU ops, {} NVTX ranges, {} API calls, {} flows{}. "
         "Open it at https://ui.perfetto.dev\n",
-        summary.events, where, summary.ranks, summary.gpu_ops, summary.nvtx_ranges, summary.api_calls, summary.flows);
+        summary.events, where, summary.ranks, summary.gpu_ops, summary.nvtx_ranges, summary.api_calls, summary.flows,
+        options_.cp ? fmt::format("; CP view: {} slices, {} collectives linked across ranks", summary.cp_slices,
+                                  summary.cp_flows)
+                    : "");
     return 0;
   }
 
@@ -148,6 +179,8 @@ class ExportCommand : public Command {
   std::string format_ = "chrome-trace";
   std::string output_;
   int64_t start_ns_ = -1, end_ns_ = -1;
+  std::string window_;
+  bool no_cp_view_ = false;
   bool no_nvtx_ = false;
   bool force_ = false;
   pipeline::ChromeTraceOptions options_;

@@ -2,6 +2,8 @@
 // FILE] [--show-paths]
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/atomic_file.h"
 #include "base/input_files.h"
 #include "cli/command.h"
@@ -37,9 +39,18 @@ class ReportCommand : public Command {
                    "html: at most this many bins per timeline lane and rank (ops are merged beyond it)")
         ->check(CLI::Range(100, 1000000))
         ->capture_default_str();
+    app.add_option("--html-iterations", html_iterations_,
+                   "html: embed the readout of at most this many iterations (the first ones) for the page's "
+                   "iteration strip; each is one more reading of the export (0: none)")
+        ->check(CLI::Range(0, 100000))
+        ->capture_default_str();
     app.add_flag("--wide", wide_,
                  "Text: keep every line whole (default: tables and prose fit the terminal, or 120 columns when "
                  "written to a file or a pipe)");
+    app.add_flag("--full-names", render_.full_names,
+                 "Text: print kernel names whole (default: template arguments and parameter lists shortened to the "
+                 "name that tells kernels apart, e.g. elementwise_kernel<...CUDAFunctor_add<float>...>; JSON always "
+                 "has both, HTML shows the full name on hover)");
     app.add_option("--depth", render_.module_depth, "Module rows shown down to this depth (text, md)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
@@ -105,10 +116,29 @@ class ReportCommand : public Command {
           write));
       return 0;
     }
+    // html: the readout's own timeline is the page's when its window is the whole capture.
     options_.timeline = format_ == "html";
     CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(files, options_));
     render_.width = TextWidth(wide_, (output_.empty() || output_ == "-") && ctx.out_is_terminal);
-    CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx));
+    render::HtmlExtras html;
+    pipeline::PageReports page;
+    if (format_ == "html") {
+      // The page's timeline (the whole capture) and each iteration's readout.
+      const bool whole = report.window.whole_capture;
+      const size_t n = std::min(report.window.iterations.size(), html_iterations_);
+      if (n > 8) {
+        ctx.err << fmt::format(
+            "cpprof: reading the export {} more times for the page: {}{} iterations' readouts (--html-iterations N "
+            "for fewer)\n",
+            n + (whole ? 0 : 1), whole ? "" : "the whole capture's timeline and ", n);
+      }
+      options_.timeline = false;
+      CPPROF_ASSIGN_OR_RETURN(page, pipeline::BuildPageReports(files, options_, report, html_iterations_, !whole));
+      html.timeline = whole ? &report : &page.timeline;
+      html.iterations = &page.iterations;
+      html.iterations_left_out = page.iterations_left_out;
+    }
+    CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx, html));
     return 0;
   }
 
@@ -124,6 +154,7 @@ class ReportCommand : public Command {
   pipeline::ReportOptions options_;
   render::RenderOptions render_;
   bool wide_ = false;
+  size_t html_iterations_ = pipeline::kMaxPageIterations;
 };
 
 }  // namespace

@@ -35,7 +35,8 @@ size_t TextWidth(bool wide, bool to_terminal) {
 }
 
 Status WriteReport(const model::Report& report, const std::string& format, const render::RenderOptions& render,
-                   const std::string& output, const WriteFileOptions& write, Context& ctx) {
+                   const std::string& output, const WriteFileOptions& write, Context& ctx,
+                   const render::HtmlExtras& html) {
   auto print = [&](std::ostream& out) {
     if (format == "json") {
       render::PrintReportJson(report, render, out);
@@ -44,7 +45,7 @@ Status WriteReport(const model::Report& report, const std::string& format, const
     } else if (format == "csv") {
       render::PrintReportCsv(report, render, out);
     } else if (format == "html") {
-      render::PrintReportHtml(report, render, out);
+      render::PrintReportHtml(report, render, out, html);
     } else {
       render::PrintReportText(report, render, out);
     }

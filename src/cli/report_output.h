@@ -7,6 +7,7 @@
 #include "base/atomic_file.h"
 #include "cli/command.h"
 #include "model/report.h"
+#include "render/html_render.h"
 #include "render/report_render.h"
 
 namespace cpprof::cli {
@@ -19,6 +20,7 @@ Status CheckHtmlDestination(const std::string& format, const std::string& output
 size_t TextWidth(bool wide, bool to_terminal);
 
 Status WriteReport(const model::Report& report, const std::string& format, const render::RenderOptions& render,
-                   const std::string& output, const WriteFileOptions& write, Context& ctx);
+                   const std::string& output, const WriteFileOptions& write, Context& ctx,
+                   const render::HtmlExtras& html = {});
 
 }  // namespace cpprof::cli

@@ -248,6 +248,30 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
   return report;
 }
 
+StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, const ReportOptions& options,
+                                       const model::Report& readout, size_t max_iterations, bool timeline) {
+  PageReports out;
+  ReportOptions o = options;
+  if (timeline) {
+    o.timeline = true;
+    o.window = "all";
+    CPPROF_ASSIGN_OR_RETURN(out.timeline, BuildReport(paths, o));
+  }
+  o.timeline = false;
+  const size_t n = std::min(readout.window.iterations.size(), max_iterations);
+  for (size_t i = 0; i < n; ++i) {
+    o.window = fmt::format("iter:{}", i);
+    CPPROF_ASSIGN_OR_RETURN(model::Report it, BuildReport(paths, o));
+    // What the page does not draw for an iteration.
+    it.memory = {};
+    it.timeline = {};
+    for (auto& s : it.ranks) s.capture_counts.clear();
+    out.iterations.push_back(std::move(it));
+  }
+  out.iterations_left_out = readout.window.iterations.size() - n;
+  return out;
+}
+
 std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report) {
   std::vector<std::optional<int64_t>> out;
   for (const auto& s : report.ranks) {

@@ -41,6 +41,20 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
 struct RunPartial;
 model::Report FinishReport(RunPartial run);
 
+// What `cpprof report --format html` draws besides the readout (render::HtmlExtras): the timeline
+// over the whole capture, and the readout of each iteration found (window iter:N), for the page's
+// iteration strip. Each is one more reading of the exports: at most `max_iterations` iterations
+// are read (the first ones).
+inline constexpr size_t kMaxPageIterations = 100;  // the default of `report --html-iterations`
+struct PageReports {
+  model::Report timeline;                 // window "all", Report::timeline built (unless not asked for)
+  std::vector<model::Report> iterations;  // readout.window.iterations[i], window iter:i
+  size_t iterations_left_out = 0;
+};
+StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, const ReportOptions& options,
+                                       const model::Report& readout, size_t max_iterations = kMaxPageIterations,
+                                       bool timeline = true);
+
 // Peak GPU memory per rank (index = rank), when the export captured memory usage.
 std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report);
 

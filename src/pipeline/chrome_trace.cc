@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -79,6 +80,135 @@ Status CheckRanks(const std::vector<int>& wanted, int world, const char* what = 
   return OkStatus();
 }
 
+// Flow ids of the CP view's instances start here: above every launch flow's (rank << 32 |
+// correlationId) and below 2^53, so viewers that read ids as doubles keep them apart.
+constexpr int64_t kCpFlowIdBase = int64_t{1} << 52;
+
+double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+// The CP view's tracks and events for the ranks kept (`pid_of_rank`: rank -> the trace's pid).
+void WriteCpView(const CpView& cp, const std::map<int, int>& pid_of_rank, const ChromeTraceOptions& options,
+                 int64_t offset_ns, render::ChromeTraceWriter& w, int64_t& next_tid, ChromeTraceSummary& summary) {
+  auto in_window = [&](int64_t start, int64_t end) {
+    return (!options.start_ns || end >= *options.start_ns) && (!options.end_ns || start <= *options.end_ns);
+  };
+  auto meta = [&](const char* what, int pid, int64_t tid, Json args) {
+    w.Event({{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", std::move(args)}});
+  };
+  auto slice = [&](int pid, int64_t tid, const std::string& name, const char* cat, int64_t start, int64_t end,
+                   Json args) {
+    w.Event({{"ph", "X"},
+             {"name", name},
+             {"cat", cat},
+             {"pid", pid},
+             {"tid", tid},
+             {"ts", Us(start)},
+             {"dur", Us(end - start)},
+             {"args", std::move(args)}});
+    ++summary.cp_slices;
+  };
+  // (rank, op start) -> (pid, tid) of its communication lane, for the flows.
+  std::map<std::pair<int, int64_t>, std::pair<int, int64_t>> lane_of_op;
+  for (const auto& rv : cp.ranks) {
+    auto pid_it = pid_of_rank.find(rv.rank);
+    if (pid_it == pid_of_rank.end()) continue;
+    const int pid = pid_it->second;
+    const int64_t mod_tid[2] = {next_tid++, next_tid++};
+    meta("thread_name", pid, mod_tid[0], {{"name", "CP modules"}});
+    meta("thread_sort_index", pid, mod_tid[0], {{"sort_index", -100}});
+    meta("thread_name", pid, mod_tid[1], {{"name", "CP modules (one level down)"}});
+    meta("thread_sort_index", pid, mod_tid[1], {{"sort_index", -99}});
+    for (const auto& m : rv.modules) {
+      if (!in_window(m.start, m.end)) continue;
+      slice(pid, mod_tid[m.level], m.name, "cp.module", m.start + offset_ns, m.end + offset_ns,
+            {{"path", m.path}, {"split", m.cp ? "CP" : "serial"}});
+    }
+    // Communication: ops that overlap (two kinds at once) go to the first lane where they fit.
+    std::vector<std::pair<int64_t, int64_t>> lanes;  // (tid, end of its last op)
+    for (size_t i = 0; i < rv.comm.size();) {
+      const int64_t op_start = rv.comm[i].op_start;
+      size_t j = i;
+      int64_t op_end = op_start;
+      while (j < rv.comm.size() && rv.comm[j].op_start == op_start && rv.comm[j].kind == rv.comm[i].kind) {
+        op_end = std::max(op_end, rv.comm[j].end);
+        ++j;
+      }
+      if (!in_window(op_start, op_end)) {
+        i = j;
+        continue;
+      }
+      size_t lane = 0;
+      while (lane < lanes.size() && lanes[lane].second > op_start) ++lane;
+      if (lane == lanes.size()) {
+        const int64_t tid = next_tid++;
+        meta("thread_name", pid, tid,
+             {{"name", lane ? fmt::format("CP communication {}", lane + 1) : "CP communication"}});
+        meta("thread_sort_index", pid, tid, {{"sort_index", -98 + static_cast<int>(lane)}});
+        lanes.push_back({tid, 0});
+      }
+      lanes[lane].second = op_end;
+      for (; i < j; ++i) {
+        const CpCommSlice& s = rv.comm[i];
+        const char* part = s.part == CpCommSlice::Part::kWait       ? "waiting"
+                           : s.part == CpCommSlice::Part::kTransfer ? "transfer"
+                                                                    : "unmatched";
+        Json args = {{"kind", std::string(model::Name(s.kind))}};
+        if (s.instance >= 0) args["instance"] = s.instance;
+        slice(pid, lanes[lane].first, fmt::format("{} {}", model::Name(s.kind), part),
+              s.part == CpCommSlice::Part::kWait       ? "cp.wait"
+              : s.part == CpCommSlice::Part::kTransfer ? "cp.transfer"
+                                                       : "cp.unmatched",
+              s.start + offset_ns, s.end + offset_ns, std::move(args));
+      }
+      lane_of_op[{rv.rank, op_start}] = {pid, lanes[lane].first};
+    }
+    // GPU memory as a counter, MiB.
+    auto counter = [&](const model::MemoryPoint& p) {
+      w.Event({{"ph", "C"},
+               {"name", "GPU memory"},
+               {"pid", pid},
+               {"ts", Us(p.time_ns + offset_ns)},
+               {"args", {{"MiB", std::round(static_cast<double>(p.bytes) / 1048.576) / 1000.0}}}});
+    };
+    const model::MemoryPoint* before = nullptr;  // the value the window starts with
+    for (const auto& p : rv.memory) {
+      if (options.start_ns && p.time_ns < *options.start_ns) {
+        before = &p;
+        continue;
+      }
+      if (options.end_ns && p.time_ns > *options.end_ns) break;
+      if (before) counter(*before), before = nullptr;
+      counter(p);
+    }
+    if (before) counter(*before);
+  }
+  // Flows: the ops of one instance in the order the ranks arrived, the last arrival last.
+  for (size_t n = 0; n < cp.instances.size(); ++n) {
+    const CpInstance& in = cp.instances[n];
+    std::vector<std::tuple<int, int64_t, int64_t>> points;  // pid, tid, ts
+    for (const auto& [rank, start] : in.arrivals) {
+      auto lane = lane_of_op.find({rank, start});
+      if (lane != lane_of_op.end()) points.emplace_back(lane->second.first, lane->second.second, start);
+    }
+    if (points.size() < 2) continue;
+    for (size_t k = 0; k < points.size(); ++k) {
+      const auto& [pid, tid, ts] = points[k];
+      Json e = {{"ph", k == 0                   ? "s"
+                       : k + 1 == points.size() ? "f"
+                                                : "t"},
+                {"name", fmt::format("{} instance", model::Name(in.kind))},
+                {"cat", "cp.collective"},
+                {"id", kCpFlowIdBase + static_cast<int64_t>(n)},
+                {"pid", pid},
+                {"tid", tid},
+                {"ts", Us(ts + offset_ns)},
+                {"bp", "e"}};
+      w.Event(e);
+    }
+    ++summary.cp_flows;
+  }
+}
+
 class TraceBuilder {
  public:
   TraceBuilder(const Database& db, const nsys::ExportSchema& schema, const ChromeTraceOptions& options)
@@ -148,6 +278,11 @@ class TraceBuilder {
     if (api && options_.flows) WriteFlowStarts();
     if (options_.nvtx && db_.HasTable(nsys::kNvtxTable)) CPPROF_RETURN_IF_ERROR(WriteNvtx());
     CPPROF_RETURN_IF_ERROR(WriteMetadata());
+    if (!place && options_.cp && !options_.kineto) {
+      std::map<int, int> pid_of_rank;
+      for (const auto& [gpid, p] : procs_) pid_of_rank[p.rank] = p.pid;
+      WriteCpView(*options_.cp, pid_of_rank, options_, 0, *writer_, next_tid_, summary_);
+    }
     if (place) {
       *place->next_tid = next_tid_;
     } else {
@@ -787,6 +922,15 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& pa
     summary.api_calls += part.api_calls;
     summary.flows += part.flows;
     for (auto& n : part.notes) summary.notes.push_back(fmt::format("{}: {}", paths[e], n));
+  }
+  if (options.cp && !options.kineto) {
+    // Several exports: a rank's pid is the rank; the view is already on the run's clock.
+    std::map<int, int> pid_of_rank;
+    for (int r = 0; r < run.World(); ++r) {
+      if (options.ranks.empty() || std::find(options.ranks.begin(), options.ranks.end(), r) != options.ranks.end())
+        pid_of_rank[r] = r;
+    }
+    WriteCpView(*options.cp, pid_of_rank, options, 0, writer, next_tid, summary);
   }
   writer.Finish();
   summary.events = writer.events();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "pipeline/cp_view.h"
 
 namespace cpprof::pipeline {
 
@@ -27,13 +28,18 @@ struct ChromeTraceOptions {
   // args correlation, device, stream; ProfilerStep#N over each iteration range; distributedInfo
   // (rank, world size) at the top. API calls included. Meant for one rank per file.
   bool kineto = false;
+  // The CP view (pipeline/cp_view.h) over the same run: per rank a module track, a communication
+  // track of waiting and transfer slices, flows linking the ops of one matched instance across
+  // ranks and a GPU memory counter. Null: none.
+  const CpView* cp = nullptr;
 };
 
 struct ChromeTraceSummary {
   int64_t events = 0;  // trace events written, metadata included
   int ranks = 0;       // ranks written
   int64_t gpu_ops = 0, nvtx_ranges = 0, api_calls = 0, flows = 0;
-  std::vector<std::string> notes;  // for stderr
+  int64_t cp_slices = 0, cp_flows = 0;  // the CP view's slices (modules, communication) and flow chains
+  std::vector<std::string> notes;       // for stderr
 };
 
 // Reads the export at `path` and writes the trace to `out`. Nothing is written when the export

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "render/kernel_names.h"
 #include "render/table.h"
 
 namespace cpprof::render {
@@ -77,7 +78,8 @@ void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::
   m.Print(out, "  ");
   out << '\n';
 
-  auto mix_table = [&](const std::vector<model::DiffRow>& rows, const char* label, const char* what, size_t top) {
+  auto mix_table = [&](const std::vector<model::DiffRow>& rows, const char* label, const char* what, size_t top,
+                       bool kernels) {
     TextTable t({{"", TextTable::Align::kLeft},
                  {"A inst"},
                  {"B inst"},
@@ -87,22 +89,23 @@ void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::
                  {"A share %"},
                  {"B share %"},
                  {label, TextTable::Align::kLeft},
-                 {what, TextTable::Align::kLeft, 90}});
+                 // Kernel names are shortened by their template arguments, never cut in the middle.
+                 {what, TextTable::Align::kLeft, kernels ? size_t{0} : size_t{90}}});
     size_t shown = 0;
     for (const auto& row : rows) {
       if (top && shown >= top && row.marker == model::DiffMarker::kSame) break;
       t.AddRow({std::string(model::MarkerText(row.marker)), std::to_string(row.a_count), std::to_string(row.b_count),
                 Ms(row.a_ns), Ms(row.b_ns), SignedMs(row.a_ns, row.b_ns), SharePct(row.a_share), SharePct(row.b_share),
-                row.label, row.key});
+                row.label, kernels ? KernelNameForText(row.key, o.full_names) : row.key});
       ++shown;
     }
     t.Print(out, "  ");
     if (shown < rows.size()) out << fmt::format("  ... {} more unchanged (--top 0 shows all)\n", rows.size() - shown);
   };
   out << "Kernel classes, all ranks (share = of all GPU op time):\n";
-  mix_table(d.classes, "kind", "class", 0);
+  mix_table(d.classes, "kind", "class", 0, false);
   out << "\nKernels and memory ops, all ranks (changed first, then by time):\n";
-  mix_table(d.kernels, "class", "name", o.top);
+  mix_table(d.kernels, "class", "name", o.top, true);
 
   if (!d.modules.empty()) {
     out << "\nModules, mean busy per rank (ms):\n";

@@ -10,6 +10,7 @@ namespace cpprof::render {
 struct DiffRenderOptions {
   size_t top = 20;  // kernel rows shown (changed rows always come first); 0: all
   bool sanity_only = false;
+  bool full_names = false;  // kernel names whole (default: template arguments and parameters shortened)
 };
 
 void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out);

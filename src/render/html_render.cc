@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <map>
 
+#include "base/utf8.h"
 #include "render/html_template.h"  // generated from src/render/html_template.html (CMakeLists.txt)
-#include "render/readout.h"
+#include "render/kernel_names.h"
 #include "render/report_json.h"
-#include "render/table.h"
 
 namespace cpprof::render {
 
@@ -20,7 +21,9 @@ namespace {
 
 constexpr std::string_view kDataMarker = "/*CPPROF_DATA*/";
 
-// The time origin of the page: the earliest first op of any rank (0 when there is none).
+// The time origin of the timeline's numbers (they are stored relative to it, to keep the page
+// small): the earliest first op of any rank (0 when there is none). The page adds it back: every
+// time it shows counts from the start of the capture, as the text readout's.
 int64_t Origin(const model::Report& r) {
   int64_t t0 = std::numeric_limits<int64_t>::max();
   for (const auto& s : r.ranks) {
@@ -29,44 +32,28 @@ int64_t Origin(const model::Report& r) {
   return t0 == std::numeric_limits<int64_t>::max() ? 0 : t0;
 }
 
-// The per-rank objects of the JSON readout, plus the percentages as the text readout prints them
-// (render/table.h: "-" when the whole is 0) and the raw peak (-1: not captured) the page reads.
-Json RanksJson(const model::Report& r) {
-  Json per = Json::array();
-  for (const auto& s : r.ranks) {
-    Json x = RankJson(s);
-    x.erase("top_kernels");
-    x["comm_pct_of_busy"] = Percent(s.comm_ns, s.busy_ns);
-    x["hidden_comm_pct"] = Percent(s.both_ns, s.comm_ns);
-    for (int k = 0; k < model::kNumOpClasses; ++k) {
-      const auto& ct = s.classes[k];
-      if (!ct.instances || !model::IsComm(static_cast<OpClass>(k))) continue;
-      Json& c = x["classes"][std::string(model::kOpClassNames[k])];
-      c["hidden_ns"] = ct.hidden_ns;
-      c["hidden_pct"] = Percent(ct.hidden_ns, ct.union_ns);
-    }
-    x["peak_mem_bytes"] = s.peak_mem_bytes;
-    x["peak_mem_ns"] = s.peak_mem_ns;
-    per.push_back(x);
-  }
-  return per;
-}
-
+// Bins as [gap from the previous bin's end (from t0 for the first), duration, busy_ns, class, ...]:
+// small numbers, so the page stays small (the page turns them back into times).
 Json BinsJson(const std::vector<model::TimelineBin>& bins, int64_t t0) {
   Json a = Json::array();
+  int64_t prev = t0;
   for (const auto& b : bins) {
-    a.push_back(b.start - t0);
-    a.push_back(b.end - t0);
+    a.push_back(b.start - prev);
+    a.push_back(b.end - b.start);
     a.push_back(b.busy_ns);
     a.push_back(static_cast<int>(b.cls));
+    prev = b.end;
   }
   return a;
 }
 
-Json TimelineJson(const model::Report& r, int64_t t0) {
-  const model::Timeline& tl = r.timeline;
+// The timeline of `tr` (times relative to t0_ns) with the module rows its spans index.
+Json TimelineJson(const model::Report& tr) {
+  const model::Timeline& tl = tr.timeline;
+  const int64_t t0 = Origin(tr);
   Json j;
   j["built"] = tl.built;
+  j["t0_ns"] = t0;
   j["max_bins"] = tl.max_bins;
   j["class_names"] = model::kOpClassNames;
   Json lanes = Json::array();
@@ -76,10 +63,16 @@ Json TimelineJson(const model::Report& r, int64_t t0) {
     lanes.push_back({{"name", l.name}, {"classes", cls}});
   }
   j["lanes"] = lanes;
+  Json rows = Json::array();
+  for (const auto& m : tr.modules) rows.push_back({{"name", m.name}, {"parent", m.parent}, {"cp", m.cp_distributed}});
+  j["rows"] = rows;
   Json ranks = Json::array();
   for (const auto& rt : tl.ranks) {
     Json x;
     x["rank"] = rt.rank;
+    const auto& s = tr.ranks.at(static_cast<size_t>(rt.rank));
+    x["first_start"] = s.first_start - t0;
+    x["last_end"] = s.last_end - t0;
     x["bin_ns"] = rt.bin_ns;
     Json ls = Json::array();
     for (const auto& l : rt.lanes) {
@@ -94,11 +87,13 @@ Json TimelineJson(const model::Report& r, int64_t t0) {
     x["lanes"] = ls;
     Json mods = Json::array();
     for (int v = 0; v < 2; ++v) {
-      Json runs = Json::array();
+      Json runs = Json::array();  // [gap from the previous run's end, duration, row, ...], as the bins
+      int64_t prev = t0;
       for (const auto& m : rt.module_runs[v]) {
-        runs.push_back(m.start - t0);
-        runs.push_back(m.end - t0);
+        runs.push_back(m.start - prev);
+        runs.push_back(m.end - m.start);
         runs.push_back(m.row);
+        prev = m.end;
       }
       mods.push_back({{"level", v},
                       {"runs_before", rt.module_run_count[v]},
@@ -109,116 +104,122 @@ Json TimelineJson(const model::Report& r, int64_t t0) {
     ranks.push_back(x);
   }
   j["ranks"] = ranks;
-  Json its = Json::array();
-  for (const auto& w : tl.iterations) its.push_back({{"name", w.name}, {"start", w.start - t0}, {"end", w.end - t0}});
-  j["iterations"] = its;
   return j;
 }
 
-// One line per process (the device where its memory peaked, as RankSummary::peak_mem_bytes).
-Json MemoryJson(const model::Report& r, int64_t t0) {
-  const auto& mu = r.memory;
+// A module row's key: its path of NVTX ranges (names for groups) from the top-level row.
+std::vector<std::string> RowPaths(const std::vector<model::ModuleNode>& rows) {
+  std::vector<std::string> path(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& m = rows[i];
+    path[i] = (m.parent < 0 ? std::string() : path[m.parent] + '\x1f') + (m.range.empty() ? m.name : m.range);
+  }
+  return path;
+}
+
+// Kernel names of the iterations, each once: [{name, short_name, class}].
+class KernelNames {
+ public:
+  int Index(const model::KernelTotal& k) {
+    auto [it, added] = index_.try_emplace(k.name, static_cast<int>(json_.size()));
+    if (added)
+      json_.push_back({{"name", k.name}, {"short_name", ShortKernelName(k.name)}, {"class", model::Name(k.cls)}});
+    return it->second;
+  }
+  Json Take() { return std::move(json_); }
+
+ private:
+  std::map<std::string, int> index_;
+  Json json_ = Json::array();
+};
+
+// One iteration's readout, compact: the rank budgets as the readout's (without classes, kernels
+// and what the window does not change: rank, device, pid, process, invalid ops, peak memory), the module rows as [row
+// of the readout, [[busy, backward, comm, hidden, wait, transfer, exposed transfer, caused wait, ops] per rank]], top
+// kernels as [name, time, instances] per rank, phases and imbalance as the readout's.
+Json IterationJson(const model::Report& it, const model::IterationTime& t, const std::map<std::string, int>& main_row,
+                   KernelNames& names) {
   Json j;
-  j["captured"] = mu.captured;
-  j["note"] = mu.note;
-  j["counted_kinds"] = mu.counted_kinds;
-  std::map<int64_t, const model::MemorySeries*> best;
-  for (const auto& s : mu.series) {
-    auto& b = best[s.global_pid];
-    if (!b || s.peak_bytes > b->peak_bytes) b = &s;
-  }
-  Json series = Json::array();
-  for (const auto& [gpid, s] : best) {
-    int rank = -1;
-    for (const auto& rs : r.ranks) {
-      if (rs.global_pid == gpid) rank = rs.rank;
+  j["name"] = t.name;
+  j["start_ns"] = t.start_ns;
+  j["end_ns"] = t.end_ns;
+  j["warmup"] = t.warmup;
+  j["in_window"] = t.in_window;
+  j["description"] = it.window.description;
+  j["verdict"] = it.verdict.summary;
+  Json per = Json::array(), top = Json::array();
+  for (const auto& s : it.ranks) {
+    Json x = RankJson(s);
+    // What does not change with the window (or is the readout's: peak memory is over the capture).
+    for (const char* f : {"classes", "top_kernels", "rank", "device", "pid", "process", "invalid_ops", "peak_mem_bytes",
+                          "peak_mem_ns", "peak_mem_module"}) {
+      x.erase(f);
     }
-    Json pts = Json::array();
-    for (const auto& p : s->timeline) {
-      pts.push_back(p.time_ns - t0);
-      pts.push_back(p.bytes);
-    }
-    series.push_back({{"rank", rank},
-                      {"pid", s->pid},
-                      {"device", s->device},
-                      {"peak_bytes", s->peak_bytes},
-                      {"peak_ns", s->peak_ns - t0},
-                      {"final_bytes", s->final_bytes},
-                      {"events", s->events},
-                      {"unmatched_frees", s->unmatched_frees},
-                      {"points", pts}});
+    per.push_back(std::move(x));
+    Json k = Json::array();
+    for (const auto& kt : s.top_kernels) k.push_back({names.Index(kt), kt.total_ns, kt.instances});
+    top.push_back(std::move(k));
   }
-  std::stable_sort(series.begin(), series.end(), [](const Json& a, const Json& b) {
-    auto key = [](const Json& x) { return x["rank"].get<int>() < 0 ? INT32_MAX : x["rank"].get<int>(); };
-    return key(a) < key(b);
-  });
-  j["series"] = series;
+  j["per_rank"] = per;
+  j["top_kernels"] = top;
+  Json mods = Json::array();
+  int64_t left_out = 0;
+  const std::vector<std::string> paths = RowPaths(it.modules);
+  for (size_t i = 0; i < it.modules.size(); ++i) {
+    auto row = main_row.find(paths[i]);
+    if (row == main_row.end()) {
+      ++left_out;
+      continue;
+    }
+    Json per_rank = Json::array();
+    for (const auto& p : it.modules[i].per_rank) {
+      per_rank.push_back({p.busy_ns, p.backward_ns, p.comm_ns, p.hidden_ns, p.wait_ns, p.transfer_ns,
+                          p.exposed_transfer_ns, p.caused_wait_ns, p.ops});
+    }
+    mods.push_back({row->second, per_rank});
+  }
+  j["modules"] = mods;
+  j["modules_not_in_readout"] = left_out;
+  j["phases"] = PhasesJson(it);
+  j["imbalance"] = ImbalanceJson(it);
   return j;
 }
 
-Json CaptureJson(const model::Report& r, const RenderOptions& o) {
-  const auto& c = r.capture;
-  Json j;
-  j["recorded"] = c.recorded;
-  j["reconstructed_flags"] = c.reconstructed_flags;
-  j["traced"] = c.traced;
-  j["command"] = c.command;
-  j["arguments"] = c.arguments;
-  if (o.show_paths) j["working_dir"] = c.working_dir;
-  j["run_duration_ms"] = c.run_duration_ms;
-  j["injections"] = c.injections;
-  Json msgs = Json::array();
-  for (const auto& m : c.messages) {
-    msgs.push_back({{"severity", m.severity}, {"source", m.source}, {"text", m.text}, {"count", m.count}});
+// The export the page is about, for its title: the file's name without folders (host paths
+// only with --show-paths), or how many exports a run was read from.
+std::string ExportName(const model::Report& r) {
+  if (r.run_exports.size() > 1) {
+    return fmt::format("{} and {} more export{}", r.run_exports[0].name, r.run_exports.size() - 1,
+                       r.run_exports.size() == 2 ? "" : "s");
   }
-  j["messages"] = msgs;
-  return j;
+  std::string name = std::filesystem::path(r.export_info.file).filename().string();
+  return name.empty() ? "export" : name;
 }
 
 }  // namespace
 
-Json HtmlData(const model::Report& r, const RenderOptions& o) {
-  const int64_t t0 = Origin(r);
+Json HtmlData(const model::Report& r, const RenderOptions& o, const HtmlExtras& extras) {
   Json j;
-  j["schema"] = "cpprof.html/1";
+  j["schema"] = "cpprof.html/2";
   j["generator"] = fmt::format("cpprof {}", CPPROF_VERSION);
-  Json ex;
-  if (o.show_paths) ex["file"] = r.export_info.file;
-  ex["schema_version"] = r.export_info.schema_version;
-  ex["nsys_version"] = r.export_info.nsys_version;
-  ex["captured"] = r.export_info.captured;
-  ex["not_captured"] = r.export_info.not_captured;
-  j["export"] = ex;
-  j["ranks"] = {{"method", r.rank_method}, {"world_size", r.world_size}, {"count", r.ranks.size()}};
-  j["t0_ns"] = t0;
-  j["per_rank"] = RanksJson(r);
-  j["modules"] = ModulesJson(r);
-  Json phases = Json::array();
-  for (size_t i = 0; i < r.phases.size(); ++i) {
-    Json x;
-    x["rank"] = i;
-    for (int p = 0; p < model::kNumPhases; ++p) x[std::string(model::kPhaseNames[p]) + "_ns"] = r.phases[i].busy_ns[p];
-    phases.push_back(x);
+  j["name"] = ExportName(r);
+  j["depth"] = o.module_depth;
+  j["report"] = ReportJson(r, o);
+  const model::Report& tr = extras.timeline ? *extras.timeline : r;
+  j["timeline"] = TimelineJson(tr);
+  Json its = Json::array();
+  if (extras.iterations) {
+    std::map<std::string, int> main_row;
+    const std::vector<std::string> paths = RowPaths(r.modules);
+    for (size_t i = 0; i < paths.size(); ++i) main_row.emplace(paths[i], static_cast<int>(i));
+    KernelNames names;
+    for (size_t i = 0; i < extras.iterations->size() && i < r.window.iterations.size(); ++i) {
+      its.push_back(IterationJson((*extras.iterations)[i], r.window.iterations[i], main_row, names));
+    }
+    j["kernel_names"] = names.Take();
   }
-  j["phases"] = phases;
-  j["imbalance"] = ImbalanceJson(r);
-  if (!r.run_exports.empty()) j["run_exports"] = RunExportsJson(r, o.show_paths);
-  j["window"] = WindowJson(r);
-  j["verdict"] = VerdictJson(r);
-  j["timeline"] = TimelineJson(r, t0);
-  j["memory"] = MemoryJson(r, t0);
-  Json diags = Json::array();
-  for (const auto& d : r.diagnostics) {
-    diags.push_back({{"severity", model::SeverityName(d.severity)},
-                     {"id", d.id},
-                     {"title", d.title},
-                     {"detail", d.detail},
-                     {"fix", d.fix}});
-  }
-  j["diagnostics"] = diags;
-  j["capture"] = CaptureJson(r, o);
-  j["interconnect"] = r.interconnect;
-  j["notes"] = r.notes;
+  j["iterations"] = its;
+  j["iterations_left_out"] = extras.iterations_left_out;
   return j;
 }
 
@@ -238,12 +239,38 @@ std::string EscapeJsonForScript(const std::string& json) {
   return out;
 }
 
-void PrintReportHtml(const model::Report& r, const RenderOptions& o, std::ostream& out) {
-  const std::string_view tmpl = kHtmlTemplate;
+namespace {
+
+// `s` as HTML text (the page's <title>).
+std::string EscapeHtml(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+constexpr std::string_view kTitleMarker = "<!--CPPROF_TITLE-->";
+
+}  // namespace
+
+void PrintReportHtml(const model::Report& r, const RenderOptions& o, std::ostream& out, const HtmlExtras& extras) {
+  std::string page(kHtmlTemplate);
+  if (size_t t = page.find(kTitleMarker); t != std::string::npos) {
+    page.replace(t, kTitleMarker.size(), EscapeHtml(ToValidUtf8(ExportName(r))));
+  }
+  const std::string_view tmpl = page;
   const size_t at = tmpl.find(kDataMarker);
   out << tmpl.substr(0, at);
   if (at == std::string_view::npos) return;
-  out << EscapeJsonForScript(HtmlData(r, o).dump(-1, ' ', false, Json::error_handler_t::replace));
+  out << EscapeJsonForScript(HtmlData(r, o, extras).dump(-1, ' ', false, Json::error_handler_t::replace));
   out << tmpl.substr(at + kDataMarker.size());
 }
 

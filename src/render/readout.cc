@@ -623,8 +623,10 @@ void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::o
   }
   out << "### GPU time per rank\n\n";
   t.Print(out);
-  out << fmt::format("\nRanks assigned by {}. span = {}; busy = union of all GPU work.\n\n", r.rank_method,
-                     r.window.whole_capture ? "first to last GPU op (start-up included)" : "the window");
+  out << fmt::format(
+      "\nRanks assigned by {}. span = {}; busy = union of all GPU work. Times in ms; \"at s\" = "
+      "seconds since the capture started.\n\n",
+      r.rank_method, r.window.whole_capture ? "first to last GPU op (start-up included)" : "the window");
   PrintRunExports(r, md, out);
   PrintBudget(r, md, out);
   PrintIterations(r, md, out);

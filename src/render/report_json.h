@@ -5,8 +5,15 @@
 #include <nlohmann/json.hpp>
 
 #include "model/report.h"
+#include "render/report_render.h"
 
 namespace cpprof::render {
+
+// The whole readout of `cpprof report --format json` (schema cpprof.report/2): the one serialiser
+// of the report, which the HTML page embeds as it is.
+nlohmann::ordered_json ReportJson(const model::Report& r, const RenderOptions& o);
+// Busy time per phase (forward, backward, optimizer) and rank.
+nlohmann::ordered_json PhasesJson(const model::Report& r);
 
 // One rank: span, busy split, classes, communication by kind, peak memory, top kernels.
 nlohmann::ordered_json RankJson(const model::RankSummary& s);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "render/csv.h"
+#include "render/kernel_names.h"
 #include "render/readout.h"
 #include "render/report_json.h"
 #include "render/table.h"
@@ -42,6 +43,8 @@ Json CommKinds(const std::array<int64_t, model::kNumOpClasses>& ns) {
   return j;
 }
 
+}  // namespace
+
 Json PhasesJson(const model::Report& r) {
   Json per = Json::array();
   for (size_t i = 0; i < r.phases.size(); ++i) {
@@ -52,6 +55,8 @@ Json PhasesJson(const model::Report& r) {
   }
   return per;
 }
+
+namespace {
 
 Json MemoryJson(const model::Report& r) {
   const auto& m = r.memory;
@@ -254,8 +259,11 @@ Json RankJson(const model::RankSummary& s) {
   x["comm_by_kind"] = comm_kinds;
   Json top = Json::array();
   for (const auto& kt : s.top_kernels) {
-    top.push_back(
-        {{"name", kt.name}, {"class", model::Name(kt.cls)}, {"total_ns", kt.total_ns}, {"instances", kt.instances}});
+    top.push_back({{"name", kt.name},
+                   {"short_name", ShortKernelName(kt.name)},
+                   {"class", model::Name(kt.cls)},
+                   {"total_ns", kt.total_ns},
+                   {"instances", kt.instances}});
   }
   x["top_kernels"] = top;
   return x;
@@ -331,8 +339,8 @@ void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::o
                      e.schema_version.empty() ? "unknown" : e.schema_version);
   out << fmt::format("{} rank{}, assigned by {}\n", r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.rank_method);
   if (r.ranks.empty()) return;
-  out << "Times in ms. comm = NCCL kernels and peer copies; compute = all other GPU work (kernels, "
-         "memcpy, memset).\n";
+  out << "Times in ms; \"at s\" = seconds since the capture started (as in the HTML page and the Chrome trace). "
+         "comm = NCCL kernels and peer copies; compute = all other GPU work (kernels, memcpy, memset).\n";
   ReadoutOptions ro;
   ro.module_depth = o.module_depth;
   PrintVerdict(r, ro, out);
@@ -385,9 +393,27 @@ void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::o
     c.Print(out, "  ");
     out << "  kernel time sums durations (overlaps count twice); wall time is their union\n\n";
     out << fmt::format("Rank {}: top {} kernels and memory ops by time\n", s.rank, s.top_kernels.size());
-    TextTable k({{"time"}, {"instances"}, {"class", TextTable::Align::kLeft}, {"name", TextTable::Align::kLeft, 96}});
+    // Names are shortened by template arguments (render/kernel_names.h), never cut in the middle:
+    // one longer than the room the line leaves (a cuBLAS name without templates, or a narrow
+    // terminal) loses its end instead, unless --full-names.
+    // Full names too long for the line go whole under their rows.
+    TextTable k({{"time"},
+                 {"instances"},
+                 {"class", TextTable::Align::kLeft},
+                 {"name", TextTable::Align::kLeft, 0,
+                  o.full_names ? TextTable::Overflow::kStack : TextTable::Overflow::kElide}});
+    size_t widths[3] = {4, 9, 5};  // the headers
     for (const auto& kt : s.top_kernels) {
-      k.AddRow({Ms(kt.total_ns), std::to_string(kt.instances), std::string(model::Name(kt.cls)), kt.name});
+      widths[0] = std::max(widths[0], Ms(kt.total_ns).size());
+      widths[1] = std::max(widths[1], std::to_string(kt.instances).size());
+      widths[2] = std::max(widths[2], model::Name(kt.cls).size());
+    }
+    const size_t line = TextWidthScope::Current(), used = 2 + widths[0] + widths[1] + widths[2] + 3 * 2;
+    const size_t room = line > used + 24 ? line - used : 0;
+    for (const auto& kt : s.top_kernels) {
+      std::string name = KernelNameForText(kt.name, o.full_names);
+      if (!o.full_names && room && name.size() > room) name = name.substr(0, room - 3) + "...";
+      k.AddRow({Ms(kt.total_ns), std::to_string(kt.instances), std::string(model::Name(kt.cls)), std::move(name)});
     }
     k.Print(out, "  ");
     out << '\n';
@@ -395,7 +421,7 @@ void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::o
 }
 }  // namespace
 
-void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostream& out) {
+Json ReportJson(const model::Report& r, const RenderOptions& o) {
   Json j;
   j["schema"] = fmt::format("cpprof.report/{}", model::Report::kSchemaVersion);
   Json ex;
@@ -420,7 +446,11 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
   j["diagnostics"] = DiagnosticsJson(r);
   j["interconnect"] = r.interconnect.empty() ? Json(nullptr) : Json(r.interconnect);
   j["notes"] = r.notes;
-  out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+  return j;
+}
+
+void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostream& out) {
+  out << ReportJson(r, o).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
 void PrintReportMarkdown(const model::Report& r, const RenderOptions& o, std::ostream& out) {

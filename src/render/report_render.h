@@ -12,6 +12,7 @@ struct RenderOptions {
   bool show_paths = false;  // include the export's path (off: output is host-independent)
   int module_depth = 3;     // module rows deeper than this are folded into their parents (text, md)
   size_t width = 0;         // text: the line width tables and prose fit (0: unlimited, --wide)
+  bool full_names = false;  // text: kernel names whole (default: shortened, render/kernel_names.h)
 };
 
 void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostream& out);

@@ -117,6 +117,11 @@ void CheckInvariants(const Trace& t) {
       EXPECT_EQ(e["bp"], "e");
       ++flows[e["id"]].second;
       flow_ts[e["id"]].second = e["ts"];
+    } else if (e["ph"] == "t") {
+      EXPECT_EQ(e["cat"], "cp.collective") << "only the CP view's flows have steps";
+    } else if (e["ph"] == "C") {
+      EXPECT_EQ(e["name"], "GPU memory") << e.dump();
+      EXPECT_TRUE(e["args"]["MiB"].is_number()) << e.dump();
     } else {
       EXPECT_EQ(e["ph"], "M") << e.dump();
     }
@@ -233,7 +238,7 @@ TEST(ChromeTraceFixture, TimesTracksNvtxAndFlows) {
 }
 
 TEST(ChromeTraceFixture, WithoutFlagsNoApiNoFlows) {
-  Trace t = Export(SqlFixture("special_names"), {"--no-nvtx"});
+  Trace t = Export(SqlFixture("special_names"), {"--no-nvtx", "--no-cp-view"});
   for (const auto& e : t.events) {
     EXPECT_NE(e["ph"], "s");
     EXPECT_NE(e["ph"], "f");

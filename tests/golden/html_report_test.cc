@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -41,117 +42,125 @@ std::string Html(const std::string& path, std::vector<std::string> extra = {}) {
   return ReadFile(out);
 }
 
-json ReportJson(const std::string& path) {
-  CliResult r = RunCli({"report", "--format", "json", path});
+json ReportJson(const std::string& path, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"report", "--format", "json", path};
+  args.insert(args.end(), extra.begin(), extra.end());
+  CliResult r = RunCli(args);
   EXPECT_EQ(r.rc, 0) << r.err;
   return json::parse(r.out);
 }
 
-std::string Pct(int64_t part, int64_t whole) {
-  if (whole == 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-  return buf;
+// Timeline bins and module runs come as [gap from the previous end, duration, ...]: back to
+// [start, end, ...] relative to timeline.t0_ns, as the page's script does.
+json Times(const json& a, size_t stride) {
+  json out = a;
+  int64_t prev = 0;
+  for (size_t i = 0; i + 1 < out.size(); i += stride) {
+    const int64_t start = prev + int64_t(a[i]), end = start + int64_t(a[i + 1]);
+    out[i] = start;
+    out[i + 1] = end;
+    prev = end;
+  }
+  return out;
 }
 
 class HtmlReal : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(HtmlReal, EmbeddedDataMatchesTheJsonReadout) {
+TEST_P(HtmlReal, EmbeddedDataIsTheJsonReadout) {
   const std::string path = RealExport(GetParam());
   json h = EmbeddedData(Html(path));
-  json j = ReportJson(path);
-  EXPECT_EQ(h["schema"], "cpprof.html/1");
-  EXPECT_EQ(h["export"]["nsys_version"], j["export"]["nsys_version"]);
-  EXPECT_EQ(h["ranks"], j["ranks"]);
-  ASSERT_EQ(h["per_rank"].size(), j["per_rank"].size());
-  for (size_t r = 0; r < j["per_rank"].size(); ++r) {
-    const json& a = h["per_rank"][r];
-    const json& b = j["per_rank"][r];
-    for (const char* f : {"rank", "device", "pid", "first_start_ns", "last_end_ns", "span_ns", "busy_ns",
-                          "compute_only_ns", "comm_only_ns", "both_ns", "idle_ns", "comm_ns", "compute_ns", "ops"}) {
-      EXPECT_EQ(a[f], b[f]) << "rank " << r << " " << f;
-    }
-    EXPECT_EQ(a["hidden_comm_pct"], Pct(b["both_ns"], b["comm_ns"]));
-    EXPECT_EQ(a["comm_pct_of_busy"], Pct(b["comm_ns"], b["busy_ns"]));
-    ASSERT_EQ(a["classes"].size(), b["classes"].size());
-    for (const auto& [name, c] : b["classes"].items()) {
-      for (const char* f : {"kind", "instances", "sum_ns", "union_ns"})
-        EXPECT_EQ(a["classes"][name][f], c[f]) << name << f;
-    }
-    for (const auto& [name, c] : b["comm_by_kind"].items()) {
-      EXPECT_EQ(a["classes"][name]["hidden_ns"], c["hidden_ns"]) << name;
-      EXPECT_EQ(a["classes"][name]["hidden_pct"], Pct(c["hidden_ns"], c["union_ns"])) << name;
-    }
-  }
-  const json& hr = h["modules"]["rows"];
-  const json& jr = j["modules"]["rows"];
-  ASSERT_EQ(hr.size(), jr.size());
-  for (size_t i = 0; i < jr.size(); ++i) {
-    for (const char* f : {"name", "range", "parent", "depth", "group", "cp_distributed", "mean_busy_ns", "max_busy_ns",
-                          "straggler_rank", "per_rank"}) {
-      EXPECT_EQ(hr[i][f], jr[i][f]) << jr[i]["name"] << " " << f;
-    }
-  }
-  EXPECT_EQ(h["phases"], j["phases"]);
-  EXPECT_EQ(h["imbalance"], j["imbalance"]);
-  EXPECT_EQ(h["window"], j["window"]);
-  EXPECT_EQ(h["verdict"], j["verdict"]);
+  EXPECT_EQ(h["schema"], "cpprof.html/2");
+  // One serialiser: the page embeds the readout exactly as --format json writes it.
+  EXPECT_EQ(h["report"], ReportJson(path));
+  EXPECT_EQ(h["name"], std::filesystem::path(path).filename().string());
+  EXPECT_EQ(h["depth"], 3);
 }
 
-TEST_P(HtmlReal, PeaksDiagnosticsAndCaptureComeFromTheModel) {
+TEST_P(HtmlReal, TitleNamesTheExport) {
+  const std::string path = RealExport(GetParam());
+  std::string html = Html(path);
+  EXPECT_NE(html.find("<title>cpprof report: " + std::filesystem::path(path).filename().string() + "</title>"),
+            std::string::npos);
+}
+
+// Each iteration's readout in the page is the readout of --window iter:N: the same rank budgets,
+// and its module rows (those of the readout's window) hold that window's numbers.
+TEST_P(HtmlReal, IterationsAreTheirOwnReadouts) {
   const std::string path = RealExport(GetParam());
   json h = EmbeddedData(Html(path));
-  auto report = pipeline::BuildReport(path, {});
-  ASSERT_TRUE(report.ok()) << report.status().message();
-  const model::Report& m = report.value();
-  ASSERT_EQ(h["per_rank"].size(), m.ranks.size());
-  for (size_t r = 0; r < m.ranks.size(); ++r) {
-    const json& a = h["per_rank"][r];
-    EXPECT_EQ(a["peak_mem_bytes"], m.ranks[r].peak_mem_bytes);
-    EXPECT_EQ(a["peak_mem_module"], m.ranks[r].peak_mem_module);
-    if (m.ranks[r].peak_mem_bytes < 0) continue;
-    // The memory line of the rank's process peaks at the same value and time.
-    bool found = false;
-    for (const json& s : h["memory"]["series"]) {
-      if (s["rank"] != static_cast<int>(r)) continue;
-      found = true;
-      EXPECT_EQ(s["peak_bytes"], m.ranks[r].peak_mem_bytes);
-      EXPECT_EQ(int64_t(s["peak_ns"]) + int64_t(h["t0_ns"]), m.ranks[r].peak_mem_ns);
-      int64_t max = 0;
-      for (size_t i = 1; i < s["points"].size(); i += 2) max = std::max<int64_t>(max, s["points"][i]);
-      EXPECT_EQ(max, m.ranks[r].peak_mem_bytes) << "the downsampled line keeps the exact peak";
+  const json& its = h["iterations"];
+  const json& window_its = h["report"]["window"]["iterations"];
+  ASSERT_EQ(its.size(), window_its.size()) << "every iteration is in the page";
+  const json& rows = h["report"]["modules"]["rows"];
+  for (size_t i = 0; i < its.size(); ++i) {
+    const json& it = its[i];
+    EXPECT_EQ(it["name"], window_its[i]["name"]);
+    EXPECT_EQ(it["start_ns"], window_its[i]["start_ns"]);
+    json j = ReportJson(path, {"--window", "iter:" + std::to_string(i)});
+    ASSERT_EQ(it["per_rank"].size(), j["per_rank"].size());
+    for (size_t r = 0; r < j["per_rank"].size(); ++r) {
+      json want = j["per_rank"][r];
+      for (const char* f : {"classes", "top_kernels", "rank", "device", "pid", "process", "invalid_ops",
+                            "peak_mem_bytes", "peak_mem_ns", "peak_mem_module"}) {
+        want.erase(f);
+      }
+      EXPECT_EQ(it["per_rank"][r], want) << "iteration " << i << " rank " << r;
+      ASSERT_EQ(it["top_kernels"][r].size(), j["per_rank"][r]["top_kernels"].size());
+      for (size_t k = 0; k < it["top_kernels"][r].size(); ++k) {
+        const json& e = it["top_kernels"][r][k];
+        EXPECT_EQ(h["kernel_names"][int(e[0])]["name"], j["per_rank"][r]["top_kernels"][k]["name"]);
+        EXPECT_EQ(e[1], j["per_rank"][r]["top_kernels"][k]["total_ns"]);
+      }
     }
-    EXPECT_TRUE(found) << "rank " << r << " has a memory line";
+    EXPECT_EQ(it["imbalance"], j["imbalance"]);
+    EXPECT_EQ(it["phases"], j["phases"]);
+    // Module rows: the iteration's own rows, found in the readout's by path.
+    std::map<std::string, const json*> by_path;
+    std::vector<std::string> path_of(j["modules"]["rows"].size());
+    for (size_t m = 0; m < j["modules"]["rows"].size(); ++m) {
+      const json& row = j["modules"]["rows"][m];
+      std::string key = std::string(row["range"]).empty() ? std::string(row["name"]) : std::string(row["range"]);
+      int parent = row["parent"];
+      path_of[m] = (parent < 0 ? "" : path_of[parent] + "/") + key;
+      by_path[path_of[m]] = &row;
+    }
+    std::vector<std::string> main_path(rows.size());
+    for (size_t m = 0; m < rows.size(); ++m) {
+      std::string key =
+          std::string(rows[m]["range"]).empty() ? std::string(rows[m]["name"]) : std::string(rows[m]["range"]);
+      int parent = rows[m]["parent"];
+      main_path[m] = (parent < 0 ? "" : main_path[parent] + "/") + key;
+    }
+    for (const json& e : it["modules"]) {
+      const json* want = by_path.at(main_path[int(e[0])]);
+      for (size_t r = 0; r < e[1].size(); ++r) {
+        EXPECT_EQ(e[1][r][0], (*want)["per_rank"][r]["busy_ns"]);
+        EXPECT_EQ(e[1][r][4], (*want)["per_rank"][r]["wait_ns"]);
+      }
+    }
+    EXPECT_EQ(it["modules"].size() + int(it["modules_not_in_readout"]), j["modules"]["rows"].size());
   }
-  EXPECT_EQ(h["memory"]["captured"], m.memory.captured);
-  ASSERT_EQ(h["diagnostics"].size(), m.diagnostics.size());
-  for (size_t i = 0; i < m.diagnostics.size(); ++i) {
-    EXPECT_EQ(h["diagnostics"][i]["id"], m.diagnostics[i].id);
-    EXPECT_EQ(h["diagnostics"][i]["title"], m.diagnostics[i].title);
-    EXPECT_EQ(h["diagnostics"][i]["fix"], m.diagnostics[i].fix);
-  }
-  EXPECT_EQ(h["capture"]["reconstructed_flags"], m.capture.reconstructed_flags);
-  EXPECT_EQ(h["capture"]["command"], m.capture.command);
-  EXPECT_EQ(h["interconnect"], m.interconnect);
 }
 
 TEST_P(HtmlReal, TimelineBinsAddUpToTheLanesUnions) {
   const std::string path = RealExport(GetParam());
   json h = EmbeddedData(Html(path));
-  json j = ReportJson(path);
+  json j = ReportJson(path, {"--window", "all"});  // the timeline covers the whole capture
   const json& tl = h["timeline"];
   ASSERT_TRUE(tl["built"]);
-  const int64_t t0 = h["t0_ns"];
+  const int64_t t0 = tl["t0_ns"];
   const int max_bins = tl["max_bins"];
   ASSERT_EQ(tl["ranks"].size(), j["per_rank"].size());
   for (size_t r = 0; r < tl["ranks"].size(); ++r) {
     const json& rt = tl["ranks"][r];
     const json& rank = j["per_rank"][r];
     const int64_t first = int64_t(rank["first_start_ns"]) - t0, last = int64_t(rank["last_end_ns"]) - t0;
+    EXPECT_EQ(rt["first_start"], first);
+    EXPECT_EQ(rt["last_end"], last);
     int64_t lane_ops = 0;
     for (const json& l : rt["lanes"]) {
       const json& def = tl["lanes"][int(l["lane"])];
-      const json& bins = l["bins"];
+      const json bins = Times(l["bins"], 4);
       ASSERT_EQ(bins.size() % 4, 0u);
       EXPECT_LE(bins.size() / 4, static_cast<size_t>(max_bins));
       int64_t busy = 0, prev_end = INT64_MIN;
@@ -196,9 +205,9 @@ TEST_P(HtmlReal, TimelineBinsAddUpToTheLanesUnions) {
     }
     EXPECT_EQ(lane_ops, int64_t(rank["ops"])) << "every op is in one lane";
     // Module runs: within the span, one level at a time without overlap, rows of that level.
-    const json& rows = h["modules"]["rows"];
+    const json& rows = tl["rows"];
     for (const json& lv : rt["modules"]) {
-      const json& runs = lv["runs"];
+      const json runs = Times(lv["runs"], 3);
       int level = lv["level"];
       int64_t prev_end = INT64_MIN;
       for (size_t i = 0; i < runs.size(); i += 3) {
@@ -250,16 +259,22 @@ INSTANTIATE_TEST_SUITE_P(Exports, HtmlReal, ::testing::ValuesIn(RealExportNames(
   return n;
 });
 
-TEST(HtmlReport, IterationMarkersBecomeWindows) {
+TEST(HtmlReport, EveryIterationIsInThePage) {
   json h = EmbeddedData(Html(RealExport("cpwork-train")));
-  const json& its = h["timeline"]["iterations"];
+  const json& its = h["iterations"];
   ASSERT_EQ(its.size(), 3u);
   EXPECT_EQ(its[0]["name"], ":iteration 0");
+  EXPECT_TRUE(its[0]["warmup"]);
   EXPECT_EQ(its[2]["name"], ":iteration 2");
-  EXPECT_LT(int64_t(its[0]["start"]), int64_t(its[1]["start"]));
+  EXPECT_LT(int64_t(its[0]["start_ns"]), int64_t(its[1]["start_ns"]));
+  EXPECT_EQ(h["iterations_left_out"], 0);
+  // Iterations differ: the page shows each one's numbers.
+  EXPECT_NE(its[1]["per_rank"][0]["span_ns"], its[2]["per_rank"][0]["span_ns"]);
   json f = EmbeddedData(Html(RealExport("cpfold-trunk-2x2")));
-  ASSERT_EQ(f["timeline"]["iterations"].size(), 2u);
-  EXPECT_EQ(f["timeline"]["iterations"][0]["name"], ":cpfold:iter1");
+  ASSERT_EQ(f["iterations"].size(), 3u);
+  EXPECT_EQ(f["iterations"][0]["name"], ":cpfold:warmup0");
+  EXPECT_TRUE(f["iterations"][0]["warmup"]);
+  EXPECT_EQ(f["iterations"][1]["name"], ":cpfold:iter1");
 }
 
 TEST(HtmlReport, ScriptSafeEscaping) {
@@ -317,6 +332,37 @@ TEST(HtmlReport, BigExportIsDownsampledToTheCap) {
   EXPECT_LE(total_bins, tl["ranks"].size() * tl["lanes"].size() * bins);
   // 200k kernels: about 4 ranks x 7 lanes x 1000 bins x 4 numbers.
   EXPECT_LT(html.size(), 2u << 20) << html.size();
+}
+
+// Text shows kernel names shortened by their template arguments (never cut in the middle);
+// --full-names shows them whole, in report and diff; JSON always has both.
+TEST(KernelNames, TextShortensAndFullNamesKeepsThemWhole) {
+  const std::string path = RealExport("cpfold-trunk-2x2");
+  const std::string full =
+      "void at::native::elementwise_kernel<(int)128, (int)4, void "
+      "at::native::gpu_kernel_impl<at::native::CUDAFunctor_add<float>>(at::TensorIteratorBase &, const T1 "
+      "&)::[lambda(int) (instance 1)]>(int, T3)";
+  const std::string short_name = "at::native::elementwise_kernel<...CUDAFunctor_add<float>...>";
+  CliResult text = RunCli({"report", path, "--wide"});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find(short_name), std::string::npos);
+  EXPECT_EQ(text.out.find(full), std::string::npos);
+  CliResult whole = RunCli({"report", path, "--wide", "--full-names"});
+  EXPECT_NE(whole.out.find(full), std::string::npos);
+  CliResult diff = RunCli({"diff", path, path, "--top", "0"});
+  EXPECT_NE(diff.out.find(short_name), std::string::npos) << diff.out;
+  CliResult diff_full = RunCli({"diff", path, path, "--top", "0", "--full-names"});
+  EXPECT_NE(diff_full.out.find(full), std::string::npos);
+  bool found = false;
+  const json j = ReportJson(path);
+  for (const json& rank : j["per_rank"]) {
+    for (const json& k : rank["top_kernels"]) {
+      if (k["name"] != full) continue;
+      found = true;
+      EXPECT_EQ(k["short_name"], "at::native::elementwise_kernel<\u2026CUDAFunctor_add<float>\u2026>");
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace
