@@ -217,7 +217,11 @@ Status ForEachOpLaunch(const Database& db, Fn&& fn) {
     CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT start, end, globalPid, correlationId FROM ") +
                                                          table + " WHERE correlationId IS NOT NULL",
                                                      "reading GPU ops"));
-    while (st.Step()) fn(st.Int(2), st.Int(3), st.Int(0), st.Int(1));
+    while (st.Step()) {
+      // An op with damaged times projects nothing (the other readers leave it out too).
+      if (!ValidOpTimes(st.IsInteger(0) && st.IsInteger(1), st.Int(0), st.Int(1))) continue;
+      fn(st.Int(2), st.Int(3), st.Int(0), st.Int(1));
+    }
     CPPROF_RETURN_IF_ERROR(st.status());
   }
   return OkStatus();
