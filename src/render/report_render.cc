@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "render/csv.h"
+#include "render/efficiency_render.h"
 #include "render/readout.h"
 #include "render/report_json.h"
 #include "render/table.h"
@@ -362,6 +363,7 @@ void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::o
   PrintBudget(r, ro, out);
   PrintIterations(r, ro, out);
   PrintModules(r, ro, out);
+  PrintEfficiency(r, /*markdown=*/false, out);
   PrintCommunication(r, ro, out);
   PrintImbalance(r, ro, out);
   PrintPhases(r, ro, out);
@@ -419,6 +421,7 @@ void PrintReportJson(const model::Report& r, const RenderOptions& o, std::ostrea
   j["capture"] = CaptureJson(r);
   j["diagnostics"] = DiagnosticsJson(r);
   j["interconnect"] = r.interconnect.empty() ? Json(nullptr) : Json(r.interconnect);
+  if (HasEfficiencyJson(r)) j["efficiency"] = EfficiencyJson(r);  // absent when the sizes are unknown
   j["notes"] = r.notes;
   out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
