@@ -16,8 +16,9 @@ namespace cpprof::analysis {
 model::Efficiency ComputeEfficiency(const model::Report& report, const CostConfig& config,
                                     const std::optional<Dims>& dims, const std::string& missing);
 
-// Whether the report has a module row whose name has a built-in cost (a Pairformer-like model): the
-// readout then says that efficiency needs the sizes, when they are unknown.
+// Whether the report has a triangle module row with a cost model (a Pairformer the model knows): the
+// readout then says that efficiency needs the sizes, when they are unknown. (A lone
+// PairTransition.forward, as in tools/testdata's cpwork, is not enough: its readout stays as it was.)
 bool HasCostedModules(const model::Report& report, const CostConfig& config);
 
 // calls = the product of the dims in `expr` ("blocks*passes"; numbers allowed).

@@ -22,9 +22,13 @@ std::string Calls(double v) {
 std::string Group(const std::string& path) { return path.substr(0, path.find('/')); }
 
 // "N=256,c_z=64" -> "N=256, c_z=64": prose may wrap between the sizes.
-std::string Spaced(std::string s) {
-  for (size_t i = 0; (i = s.find(',', i)) != std::string::npos; i += 2) s.insert(i + 1, " ");
-  return s;
+std::string Spaced(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    out += c;
+    if (c == ',') out += ' ';
+  }
+  return out;
 }
 
 void PrintTable(const std::vector<std::string>& header, const std::vector<bool>& right,
