@@ -105,7 +105,7 @@ model::Efficiency ComputeEfficiency(const model::Report& r, const CostConfig& co
   const double link_bps = (pcie ? e.device.pcie_gbs : e.device.nvlink_gbs) * 1e9;
 
   std::vector<std::string> uncounted;
-  bool backward = false;
+  bool backward = false, skewed = false;
   for (size_t i = 0; i < r.modules.size(); ++i) {
     const model::ModuleNode& m = r.modules[i];
     if (!IsRow(m)) continue;
@@ -159,13 +159,18 @@ model::Efficiency ComputeEfficiency(const model::Report& r, const CostConfig& co
       c.bytes_per_shift = cost.shift_bytes;
       c.shifts_per_call = cost.shifts;
       c.shifts_per_iteration = cost.shifts * calls;
-      c.transfer_ns_per_shift = static_cast<double>(transfer) / nr / e.iterations / c.shifts_per_iteration;
-      c.achieved_gbs = c.transfer_ns_per_shift > 0 ? c.bytes_per_shift / c.transfer_ns_per_shift : 0;
+      c.skew_bytes_per_call = cost.skew_bytes;
+      const double batches = (cost.shifts + cost.skews) * calls;  // p2p batches per iteration
+      const double sent = (cost.shifts * cost.shift_bytes + cost.skews * cost.skew_bytes) * calls;
+      const double transfer_ns = static_cast<double>(transfer) / nr / e.iterations;
+      c.transfer_ns_per_shift = transfer_ns / batches;
+      c.achieved_gbs = transfer_ns > 0 ? sent / transfer_ns : 0;
       c.link = link;
       c.link_gbs = link_bps / 1e9;
       c.ideal_ns_per_shift = link_bps > 0 ? c.bytes_per_shift / link_bps * 1e9 : 0;
       c.percent_of_link = c.link_gbs > 0 ? 100.0 * c.achieved_gbs / c.link_gbs : 0;
       e.comm.push_back(c);
+      skewed = skewed || cost.skews > 0;
     }
   }
   if (!uncounted.empty()) {
@@ -173,6 +178,11 @@ model::Efficiency ComputeEfficiency(const model::Report& r, const CostConfig& co
         fmt::format("{} module row(s) with a cost model sit in groups without a calls-per-iteration "
                     "entry (first: {}): add the group to --model-config's \"calls\"",
                     uncounted.size(), uncounted.front()));
+  }
+  if (skewed) {
+    e.notes.push_back(
+        "Cannon's initial skew is one more p2p batch per call: the transfer per batch and the achieved "
+        "bandwidth count it (its bytes as the mean over the ranks)");
   }
   if (backward) {
     e.notes.push_back(

@@ -159,6 +159,10 @@ void AddShifts(ModuleCost& c, const Dims& d, double channels) {
   } else if (r == q) {  // Cannon on q x q: both operand blocks move each step, q - 1 steps after the skew
     c.shifts = q - 1;
     c.shift_bytes = 2 * channels * (n / q) * (n / q) * e;
+    // The skew moves row I's left blocks by I and column J's right blocks by J: a block moves on
+    // (q - 1) / q of the ranks, for each operand.
+    c.skews = 1;
+    c.skew_bytes = c.shift_bytes * (q - 1) / q;
   }
 }
 
@@ -568,6 +572,8 @@ std::string CostTableJson(const CostConfig& config, const Dims& dims) {
     m["bytes_per_rank"] = c->BytesPerRank(dims.ranks());
     m["shift_bytes"] = c->shift_bytes;
     m["shifts"] = c->shifts;
+    m["skew_bytes"] = c->skew_bytes;
+    m["skews"] = c->skews;
     j["modules"].push_back(m);
   }
   (void)config;

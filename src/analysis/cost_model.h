@@ -58,8 +58,11 @@ struct ModuleCost {
   double matmul_flops_sharded = 0, matmul_flops_replicated = 0;
   double other_flops_sharded = 0, other_flops_replicated = 0;  // elementwise, softmax, LayerNorm
   double bytes_sharded = 0, bytes_replicated = 0;
-  // Ring shifts of a distributed product on one rank: bytes sent per shift, shifts per call.
+  // Ring shifts of a distributed product on one rank: bytes sent per shift, shifts per call; and
+  // Cannon's initial skew (one more p2p batch per call), its bytes as a mean over the ranks (not
+  // every rank moves both blocks).
   double shift_bytes = 0, shifts = 0;
+  double skew_bytes = 0, skews = 0;
 
   double Flops() const {
     return matmul_flops_sharded + matmul_flops_replicated + other_flops_sharded + other_flops_replicated;

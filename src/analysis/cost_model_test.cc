@@ -45,6 +45,9 @@ TEST(CostModel, RingAndCannonShifts) {
   auto cannon = CostOf("TriangleMultiplicationIncoming", Small(",grid=2x2,dtype=fp32"));
   EXPECT_EQ(cannon->shifts, 1);
   EXPECT_DOUBLE_EQ(cannon->shift_bytes, 2 * 3 * 2 * 2 * 4);  // both operands, h x N/2 x N/2, fp32
+  EXPECT_EQ(cannon->skews, 1);
+  EXPECT_DOUBLE_EQ(cannon->skew_bytes, cannon->shift_bytes / 2);  // a block moves on half the ranks
+  EXPECT_EQ(ring->skews, 0);
 }
 
 TEST(CostModel, TriangleAttentionByHand) {

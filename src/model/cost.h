@@ -58,9 +58,10 @@ struct CommEfficiency {
   double bytes_per_shift = 0;  // sent by one rank in one shift
   double shifts_per_call = 0;
   double shifts_per_iteration = 0;
-  double transfer_ns_per_shift = 0;  // measured: the module's NCCL transfer time (waiting left out) per shift
-  double achieved_gbs = 0;
-  std::string link;  // "NVLink" or "PCIe"
+  double skew_bytes_per_call = 0;    // Cannon's initial skew: mean bytes per rank, one batch per call
+  double transfer_ns_per_shift = 0;  // measured: the module's NCCL transfer time (waiting left out) per p2p batch
+  double achieved_gbs = 0;           // all bytes sent (shifts and skews) / the transfer time
+  std::string link;                  // "NVLink" or "PCIe"
   double link_gbs = 0;
   double ideal_ns_per_shift = 0;  // bytes_per_shift / link
   double percent_of_link = 0;

@@ -123,7 +123,8 @@ void PrintEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
     PrintTable({"group", "module", "shifts", "MB/shift", "us/shift", "GB/s", "link GB/s", "% link", "ideal us"},
                {false, false, true, true, true, true, false, true, true}, crow, markdown, out);
     Prose(fmt::format("MB/shift = bytes one rank sends per shift (model); us/shift = the module's NCCL transfer time "
-                      "per shift (waiting for a late peer left out); ideal us = MB/shift at the link's per-direction "
+                      "per p2p batch (waiting for a late peer left out); GB/s = bytes sent / transfer time; ideal us = "
+                      "MB/shift at the link's per-direction "
                       "bandwidth; link: {}.",
                       e.link_source),
           markdown, out);
@@ -184,6 +185,7 @@ nlohmann::ordered_json EfficiencyJson(const model::Report& r) {
                          {"bytes_per_shift", c.bytes_per_shift},
                          {"shifts_per_call", c.shifts_per_call},
                          {"shifts_per_iteration", c.shifts_per_iteration},
+                         {"skew_bytes_per_call", c.skew_bytes_per_call},
                          {"transfer_ns_per_shift", c.transfer_ns_per_shift},
                          {"achieved_gbs", c.achieved_gbs},
                          {"link", c.link},
