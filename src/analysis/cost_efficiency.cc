@@ -115,7 +115,7 @@ model::Efficiency ComputeEfficiency(const model::Report& r, const CostConfig& co
     const std::string group = GroupOf(r, static_cast<int>(i), &path);
     auto calls_it = config.calls.find(group);
     if (calls_it == config.calls.end()) {
-      uncounted.push_back(path);
+      uncounted.push_back(group.empty() ? m.name : group + "/.../" + m.name);
       continue;
     }
     const double calls = CallsFromExpression(calls_it->second, d);
