@@ -216,7 +216,8 @@ def main(argv=None) -> int:
                     preset=args.preset, dtype=dtype_name, backend=backend, recycles=recycles,
                     diffusion_steps=steps, samples=samples, msa_depth=msa_depth,
                     checkpoint=args.checkpoint, checkpoint_loaded=loaded,
-                    parameters=sum(p.numel() for p in model.parameters()))
+                    parameters=sum(p.numel() for p in model.parameters()),
+                    model=cfg.to_dict())     # the sizes: cpprof report's cost model reads them
         print("cpfold-config: " + json.dumps(info), flush=True)
 
     def sync():

@@ -54,6 +54,13 @@ def test_run_single_process_e2e():
     iters = [json.loads(l[len("cpfold-iter: "):]) for l in p.stdout.splitlines()
              if l.startswith("cpfold-iter: ")]
     assert [i["iter"] for i in iters] == [0, 1, 2] and iters[0]["warmup"]
+    # The config line carries the model's sizes (cpprof report's cost model reads them).
+    cfg = [json.loads(l[len("cpfold-config: "):]) for l in p.stdout.splitlines()
+           if l.startswith("cpfold-config: ")]
+    assert len(cfg) == 1 and cfg[0]["n_token"] == 24 and cfg[0]["grid"] == [1, 1]
+    from cpfold.config import get_preset
+    assert cfg[0]["model"] == get_preset("tiny").model.to_dict()
+    assert cfg[0]["model"]["c_z"] == 16 and cfg[0]["model"]["pairformer_blocks"] == 2
 
 
 def test_run_two_ranks_train_with_checkpoint(tmp_path):

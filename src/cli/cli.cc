@@ -26,6 +26,8 @@ constexpr CommandDef kCommands[] = {
      "  cpprof report run.sqlite --window iter:3       # one iteration; --window 24.1:25.3 a time range (s)\n"
      "  cpprof report run.sqlite --iteration-range 'train_step' --format md > readout.md\n"
      "  cpprof report run.sqlite --modules modules.json --depth 5   # see --print-modules-config\n"
+     "  cpprof report run.sqlite --dims N=1024,c_z=128,grid=1x2,dtype=bf16   # efficiency per module (cost model)\n"
+     "  cpprof report --print-cost-model --dims N=1024   # the model's FLOPs and bytes per module (JSON)\n"
      "  cpprof report run.sqlite --format json | jq '.per_rank[0].comm_ns'\n"
      "  cpprof report run.sqlite --format csv --top 20 > run.csv\n"
      "  cpprof report run.sqlite --format html -o run.html\n"

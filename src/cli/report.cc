@@ -1,5 +1,5 @@
 // cpprof report FILE.sqlite... [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules
-// FILE] [--show-paths]
+// FILE] [--show-paths] [--dims N=...,grid=RxC] [--model-config FILE] [--print-cost-model]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -58,6 +58,17 @@ class ReportCommand : public Command {
                    "A JSON file that says which NVTX ranges are modules and how they group (replaces the "
                    "built-in AF3/Boltz grouping; see --print-modules-config; patterns in RE2 syntax)");
     app.add_flag("--print-modules-config", print_config_, "Print the built-in module grouping (JSON) and exit");
+    app.add_option("--dims", dims_,
+                   "The model's sizes for the efficiency section (FLOPs and bytes per module against the measured "
+                   "time and the device's peaks): NAME=VALUE pairs, e.g. N=1024,c_z=128,grid=1x2,dtype=bf16 (the "
+                   "rest default to AF3's; see docs/cost-model.md). Without it, cpfold's config line in the log "
+                   "beside the export gives them");
+    app.add_option("--model-config", cost_file_,
+                   "A JSON file that changes the cost model: sizes, which of your module names use which built-in "
+                   "formula, calls per iteration per group, device peaks (see --print-cost-model)");
+    app.add_flag("--print-cost-model", print_cost_,
+                 "Print the built-in cost model config (JSON) and exit; with --dims, print each module's FLOPs and "
+                 "bytes for those sizes instead");
     app.add_option("--exclude-ranges", exclude_ranges_,
                    "Leave out the GPU work launched inside NVTX ranges ('domain:text') this regex is found in (e.g. "
                    "'warmup' for warm-up iterations): every number then covers the rest. RE2 syntax "
@@ -83,6 +94,23 @@ class ReportCommand : public Command {
       ctx.out << analysis::DefaultModuleConfigJson() << '\n';
       return 0;
     }
+    analysis::CostConfig cost = analysis::DefaultCostConfig();
+    if (!cost_file_.empty()) {
+      CPPROF_ASSIGN_OR_RETURN(cost, analysis::LoadCostConfig(cost_file_));
+    }
+    if (!dims_.empty()) {
+      analysis::Dims dims;
+      dims.values = cost.dims;
+      CPPROF_RETURN_IF_ERROR(analysis::ParseDims(dims_, "--dims", dims));
+      dims.source = "--dims";
+      options_.dims = dims;
+    }
+    if (print_cost_) {
+      ctx.out << (options_.dims ? analysis::CostTableJson(cost, *options_.dims) : analysis::DefaultCostConfigJson())
+              << '\n';
+      return 0;
+    }
+    options_.cost = &cost;
     if (files_.empty()) {
       return Status(ExitCode::kUsage, "report needs an export: cpprof report RUN.sqlite (see 'cpprof help report')");
     }
@@ -147,6 +175,9 @@ class ReportCommand : public Command {
   std::string format_ = "text";
   std::string output_;
   std::string modules_file_;
+  std::string dims_;
+  std::string cost_file_;
+  bool print_cost_ = false;
   std::string exclude_ranges_;
   bool print_config_ = false;
   bool partial_ = false;

@@ -74,6 +74,8 @@ struct CaptureInfo {
   // itself in DIAGNOSTIC_EVENT ("PyTorch autograd_nvtx injection initialized successfully."),
   // for autograd-nvtx and autograd-shapes-nvtx alike; `pytorch_autograd` is set from that.
   bool pytorch_autograd = false;
+  // TARGET_INFO_GPU names, distinct, sorted ("NVIDIA H200"): the device peaks are looked up by it.
+  std::vector<std::string> gpu_names;
   // Injection libraries that said "<name> injection initialized successfully" ("NVTX",
   // "Python Functions Trace", "PyTorch autograd_nvtx", ...), sorted, deduplicated.
   std::vector<std::string> injections;

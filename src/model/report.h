@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/capture.h"
+#include "model/cost.h"
 #include "model/memory.h"
 #include "model/op_class.h"
 #include "model/timeline.h"
@@ -260,6 +261,7 @@ struct Report {
   std::vector<Diagnostic> diagnostics;  // what a user must know about the capture
   MemoryUsage memory;                   // memory over time per process and device
   std::string interconnect;             // from doctor's findings beside the export; "" unknown
+  Efficiency efficiency;                // model FLOPs vs measured time (analysis/cost_efficiency.h)
   std::vector<std::string> notes;       // diagnostics for stderr / the readout ("not captured: ...")
   Timeline timeline;  // lanes per rank for the HTML report; built only when asked (ReportOptions::timeline)
 };

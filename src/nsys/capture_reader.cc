@@ -367,6 +367,13 @@ StatusOr<model::CaptureInfo> ReadCaptureInfo(const Database& db) {
     if (st.Step()) info.host = st.Text(0);
     CPPROF_RETURN_IF_ERROR(st.status());
   }
+  if (db.HasTable("TARGET_INFO_GPU")) {
+    CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT DISTINCT name FROM TARGET_INFO_GPU WHERE name IS NOT NULL "
+                                                     "ORDER BY name",
+                                                     "reading TARGET_INFO_GPU"));
+    while (st.Step()) info.gpu_names.emplace_back(st.Text(0));
+    CPPROF_RETURN_IF_ERROR(st.status());
+  }
   info.reconstructed_flags = ReconstructFlags(info);
   return info;
 }

@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 
 #include "analysis/comm_match.h"
+#include "analysis/cost_efficiency.h"
 #include "analysis/divergence.h"
 #include "analysis/verdict.h"
 #include "base/saturating.h"
@@ -241,6 +245,7 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
   CPPROF_ASSIGN_OR_RETURN(RunPartial run, ReadRun(paths, options, options.timeline ? &work : nullptr));
   std::vector<analysis::ModuleTreeNode> nodes = options.timeline ? run.nodes : std::vector<analysis::ModuleTreeNode>{};
   model::Report report = FinishReport(std::move(run));
+  AddEfficiency(paths, options, report);
   if (options.timeline) {
     CPPROF_RETURN_IF_ERROR(AddTimeline(std::move(work.iteration_windows), work.work, work.process_of_rank,
                                        nodes.empty() ? nullptr : &nodes, options.timeline_bins, report));
@@ -270,6 +275,38 @@ StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, co
   }
   out.iterations_left_out = readout.window.iterations.size() - n;
   return out;
+}
+
+void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& options, model::Report& report) {
+  const analysis::CostConfig builtin = options.cost ? analysis::CostConfig{} : analysis::DefaultCostConfig();
+  const analysis::CostConfig& config = options.cost ? *options.cost : builtin;
+  std::optional<analysis::Dims> dims = options.dims;
+  std::string why;
+  if (!dims && !paths.empty()) {
+    // cpfold prints its sizes on a `cpfold-config: {...}` line; cpprof profile keeps the run's
+    // stdout as <name>.stdout.log beside the export, tools/testdata as <name>.log.
+    for (const char* ext : {".stdout.log", ".log"}) {
+      std::filesystem::path log(paths.front());
+      log.replace_extension(ext);
+      std::ifstream in(log);
+      if (!in) continue;
+      std::stringstream text;
+      text << in.rdbuf();
+      std::string missing;
+      dims = analysis::DimsFromCpfoldLog(text.str(), &missing);
+      if (dims) {
+        for (const auto& [k, v] : config.dims) {
+          if (!dims->Has(k)) dims->values[k] = v;
+        }
+        dims->source = "cpfold's config line in " + log.filename().string();
+        break;
+      }
+      if (!missing.empty()) why = missing + " (" + log.filename().string() + ")";
+    }
+  }
+  std::string missing = (why.empty() ? "the model's sizes are unknown" : why) +
+                        ": give them with --dims N=...,c_z=...,grid=RxC,dtype=bf16 (docs/cost-model.md)";
+  report.efficiency = analysis::ComputeEfficiency(report, config, dims, missing);
 }
 
 std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report) {

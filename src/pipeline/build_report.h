@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cost_model.h"
 #include "analysis/module_config.h"
 #include "base/status.h"
 #include "model/report.h"
@@ -23,6 +24,10 @@ struct ReportOptions {
   // Several exports that do not look like one run (another command, or starts more than
   // kMaxRunStartSpreadNs apart) are read as one anyway.
   bool force = false;
+  // The cost model (null: the built-in) and the model's sizes (--dims, the config's "dims" under
+  // them); without sizes, cpfold's `cpfold-config:` line in the log beside the export gives them.
+  const analysis::CostConfig* cost = nullptr;
+  std::optional<analysis::Dims> dims;
 };
 
 // Exports of one run whose captures started further apart than this are refused (without force).
@@ -54,6 +59,11 @@ struct PageReports {
 StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, const ReportOptions& options,
                                        const model::Report& readout, size_t max_iterations = kMaxPageIterations,
                                        bool timeline = true);
+
+// Fills report.efficiency (analysis/cost_efficiency.h): the sizes from options.dims, else from
+// cpfold's config line in <export>.stdout.log (cpprof profile) or <export>.log beside the first
+// export, else efficiency is not computed and the report says which flag gives it.
+void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& options, model::Report& report);
 
 // Peak GPU memory per rank (index = rank), when the export captured memory usage.
 std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report);

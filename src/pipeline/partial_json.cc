@@ -39,7 +39,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaptureInfo, recorded, traced, g
                                                 python_backtraces, cpu_sampling, sampling_mode, sampling_period,
                                                 sampling_backtraces, cpu_context_switches, osrt_backtraces,
                                                 osrt_backtrace_threshold_ns, functions_trace_path, functions_trace,
-                                                functions_trace_error, pytorch_autograd, injections,
+                                                functions_trace_error, pytorch_autograd, gpu_names, injections,
                                                 cuda_graph_trace_mode, command, arguments, working_dir, env,
                                                 run_duration_ms, utc_start_ns, host, reconstructed_flags, messages)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NcclRankInfo, rank, nranks, cuda_device)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "render/efficiency_render.h"
 #include "render/table.h"
 
 namespace cpprof::render {
@@ -631,6 +632,7 @@ void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::o
   PrintBudget(r, md, out);
   PrintIterations(r, md, out);
   PrintModules(r, md, out);
+  PrintEfficiency(r, /*markdown=*/true, out);
   PrintCommunication(r, md, out);
   PrintImbalance(r, md, out);
   PrintPhases(r, md, out);

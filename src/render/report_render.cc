@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "render/csv.h"
+#include "render/efficiency_render.h"
 #include "render/kernel_names.h"
 #include "render/readout.h"
 #include "render/report_json.h"
@@ -370,6 +371,7 @@ void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::o
   PrintBudget(r, ro, out);
   PrintIterations(r, ro, out);
   PrintModules(r, ro, out);
+  PrintEfficiency(r, /*markdown=*/false, out);
   PrintCommunication(r, ro, out);
   PrintImbalance(r, ro, out);
   PrintPhases(r, ro, out);
@@ -445,6 +447,7 @@ Json ReportJson(const model::Report& r, const RenderOptions& o) {
   j["capture"] = CaptureJson(r);
   j["diagnostics"] = DiagnosticsJson(r);
   j["interconnect"] = r.interconnect.empty() ? Json(nullptr) : Json(r.interconnect);
+  if (HasEfficiencyJson(r)) j["efficiency"] = EfficiencyJson(r);  // absent when the sizes are unknown
   j["notes"] = r.notes;
   return j;
 }

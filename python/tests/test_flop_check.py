@@ -1,0 +1,33 @@
+"""cpprof's FLOP model (docs/cost-model.md) against PyTorch's own count on cpfold's modules, on
+the CPU: tools/device/flop_check.py with torch.profiler's with_flops (torch 1.13) or
+FlopCounterMode (torch >= 2.1), one rank, several N. Within 5 % for every module."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _cpprof():
+    for p in (os.environ.get("CPPROF_BIN"), os.path.join(REPO, "build", "cpprof")):
+        if p and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+CPPROF = _cpprof()
+
+
+@pytest.mark.skipif(CPPROF is None, reason="no built cpprof (build/cpprof or $CPPROF_BIN): build first")
+@pytest.mark.parametrize("preset,sizes", [("tiny", "24,48"), ("small", "32")])
+def test_flop_model_agrees_with_pytorch_on_cpu(preset, sizes):
+    p = subprocess.run([sys.executable, os.path.join(REPO, "tools", "device", "flop_check.py"), "--cpprof", CPPROF,
+                        "--n", sizes, "--preset", preset, "--device", "cpu"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "TriangleMultiplicationOutgoing" in p.stdout and "OuterProductMean" in p.stdout
+    checked = [l for l in p.stdout.splitlines() if l.endswith("profiler(with_flops)") or l.endswith("FlopCounterMode")]
+    assert len(checked) == 9 * len(sizes.split(",")), p.stdout
+    assert "within 5.0 %" in p.stdout, p.stdout

@@ -1,0 +1,583 @@
+#include "analysis/cost_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace cpprof::analysis {
+
+namespace {
+
+// Elementwise terms (docs/cost-model.md, "Small terms"): FLOPs per element.
+constexpr double kLayerNorm = 7;  // mean, subtract, square, variance sum, scale by rsqrt, weight, bias
+constexpr double kSigmoid = 4;    // negate, exp, add, divide
+constexpr double kSiluMul = 5;    // sigmoid (4) times x, folded with the product by b: silu(a) * b
+constexpr double kSoftmax = 5;    // max, subtract, exp, sum, divide
+constexpr double kAdd = 1;
+
+// The device peaks, dense (no 2:4 sparsity), per GPU, from NVIDIA's datasheets.
+std::vector<model::DevicePeaks> BuiltinDevices() {
+  std::vector<model::DevicePeaks> d;
+  // NVIDIA HGX B200 datasheet (8-GPU board, dense = half the sparse figures, per GPU = / 8):
+  // FP32 600 TFLOPS -> 75; TF32 18 PFLOPS sparse -> 1.125 PF dense per GPU; BF16/FP16 36 PFLOPS
+  // sparse -> 2.25 PF dense per GPU; HBM3e 8 TB/s per GPU; NVLink 5: 1.8 TB/s per GPU (both
+  // directions) -> 900 GB/s each way; PCIe Gen5 x16: 64 GB/s each way.
+  d.push_back({"B200", "B200", {}, 75, 1125, 2250, 2250, 8.0, 900, 64, "NVIDIA HGX B200 datasheet (per GPU, dense)"});
+  // NVIDIA H200 datasheet, H200 SXM: FP32 67 TFLOPS; TF32 989 TFLOPS with sparsity -> 494.5
+  // dense; BF16/FP16 1,979 with sparsity -> 989.5 dense; HBM3e 4.8 TB/s; NVLink 900 GB/s (both
+  // directions) -> 450 each way; PCIe Gen5 128 GB/s (both directions) -> 64 each way.
+  d.push_back({"H200 NVL",
+               "H200 NVL",
+               {},
+               60,
+               835,
+               1671,
+               1671,
+               4.8,
+               450,
+               64,
+               "NVIDIA H200 datasheet, H200 NVL column (dense = half the sparse figures)"});
+  d.push_back({"H200 SXM",
+               "H200",
+               {"NVL"},
+               67,
+               494.5,
+               989.5,
+               989.5,
+               4.8,
+               450,
+               64,
+               "NVIDIA H200 datasheet, H200 SXM column (dense = half the sparse figures)"});
+  // NVIDIA H100 datasheet, H100 SXM: FP32 67; TF32 989 sparse -> 494.5; BF16/FP16 1,979 sparse
+  // -> 989.5; HBM3 3.35 TB/s; NVLink 900 GB/s -> 450 each way; PCIe Gen5 128 GB/s -> 64 each way.
+  // H100 PCIe: FP32 51; TF32 756 sparse -> 378; BF16 1,513 sparse -> 756.5; HBM2e 2.0 TB/s; NVLink
+  // bridge 600 GB/s -> 300 each way.
+  d.push_back({"H100 PCIe",
+               "H100 PCIe",
+               {},
+               51,
+               378,
+               756.5,
+               756.5,
+               2.0,
+               300,
+               64,
+               "NVIDIA H100 datasheet, H100 PCIe column (dense = half the sparse figures)"});
+  d.push_back({"H100 SXM",
+               "H100",
+               {"PCIe", "NVL"},
+               67,
+               494.5,
+               989.5,
+               989.5,
+               3.35,
+               450,
+               64,
+               "NVIDIA H100 datasheet, H100 SXM column (dense = half the sparse figures)"});
+  // NVIDIA A100 datasheet, A100 80GB SXM: FP32 19.5; TF32 156; BF16/FP16 312 (dense); HBM2e
+  // 2,039 GB/s; NVLink 600 GB/s -> 300 each way; PCIe Gen4 64 GB/s -> 32 each way.
+  d.push_back({"A100 SXM",
+               "A100",
+               {"PCIe"},
+               19.5,
+               156,
+               312,
+               312,
+               2.039,
+               300,
+               32,
+               "NVIDIA A100 datasheet, A100 80GB SXM column (dense)"});
+  return d;
+}
+
+const std::vector<KnownDim> kKnownDims = {
+    {"N", 0, "tokens (the pair tensor is N x N)"},
+    {"c_z", 128, "pair channels"},
+    {"c_s", 384, "single channels"},
+    {"tri_mul_hidden", 128, "TriangleMultiplication hidden channels"},
+    {"tri_att_heads", 4, "TriangleAttention heads"},
+    {"tri_att_head_dim", 32, "TriangleAttention channels per head"},
+    {"single_att_heads", 16, "AttentionPairBias heads (head dim c_s / heads)"},
+    {"transition_n", 4, "Transition expansion factor"},
+    {"c_m", 64, "MSA channels"},
+    {"c_opm", 32, "OuterProductMean hidden channels"},
+    {"msa_heads", 8, "MSAPairWeightedAveraging heads"},
+    {"msa_head_dim", 8, "MSAPairWeightedAveraging channels per head"},
+    {"msa_depth", 64, "MSA sequences"},
+    {"blocks", 48, "Pairformer blocks in the trunk"},
+    {"msa_blocks", 4, "MSA module blocks"},
+    {"passes", 1, "trunk passes per iteration (recycles + 1)"},
+};
+
+const KnownDim* FindDim(std::string_view name) {
+  for (const auto& d : kKnownDims) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+std::string KnownDimNames() {
+  std::string s;
+  for (const auto& d : kKnownDims) s += (s.empty() ? "" : ", ") + std::string(d.name);
+  return s + ", grid (RxC), dtype (bf16|fp16|fp32|tf32)";
+}
+
+bool ParseNumber(std::string_view s, double& out) {
+  if (s.empty()) return false;
+  std::string t(s);
+  char* end = nullptr;
+  out = std::strtod(t.c_str(), &end);
+  return end == t.c_str() + t.size() && std::isfinite(out) && out >= 0;
+}
+
+bool ParseGrid(std::string_view s, int& rows, int& cols) {
+  size_t x = s.find_first_of("xX");
+  if (x == std::string_view::npos) return false;
+  auto num = [](std::string_view t, int& v) {
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    return ec == std::errc() && p == t.data() + t.size() && v >= 1 && v <= 4096;
+  };
+  return num(s.substr(0, x), rows) && num(s.substr(x + 1), cols);
+}
+
+bool KnownDtype(std::string_view t) { return t == "bf16" || t == "fp16" || t == "fp32" || t == "tf32"; }
+
+// The one rank's share of the bytes a 1-D ring or Cannon shift sends: see docs/cost-model.md.
+void AddShifts(ModuleCost& c, const Dims& d, double channels) {
+  const int r = d.grid_rows, q = d.grid_cols;
+  const double n = d.Get("N"), e = d.dtype_bytes();
+  if (r * q <= 1) return;
+  if (r == 1 || q == 1) {  // 1-D ring of P ranks: one operand (or partial result) block, channels x N x N/P
+    const int p = r * q;
+    c.shifts = p - 1;
+    c.shift_bytes = channels * n * (n / p) * e;
+  } else if (r == q) {  // Cannon on q x q: both operand blocks move each step, q - 1 steps after the skew
+    c.shifts = q - 1;
+    c.shift_bytes = 2 * channels * (n / q) * (n / q) * e;
+    // The skew moves row I's left blocks by I and column J's right blocks by J: a block moves on
+    // (q - 1) / q of the ranks, for each operand.
+    c.skews = 1;
+    c.skew_bytes = c.shift_bytes * (q - 1) / q;
+  }
+}
+
+}  // namespace
+
+const std::vector<KnownDim>& KnownDims() { return kKnownDims; }
+
+double Dims::Get(std::string_view name) const {
+  auto it = values.find(std::string(name));
+  if (it != values.end()) return it->second;
+  const KnownDim* d = FindDim(name);
+  return d ? d->default_value : 0;
+}
+
+std::string Dims::ToString() const {
+  std::string s;
+  for (const auto& d : kKnownDims) {
+    s += fmt::format("{}{}={}", s.empty() ? "" : ",", d.name, Get(d.name));
+  }
+  return s + fmt::format(",grid={}x{},dtype={}", grid_rows, grid_cols, dtype);
+}
+
+Status ParseDims(std::string_view text, const std::string& flag, Dims& into) {
+  auto bad = [&](const std::string& what) {
+    return Status(ExitCode::kUsage,
+                  fmt::format("{}: {}. Give NAME=VALUE pairs separated by commas, e.g. {} "
+                              "N=1024,c_z=128,grid=1x2,dtype=bf16; the names: {} (docs/cost-model.md)",
+                              flag, what, flag, KnownDimNames()));
+  };
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string_view item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    pos = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) return bad(fmt::format("'{}' is not NAME=VALUE", item));
+    std::string_view name = item.substr(0, eq), value = item.substr(eq + 1);
+    if (name == "grid") {
+      if (!ParseGrid(value, into.grid_rows, into.grid_cols)) {
+        return bad(fmt::format("grid '{}' is not ROWSxCOLS (e.g. 1x2, 2x2)", value));
+      }
+    } else if (name == "dtype") {
+      if (!KnownDtype(value)) return bad(fmt::format("dtype '{}' is not one of bf16, fp16, fp32, tf32", value));
+      into.dtype = std::string(value);
+    } else if (FindDim(name)) {
+      double v = 0;
+      if (!ParseNumber(value, v)) return bad(fmt::format("{} = '{}' is not a number >= 0", name, value));
+      into.values[std::string(name)] = v;
+    } else {
+      return bad(fmt::format("unknown dim '{}'", name));
+    }
+  }
+  return OkStatus();
+}
+
+std::optional<Dims> DimsFromCpfoldLog(std::string_view log, std::string* why) {
+  constexpr std::string_view kTag = "cpfold-config: ";
+  size_t at = 0;
+  while ((at = log.find(kTag, at)) != std::string_view::npos) {
+    if (at == 0 || log[at - 1] == '\n') break;
+    at += kTag.size();
+  }
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t end = log.find('\n', at);
+  std::string_view line = log.substr(at + kTag.size(), end == std::string_view::npos ? end : end - at - kTag.size());
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    if (why) *why = "cpfold's config line is not valid JSON";
+    return std::nullopt;
+  }
+  if (!j.contains("model") || !j["model"].is_object()) {
+    if (why) {
+      *why = "cpfold's config line has no model sizes (a cpfold from before the cost model; its preset '" +
+             j.value("preset", std::string("?")) + "' is named, not its sizes)";
+    }
+    return std::nullopt;
+  }
+  Dims d;
+  auto num = [&](const nlohmann::json& o, const char* key, const char* dim) {
+    if (o.contains(key) && o[key].is_number()) d.values[dim] = o[key].get<double>();
+  };
+  num(j, "n_token", "N");
+  num(j, "msa_depth", "msa_depth");
+  if (j.contains("recycles") && j["recycles"].is_number()) d.values["passes"] = j["recycles"].get<double>() + 1;
+  if (j.contains("grid") && j["grid"].is_array() && j["grid"].size() == 2 && j["grid"][0].is_number_integer() &&
+      j["grid"][1].is_number_integer()) {
+    d.grid_rows = std::max(1, j["grid"][0].get<int>());
+    d.grid_cols = std::max(1, j["grid"][1].get<int>());
+  }
+  if (j.contains("dtype") && j["dtype"].is_string() && KnownDtype(j["dtype"].get<std::string>())) {
+    d.dtype = j["dtype"].get<std::string>();
+  }
+  const auto& m = j["model"];
+  for (const char* k : {"c_z", "c_s", "tri_mul_hidden", "tri_att_heads", "tri_att_head_dim", "single_att_heads",
+                        "transition_n", "c_m", "c_opm", "msa_heads", "msa_head_dim", "msa_blocks"}) {
+    num(m, k, k);
+  }
+  num(m, "pairformer_blocks", "blocks");
+  if (!d.Has("N")) {
+    if (why) *why = "cpfold's config line has no n_token";
+    return std::nullopt;
+  }
+  return d;
+}
+
+double ModuleCost::FlopsPerRank(int ranks) const {
+  return (matmul_flops_sharded + other_flops_sharded) / ranks + matmul_flops_replicated + other_flops_replicated;
+}
+double ModuleCost::MatmulFlopsPerRank(int ranks) const {
+  return matmul_flops_sharded / ranks + matmul_flops_replicated;
+}
+double ModuleCost::BytesPerRank(int ranks) const { return bytes_sharded / ranks + bytes_replicated; }
+
+const std::vector<std::string>& CostKeys() {
+  static const std::vector<std::string> keys = {"TriangleMultiplicationOutgoing",
+                                                "TriangleMultiplicationIncoming",
+                                                "TriangleAttentionStartingNode",
+                                                "TriangleAttentionEndingNode",
+                                                "PairTransition",
+                                                "AttentionPairBias",
+                                                "SingleTransition",
+                                                "OuterProductMean",
+                                                "MSAPairWeightedAveraging"};
+  return keys;
+}
+
+// Every formula is derived in docs/cost-model.md; N2 = N^2, N3 = N^3, e = bytes per element.
+std::optional<ModuleCost> CostOf(std::string_view key, const Dims& d) {
+  const double n = d.Get("N"), n2 = n * n, n3 = n2 * n, e = d.dtype_bytes();
+  const double cz = d.Get("c_z"), cs = d.Get("c_s"), tn = d.Get("transition_n");
+  ModuleCost c;
+  if (key == "TriangleMultiplicationOutgoing" || key == "TriangleMultiplicationIncoming") {
+    const double h = d.Get("tri_mul_hidden");
+    // projections a|b values and gates (c -> 4h), output gate (c -> c), the triangle product
+    // (h channels of N x N times N x N), the output projection (h -> c).
+    c.matmul_flops_sharded = 2 * n2 * cz * 4 * h + 2 * n2 * cz * cz + 2 * h * n3 + 2 * n2 * h * cz;
+    // LN in, gating of a|b (sigmoid, mask, product: 6 per element of 2h), output gate sigmoid,
+    // LN out, the final product.
+    c.other_flops_sharded = kLayerNorm * n2 * cz + 6 * n2 * 2 * h + kSigmoid * n2 * cz + kLayerNorm * n2 * h + n2 * cz;
+    c.bytes_sharded = e * n2 * (5 * cz + 6 * h);
+    AddShifts(c, d, h);
+  } else if (key == "TriangleAttentionStartingNode" || key == "TriangleAttentionEndingNode") {
+    const double heads = d.Get("tri_att_heads"), hd = heads * d.Get("tri_att_head_dim");
+    // bias (c -> H), q|k|v|g (c -> 4 Hd), scores and weighted values (2 N^3 d each per head),
+    // output (Hd -> c).
+    c.matmul_flops_sharded = 2 * n2 * cz * heads + 2 * n2 * cz * 4 * hd + 4 * hd * n3 + 2 * n2 * hd * cz;
+    // LN, bias add and softmax over the H N^3 scores, gate sigmoid and product.
+    c.other_flops_sharded = kLayerNorm * n2 * cz + (kAdd + kSoftmax) * heads * n3 + (kSigmoid + 1) * n2 * hd;
+    c.bytes_sharded = e * n2 * (2 * cz + 10 * hd + 2 * heads);
+  } else if (key == "PairTransition" || key == "SingleTransition") {
+    const bool pair = key == "PairTransition";
+    const double rows = pair ? n2 : n, ch = pair ? cz : cs;
+    const double mm = 6 * rows * tn * ch * ch;  // a, b (c -> n c) and out (n c -> c)
+    const double other = kLayerNorm * rows * ch + kSiluMul * rows * tn * ch;
+    const double bytes = e * rows * (3 * ch + 4 * tn * ch);
+    (pair ? c.matmul_flops_sharded : c.matmul_flops_replicated) = mm;
+    (pair ? c.other_flops_sharded : c.other_flops_replicated) = other;
+    (pair ? c.bytes_sharded : c.bytes_replicated) = bytes;
+  } else if (key == "AttentionPairBias") {
+    const double heads = d.Get("single_att_heads");
+    // pair bias LN(z) -> H on this rank's pair block; the single attention is replicated:
+    // q, k, v, g, o (c_s -> c_s each), scores and weighted values (2 N^2 c_s each).
+    c.matmul_flops_sharded = 2 * n2 * cz * heads;
+    c.other_flops_sharded = kLayerNorm * n2 * cz;
+    c.bytes_sharded = e * n2 * (cz + heads);
+    c.matmul_flops_replicated = 5 * 2 * n * cs * cs + 4 * n2 * cs;
+    c.other_flops_replicated = kLayerNorm * n * cs + (kAdd + kSoftmax) * heads * n2 + (kSigmoid + 1) * n * cs;
+    c.bytes_replicated = e * (12 * n * cs + heads * n2);
+  } else if (key == "OuterProductMean") {
+    const double s = d.Get("msa_depth"), cm = d.Get("c_m"), h = d.Get("c_opm");
+    // a, b (c_m -> h) on every MSA row (replicated), the outer product summed over the S
+    // sequences (2 S per output of N^2 h^2), the output (h^2 -> c_z).
+    c.matmul_flops_replicated = 2 * 2 * s * n * cm * h;
+    c.other_flops_replicated = kLayerNorm * s * n * cm + 2 * s * n * h;
+    c.bytes_replicated = e * (2 * s * n * cm + 2 * s * n * h);
+    // the mask's count per pair (an S-long dot product of the masks: 2 S N^2).
+    c.matmul_flops_sharded = 2 * s * n2 * h * h + 2 * n2 * h * h * cz + 2 * s * n2;
+    c.other_flops_sharded = n2 * h * h;  // divide by the mask's count
+    c.bytes_sharded = e * n2 * (2 * h * h + cz);
+  } else if (key == "MSAPairWeightedAveraging") {
+    const double s = d.Get("msa_depth"), cm = d.Get("c_m"), heads = d.Get("msa_heads");
+    const double hc = heads * d.Get("msa_head_dim");
+    c.matmul_flops_sharded = 2 * n2 * cz * heads;  // the pair bias, on this rank's block
+    c.other_flops_sharded = kLayerNorm * n2 * cz;
+    c.bytes_sharded = e * n2 * (cz + heads);
+    // v, g (c_m -> H c), the weighted average (2 S N^2 H c), the output (H c -> c_m).
+    c.matmul_flops_replicated = 2 * 2 * s * n * cm * hc + 2 * s * n2 * hc + 2 * s * n * hc * cm;
+    c.other_flops_replicated = (kAdd + kSoftmax) * heads * n2 + kLayerNorm * s * n * cm + (kSigmoid + 1) * s * n * hc;
+    c.bytes_replicated = e * (3 * heads * n2 + 3 * s * n * cm + 6 * s * n * hc);
+  } else {
+    return std::nullopt;
+  }
+  return c;
+}
+
+std::string CostConfig::KeyOf(std::string_view module_name) const {
+  std::string name(module_name);
+  if (name.size() > 8 && name.compare(name.size() - 8, 8, ".forward") == 0) name.resize(name.size() - 8);
+  auto it = modules.find(name);
+  if (it != modules.end()) return it->second;
+  for (const auto& k : CostKeys()) {
+    if (k == name) return k;
+  }
+  return "";
+}
+
+std::optional<model::DevicePeaks> CostConfig::PeaksFor(std::string_view gpu) const {
+  for (const auto& p : devices) {
+    if (!device.empty()) {
+      if (p.name == device) return p;
+      continue;
+    }
+    if (p.match.empty() || gpu.find(p.match) == std::string_view::npos) continue;
+    bool ruled_out = false;
+    for (const auto& u : p.unless) ruled_out = ruled_out || gpu.find(u) != std::string_view::npos;
+    if (!ruled_out) return p;
+  }
+  return std::nullopt;
+}
+
+double PeakTflops(const model::DevicePeaks& p, std::string_view dtype) {
+  if (dtype == "fp32") return p.fp32_tflops;
+  if (dtype == "tf32") return p.tf32_tflops;
+  if (dtype == "fp16") return p.fp16_tflops;
+  return p.bf16_tflops;
+}
+
+namespace {
+
+nlohmann::ordered_json DeviceJson(const model::DevicePeaks& p) {
+  nlohmann::ordered_json j;
+  j["name"] = p.name;
+  j["match"] = p.match;
+  j["unless"] = p.unless;
+  j["fp32_tflops"] = p.fp32_tflops;
+  j["tf32_tflops"] = p.tf32_tflops;
+  j["bf16_tflops"] = p.bf16_tflops;
+  j["fp16_tflops"] = p.fp16_tflops;
+  j["hbm_tbs"] = p.hbm_tbs;
+  j["nvlink_gbs"] = p.nvlink_gbs;
+  j["pcie_gbs"] = p.pcie_gbs;
+  j["source"] = p.source;
+  return j;
+}
+
+}  // namespace
+
+CostConfig DefaultCostConfig() {
+  CostConfig c;
+  c.devices = BuiltinDevices();
+  c.calls = {{"trunk", "blocks*passes"}, {"MSA", "msa_blocks*passes"}};
+  return c;
+}
+
+std::string DefaultCostConfigJson() {
+  CostConfig c = DefaultCostConfig();
+  nlohmann::ordered_json j;
+  j["dims"] = nlohmann::ordered_json::object();
+  for (const auto& d : kKnownDims) {
+    if (d.name != "N") j["dims"][std::string(d.name)] = d.default_value;
+  }
+  j["modules"] = nlohmann::ordered_json::object();
+  for (const auto& k : CostKeys()) j["modules"][k] = k;
+  j["calls"] = nlohmann::ordered_json::object();
+  for (const auto& [g, expr] : c.calls) j["calls"][g] = expr;
+  j["devices"] = nlohmann::ordered_json::array();
+  for (const auto& p : c.devices) j["devices"].push_back(DeviceJson(p));
+  return j.dump(2);
+}
+
+StatusOr<CostConfig> ParseCostConfig(std::string_view text, const std::string& source) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  auto bad = [&](const std::string& what) {
+    return Status(ExitCode::kBadInput,
+                  fmt::format("{}: {}. The format: {{\"dims\": {{\"c_z\": 128, ...}}, \"modules\": "
+                              "{{\"MyTriMul\": \"TriangleMultiplicationOutgoing\"}}, \"calls\": "
+                              "{{\"trunk\": \"blocks*passes\"}}, \"devices\": [{{\"name\": ..., "
+                              "\"match\": ..., \"bf16_tflops\": ..., ...}}], \"device\": NAME}}; "
+                              "'cpprof report --print-cost-model' prints the built-in one "
+                              "(docs/cost-model.md)",
+                              source, what));
+  };
+  if (j.is_discarded()) return bad("not valid JSON");
+  if (!j.is_object()) return bad("the top level must be an object");
+  CostConfig c = DefaultCostConfig();
+  c.source = source;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "dims") {
+      if (!value.is_object()) return bad("'dims' must be an object of numbers");
+      for (const auto& [name, v] : value.items()) {
+        if (!FindDim(name)) {
+          return bad(fmt::format("unknown dim '{}' in 'dims' (--model-config); the names: {}", name, KnownDimNames()));
+        }
+        if (!v.is_number() || v.get<double>() < 0) return bad(fmt::format("dims.{} must be a number >= 0", name));
+        c.dims[name] = v.get<double>();
+      }
+    } else if (key == "modules") {
+      if (!value.is_object()) return bad("'modules' must be an object: module name -> built-in cost key");
+      for (const auto& [name, v] : value.items()) {
+        if (!v.is_string()) return bad(fmt::format("modules.{} must be a string", name));
+        std::string k = v.get<std::string>();
+        if (std::find(CostKeys().begin(), CostKeys().end(), k) == CostKeys().end()) {
+          std::string keys;
+          for (const auto& x : CostKeys()) keys += (keys.empty() ? "" : ", ") + x;
+          return bad(fmt::format("modules.{}: unknown cost key '{}' (the built-in: {})", name, k, keys));
+        }
+        c.modules[name] = k;
+      }
+    } else if (key == "calls") {
+      if (!value.is_object()) return bad("'calls' must be an object: group -> a product of dims (\"blocks*passes\")");
+      for (const auto& [group, v] : value.items()) {
+        if (!v.is_string()) return bad(fmt::format("calls.{} must be a string such as \"blocks*passes\"", group));
+        std::string expr = v.get<std::string>();
+        std::stringstream ss(expr);
+        std::string part;
+        while (std::getline(ss, part, '*')) {
+          double unused = 0;
+          if (!FindDim(part) && !ParseNumber(part, unused)) {
+            return bad(fmt::format("calls.{}: '{}' is not a dim or a number (write a product: \"blocks*passes\")",
+                                   group, part));
+          }
+        }
+        c.calls[group] = expr;
+      }
+    } else if (key == "devices") {
+      if (!value.is_array()) return bad("'devices' must be an array");
+      std::vector<model::DevicePeaks> mine;
+      for (const auto& dj : value) {
+        if (!dj.is_object() || !dj.contains("name") || !dj["name"].is_string()) {
+          return bad("each device needs a \"name\"");
+        }
+        model::DevicePeaks p;
+        for (const auto& [f, fv] : dj.items()) {
+          double* num = f == "fp32_tflops"   ? &p.fp32_tflops
+                        : f == "tf32_tflops" ? &p.tf32_tflops
+                        : f == "bf16_tflops" ? &p.bf16_tflops
+                        : f == "fp16_tflops" ? &p.fp16_tflops
+                        : f == "hbm_tbs"     ? &p.hbm_tbs
+                        : f == "nvlink_gbs"  ? &p.nvlink_gbs
+                        : f == "pcie_gbs"    ? &p.pcie_gbs
+                                             : nullptr;
+          if (num) {
+            if (!fv.is_number() || fv.get<double>() <= 0)
+              return bad(fmt::format("devices: {} must be a number > 0", f));
+            *num = fv.get<double>();
+          } else if (f == "name" || f == "match" || f == "source") {
+            if (!fv.is_string()) return bad(fmt::format("devices: {} must be a string", f));
+            (f == "name" ? p.name : f == "match" ? p.match : p.source) = fv.get<std::string>();
+          } else if (f == "unless") {
+            if (!fv.is_array()) return bad("devices: unless must be an array of strings");
+            for (const auto& u : fv) {
+              if (!u.is_string()) return bad("devices: unless must be an array of strings");
+              p.unless.push_back(u.get<std::string>());
+            }
+          } else {
+            return bad(fmt::format("devices: unknown field '{}'", f));
+          }
+        }
+        if (p.fp16_tflops == 0) p.fp16_tflops = p.bf16_tflops;
+        if (p.bf16_tflops == 0 || p.hbm_tbs == 0) {
+          return bad(fmt::format("device '{}' needs at least bf16_tflops and hbm_tbs", p.name));
+        }
+        if (p.source.empty()) p.source = source;
+        mine.push_back(std::move(p));
+      }
+      mine.insert(mine.end(), c.devices.begin(), c.devices.end());
+      c.devices = std::move(mine);
+    } else if (key == "device") {
+      if (!value.is_string()) return bad("'device' must be a device's name");
+      c.device = value.get<std::string>();
+    } else {
+      return bad(fmt::format("unknown field '{}'", key));
+    }
+  }
+  if (!c.device.empty() && !c.PeaksFor("")) {
+    std::string names;
+    for (const auto& p : c.devices) names += (names.empty() ? "" : ", ") + p.name;
+    return bad(fmt::format("device '{}' is not in the devices ({})", c.device, names));
+  }
+  return c;
+}
+
+StatusOr<CostConfig> LoadCostConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status(ExitCode::kBadInput, fmt::format("--model-config: cannot read '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseCostConfig(ss.str(), path);
+}
+
+std::string CostTableJson(const CostConfig& config, const Dims& dims) {
+  nlohmann::ordered_json j;
+  j["schema"] = "cpprof.cost-model/1";
+  j["dims"] = dims.ToString();
+  j["ranks"] = dims.ranks();
+  j["modules"] = nlohmann::ordered_json::array();
+  for (const auto& k : CostKeys()) {
+    auto c = CostOf(k, dims);
+    nlohmann::ordered_json m;
+    m["key"] = k;
+    m["flops"] = c->Flops();
+    m["matmul_flops"] = c->MatmulFlops();
+    m["bytes"] = c->Bytes();
+    m["flops_per_rank"] = c->FlopsPerRank(dims.ranks());
+    m["matmul_flops_per_rank"] = c->MatmulFlopsPerRank(dims.ranks());
+    m["bytes_per_rank"] = c->BytesPerRank(dims.ranks());
+    m["shift_bytes"] = c->shift_bytes;
+    m["shifts"] = c->shifts;
+    m["skew_bytes"] = c->skew_bytes;
+    m["skews"] = c->skews;
+    j["modules"].push_back(m);
+  }
+  (void)config;
+  return j.dump(2);
+}
+
+}  // namespace cpprof::analysis

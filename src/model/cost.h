@@ -1,0 +1,86 @@
+// How well the GPUs are used: the cost model's numbers per module (analysis/cost_model.h: FLOPs
+// and bytes as functions of the model's sizes and the CP grid) against the measured time per
+// steady-state iteration, and the device's peaks. Plain structs, filled by
+// analysis/cost_efficiency, printed by the renderers (docs/cost-model.md says how each number is
+// computed).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cpprof::model {
+
+// A device's dense peaks (vendor datasheets; see analysis/cost_model.cc and docs/cost-model.md).
+struct DevicePeaks {
+  std::string name;                 // "H200 SXM"
+  std::string match;                // substring of the GPU name nsys records ("H200")
+  std::vector<std::string> unless;  // substrings that rule a GPU out ("NVL", "PCIe")
+  double fp32_tflops = 0;
+  double tf32_tflops = 0;
+  double bf16_tflops = 0;  // fp16 is the same on these parts
+  double fp16_tflops = 0;
+  double hbm_tbs = 0;     // HBM bandwidth, TB/s (1e12 B/s)
+  double nvlink_gbs = 0;  // NVLink per direction, GB/s (1e9 B/s)
+  double pcie_gbs = 0;    // PCIe per direction, GB/s
+  std::string source;     // the datasheet the numbers come from
+};
+
+// One module row of the readout with a cost model, over the steady-state window (mean over ranks).
+struct ModuleEfficiency {
+  std::string module;    // the module row's short name ("TriangleMultiplicationOutgoing.forward")
+  std::string path;      // group/.../module, as the module table nests it
+  std::string cost_key;  // the cost model used ("TriangleMultiplicationOutgoing")
+  double calls_per_iteration = 0;
+  // Model numbers per iteration and rank: this rank's share of the sharded (pair) work plus the
+  // replicated work it repeats.
+  double flops = 0;         // all FLOPs (matmul + elementwise terms)
+  double matmul_flops = 0;  // the matmul part (2*M*N*K each)
+  double bytes = 0;         // HBM bytes moved (each stage reads its inputs and writes its outputs once)
+  // Measured, per iteration and rank (mean over ranks): the module's GPU busy time less its
+  // communication that no compute hid (exposed comm is not the kernels' work).
+  double time_ns = 0;
+  double backward_share = 0;  // the part of the module's time launched by the backward pass
+  double achieved_tflops = 0;
+  double peak_tflops = 0;  // for the dtype
+  double percent_of_peak = 0;
+  double achieved_gbs = 0;     // bytes / time
+  double intensity = 0;        // FLOPs per byte
+  double ridge = 0;            // peak FLOP/s / HBM B/s: the roofline's knee
+  std::string bound;           // "compute" (intensity >= ridge) or "memory"
+  double roof_ns = 0;          // max(flops / peak, bytes / HBM): the time at the roof
+  double percent_of_roof = 0;  // roof_ns / time_ns
+};
+
+// The ring shifts of a distributed product (the TriMul's Cannon or 1-D ring), per module.
+struct CommEfficiency {
+  std::string module;
+  std::string path;
+  double bytes_per_shift = 0;  // sent by one rank in one shift
+  double shifts_per_call = 0;
+  double shifts_per_iteration = 0;
+  double skew_bytes_per_call = 0;    // Cannon's initial skew: mean bytes per rank, one batch per call
+  double transfer_ns_per_shift = 0;  // measured: the module's NCCL transfer time (waiting left out) per p2p batch
+  double achieved_gbs = 0;           // all bytes sent (shifts and skews) / the transfer time
+  std::string link;                  // "NVLink" or "PCIe"
+  double link_gbs = 0;
+  double ideal_ns_per_shift = 0;  // bytes_per_shift / link
+  double percent_of_link = 0;
+};
+
+struct Efficiency {
+  bool computed = false;
+  bool applicable = false;  // a module row has a built-in cost (the readout then says what is missing)
+  std::string reason;       // why not computed (and which flag gives it); "" when computed
+  std::string dims_source;  // "--dims", "cpfold's config line in X.stdout.log", ...
+  std::string dims;         // the sizes used, "N=256,c_z=64,...,grid=1x2,dtype=bf16"
+  std::string dtype;        // bf16, fp16, fp32, tf32
+  std::string gpu;          // the GPU name the export records ("NVIDIA H200")
+  DevicePeaks device;       // the peaks used
+  std::string link_source;  // how the link was chosen ("doctor: NVLink ..." or "assumed NVLink")
+  int iterations = 0;       // steady-state iterations in the window
+  std::vector<ModuleEfficiency> modules;
+  std::vector<CommEfficiency> comm;
+  std::vector<std::string> notes;  // limits the reader must know
+};
+
+}  // namespace cpprof::model

@@ -1,0 +1,200 @@
+#include "render/efficiency_render.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "render/table.h"
+
+namespace cpprof::render {
+
+namespace {
+
+std::string Num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
+
+// Calls may be fractional only through a user's calls expression; print integers plainly.
+std::string Calls(double v) {
+  return v == static_cast<int64_t>(v) ? fmt::format("{}", static_cast<int64_t>(v)) : Num(v, 2);
+}
+
+// The module's group: the first part of its path ("trunk").
+std::string Group(const std::string& path) { return path.substr(0, path.find('/')); }
+
+// "N=256,c_z=64" -> "N=256, c_z=64": prose may wrap between the sizes.
+std::string Spaced(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    out += c;
+    if (c == ',') out += ' ';
+  }
+  return out;
+}
+
+void PrintTable(const std::vector<std::string>& header, const std::vector<bool>& right,
+                const std::vector<std::vector<std::string>>& rows, bool markdown, std::ostream& out) {
+  if (markdown) {
+    std::string line = "|", rule = "|";
+    for (size_t i = 0; i < header.size(); ++i) {
+      line += " " + header[i] + " |";
+      rule += right[i] ? " ---: |" : " --- |";
+    }
+    out << line << '\n' << rule << '\n';
+    for (const auto& row : rows) {
+      std::string l = "|";
+      for (const auto& c : row) l += " " + c + " |";
+      out << l << '\n';
+    }
+    out << '\n';
+    return;
+  }
+  std::vector<TextTable::Column> cols;
+  for (size_t i = 0; i < header.size(); ++i) {
+    cols.push_back({header[i], right[i] ? TextTable::Align::kRight : TextTable::Align::kLeft, right[i] ? 0u : 48u});
+  }
+  TextTable t(cols);
+  for (const auto& row : rows) t.AddRow(row);
+  t.Print(out, "  ");
+}
+
+void Prose(const std::string& text, bool markdown, std::ostream& out) {
+  if (markdown) {
+    out << text << "\n\n";
+    return;
+  }
+  out << WrapLines("  " + text, TextWidthScope::Current()) << '\n';
+}
+
+}  // namespace
+
+void PrintEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
+  const model::Efficiency& e = r.efficiency;
+  if (!e.computed) {
+    if (!e.applicable && e.dims.empty()) return;
+    const std::string line = "Efficiency: not computed: " + e.reason + ".";
+    if (markdown) {
+      out << "### Efficiency\n\n" << line.substr(12) << "\n\n";
+    } else {
+      out << WrapLines(line, TextWidthScope::Current()) << "\n\n";
+    }
+    return;
+  }
+  const std::string title = fmt::format(
+      "Efficiency per module ({} {}, {}; per steady-state iteration and rank, "
+      "mean over ranks, {} iteration{}):",
+      e.device.name, e.dtype, e.gpu.empty() ? "device named by the config" : e.gpu, e.iterations,
+      e.iterations == 1 ? "" : "s");
+  if (markdown) {
+    out << "### Efficiency\n\n" << title.substr(0, title.size() - 1) << ".\n\n";
+  } else {
+    out << WrapLines(title, TextWidthScope::Current()) << '\n';
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : e.modules) {
+    rows.push_back({Group(m.path), m.module, Calls(m.calls_per_iteration), Num(m.flops / 1e9, 2),
+                    Num(m.time_ns / 1e6, 3), Num(m.achieved_tflops, 2), Num(m.percent_of_peak, 1),
+                    Num(m.achieved_gbs, 0), Num(m.intensity, 1), m.bound, Num(m.percent_of_roof, 1)});
+  }
+  PrintTable({"group", "module", "calls", "GFLOP", "ms", "TFLOP/s", "% peak", "GB/s", "FLOP/B", "bound", "% roof"},
+             {false, false, true, true, true, true, true, true, true, false, true}, rows, markdown, out);
+  const double ridge = e.modules.empty() ? 0 : e.modules.front().ridge;
+  const double peak = e.modules.empty() ? 0 : e.modules.front().peak_tflops;
+  Prose(fmt::format("GFLOP = the cost model's FLOPs per iteration on one rank (its share of the sharded pair work plus "
+                    "the replicated work); ms = the module's GPU time per iteration (busy less the communication no "
+                    "compute hid); % peak of {:.1f} TFLOP/s ({} dense); GB/s = modelled HBM bytes / ms, against {:.2f} "
+                    "TB/s; FLOP/B = arithmetic intensity: below the ridge {:.0f} FLOP/B memory bounds it, above it "
+                    "compute; % roof = the roofline's time (max of FLOPs / peak, bytes / HBM) / ms. Sizes ({}): {}. "
+                    "Formulas: docs/cost-model.md.",
+                    peak, e.dtype, e.device.hbm_tbs, ridge, e.dims_source, Spaced(e.dims)),
+        markdown, out);
+  if (!e.comm.empty()) {
+    if (markdown) {
+      out << "Ring shifts of the distributed products:\n\n";
+    } else {
+      out << "  Ring shifts of the distributed products:\n";
+    }
+    std::vector<std::vector<std::string>> crow;
+    for (const auto& c : e.comm) {
+      crow.push_back({Group(c.path), c.module, Calls(c.shifts_per_iteration), Num(c.bytes_per_shift / 1e6, 3),
+                      Num(c.transfer_ns_per_shift / 1e3, 1), Num(c.achieved_gbs, 1),
+                      fmt::format("{} {:.0f}", c.link, c.link_gbs), Num(c.percent_of_link, 1),
+                      Num(c.ideal_ns_per_shift / 1e3, 1)});
+    }
+    PrintTable({"group", "module", "shifts", "MB/shift", "us/shift", "GB/s", "link GB/s", "% link", "ideal us"},
+               {false, false, true, true, true, true, false, true, true}, crow, markdown, out);
+    Prose(fmt::format("MB/shift = bytes one rank sends per shift (model); us/shift = the module's NCCL transfer time "
+                      "per p2p batch (waiting for a late peer left out); GB/s = bytes sent / transfer time; ideal us = "
+                      "MB/shift at the link's per-direction "
+                      "bandwidth; link: {}.",
+                      e.link_source),
+          markdown, out);
+  }
+  for (const auto& n : e.notes) Prose("note: " + n, markdown, out);
+  if (!markdown) out << '\n';
+}
+
+bool HasEfficiencyJson(const model::Report& r) { return r.efficiency.computed || !r.efficiency.dims.empty(); }
+
+nlohmann::ordered_json EfficiencyJson(const model::Report& r) {
+  const model::Efficiency& e = r.efficiency;
+  nlohmann::ordered_json j;
+  j["computed"] = e.computed;
+  j["reason"] = e.reason;
+  j["dims_source"] = e.dims_source;
+  j["dims"] = e.dims;
+  j["dtype"] = e.dtype;
+  j["gpu"] = e.gpu;
+  nlohmann::ordered_json d;
+  d["name"] = e.device.name;
+  d["fp32_tflops"] = e.device.fp32_tflops;
+  d["tf32_tflops"] = e.device.tf32_tflops;
+  d["bf16_tflops"] = e.device.bf16_tflops;
+  d["fp16_tflops"] = e.device.fp16_tflops;
+  d["hbm_tbs"] = e.device.hbm_tbs;
+  d["nvlink_gbs"] = e.device.nvlink_gbs;
+  d["pcie_gbs"] = e.device.pcie_gbs;
+  d["source"] = e.device.source;
+  j["device"] = d;
+  j["link_source"] = e.link_source;
+  j["iterations"] = e.iterations;
+  j["modules"] = nlohmann::ordered_json::array();
+  for (const auto& m : e.modules) {
+    j["modules"].push_back({{"module", m.module},
+                            {"path", m.path},
+                            {"cost_key", m.cost_key},
+                            {"calls_per_iteration", m.calls_per_iteration},
+                            {"flops", m.flops},
+                            {"matmul_flops", m.matmul_flops},
+                            {"bytes", m.bytes},
+                            {"time_ns", m.time_ns},
+                            {"backward_share", m.backward_share},
+                            {"achieved_tflops", m.achieved_tflops},
+                            {"peak_tflops", m.peak_tflops},
+                            {"percent_of_peak", m.percent_of_peak},
+                            {"achieved_gbs", m.achieved_gbs},
+                            {"intensity", m.intensity},
+                            {"ridge", m.ridge},
+                            {"bound", m.bound},
+                            {"roof_ns", m.roof_ns},
+                            {"percent_of_roof", m.percent_of_roof}});
+  }
+  j["comm"] = nlohmann::ordered_json::array();
+  for (const auto& c : e.comm) {
+    j["comm"].push_back({{"module", c.module},
+                         {"path", c.path},
+                         {"bytes_per_shift", c.bytes_per_shift},
+                         {"shifts_per_call", c.shifts_per_call},
+                         {"shifts_per_iteration", c.shifts_per_iteration},
+                         {"skew_bytes_per_call", c.skew_bytes_per_call},
+                         {"transfer_ns_per_shift", c.transfer_ns_per_shift},
+                         {"achieved_gbs", c.achieved_gbs},
+                         {"link", c.link},
+                         {"link_gbs", c.link_gbs},
+                         {"ideal_ns_per_shift", c.ideal_ns_per_shift},
+                         {"percent_of_link", c.percent_of_link}});
+  }
+  j["notes"] = e.notes;
+  return j;
+}
+
+}  // namespace cpprof::render

@@ -1,0 +1,132 @@
+// The Efficiency section (docs/cost-model.md) on a committed real cpfold export: the 1 x 2 ring of
+// the `small` preset at N = 256 (tests/data/real/README.md), with the sizes given by --dims as its
+// log records them (cpfold's config line there predates the `model` field). Golden text of the
+// section (CPPROF_REBASELINE=1 rewrites it; review the diff), JSON numbers that follow from each
+// other, the sizes read from a cpfold log beside the export, and the errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace cpprof::testing {
+namespace {
+
+using nlohmann::json;
+
+#define EXPECT_CONTAINS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)
+
+// cpfold's `small` preset (python/cpfold/config.py), trunk mode, --recycles 0 (one pass).
+const char* kDims =
+    "N=256,c_z=64,c_s=128,tri_mul_hidden=64,tri_att_heads=4,tri_att_head_dim=16,single_att_heads=8,transition_n=4,"
+    "c_m=32,c_opm=16,msa_heads=4,msa_head_dim=8,msa_depth=32,blocks=8,msa_blocks=1,passes=1,grid=1x2,dtype=bf16";
+
+std::string Section(const std::string& text) {
+  size_t at = text.find("Efficiency per module");
+  if (at == std::string::npos) return "";
+  size_t end = text.find("\n\n\n", at);
+  size_t next = text.find("\nCommunication by kind", at);
+  return text.substr(at, std::min(end, next) - at + 1);
+}
+
+TEST(Efficiency, GoldenTextOnRealRing) {
+  CliResult r = RunCli({"report", RealExport("cpfold-ring-1x2"), "--dims", kDims});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::string section = Section(r.out);
+  ASSERT_FALSE(section.empty()) << r.out;
+  for (size_t pos = 0, nl; pos < section.size(); pos = nl + 1) {
+    nl = section.find('\n', pos);
+    EXPECT_LE(nl - pos, 120u) << section.substr(pos, nl - pos);
+  }
+  std::string golden = DataPath("golden/cpfold-ring-1x2.efficiency.txt");
+  if (std::getenv("CPPROF_REBASELINE")) {
+    WriteFile(golden, section);
+    GTEST_SKIP() << "rebaselined " << golden;
+  }
+  ASSERT_TRUE(std::filesystem::exists(golden)) << "run with CPPROF_REBASELINE=1 to create " << golden;
+  EXPECT_EQ(section, ReadFile(golden)) << "review, then rebaseline with CPPROF_REBASELINE=1";
+}
+
+TEST(Efficiency, JsonNumbersFollowFromEachOther) {
+  CliResult r = RunCli({"report", "--format", "json", RealExport("cpfold-ring-1x2"), "--dims", kDims});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json e = json::parse(r.out)["efficiency"];
+  ASSERT_TRUE(e["computed"].get<bool>()) << e.dump(2);
+  EXPECT_EQ(e["gpu"], "NVIDIA H200");
+  EXPECT_EQ(e["device"]["name"], "H200 SXM");
+  EXPECT_EQ(e["iterations"], 3);
+  EXPECT_EQ(e["dims_source"], "--dims");
+  int trimul = 0;
+  for (const json& m : e["modules"]) {
+    const double t = m["time_ns"], f = m["flops"], b = m["bytes"];
+    ASSERT_GT(t, 0) << m.dump();
+    EXPECT_NEAR(m["achieved_tflops"].get<double>(), f / t / 1e3, 1e-9);
+    EXPECT_NEAR(m["achieved_gbs"].get<double>(), b / t, 1e-9);
+    EXPECT_NEAR(m["percent_of_peak"].get<double>(), 100 * f / t / 1e3 / 989.5, 1e-6);
+    EXPECT_LT(m["percent_of_peak"].get<double>(), 100) << m.dump();
+    if (m["path"].get<std::string>().rfind("trunk/", 0) == 0) EXPECT_EQ(m["calls_per_iteration"], 8);
+    if (m["path"].get<std::string>().rfind("MSA/", 0) == 0) EXPECT_EQ(m["calls_per_iteration"], 1);
+    trimul += m["cost_key"] == "TriangleMultiplicationOutgoing";
+  }
+  EXPECT_EQ(trimul, 2) << "the trunk's and the MSA block's";
+  ASSERT_FALSE(e["comm"].empty());
+  for (const json& c : e["comm"]) {
+    EXPECT_EQ(c["shifts_per_call"], 1);                     // a 1 x 2 ring: P - 1 shifts
+    EXPECT_EQ(c["bytes_per_shift"], 64.0 * 256 * 128 * 2);  // h x N x N/2, bf16
+    EXPECT_NEAR(c["ideal_ns_per_shift"].get<double>(), 64.0 * 256 * 128 * 2 / 450.0, 1e-6);
+    EXPECT_EQ(c["link"], "NVLink");
+  }
+}
+
+TEST(Efficiency, SizesFromCpfoldLogBesideTheExport) {
+  const std::string dir = TempDir() + "/efficiency-log";
+  std::filesystem::create_directories(dir);
+  const std::string copy = dir + "/ring.sqlite";
+  std::filesystem::copy_file(RealExport("cpfold-ring-1x2"), copy, std::filesystem::copy_options::overwrite_existing);
+  // Without a log, efficiency is not computed: one line says which flag gives it.
+  CliResult none = RunCli({"report", copy});
+  ASSERT_EQ(none.rc, 0) << none.err;
+  EXPECT_CONTAINS(none.out, "Efficiency: not computed: the model's sizes are unknown: give them with --dims");
+  EXPECT_EQ(json::parse(RunCli({"report", "--format", "json", copy}).out).count("efficiency"), 0u);
+  // The committed log's config line predates the sizes: said so.
+  WriteFile(dir + "/ring.log", ReadFile(DataPath("real/cpfold-ring-1x2/cpfold-ring-1x2.log")));
+  CliResult old = RunCli({"report", copy});
+  EXPECT_CONTAINS(old.out, "cpfold's config line has no model sizes");
+  EXPECT_CONTAINS(old.out, "(ring.log)");
+  // The same line as cpfold prints it now, with `model`.
+  WriteFile(dir + "/ring.stdout.log",
+            "cpfold-config: {\"mode\": \"trunk\", \"n_token\": 256, \"grid\": [1, 2], \"world\": 2, \"preset\": "
+            "\"small\", \"dtype\": \"bf16\", \"recycles\": 0, \"msa_depth\": 32, \"model\": {\"c_s\": 128, \"c_z\": "
+            "64, \"pairformer_blocks\": 8, \"tri_mul_hidden\": 64, \"tri_att_heads\": 4, \"tri_att_head_dim\": 16, "
+            "\"single_att_heads\": 8, \"transition_n\": 4, \"c_m\": 32, \"msa_blocks\": 1, \"msa_heads\": 4, "
+            "\"msa_head_dim\": 8, \"c_opm\": 16}}\n");
+  CliResult logged = RunCli({"report", "--format", "json", copy});
+  json e = json::parse(logged.out)["efficiency"];
+  EXPECT_TRUE(e["computed"].get<bool>()) << e.dump(2);
+  EXPECT_EQ(e["dims_source"], "cpfold's config line in ring.stdout.log");
+  CliResult given = RunCli({"report", "--format", "json", copy, "--dims", kDims});
+  EXPECT_EQ(json::parse(given.out)["efficiency"]["modules"], e["modules"]) << "the log gives the same sizes";
+}
+
+TEST(Efficiency, Errors) {
+  CliResult bad = RunBinary({"report", RealExport("cpfold-ring-1x2"), "--dims", "N=256,cz=64"});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_CONTAINS(bad.err, "--dims: unknown dim 'cz'");
+  const std::string cfg = TempDir() + "/bad-cost.json";
+  WriteFile(cfg, "{\"dims\": {\"heads\": 4}}");
+  CliResult badcfg = RunBinary({"report", RealExport("cpfold-ring-1x2"), "--model-config", cfg});
+  EXPECT_EQ(badcfg.rc, 4);
+  EXPECT_CONTAINS(badcfg.err, "unknown dim 'heads' in 'dims' (--model-config)");
+  CliResult table = RunCli({"report", "--print-cost-model", "--dims", "N=1024,c_z=128"});
+  ASSERT_EQ(table.rc, 0) << table.err;
+  json t = json::parse(table.out);
+  EXPECT_EQ(t["modules"][0]["key"], "TriangleMultiplicationOutgoing");
+  EXPECT_EQ(t["modules"][0]["matmul_flops"], 481036337152.0);
+  CliResult builtin = RunCli({"report", "--print-cost-model"});
+  EXPECT_CONTAINS(builtin.out, "\"H200 SXM\"");
+}
+
+}  // namespace
+}  // namespace cpprof::testing

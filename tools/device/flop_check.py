@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Check cpprof's FLOP model against PyTorch's own count, module by module (docs/cost-model.md).
+
+For each size N, builds each cpfold module the cost model knows (TriangleMultiplicationOutgoing,
+..., MSAPairWeightedAveraging) at the preset's channel sizes, runs its forward once under
+torch.no_grad() on one rank (grid 1x1), and counts the matmul-class FLOPs with
+torch.utils.flop_counter.FlopCounterMode (torch >= 2.1: mm, addmm, bmm, baddbmm, SDPA). The model's
+numbers come from `cpprof report --print-cost-model --dims ...` (`matmul_flops`). A module agrees
+when the two are within --tolerance (5 %); the exit status is 1 when one does not.
+
+Without torch >= 2.1 (Debian's torch 1.13) it counts with torch.profiler's with_flops, which counts
+aten::mm, addmm and bmm: on the CPU (one rank, attention as plain math) those are every matmul
+cpfold runs, so the check holds there too; on CUDA (fused attention kernels) 1.13's numbers are
+printed for reading only.
+
+    python3 tools/device/flop_check.py --cpprof build/cpprof --n 256,512,1024 --preset af3
+    python3 tools/device/flop_check.py --cpprof build/cpprof --n 32 --preset tiny --device cpu
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+
+# cost key -> cpfold's dims used by the model (the --dims names of docs/cost-model.md)
+DIM_NAMES = {"c_z": "c_z", "c_s": "c_s", "tri_mul_hidden": "tri_mul_hidden", "tri_att_heads": "tri_att_heads",
+             "tri_att_head_dim": "tri_att_head_dim", "single_att_heads": "single_att_heads",
+             "transition_n": "transition_n", "c_m": "c_m", "c_opm": "c_opm", "msa_heads": "msa_heads",
+             "msa_head_dim": "msa_head_dim"}
+
+
+def model_numbers(cpprof, n, cfg, msa_depth, dtype):
+    dims = [f"N={n}", f"msa_depth={msa_depth}", "grid=1x1", f"dtype={dtype}"]
+    dims += [f"{d}={getattr(cfg, f)}" for f, d in DIM_NAMES.items()]
+    out = subprocess.run([cpprof, "report", "--print-cost-model", "--dims", ",".join(dims)], check=True,
+                         capture_output=True, text=True).stdout
+    return {m["key"]: m for m in json.loads(out)["modules"]}
+
+
+def build(key, cfg, n, msa_depth, device, dtype):
+    """The module and its forward's arguments (batch 1, all tokens valid)."""
+    import torch
+    from cpfold.model import msa, pairformer
+    from cpfold.model.common import AttentionPairBias
+    ce = cfg.chunk_elems
+    z = torch.randn(1, n, n, cfg.c_z)
+    s = torch.randn(1, n, cfg.c_s)
+    m = torch.randn(1, msa_depth, n, cfg.c_m)
+    tok = torch.ones(1, n)
+    msa_mask = torch.ones(1, msa_depth, n)
+    if key.startswith("TriangleMultiplication"):
+        mod = getattr(pairformer, key)(cfg.c_z, cfg.tri_mul_hidden, ce)
+        args = (z, tok)
+    elif key.startswith("TriangleAttention"):
+        mod = getattr(pairformer, key)(cfg.c_z, cfg.tri_att_heads, cfg.tri_att_head_dim, ce)
+        args = (z, tok)
+    elif key == "PairTransition":
+        mod, args = pairformer.PairTransition(cfg.c_z, cfg.transition_n, ce), (z,)
+    elif key == "SingleTransition":
+        mod, args = pairformer.SingleTransition(cfg.c_s, cfg.transition_n), (s,)
+    elif key == "AttentionPairBias":
+        mod, args = AttentionPairBias(cfg.c_s, cfg.c_z, cfg.single_att_heads), (s, z, tok)
+    elif key == "OuterProductMean":
+        mod, args = msa.OuterProductMean(cfg.c_m, cfg.c_z, cfg.c_opm, ce), (m, msa_mask)
+    elif key == "MSAPairWeightedAveraging":
+        mod = msa.MSAPairWeightedAveraging(cfg.c_m, cfg.c_z, cfg.msa_heads, cfg.msa_head_dim)
+        args = (m, z, tok)
+    else:
+        return None, None
+    mod = mod.to(device=device, dtype=dtype)
+    args = tuple(a.to(device=device, dtype=dtype if a.is_floating_point() else a.dtype) for a in args)
+    return mod, args
+
+
+def count_flops(mod, args):
+    """(FLOPs, how counted)."""
+    import torch
+    try:
+        from torch.utils.flop_counter import FlopCounterMode
+    except ImportError:
+        FlopCounterMode = None
+    with torch.no_grad():
+        if FlopCounterMode is not None:
+            counter = FlopCounterMode(display=False)
+            with counter:
+                mod(*args)
+            return counter.get_total_flops(), "FlopCounterMode"
+        from torch.profiler import profile
+        with profile(with_flops=True) as prof:
+            mod(*args)
+        mm = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
+        return sum(e.flops for e in prof.key_averages() if e.key in mm and e.flops), "profiler(with_flops)"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cpprof", default=os.path.join(HERE, "..", "..", "build", "cpprof"))
+    p.add_argument("--n", default="128,256", help="token counts, comma-separated")
+    p.add_argument("--preset", default="small", help="cpfold preset for the channel sizes (tiny, small, af3)")
+    p.add_argument("--msa-depth", type=int, default=None, help="MSA rows (default: the preset's)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--dtype", default=None, choices=("bf16", "fp32"), help="default: bf16 on CUDA, fp32 on CPU")
+    p.add_argument("--tolerance", type=float, default=5.0, help="percent")
+    p.add_argument("--modules", default="", help="cost keys to check (default: all)")
+    a = p.parse_args(argv)
+    import torch
+    from cpfold.config import get_preset
+    device = a.device if a.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    dtype_name = a.dtype or ("bf16" if device == "cuda" else "fp32")
+    dtype = torch.bfloat16 if dtype_name == "bf16" else torch.float32
+    preset = get_preset(a.preset)
+    cfg = preset.model
+    msa_depth = a.msa_depth or preset.runtime.msa_depth
+    torch.manual_seed(0)
+    print(f"torch {torch.__version__} on {device}, {dtype_name}, preset {a.preset}, msa_depth {msa_depth}")
+    failed, checked = [], 0
+    for n in [int(x) for x in a.n.split(",") if x]:
+        ours = model_numbers(a.cpprof, n, cfg, msa_depth, "bf16" if dtype_name == "bf16" else "fp32")
+        keys = [k for k in ours if not a.modules or k in a.modules.split(",")]
+        print(f"\nN = {n}:  {'module':32} {'cpprof matmul GFLOP':>20} {'PyTorch GFLOP':>14} {'diff %':>8}  counted by")
+        for key in keys:
+            mod, args = build(key, cfg, n, msa_depth, device, dtype)
+            if mod is None:
+                continue
+            theirs, how = count_flops(mod, args)
+            mine = ours[key]["matmul_flops"]
+            diff = 100.0 * (mine - theirs) / theirs if theirs else float("nan")
+            # torch 1.13's profiler counts mm, addmm and bmm: on the CPU, one rank, those are every
+            # matmul cpfold runs (attention is plain math there); on CUDA its SDPA is not counted.
+            exact = how == "FlopCounterMode" or device == "cpu"
+            bad = exact and not abs(diff) <= a.tolerance
+            checked += exact
+            if bad:
+                failed.append((n, key, diff))
+            print(f"          {key:32} {mine / 1e9:20.4f} {theirs / 1e9:14.4f} {diff:8.2f}  {how}"
+                  f"{'  <-- off by more than %.0f %%' % a.tolerance if bad else ''}")
+    if not checked:
+        print("\nOn CUDA PyTorch's count needs torch >= 2.1 (torch.utils.flop_counter.FlopCounterMode); "
+              "the numbers above are for reading only (torch 1.13's profiler misses fused attention).")
+        return 0
+    print(f"\n{checked - len(failed)} of {checked} module counts within {a.tolerance} %")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
