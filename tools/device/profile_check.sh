@@ -99,7 +99,7 @@ for step in "$@"; do
         "$cpprof" profile --results-dir "$results" --name toy512 --probe --trace-discover toymodel \
         --nproc-per-node 1 --gpus 0 -- -m profile_toy --n-token 512)
       keep scaffold custom toy512
-      cp "$toy/profile_toy.py" "$out/scaffold/" ;;
+      cp "$toy/profile_toy.py" "$out/scaffold/"; rm -rf "$toy" ;;
     own)
       if has --trace-discover; then
         trace=(--trace-discover cpwork --trace-match 'TriMul|Pairformer|Trunk|Confidence')
