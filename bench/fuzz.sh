@@ -38,7 +38,7 @@ if [ "${1:-}" = "--ci" ]; then
   trap 'rm -rf "$ci_corpus"' EXIT
   # A crash leaves its input in tests/fuzz/crashes/ (the log says which): commit it with the fix.
   "$build/export_fuzzer" -runs="${FUZZ_RUNS:-2000}" -seed=1 -max_len=512 -timeout=120 -rss_limit_mb=6144 \
-    -print_final_stats=1 -artifact_prefix=tests/fuzz/crashes/ "$ci_corpus" 2>&1 | tail -12
+    -print_final_stats=1 -artifact_prefix=tests/fuzz/crashes/ "$ci_corpus" 2>&1 | tail -40
   exit "${PIPESTATUS[0]}"
 fi
 minutes=${1:-5}
