@@ -66,8 +66,9 @@ class ProfileCommand : public Command {
                  "cpfold with the full preset");
     app.add_flag("--no-probe", o_.no_probe, "Skip the feasibility probe");
     app.add_option("--probe-cap", o_.probe_cap_s,
-                   "Seconds after which the probe of a workload that has printed no cpprof-iter line is stopped; "
-                   "the profiled run goes on, the probe said what it could not learn (0: no cap; not for cpfold)")
+                   "Stop the probe of a workload that has printed no cpprof-iter line after this many seconds; the "
+                   "profiled run goes on and the probe says what it could not learn (0: no cap; not for cpfold, "
+                   "whose probe is one iteration)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     app.add_flag("--quiet", quiet_, "Do not echo the run's output to stderr (it still goes to the logs)");
