@@ -1,6 +1,6 @@
 // cpprof profile [--name N] [--preset fast|full] [--nproc-per-node P] [--nnodes N --rdzv-endpoint H:P]
 //                [--gpus 0,1] [--trace-json FILE | --trace-function M:C.f... | --trace-discover PKG
-//                [--trace-match RE]] [--probe | --no-probe] [--timeout S] [--results-dir DIR] [--force]
+//                [--trace-match RE]] [--probe [--probe-cap S] | --no-probe] [--timeout S] [--results-dir DIR] [--force]
 //                [--quiet] [--dry-run] [trunk|e2e|train N_TOKEN RANKS] [-- (-m MODULE | SCRIPT) ARGS...]
 // Thin: the plan lives in src/profile/plan (pure), the run in src/profile/run_profile.
 #include <fmt/format.h>
@@ -65,6 +65,12 @@ class ProfileCommand : public Command {
                  "Run the feasibility probe (the launch without nsys first) for any workload; the default for "
                  "cpfold with the full preset");
     app.add_flag("--no-probe", o_.no_probe, "Skip the feasibility probe");
+    app.add_option("--probe-cap", o_.probe_cap_s,
+                   "Stop the probe of a workload that has printed no cpprof-iter line after this many seconds; the "
+                   "profiled run goes on and the probe says what it could not learn (0: no cap; not for cpfold, "
+                   "whose probe is one iteration)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     app.add_flag("--quiet", quiet_, "Do not echo the run's output to stderr (it still goes to the logs)");
     app.add_option("--compare", compare_,
                    "An earlier result (RESULT.sqlite or its base path): after the run, 'cpprof diff --sanity' "

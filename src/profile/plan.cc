@@ -516,6 +516,9 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
     // A workload that runs its iterations through cpprof_workload.schedule runs only the first
     // two (a warm-up and a timed one) and says in its lines how many the whole run does.
     if (!plan.cpfold) plan.probe_env_additions[kProbeItersEnv] = "2";
+    // A workload not known to print iteration lines runs under the cap until it prints one
+    // (then CPPROF_PROBE_ITERS shortens it, or it runs whole, under --timeout).
+    if (!plan.cpfold) plan.probe_cap_s = o.probe_cap_s;
   }
 
   if (plan.per_rank) {
@@ -723,6 +726,14 @@ std::string DescribePlan(const Plan& plan) {
     s += "probe command, run first without nsys (argv, one per line):\n";
     for (const auto& a : plan.probe_argv) s += "  " + ShowArg(a) + "\n";
     for (const auto& [k, v] : plan.probe_env_additions) s += fmt::format("probe environment addition: {}={}\n", k, v);
+    if (!plan.cpfold) {
+      s += plan.probe_cap_s > 0
+               ? fmt::format(
+                     "probe cap: stopped after {:g} s unless it has printed an iteration line by then (--probe-cap); "
+                     "then only the memory seen so far is checked\n",
+                     plan.probe_cap_s)
+               : std::string("probe cap: none (--probe-cap 0): the probe runs until the workload ends or --timeout\n");
+    }
     s += fmt::format(
         "probe predictions: memory per rank against its GPU with {:.0f}% kept free for nsys; time = "
         "startup + {} x the probe's time per iteration{} x {:.1f} (the preset's overhead factor, a "

@@ -36,6 +36,7 @@ struct ProfileOptions {
   std::string trace_match;                   // --trace-match REGEX (with --trace-discover; default: every class)
   bool probe = false;                        // --probe: probe a workload that is not cpfold too
   bool no_probe = false;                     // --no-probe
+  double probe_cap_s = 120;                  // --probe-cap: the probe of a workload without iteration lines (0: none)
   double timeout_s = 1800;                   // --timeout
   std::string results_dir = "profiling/results";
   std::string workflow;           // --workflow; empty: inference / training / custom
@@ -118,6 +119,10 @@ struct Plan {
   // CPPROF_PROBE_ITERS (cpprof_workload.schedule runs only that many iterations). Empty: `env`.
   std::map<std::string, std::string> probe_env;
   std::map<std::string, std::string> probe_env_additions;
+  // --probe-cap: a probe that has printed no iteration line after this long is stopped and the
+  // profiled run goes on (the memory seen so far is checked, the time is not predicted). 0: no
+  // cap; always 0 for cpfold (its probe runs one iteration).
+  double probe_cap_s = 0;
   int planned_iters = 0;              // the profiled run's iterations (warmup included); 0: unknown
   double iter_scale = 1;              // e2e: planned diffusion steps / the probe's
   double overhead = 1.1;              // the preset's overhead factor under nsys (a guess)

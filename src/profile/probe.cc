@@ -1,6 +1,7 @@
 #include "profile/probe.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -159,6 +160,35 @@ Prediction Predict(const Measurement& m, const ProbeLimits& l) {
     p.lines.push_back("peak memory from " + m.peak_source);
   }
 
+  // ---- a capped probe (--probe-cap): memory as seen so far; its time says nothing of the run ----
+  if (m.capped) {
+    std::string seen;
+    if (m.peak_by_rank.empty()) {
+      seen = "no peak GPU memory seen (nvidia-smi gave nothing)";
+    } else {
+      std::string src = m.peak_source.rfind("nvidia-smi", 0) == 0 ? "nvidia-smi" : m.peak_source;
+      int64_t first = m.peak_by_rank.begin()->second;
+      bool same =
+          std::all_of(m.peak_by_rank.begin(), m.peak_by_rank.end(), [&](const auto& rb) { return rb.second == first; });
+      if (same) {
+        seen = fmt::format("peak GPU memory seen so far {} per GPU ({})", Bytes(first), src);
+      } else {
+        std::vector<std::string> each;
+        for (const auto& [rank, b] : m.peak_by_rank) each.push_back(fmt::format("rank {} {}", rank, Bytes(b)));
+        seen = fmt::format("peak GPU memory seen so far per GPU: {} ({})", fmt::join(each, ", "), src);
+      }
+    }
+    p.lines.push_back(fmt::format(
+        "probe stopped after {:g} s (--probe-cap): {}; not learned: time per iteration, iteration count, whether "
+        "the whole run fits the --timeout ({})",
+        m.cap_s, seen, Seconds(l.timeout_s)));
+    p.lines.push_back(
+        "to learn them: print cpprof-iter lines (mark the iterations with cpprof_workload.iteration, or write a "
+        "profile module with 'cpprof scaffold'; docs/workload-kit.md), a larger --probe-cap when the first "
+        "iteration takes longer, or --probe-cap 0 to probe the whole run (bounded by --timeout)");
+    return p;
+  }
+
   // ---- time: startup + iterations x time per iteration x the preset's overhead factor ----
   std::string how;
   if (m.iter_s && l.planned_iters > 0) {
@@ -220,6 +250,9 @@ nlohmann::ordered_json ProbeJson(const std::vector<std::string>& argv, const Mea
   j["schema"] = "cpprof.probe/1";
   j["argv"] = argv;
   j["wall_s"] = m.wall_s;
+  j["capped"] = m.capped;                // stopped at --probe-cap: the time was not predicted
+  j["probe_cap_s"] = m.cap_s;            // 0: no cap (cpfold, --probe-cap 0)
+  j["probe_cap_lifted"] = m.cap_lifted;  // an iteration line came before the cap
   j["iter_s"] = m.iter_s ? Json(*m.iter_s) : Json(nullptr);
   j["iter_total_s"] = m.iter_total_s;
   Json peaks = Json::array();

@@ -80,6 +80,12 @@ struct Measurement {
   // What could not be learned, said in the prediction's lines: the workload printed no
   // iteration lines (a workload cpprof does not know that does not use cpprof_workload).
   bool no_iteration_lines = false;
+  // --probe-cap: a workload not known to print iteration lines is stopped after cap_s seconds
+  // (0: no cap) unless a line appeared first (cap_lifted). A capped probe is no failure, but its
+  // wall time says nothing of the whole run: the time is not predicted, only memory is checked.
+  double cap_s = 0;
+  bool capped = false;
+  bool cap_lifted = false;
 };
 
 struct Prediction {

@@ -173,6 +173,46 @@ TEST(ProbePredict, TimePastTheTimeoutStopsAndAnUpperBoundPastItWarns) {
   EXPECT_CONTAINS(r.lines.back(), "the probe's 100 s x 1.1");
 }
 
+// --probe-cap stopped a workload that printed no iteration line: no time prediction (its wall
+// time is the cap's), the memory seen so far is still checked, and the lines say what is missing.
+TEST(ProbePredict, ACappedProbeChecksMemoryOnlyAndSaysWhatItCouldNotLearn) {
+  Measurement m;
+  m.wall_s = 121;
+  m.cap_s = 120;
+  m.capped = true;
+  m.no_iteration_lines = true;
+  m.peak_by_rank = {{0, 2 * kGiB}, {1, 2 * kGiB}};
+  m.peak_source = "nvidia-smi's memory.used every 1 s, less what was in use before (by local rank)";
+  Prediction p = Predict(m, H200Limits());
+  EXPECT_TRUE(p.ok());
+  EXPECT_TRUE(p.memory_known);
+  EXPECT_FALSE(p.time_known);
+  EXPECT_DOUBLE_EQ(p.predicted_s, 0);
+  ASSERT_GE(p.lines.size(), 2u);
+  EXPECT_EQ(p.lines[p.lines.size() - 2],
+            "probe stopped after 120 s (--probe-cap): peak GPU memory seen so far 2.0 GiB per GPU (nvidia-smi); not "
+            "learned: time per iteration, iteration count, whether the whole run fits the --timeout (1800 s)");
+  EXPECT_CONTAINS(p.lines.back(), "--probe-cap 0 to probe the whole run");
+  for (const auto& line : p.lines) EXPECT_EQ(line.find("predicted profiled run"), std::string::npos) << line;
+  // Ranks that differ are each named; nothing seen is said.
+  m.peak_by_rank = {{0, 2 * kGiB}, {1, 3 * kGiB}};
+  EXPECT_CONTAINS(Predict(m, H200Limits()).lines[3],
+                  "peak GPU memory seen so far per GPU: rank 0 2.0 GiB, rank 1 3.0 GiB (nvidia-smi)");
+  m.peak_by_rank.clear();
+  EXPECT_CONTAINS(Predict(m, H200Limits()).lines[1],
+                  "probe stopped after 120 s (--probe-cap): no peak GPU memory seen (nvidia-smi gave nothing);");
+  // Memory over the limit seen before the cap stops the run as an uncapped probe would.
+  m.peak_by_rank = {{0, 130 * kGiB}};
+  Prediction q = Predict(m, H200Limits());
+  EXPECT_FALSE(q.ok());
+  ASSERT_EQ(q.problems.size(), 1u);
+  EXPECT_CONTAINS(q.problems[0], "rank 0 would run out of GPU memory: the probe peaked at 130.0 GiB");
+  auto j = ProbeJson({"torchrun"}, m, H200Limits(), q, ProbeOutput{});
+  EXPECT_EQ(j["capped"], true);
+  EXPECT_EQ(j["probe_cap_s"], 120.0);
+  EXPECT_EQ(j["probe_cap_lifted"], false);
+}
+
 TEST(ProbePredict, JsonRecordsTheMeasurementAndTheVerdict) {
   Measurement m;
   m.wall_s = 5;
@@ -186,6 +226,8 @@ TEST(ProbePredict, JsonRecordsTheMeasurementAndTheVerdict) {
   EXPECT_EQ(j["limits"]["overhead_factor_is_a_guess"], true);
   EXPECT_EQ(j["prediction"]["memory_ok"], true);
   EXPECT_EQ(j["iters"].size(), 6u);
+  EXPECT_EQ(j["capped"], false);
+  EXPECT_EQ(j["probe_cap_s"], 0.0);
 }
 
 }  // namespace

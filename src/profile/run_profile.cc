@@ -59,11 +59,12 @@ extern "C" void OnSignal(int sig) {
   }
 }
 
-// Watches a run from a second thread: at the deadline, or on SIGINT/SIGTERM, it stops the whole
-// process tree under cpprof. The ProcessRunner then sees its child end and returns.
+// Watches a run from a second thread: at the deadline, at the cap (the probe's --probe-cap,
+// unless LiftCap was called first), or on SIGINT/SIGTERM, it stops the whole process tree under
+// cpprof. The ProcessRunner then sees its child end and returns.
 class Watchdog {
  public:
-  Watchdog(double timeout_s, double grace_s) : grace_s_(grace_s) {
+  Watchdog(double timeout_s, double grace_s, double cap_s = 0) : grace_s_(grace_s), cap_on_(cap_s > 0) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) sig_r_ = fds[0], sig_w_ = fds[1];
     if (::pipe2(fds, O_CLOEXEC) == 0) done_r_ = fds[0], done_w_ = fds[1];
@@ -73,7 +74,9 @@ class Watchdog {
     sigemptyset(&sa.sa_mask);
     ::sigaction(SIGINT, &sa, &old_int_);
     ::sigaction(SIGTERM, &sa, &old_term_);
-    deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+    auto now = std::chrono::steady_clock::now();
+    deadline_ = now + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+    cap_deadline_ = now + std::chrono::milliseconds(static_cast<int64_t>(cap_s * 1000));
     thread_ = std::thread([this] { Watch(); });
   }
   ~Watchdog() {
@@ -94,15 +97,28 @@ class Watchdog {
   }
   bool timed_out() const { return timed_out_; }
   bool interrupted() const { return interrupted_; }
+  bool capped() const { return capped_; }
   int killed() const { return killed_; }
+  // The cap no longer applies (the probe's workload printed an iteration line); the deadline does.
+  void LiftCap() { cap_lifted_ = true; }
+  bool cap_lifted() const { return cap_lifted_; }
 
  private:
   void Watch() {
     while (true) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
+      auto now = std::chrono::steady_clock::now();
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now);
       if (left.count() <= 0) {
         timed_out_ = true;
         break;
+      }
+      if (cap_on_ && !cap_lifted_) {
+        auto to_cap = std::chrono::duration_cast<std::chrono::milliseconds>(cap_deadline_ - now);
+        if (to_cap.count() <= 0) {
+          capped_ = true;
+          break;
+        }
+        left = std::min(left, to_cap);
       }
       pollfd fds[2] = {{sig_r_, POLLIN, 0}, {done_r_, POLLIN, 0}};
       int rc = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
@@ -117,12 +133,13 @@ class Watchdog {
   }
 
   double grace_s_;
+  bool cap_on_;
   int sig_r_ = -1, sig_w_ = -1, done_r_ = -1, done_w_ = -1;
   struct sigaction old_int_ {
   }, old_term_{};
-  std::chrono::steady_clock::time_point deadline_;
+  std::chrono::steady_clock::time_point deadline_, cap_deadline_;
   std::thread thread_;
-  std::atomic<bool> timed_out_{false}, interrupted_{false};
+  std::atomic<bool> timed_out_{false}, interrupted_{false}, capped_{false}, cap_lifted_{false};
   std::atomic<int> killed_{0};
 };
 
@@ -289,29 +306,47 @@ class GpuMemoryPoller {
   std::thread thread_;
 };
 
-// One command under the watchdog (--timeout, Ctrl-C), its output teed live.
+// One command under the watchdog (--timeout, Ctrl-C, the probe's --probe-cap), its output teed live.
 struct Watched {
   StatusOr<runner::ProcessResult> result = Error(ExitCode::kError, "not run");
   bool timed_out = false, interrupted = false;
+  bool capped = false;      // stopped at cap_s: no iteration line came before it
+  bool cap_lifted = false;  // an iteration line came before the cap
   int killed = 0;
   double wall_s = 0;
 };
 
+// cap_s > 0 (the probe of a workload not known to print iteration lines): the tree is stopped
+// after cap_s seconds unless a `cpfold-iter:`/`cpprof-iter:` tag appeared on stdout first.
 Watched RunWatched(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                   double timeout_s, double grace_s, runner::ProcessRunner& runner, LiveTee& tee) {
+                   double timeout_s, double grace_s, runner::ProcessRunner& runner, LiveTee& tee, double cap_s = 0) {
   runner::RunOptions ro;
   ro.env = env;
   ro.timeout_s = timeout_s + grace_s + 60;  // a backstop: the watchdog stops it first
   ro.max_output = 256u << 20;
-  ro.on_output = [&tee](bool is_err, std::string_view chunk) { tee(is_err, chunk); };
   Watched w;
   auto t0 = std::chrono::steady_clock::now();
   {
-    Watchdog dog(timeout_s, grace_s);
+    Watchdog dog(timeout_s, grace_s, cap_s);
+    std::string tail;  // the end of the stdout seen so far: a tag may straddle two chunks
+    ro.on_output = [&tee, &dog, &tail, cap_s](bool is_err, std::string_view chunk) {
+      tee(is_err, chunk);
+      if (cap_s <= 0 || is_err || dog.cap_lifted()) return;
+      tail.append(chunk);
+      for (const char* t : kIterTags) {
+        if (tail.find(std::string(t) + ":") != std::string::npos) {
+          dog.LiftCap();
+          return;
+        }
+      }
+      if (tail.size() > 16) tail.erase(0, tail.size() - 16);
+    };
     w.result = runner.Run(argv, ro);
     dog.Stop();
     w.timed_out = dog.timed_out();
     w.interrupted = dog.interrupted();
+    w.capped = dog.capped();
+    w.cap_lifted = dog.cap_lifted();
     w.killed = dog.killed();
   }
   w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -330,8 +365,12 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
                                 std::ostream& err, const ExecuteOptions& options) {
   const OutputPaths& p = plan.out;
   ProbeOutcome outcome;
-  err << fmt::format("cpprof: profile: probe: the same launch without nsys{} (timeout {} s); logs go to {}\n",
-                     plan.cpfold ? ", one iteration" : "", plan.timeout_s, p.tmp_folder);
+  const double cap_s = plan.cpfold ? 0 : plan.probe_cap_s;
+  err << fmt::format(
+      "cpprof: profile: probe: the same launch without nsys{} (timeout {} s{}); logs go to {}\n",
+      plan.cpfold ? ", one iteration" : "", plan.timeout_s,
+      cap_s > 0 ? fmt::format("; stopped after {:g} s unless it prints iteration lines (--probe-cap)", cap_s) : "",
+      p.tmp_folder);
   std::unique_ptr<GpuMemoryPoller> poller;
   if (f.nvidia_smi_found && !plan.gpus.empty() && options.poll_s > 0) {
     poller = std::make_unique<GpuMemoryPoller>(runner, plan.env, options.poll_s);
@@ -340,7 +379,7 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
   {
     LiveTee tee(p.tmp_probe_stdout_log, p.tmp_probe_stderr_log, options.live ? &err : nullptr);
     w = RunWatched(plan.probe_argv, plan.probe_env.empty() ? plan.env : plan.probe_env, plan.timeout_s,
-                   options.kill_grace_s, runner, tee);
+                   options.kill_grace_s, runner, tee, cap_s);
   }
   std::map<int, int64_t> smi_peak_mib;
   if (poller) {
@@ -358,14 +397,20 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
     outcome.interrupted = true;
     return outcome;
   }
-  if (w.timed_out) {
+  if (w.capped) {
+    // Not a failure: the workload was stopped on purpose; it is judged on the memory seen so far.
+    err << fmt::format(
+        "cpprof: profile: probe: no iteration line after {:g} s (--probe-cap): stopped it ({} processes); the "
+        "profiled run goes on\n",
+        cap_s, w.killed);
+  } else if (w.timed_out) {
     return Error(ExitCode::kCheckFailed,
                  fmt::format("the probe (the launch without nsys{}) alone passed --timeout {} s and was killed ({} "
                              "processes), so the profiled run would too. Fix: a larger --timeout, a smaller problem, "
                              "more ranks, or --no-probe to skip the probe. Logs: {}",
                              plan.cpfold ? ", one iteration" : "", plan.timeout_s, w.killed, logs));
   }
-  if (!res.ok()) {
+  if (!res.ok() && !w.capped) {
     return Error(ExitCode::kExternal,
                  fmt::format("the probe (the same launch without nsys) failed ({}), so the profiled run would fail "
                              "too: a rank crashed. Read the logs: {}. Last lines of stderr:\n{}",
@@ -379,6 +424,9 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
   m.iter_s = IterSeconds(po);
   m.iter_total_s = IterTotalSeconds(po);
   m.no_iteration_lines = po.iters.empty() && !plan.cpfold;
+  m.cap_s = cap_s;
+  m.capped = w.capped;
+  m.cap_lifted = w.cap_lifted;
   const int64_t kMib = 1024 * 1024;
   if (!m.peak_by_rank.empty()) {
     m.peak_source =

@@ -450,6 +450,13 @@ TEST(ProfilePlan, ProbeDefaultsAndSwitches) {
   Plan q = MustPlan(own, H200Findings());
   EXPECT_TRUE(q.probe);
   EXPECT_EQ(q.planned_iters, 0);  // unknown: the probe runs the whole workload as it is
+  EXPECT_EQ(q.probe_cap_s, 120);  // --probe-cap's default: until it prints an iteration line
+  EXPECT_CONTAINS(profile::DescribePlan(q), "probe cap: stopped after 120 s unless it has printed an iteration line");
+  ProfileOptions cpfold = Opts({"trunk", "256", "1"}, "full");
+  cpfold.probe_cap_s = 5;
+  Plan c = MustPlan(cpfold, H200Findings());
+  EXPECT_EQ(c.probe_cap_s, 0) << "cpfold's probe is one iteration: no cap";
+  EXPECT_EQ(profile::DescribePlan(c).find("probe cap"), std::string::npos);
   EXPECT_EQ(std::vector<std::string>(q.probe_argv.end() - 4, q.probe_argv.end()),
             (std::vector<std::string>{"-m", "pkg.entry", "--n", "5"}));
   own.no_probe = true;
@@ -1011,6 +1018,145 @@ TEST(ProfileRun, ProbeReadsPeakMemoryFromNvidiaSmiWhenTheWorkloadPrintsNone) {
   EXPECT_CONTAINS(ReadFile(p.out.probe_json), "nvidia-smi's memory.used every 0.1 s");
 }
 
+// ---- --probe-cap: the probe of a workload without iteration lines is short ----
+
+// An nvidia-smi that says GPUs 0 and 1 hold `used_mib` each.
+void WriteFakeNvidiaSmi(FakeRun& run, int used_mib) {
+  WriteFile(run.dir() + "/bin/nvidia-smi",
+            "#!/bin/sh\necho 'index, name, compute_cap, memory.used [MiB], memory.total [MiB], uuid'\n"
+            "echo '0, NVIDIA H200, 9.0, " +
+                std::to_string(used_mib) +
+                " MiB, 143771 MiB, GPU-0'\n"
+                "echo '1, NVIDIA H200, 9.0, " +
+                std::to_string(used_mib) + " MiB, 143771 MiB, GPU-1'\n");
+  fs::permissions(run.dir() + "/bin/nvidia-smi", fs::perms::owner_all);
+}
+
+// No process of the probe is left: its ranks (in sessions of their own, ignoring SIGTERM) are
+// gone, and cpprof has no child left.
+void ExpectNoProbeProcessLeft(FakeRun& run) {
+  for (const char* f : {"/probe-rank0.pid", "/probe-rank1.pid"}) {
+    ASSERT_TRUE(fs::exists(run.pids() + f)) << f;
+    std::string proc = "/proc/" + ReadFile(run.pids() + f);
+    EXPECT_FALSE(fs::exists(proc) && ReadFile(proc + "/stat").find(") Z") == std::string::npos)
+        << "probe rank " << proc << " still runs";
+  }
+  EXPECT_TRUE(profile::Descendants(::getpid()).empty());
+}
+
+// A workload that prints no iteration line and would sleep an hour in the probe: stopped at the
+// cap (not at --timeout, which would fail the probe), judged on the memory nvidia-smi saw, and the
+// profiled run goes on.
+TEST(ProfileRun, ProbeCapStopsAWorkloadWithoutLinesAndTheProfiledRunGoesOn) {
+  FakeRun run("probe-cap");
+  for (auto& g : run.findings().gpus) g.memory_total_mib = 143771, g.memory_used_mib = 0;
+  WriteFakeNvidiaSmi(run, 2048);
+  run.options().args = {"-m", "fakework", "--probe-sleep", "3600", "--pid-dir", run.pids()};
+  run.options().probe = true;
+  run.options().probe_cap_s = 2;
+  run.options().timeout_s = 30;
+  run.execute_options().poll_s = 0.1;
+  Plan p = run.MakePlan();
+  EXPECT_EQ(p.probe_cap_s, 2);
+  EXPECT_CONTAINS(profile::DescribePlan(p), "probe cap: stopped after 2 s unless it has printed an iteration line");
+  auto t0 = std::chrono::steady_clock::now();
+  auto rc = run.Execute(p);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_EQ(*rc, 0);
+  EXPECT_LT(took, 20) << "the probe ran past its cap";
+  EXPECT_CONTAINS(run.err(), "stopped after 2 s unless it prints iteration lines (--probe-cap)");
+  EXPECT_CONTAINS(run.err(), "cpprof: profile: probe: no iteration line after 2 s (--probe-cap): stopped it (");
+  const std::string said =
+      "probe stopped after 2 s (--probe-cap): peak GPU memory seen so far 2.0 GiB per GPU (nvidia-smi); not "
+      "learned: time per iteration, iteration count, whether the whole run fits the --timeout (30.0 s)";
+  EXPECT_CONTAINS(run.err(), "cpprof: profile: probe: " + said + "\n");
+  std::string md = ReadFile(p.out.readout_md);
+  EXPECT_CONTAINS(md, "- " + said + "\n");
+  EXPECT_CONTAINS(md, "- rank 0: peak memory 2.0 GiB of 140.4 GiB");
+  EXPECT_EQ(md.find("predicted profiled run"), std::string::npos) << md;
+  EXPECT_CONTAINS(ReadFile(p.out.command_txt), "  " + said + "\n");
+  auto j = nlohmann::json::parse(ReadFile(p.out.probe_json));
+  EXPECT_EQ(j["capped"], true);
+  EXPECT_EQ(j["probe_cap_s"], 2.0);
+  EXPECT_EQ(j["probe_cap_lifted"], false);
+  EXPECT_EQ(j["prediction"]["time_known"], false);
+  EXPECT_GE(j["wall_s"].get<double>(), 2.0);
+  EXPECT_EQ(ReadFile(p.out.probe_stdout_log).find("the probe slept"), std::string::npos);
+  // The profiled run ran whole (it does not sleep: no CPPROF_PROBE_ITERS there).
+  EXPECT_CONTAINS(ReadFile(p.out.stdout_log), "fakework rank 1: CPPROF_PROBE_ITERS=None");
+  EXPECT_TRUE(fs::exists(p.out.sqlite));
+  ExpectNoProbeProcessLeft(run);
+}
+
+// Memory over the GPU seen before the cap still stops the run, with the usual fix.
+TEST(ProfileRun, ProbeCapStillStopsOnMemorySeenBeforeTheCap) {
+  FakeRun run("probe-cap-oom");
+  for (auto& g : run.findings().gpus) g.memory_total_mib = 143771, g.memory_used_mib = 0;
+  WriteFakeNvidiaSmi(run, 140000);
+  run.options().args = {"-m", "fakework", "--probe-sleep", "3600", "--pid-dir", run.pids()};
+  run.options().probe = true;
+  run.options().probe_cap_s = 1;
+  run.options().timeout_s = 30;
+  run.execute_options().poll_s = 0.1;
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_FALSE(rc.ok());
+  EXPECT_EQ(rc.status().code(), ExitCode::kCheckFailed);
+  EXPECT_CONTAINS(rc.status().message(), "rank 0 would run out of GPU memory: the probe peaked at 136.7 GiB");
+  EXPECT_CONTAINS(rc.status().message(), "--no-probe to run anyway");
+  EXPECT_CONTAINS(ReadFile(p.out.probe_json), "\"capped\": true");
+  EXPECT_FALSE(fs::exists(p.out.nsys_rep));  // nsys never ran
+  ExpectNoProbeProcessLeft(run);
+}
+
+// A workload that prints an iteration line before the cap is not capped: its probe (here 3.5 s,
+// past a 1 s cap) runs to its end and the time is predicted from its lines.
+TEST(ProfileRun, ProbeCapIsLiftedByAnIterationLine) {
+  FakeRun run("probe-cap-lines");
+  run.options().args = {"-m", "fakework", "--tag", "cpprof-iter",   "--iter-lines", "2",         "--planned",
+                        "2",  "--iter-s", "0.1",   "--probe-sleep", "3.5",          "--pid-dir", run.pids()};
+  run.options().probe = true;
+  run.options().probe_cap_s = 1;
+  run.options().timeout_s = 60;
+  Plan p = run.MakePlan();
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_EQ(*rc, 0);
+  EXPECT_CONTAINS(ReadFile(p.out.probe_stdout_log), "fakework rank 1: the probe slept 3.5 s");
+  auto j = nlohmann::json::parse(ReadFile(p.out.probe_json));
+  EXPECT_EQ(j["capped"], false);
+  EXPECT_EQ(j["probe_cap_lifted"], true);
+  EXPECT_EQ(j["prediction"]["time_known"], true);
+  EXPECT_GE(j["wall_s"].get<double>(), 3.5);
+  std::string md = ReadFile(p.out.readout_md);
+  EXPECT_CONTAINS(md, "- predicted profiled run: ");
+  EXPECT_CONTAINS(md, "2 iterations x 0.1 s x 1.1");
+  EXPECT_EQ(md.find("--probe-cap"), std::string::npos) << md;
+  ExpectNoProbeProcessLeft(run);
+}
+
+// --probe-cap 0: no cap; a workload without lines is probed whole, as before the cap existed.
+TEST(ProfileRun, ProbeCapZeroProbesTheWholeRun) {
+  FakeRun run("probe-cap-off");
+  run.options().args = {"-m", "fakework", "--probe-sleep", "1.5", "--pid-dir", run.pids()};
+  run.options().probe = true;
+  run.options().probe_cap_s = 0;
+  Plan p = run.MakePlan();
+  EXPECT_CONTAINS(profile::DescribePlan(p), "probe cap: none (--probe-cap 0)");
+  auto rc = run.Execute(p);
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << run.err();
+  EXPECT_CONTAINS(ReadFile(p.out.probe_stdout_log), "fakework rank 1: the probe slept 1.5 s");
+  auto j = nlohmann::json::parse(ReadFile(p.out.probe_json));
+  EXPECT_EQ(j["capped"], false);
+  EXPECT_EQ(j["probe_cap_s"], 0.0);
+  std::string md = ReadFile(p.out.readout_md);
+  EXPECT_CONTAINS(md, "- predicted profiled run: ");
+  EXPECT_CONTAINS(md, "- not learned: the time of one iteration");
+  EXPECT_EQ(md.find("probe stopped after"), std::string::npos) << md;
+  ExpectNoProbeProcessLeft(run);
+}
+
 TEST(ProfileRun, TraceFunctionIsValidatedByImportAndMergedWithTheShippedJson) {
   FakeRun run("tracefn");
   run.options().args = {"-m", "fakework"};
@@ -1108,7 +1254,7 @@ TEST(ProfileCli, TraceJsonExcludesTraceFunctionAndProbeExcludesNoProbe) {
   EXPECT_CONTAINS(p.err, "--probe and --no-probe exclude each other");
   CliResult h = RunCli({"help", "profile"});
   for (const char* opt : {"--trace-function", "--trace-discover", "--trace-match", "--no-probe", "--probe", "--quiet",
-                          "--name", "--nproc-per-node", "--nnodes", "--rdzv-endpoint", "--timeout"}) {
+                          "--name", "--nproc-per-node", "--nnodes", "--rdzv-endpoint", "--timeout", "--probe-cap"}) {
     EXPECT_CONTAINS(h.out, opt);
   }
 }

@@ -1,7 +1,8 @@
 """A fake workload for cpprof profile's tests: prints its arguments, can hang or crash a rank, and
 speaks cpfold's probe protocol (a `cpfold-iter: {...}` line per iteration) with made-up numbers,
 or cpprof_workload's (`--tag cpprof-iter --planned N`, only the first $CPPROF_PROBE_ITERS lines
-under the probe, as cpprof_workload.schedule runs them)."""
+under the probe, as cpprof_workload.schedule runs them). `--probe-sleep S` makes only the probe (the
+run with $CPPROF_PROBE_ITERS) sleep S s after its lines, ignoring SIGTERM, to test --probe-cap."""
 import argparse
 import json
 import os
@@ -19,10 +20,12 @@ p.add_argument("--iter-s", type=float, default=0.25, help="the wall_s they claim
 p.add_argument("--peak-bytes", type=int, default=1 << 30, help="the peak_mem_bytes they claim")
 p.add_argument("--tag", default="cpfold-iter", help="the lines' tag: cpfold-iter or cpprof-iter")
 p.add_argument("--planned", type=int, default=0, help="the `planned` the lines say (0: none)")
+p.add_argument("--probe-sleep", type=float, default=0, help="under the probe: sleep this long after the lines")
 a = p.parse_args()
 rank = int(os.environ.get("RANK", "0"))
-if a.pid_dir:
-    with open(os.path.join(a.pid_dir, f"rank{rank}.pid"), "w") as f:
+cap = os.environ.get("CPPROF_PROBE_ITERS")
+if a.pid_dir:  # the probe's ranks write probe-rankN.pid, the profiled run's rankN.pid
+    with open(os.path.join(a.pid_dir, f"{'probe-' if cap else ''}rank{rank}.pid"), "w") as f:
         f.write(str(os.getpid()))
 print(f"fakework rank {rank}: argv={json.dumps(sys.argv[1:])}", flush=True)
 if rank == a.crash_rank:
@@ -31,11 +34,14 @@ if rank == a.crash_rank:
 if a.hang:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(3600)
-cap = os.environ.get("CPPROF_PROBE_ITERS")
 print(f"fakework rank {rank}: CPPROF_PROBE_ITERS={cap}", flush=True)
 for it in range(min(a.iter_lines, int(cap)) if cap and a.tag == "cpprof-iter" else a.iter_lines):
     line = {"rank": rank, "iter": it, "warmup": False, "wall_s": a.iter_s, "peak_mem_bytes": a.peak_bytes + rank}
     if a.planned:
         line["planned"] = a.planned
     print(a.tag + ": " + json.dumps(line), flush=True)
+if cap and a.probe_sleep > 0:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(a.probe_sleep)
+    print(f"fakework rank {rank}: the probe slept {a.probe_sleep:g} s", flush=True)
 print("cpfold: " + json.dumps({"rank": rank, "n": a.n, "median_iter_s": 0.5}), flush=True)
