@@ -31,9 +31,7 @@ class MergeCommand : public Command {
                    "Write the readout to this file instead of stdout; written whole or not at all");
     app.add_flag("--force", force_,
                  "Replace the -o file when it exists; merge partials whose commands, start times or options differ");
-    app.add_flag("--wide", wide_,
-                 "Text: keep every line whole (default: tables and prose fit the terminal, or 120 columns when "
-                 "written to a file or a pipe)");
+    DeclareWide(app, wide_);
     app.add_option("--depth", render_.module_depth, "Module rows shown down to this depth (text, md)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();

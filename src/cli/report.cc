@@ -44,9 +44,7 @@ class ReportCommand : public Command {
                    "iteration strip; each is one more reading of the export (0: none)")
         ->check(CLI::Range(0, 100000))
         ->capture_default_str();
-    app.add_flag("--wide", wide_,
-                 "Text: keep every line whole (default: tables and prose fit the terminal, or 120 columns when "
-                 "written to a file or a pipe)");
+    DeclareWide(app, wide_);
     app.add_flag("--full-names", render_.full_names,
                  "Text: print kernel names whole (default: template arguments and parameter lists shortened to the "
                  "name that tells kernels apart, e.g. elementwise_kernel<...CUDAFunctor_add<float>...>; JSON always "

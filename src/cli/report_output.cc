@@ -20,6 +20,12 @@ Status CheckHtmlDestination(const std::string& format, const std::string& output
   return OkStatus();
 }
 
+void DeclareWide(CLI::App& app, bool& wide) {
+  app.add_flag("--wide", wide,
+               "Text: keep every line whole (default: tables and prose fit the terminal, or 120 columns when "
+               "written to a file or a pipe)");
+}
+
 size_t TextWidth(bool wide, bool to_terminal) {
   constexpr size_t kDefault = 120;
   if (wide) return 0;

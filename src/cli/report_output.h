@@ -18,6 +18,8 @@ Status CheckHtmlDestination(const std::string& format, const std::string& output
 // The text readout's line width: 0 with --wide; to a terminal its width ($COLUMNS, else the
 // terminal's own, else 120); to a file or a pipe 120.
 size_t TextWidth(bool wide, bool to_terminal);
+// Declares --wide (TextWidth's `wide`) with its help, for the commands that print a readout.
+void DeclareWide(CLI::App& app, bool& wide);
 
 Status WriteReport(const model::Report& report, const std::string& format, const render::RenderOptions& render,
                    const std::string& output, const WriteFileOptions& write, Context& ctx,

@@ -123,16 +123,6 @@ std::string ValidTimesSql(bool end_may_be_null, std::string_view a) {
                      max, end);
 }
 
-StatusOr<int64_t> CountDamagedTimes(const Database& db, const char* table, bool end_may_be_null) {
-  if (!db.HasTable(table)) return int64_t{0};
-  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT count(*) FROM {} WHERE NOT {}", table,
-                                                               ValidTimesSql(end_may_be_null)),
-                                                   fmt::format("checking the times of {}", table)));
-  const int64_t n = st.Step() ? st.Int(0) : 0;
-  CPPROF_RETURN_IF_ERROR(st.status());
-  return n;
-}
-
 StatusOr<int64_t> RowsUpperBound(const Database& db, const char* table) {
   if (!db.HasTable(table)) return int64_t{0};
   CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT max(rowid) FROM {}", table), "counting rows"));

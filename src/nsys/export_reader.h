@@ -31,9 +31,6 @@ inline bool ValidOpTimes(bool integers, int64_t start, int64_t end) {
 // open, an NVTX mark).
 std::string ValidTimesSql(bool end_may_be_null, std::string_view table_alias = "");
 
-// Rows of `table` that fail ValidTimesSql (0 when the table is absent).
-StatusOr<int64_t> CountDamagedTimes(const Database& db, const char* table, bool end_may_be_null);
-
 inline constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 inline constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 inline constexpr const char* kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";

@@ -74,6 +74,7 @@ StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* 
       callbacks.restart = [&] { read_tally = {}; };
       CPPROF_ASSIGN_OR_RETURN(NvtxScan scan, ScanNvtx(db, OpenEnd::kLastRange, callbacks));
       read_tally.marks = std::move(scan.marks);
+      read_tally.damaged_rows = scan.damaged_rows;
       read_domains = std::move(scan.domains);
     }
     const bool given = given_domains && given_tally;
@@ -90,6 +91,7 @@ StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* 
     }
     std::set<std::string> named(tally.named.begin(), tally.named.end());
     facts.autograd_op_ranges = tally.autograd_op_ranges;
+    facts.damaged_nvtx_rows = tally.damaged_rows;
     facts.autograd_shape_ranges = tally.autograd_shape_ranges;
     facts.named_ranges.assign(named.begin(), named.end());
     // The other events (marks), per domain; ranges, open and cross-thread ones were tallied above.
@@ -121,7 +123,6 @@ StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* 
       CPPROF_RETURN_IF_ERROR(st.status());
     }
   }
-  CPPROF_ASSIGN_OR_RETURN(facts.damaged_nvtx_rows, CountDamagedTimes(db, kNvtxTable, true));
   CPPROF_ASSIGN_OR_RETURN(facts.cpu_samples, CountRows(db, "COMPOSITE_EVENTS"));
   CPPROF_ASSIGN_OR_RETURN(facts.cuda_backtraces, CountRows(db, "CUDA_CALLCHAINS"));
   CPPROF_ASSIGN_OR_RETURN(facts.osrt_backtraces, CountRows(db, "OSRT_CALLCHAINS"));

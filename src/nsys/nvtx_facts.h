@@ -24,6 +24,7 @@ struct NvtxRangeTally {
   int64_t autograd_op_ranges = 0, autograd_shape_ranges = 0;
   // (domainId, globalTid) -> the other events (marks): NvtxScan::marks of the same pass.
   std::map<std::pair<int64_t, int64_t>, int64_t> marks;
+  int64_t damaged_rows = 0;  // NvtxScan::damaged_rows of the same pass
   // `r` of the ranges ScanNvtx streams, with its `names`.
   void Add(const std::vector<std::string>& names, const NvtxRangeRow& r);
 };

@@ -127,6 +127,7 @@ struct NvtxScan {
   // Ranges given after all the others, out of table order: open at the end of the capture, or in
   // a domain whose create event came later in the table.
   int64_t given_late = 0;
+  int64_t damaged_rows = 0;  // rows whose times fail ValidTimesSql: left out
 };
 
 struct NvtxScanCallbacks {

@@ -146,6 +146,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxScan scan, nsys::ScanNvtx(db, nsys::OpenEnd::kLastRange, callbacks));
     a.domains = std::move(scan.domains);
     a.tally.marks = std::move(scan.marks);
+    a.tally.damaged_rows = scan.damaged_rows;
     a.nccl_ranks = nccl.ranks();
     a.distinct_names = static_cast<int64_t>(seen.size());
   } else {
