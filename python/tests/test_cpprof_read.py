@@ -10,20 +10,9 @@ import sys
 import pytest
 
 import cpprof_read
+from built_cpprof import CPPROF, REPO, needs_cpprof
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXPORT_XZ = os.path.join(REPO, "tests", "data", "real", "cpwork-train", "cpwork-train.sqlite.xz")
-
-
-def _cpprof():
-    for p in (os.environ.get("CPPROF_BIN"), os.path.join(REPO, "build", "cpprof")):
-        if p and os.access(p, os.X_OK):
-            return p
-    return None
-
-
-CPPROF = _cpprof()
-needs_cpprof = pytest.mark.skipif(CPPROF is None, reason="no built cpprof (build/cpprof or $CPPROF_BIN): build first")
 
 
 @pytest.fixture(scope="module")

@@ -7,20 +7,10 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from built_cpprof import CPPROF, REPO, needs_cpprof
 
 
-def _cpprof():
-    for p in (os.environ.get("CPPROF_BIN"), os.path.join(REPO, "build", "cpprof")):
-        if p and os.access(p, os.X_OK):
-            return p
-    return None
-
-
-CPPROF = _cpprof()
-
-
-@pytest.mark.skipif(CPPROF is None, reason="no built cpprof (build/cpprof or $CPPROF_BIN): build first")
+@needs_cpprof
 @pytest.mark.parametrize("preset,sizes", [("tiny", "24,48"), ("small", "32")])
 def test_flop_model_agrees_with_pytorch_on_cpu(preset, sizes):
     p = subprocess.run([sys.executable, os.path.join(REPO, "tools", "device", "flop_check.py"), "--cpprof", CPPROF,

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 import cpprof_workload as cw
+from built_cpprof import CPPROF
 from workload_ranks import run_ranks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -19,10 +20,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 
 def cpprof_binary():
-    b = os.environ.get("CPPROF_BIN") or os.path.join(REPO, "build", "cpprof")
-    if not os.access(b, os.X_OK):
-        pytest.skip(f"no built cpprof at {b} (build it, or set CPPROF_BIN)")
-    return b
+    if CPPROF is None:
+        pytest.skip("no built cpprof (build/cpprof or $CPPROF_BIN): build first")
+    return CPPROF
 
 
 def scaffold(out, *extra, model="toymodel.model:ToyFold"):
