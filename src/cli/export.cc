@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <future>
 
 #include "base/atomic_file.h"
 #include "base/input_files.h"
+#include "base/parallel.h"
 #include "cli/command.h"
 #include "pipeline/chrome_trace.h"
 
@@ -81,17 +83,28 @@ class ExportCommand : public Command {
     if (!to_stdout) CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));  // said before the long work
     // The CP view: the readout's analysis over the window (the whole capture without --window).
     pipeline::CpView cp;
+    std::future<Status> cp_built;  // the CP view built on another thread while the trace is read
     if (!no_cp_view_ || !window_.empty()) {
       pipeline::ReportOptions ro;
       ro.window = window_.empty() ? "all" : window_;
       ro.force = force_;
       ro.top_kernels = 1;
-      CPPROF_ASSIGN_OR_RETURN(cp, pipeline::BuildCpView(files, ro));
-      if (!no_cp_view_) options_.cp = &cp;
-      if (!window_.empty() && !cp.window.whole_capture) {
-        options_.start_ns = cp.window.start_ns;
-        options_.end_ns = cp.window.end_ns;
+      auto build = [&cp, files, ro]() -> Status {
+        CPPROF_ASSIGN_OR_RETURN(cp, pipeline::BuildCpView(files, ro));
+        return OkStatus();
+      };
+      if (window_.empty() && WorkerThreads() > 1) {
+        // The trace does not depend on it until its end: both read the export at once.
+        cp_built = std::async(std::launch::async, build);
+        options_.await_cp = [&cp_built] { return cp_built.get(); };
+      } else {
+        CPPROF_RETURN_IF_ERROR(build());
+        if (!window_.empty() && !cp.window.whole_capture) {
+          options_.start_ns = cp.window.start_ns;
+          options_.end_ns = cp.window.end_ns;
+        }
       }
+      if (!no_cp_view_) options_.cp = &cp;
     }
     if (to_stdout) {
       CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(files, options_, ctx.out));

@@ -31,6 +31,20 @@ inline bool ValidOpTimes(bool integers, int64_t start, int64_t end) {
 // open, an NVTX mark).
 std::string ValidTimesSql(bool end_may_be_null, std::string_view table_alias = "");
 
+// The same rule on a row already read (a Statement or PrefetchedRows, whose start and end are
+// columns `start_col` and `end_col`), for the big tables' readers: SQLite evaluating the
+// condition per row costs as much as the scan itself.
+template <typename Row>
+bool ValidTimes(const Row& row, int start_col, int end_col, bool end_may_be_null) {
+  if (!row.IsInteger(start_col)) return false;
+  const int64_t start = row.Int(start_col);
+  if (start < -kMaxTimestampNs / 2 || start > kMaxTimestampNs) return false;
+  if (row.IsNull(end_col)) return end_may_be_null;
+  if (!row.IsInteger(end_col)) return false;
+  const int64_t end = row.Int(end_col);
+  return end >= start && end <= kMaxTimestampNs;
+}
+
 inline constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 inline constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 inline constexpr const char* kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "nsys/export_reader.h"
+#include "nsys/row_prefetch.h"
 
 namespace cpprof::nsys {
 
@@ -58,18 +59,21 @@ StatusOr<std::map<int64_t, std::string>> ReadThreadNames(const Database& db) {
 
 StatusOr<int64_t> ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn) {
   if (!db.HasTable(kRuntimeTable)) return int64_t{0};
-  CPPROF_ASSIGN_OR_RETURN(Statement st,
-                          db.Prepare(fmt::format("SELECT start, globalTid, correlationId, {} FROM {} WHERE "
-                                                 "correlationId IS NOT NULL",
-                                                 ValidTimesSql(false), kRuntimeTable),
-                                     "reading CUDA API calls"));
+  // SQLite steps on another core while this one runs fn (the report tags each call with its module).
+  using K = PrefetchedRows::Kind;
+  CPPROF_ASSIGN_OR_RETURN(PrefetchedRows st,
+                          PrefetchedRows::Open(db,
+                                               fmt::format("SELECT start, end, globalTid, correlationId FROM {} WHERE "
+                                                           "correlationId IS NOT NULL",
+                                                           kRuntimeTable),
+                                               "reading CUDA API calls", {K::kInt, K::kInt, K::kInt, K::kInt}));
   int64_t damaged = 0;
   while (st.Step()) {
-    if (st.Int(3) == 0) {
+    if (!ValidTimes(st, 0, 1, false)) {
       ++damaged;
       continue;
     }
-    fn(st.Int(0), st.Int(1), st.Int(2));
+    fn(st.Int(0), st.Int(2), st.Int(3));
   }
   CPPROF_RETURN_IF_ERROR(st.status());
   return damaged;

@@ -15,6 +15,7 @@
 
 #include "model/global_id.h"
 #include "nsys/export_reader.h"
+#include "nsys/row_prefetch.h"
 
 namespace cpprof::nsys {
 
@@ -39,8 +40,10 @@ class RegisteredStrings {
                             db.Prepare("SELECT value FROM StringIds WHERE id = ?", "reading StringIds"));
     return RegisteredStrings(std::move(lookup));
   }
-  // The text of a row whose textId is column `id_col` and text column `text_col`.
-  std::string_view TextOf(const Statement& st, int id_col, int text_col) {
+  // The text of a row whose textId is column `id_col` and text column `text_col` (of a
+  // Statement or PrefetchedRows).
+  template <typename Row>
+  std::string_view TextOf(const Row& st, int id_col, int text_col) {
     if (!st.IsNull(id_col)) {
       const std::optional<std::string>& v = Resolve(st.Int(id_col));
       if (v) return *v;
@@ -195,18 +198,17 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
   CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
-      db.Prepare(
-          fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
-                      "WHERE eventType IN ({}, {}, {}, {}, {}) AND {}{}{}",
-                      db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable, kNvtxPushPop,
-                      kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate, ValidTimesSql(true),
-                      options.rows.whole()
-                          ? std::string()
-                          : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
-                      !options.by_start       ? ""
-                      : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
-                                              : " ORDER BY start, rowid"),
-          "reading NVTX ranges"));
+      db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
+                             "WHERE eventType IN ({}, {}, {}, {}, {}){}{}",
+                             db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable,
+                             kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
+                             options.rows.whole()
+                                 ? std::string()
+                                 : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
+                             !options.by_start       ? ""
+                             : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
+                                                     : " ORDER BY start, rowid"),
+                 "reading NVTX ranges"));
   auto impl = std::make_unique<Impl>(std::move(st), std::move(registered), options.open_end);
   if (!options.prefetch) {
     impl->annotate = options.annotate;
@@ -288,6 +290,7 @@ bool NvtxRangeCursor::Next() {
 
 bool NvtxRangeCursor::ReadNext(Impl& m) {
   while (m.st.Step()) {
+    if (!ValidTimes(m.st, 0, 1, true)) continue;  // damaged times (ValidTimesSql), checked here: cheaper
     const int64_t type = m.st.Int(2);
     if (type == kNvtxDomainCreate) {
       m.domains.Add(m.st.Int(3), m.st.Int(4), m.st.Int(0), m.registered.TextOf(m.st, 5, 6));
@@ -362,12 +365,16 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
   NvtxScan out;
   CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
   const bool payloads = callbacks.payload && db.HasColumn(kNvtxTable, "binaryData");
+  // SQLite steps on another core while this one names the ranges and runs the callbacks.
+  using K = PrefetchedRows::Kind;
   CPPROF_ASSIGN_OR_RETURN(
-      Statement st,
-      db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, {}, {} FROM {}",
-                             db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid IS NOT NULL" : "0",
-                             payloads ? "binaryData" : "NULL", ValidTimesSql(true), kNvtxTable),
-                 "reading NVTX events"));
+      PrefetchedRows st,
+      PrefetchedRows::Open(
+          db,
+          fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, {} FROM {}",
+                      db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid IS NOT NULL" : "0",
+                      payloads ? "binaryData" : "NULL", kNvtxTable),
+          "reading NVTX events", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kText, K::kInt, K::kBlob}));
   struct Held {
     NvtxRangeRow row;
     std::string text;
@@ -379,7 +386,7 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
   int64_t max_event = INT64_MIN, max_range = INT64_MIN;
   NvtxRangeRow r{};
   while (st.Step()) {
-    if (st.Int(9) == 0) {  // damaged times: left out, counted (the other NVTX readers filter them in SQL)
+    if (!ValidTimes(st, 0, 1, true)) {  // damaged times: left out, counted (the other NVTX readers only leave them out)
       ++out.damaged_rows;
       continue;
     }

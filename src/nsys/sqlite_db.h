@@ -42,6 +42,7 @@ class Statement {
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   double Double(int col) const { return sqlite3_column_double(stmt_, col); }
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int Type(int col) const { return sqlite3_column_type(stmt_, col); }  // SQLITE_INTEGER, SQLITE_NULL, ...
   // Stored as an integer (not text, a BLOB, a REAL or NULL, which Int() would quietly turn into 0 or clamp).
   bool IsInteger(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_INTEGER; }
   // Text as well-formed UTF-8: a byte that is not (names are data) comes back as U+FFFD, and

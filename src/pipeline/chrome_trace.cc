@@ -278,6 +278,7 @@ class TraceBuilder {
     if (api && options_.flows) WriteFlowStarts();
     if (options_.nvtx && db_.HasTable(nsys::kNvtxTable)) CPPROF_RETURN_IF_ERROR(WriteNvtx());
     CPPROF_RETURN_IF_ERROR(WriteMetadata());
+    if (!place && options_.await_cp) CPPROF_RETURN_IF_ERROR(options_.await_cp());
     if (!place && options_.cp && !options_.kineto) {
       std::map<int, int> pid_of_rank;
       for (const auto& [gpid, p] : procs_) pid_of_rank[p.rank] = p.pid;
@@ -923,6 +924,7 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& pa
     summary.flows += part.flows;
     for (auto& n : part.notes) summary.notes.push_back(fmt::format("{}: {}", paths[e], n));
   }
+  if (options.await_cp) CPPROF_RETURN_IF_ERROR(options.await_cp());
   if (options.cp && !options.kineto) {
     // Several exports: a rank's pid is the rank; the view is already on the run's clock.
     std::map<int, int> pid_of_rank;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -32,6 +33,10 @@ struct ChromeTraceOptions {
   // track of waiting and transfer slices, flows linking the ops of one matched instance across
   // ranks and a GPU memory counter. Null: none.
   const CpView* cp = nullptr;
+  // When set, called once before `cp` is read (after every other event is written): waits for
+  // the CP view being built on another thread, so that its reading of the export overlaps the
+  // trace's own. An error it returns is the trace's.
+  std::function<Status()> await_cp;
 };
 
 struct ChromeTraceSummary {
