@@ -9,8 +9,10 @@
 //                          names, the runtime calls' launches, NVTX events, GPU memory usage events
 //                          (every `cpprof report` format: text, md, json, csv, html)
 //   diff                   `report`'s columns of FILE and of FILE2 (`cpprof diff FILE FILE2`)
-//   export                 GPU ops, NVTX events, thread names (`cpprof export`, the Chrome trace)
-//   export_flows           the same and the runtime calls with their names (`cpprof export --flows`)
+//   export                 GPU ops, NVTX events, thread names (`cpprof export`, the Chrome trace),
+//                          and what its CP view reads besides: the runtime calls' launches and the
+//                          GPU memory usage events
+//   export_flows           the same with the runtime calls' ends and names (`cpprof export --flows`)
 //   kern_sum               kernel names and durations (`stats --report cuda_gpu_kern_sum`)
 //   mem_time_sum           memcpy kinds and memset rows with their durations
 //   mem_size_sum           memcpy kinds and memset rows with their sizes
@@ -51,6 +53,9 @@ const char* const kGpuOps[] = {
     "SELECT start, end, globalPid, deviceId, streamId, bytes, copyKind, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY",
     "SELECT start, end, globalPid, deviceId, streamId, bytes, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET"};
 const char kNvtx[] = "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid FROM NVTX_EVENTS";
+const char kMemoryUsage[] =
+    "SELECT start, globalPid, deviceId, bytes, memKind, memoryOperationType, correlationId "
+    "FROM CUDA_GPU_MEMORY_USAGE_EVENTS";
 
 std::vector<const char*> Queries(const std::string& mode) {
   if (mode == "report" || mode == "diff") {
@@ -59,17 +64,22 @@ std::vector<const char*> Queries(const std::string& mode) {
             kGpuOps[2],
             "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
             kNvtx,
-            "SELECT start, globalPid, deviceId, bytes, memKind, memoryOperationType, correlationId "
-            "FROM CUDA_GPU_MEMORY_USAGE_EVENTS"};
+            kMemoryUsage};
   }
-  if (mode == "export") return {kGpuOps[0], kGpuOps[1], kGpuOps[2], kNvtx, "SELECT globalTid, nameId FROM ThreadNames"};
+  // The trace's events and its CP view (the readout's analysis: the runtime calls' launches and
+  // the memory usage events too), each table once.
+  if (mode == "export") {
+    return {kGpuOps[0], kGpuOps[1], kGpuOps[2], kNvtx, "SELECT globalTid, nameId FROM ThreadNames",
+            "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME", kMemoryUsage};
+  }
   if (mode == "export_flows") {
     return {kGpuOps[0],
             kGpuOps[1],
             kGpuOps[2],
             kNvtx,
             "SELECT globalTid, nameId FROM ThreadNames",
-            "SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME"};
+            "SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+            kMemoryUsage};
   }
   if (mode == "kern_sum") return {"SELECT demangledName, end - start FROM CUPTI_ACTIVITY_KIND_KERNEL"};
   if (mode == "mem_time_sum") {

@@ -24,12 +24,15 @@ StatusOr<ApiCallCursor> ApiCallCursor::Open(const Database& db, bool by_start, b
   if (!db.HasTable(kRuntimeTable)) return c;
   const bool corr = db.HasColumn(kRuntimeTable, "correlationId");
   if (launches_only && !corr) return c;
-  CPPROF_ASSIGN_OR_RETURN(Statement st,
-                          db.Prepare(std::string("SELECT start, end, globalTid, ") + (corr ? "correlationId" : "NULL") +
-                                         ", nameId FROM " + kRuntimeTable + " WHERE " + ValidTimesSql(false) +
-                                         (launches_only ? " AND correlationId IS NOT NULL" : "") +
-                                         (by_start ? " ORDER BY start, rowid" : ""),
-                                     "reading CUDA API calls"));
+  using K = PrefetchedRows::Kind;
+  CPPROF_ASSIGN_OR_RETURN(
+      PrefetchedRows st,
+      PrefetchedRows::Open(db,
+                           std::string("SELECT start, end, globalTid, ") + (corr ? "correlationId" : "NULL") +
+                               ", nameId FROM " + kRuntimeTable +
+                               (launches_only ? " WHERE correlationId IS NOT NULL" : "") +
+                               (by_start ? " ORDER BY start, rowid" : ""),
+                           "reading CUDA API calls", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt}));
   c.st_.emplace(std::move(st));
   return c;
 }

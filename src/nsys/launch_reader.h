@@ -11,6 +11,8 @@
 
 #include "base/status.h"
 #include "model/global_id.h"
+#include "nsys/export_reader.h"
+#include "nsys/row_prefetch.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::nsys {
@@ -39,7 +41,10 @@ class ApiCallCursor {
  public:
   static StatusOr<ApiCallCursor> Open(const Database& db, bool by_start, bool launches_only);
   bool Next() {
-    if (!st_ || !st_->Step()) return false;
+    if (!st_) return false;
+    do {
+      if (!st_->Step()) return false;
+    } while (!ValidTimes(*st_, 0, 1, false));  // damaged times (ValidTimesSql) are left out
     row_.start = st_->Int(0);
     row_.end = st_->Int(1);
     row_.global_tid = st_->Int(2);
@@ -52,7 +57,7 @@ class ApiCallCursor {
   Status status() const { return st_ ? st_->status() : OkStatus(); }
 
  private:
-  std::optional<Statement> st_;
+  std::optional<PrefetchedRows> st_;  // SQLite steps on a core of its own
   ApiCallRow row_{};
 };
 

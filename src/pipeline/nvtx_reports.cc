@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -215,31 +216,77 @@ Status GroupPart(const nsys::Database& db, const nsys::RowidRange& rows, std::op
 }
 
 // nvtx_sum's groups from the table split into rowid ranges, each grouped on its own connection
-// and thread, then merged in table order: the same groups, in the same order, with the same
-// values in the same order as one pass, on any number of threads. A part keys its ranges by
-// domain id without the process (the domains are known only at the end), so this holds when a
-// domain id names the ranges of every process alike and no two domain ids share a name (as in
-// real exports: each process creates its domains in the same order); nullptr when not, for the
-// one-pass reading.
+// and thread, and merged in table order as soon as the parts before it are: the same groups, in
+// the same order, with the same values in the same order as one pass, on any number of threads,
+// holding the whole and the parts not merged yet (a few per thread) rather than every part. A
+// part keys its ranges by domain id without the process (the domains are known only at the end),
+// and so does the whole until the end; this holds when a domain id names the ranges of every
+// process alike, by one name, and no two domain ids share a name (as in real exports: each process
+// creates its domains in the same order, on one thread); nullptr when not, for the one-pass
+// reading.
 StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& db, int64_t min_rows_per_thread) {
-  // At least a part per thread, and parts of at most kRowsPerPart rows: the merge frees each
-  // part's groups once they are in the whole's, so it holds one part's twice at most.
-  constexpr int64_t kRowsPerPart = 500'000;
+  // At least a part per thread, and parts of at most kRowsPerPart rows: the parts waiting to be
+  // merged are small next to the whole.
+  constexpr int64_t kRowsPerPart = 100'000;
   CPPROF_ASSIGN_OR_RETURN(int64_t table_rows, nsys::RowsUpperBound(db, nsys::kNvtxTable));
   const size_t want_parts = std::max<size_t>(WorkerThreads(), static_cast<size_t>(table_rows / kRowsPerPart));
   CPPROF_ASSIGN_OR_RETURN(std::vector<nsys::RowidRange> rows,
                           nsys::SplitRowids(db, nsys::kNvtxTable, want_parts, min_rows_per_thread));
   std::vector<RangePart> parts;
+  std::shared_ptr<RangeGroups> groups;
+  // The whole's tags until the end: (domainId, style), an index into raw_tags.
+  std::vector<std::pair<int64_t, uint32_t>> raw_tags;
   std::optional<int64_t> open_end;  // read again with it when a range never ended
+  StageTimer timer;
   while (true) {
     parts = std::vector<RangePart>(rows.size());
+    groups = std::make_shared<RangeGroups>();
+    raw_tags.clear();
+    std::vector<uint32_t> templates, raw_of_part_tag;
+    // Merges part k into the whole (on the thread that merges: one at a time, in table order)
+    // and frees its groups; its domains and threads stay for the names.
+    auto merge = [&](RangePart& part) {
+      if (!part.status.ok()) return;
+      templates.clear();
+      raw_of_part_tag.clear();
+      for (const auto& tag : part.tags) {
+        auto it = std::find(raw_tags.begin(), raw_tags.end(), tag);
+        raw_of_part_tag.push_back(static_cast<uint32_t>(it - raw_tags.begin()));
+        if (it == raw_tags.end()) raw_tags.push_back(tag);
+      }
+      for (uint32_t j = 0; j < part.keys.size(); ++j) {
+        const uint32_t id = groups->keys.InternFrom(part.keys, j, raw_of_part_tag[part.keys.Tag(j)], templates);
+        if (id == groups->durations.size()) groups->durations.NewList();
+        part.durations.ForEach(j, [&](int64_t v) { groups->durations.Append(id, v); });
+      }
+      part.keys = CompactStringSet();
+      part.durations = ValueLists();
+    };
+    std::mutex mu;
+    std::vector<char> done(parts.size(), 0);
+    size_t next_merge = 0;
+    bool merging = false;
     ParallelFor(parts.size(), [&](size_t i) {
       if (i == 0) {
         parts[i].status = GroupPart(db, rows[i], open_end, parts[i]);
-        return;
+      } else {
+        StatusOr<nsys::Database> own = nsys::Database::Open(db.path());
+        parts[i].status = own.ok() ? GroupPart(*own, rows[i], open_end, parts[i]) : own.status();
       }
-      StatusOr<nsys::Database> own = nsys::Database::Open(db.path());
-      parts[i].status = own.ok() ? GroupPart(*own, rows[i], open_end, parts[i]) : own.status();
+      // The first thread to find the next part in table order done merges it and the ones after
+      // it that are done too; the others go on reading.
+      std::unique_lock<std::mutex> lock(mu);
+      done[i] = 1;
+      if (merging) return;
+      merging = true;
+      while (next_merge < parts.size() && done[next_merge]) {
+        const size_t k = next_merge;
+        lock.unlock();
+        merge(parts[k]);
+        lock.lock();
+        ++next_merge;
+      }
+      merging = false;
     });
     bool open = false;
     for (const RangePart& p : parts) {
@@ -250,50 +297,31 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& 
     CPPROF_ASSIGN_OR_RETURN(int64_t end, nsys::LastNvtxTimestamp(db, nsys::OpenEnd::kLastNvtxEvent));
     open_end = end;
   }
-  StageTimer timer;
-  timer.Mark("nvtx_sum: NVTX parts read");
+  timer.Mark("nvtx_sum: NVTX parts read and merged");
   nsys::NvtxDomains domains = std::move(parts[0].domains);
   for (size_t i = 1; i < parts.size(); ++i) domains.Merge(parts[i].domains);
 
-  // The names of each domain id with ranges: the same in each process, and each name of one id.
+  // The name of each domain id with ranges: the same in each process, one name per id, and no
+  // name of two ids.
   std::map<int64_t, const std::vector<std::string>*> names_of;
   for (const RangePart& p : parts) {
     for (const auto& [key, tid] : p.threads) {
       const std::vector<std::string>& names = domains.NamesFor(key.first, tid);
+      if (names.size() != 1) return std::shared_ptr<RangeGroups>();
       auto [it, inserted] = names_of.try_emplace(key.first, &names);
       if (!inserted && *it->second != names) return std::shared_ptr<RangeGroups>();
     }
   }
   std::map<std::string_view, int64_t> id_of_name;
   for (const auto& [domain, names] : names_of) {
-    for (const std::string& name : *names) {
-      auto [it, inserted] = id_of_name.try_emplace(name, domain);
-      if (!inserted && it->second != domain) return std::shared_ptr<RangeGroups>();
-    }
+    auto [it, inserted] = id_of_name.try_emplace(names->front(), domain);
+    if (!inserted && it->second != domain) return std::shared_ptr<RangeGroups>();
   }
-
-  // Parts in table order, each one's groups in order of first appearance: the one pass's order.
-  auto groups = std::make_shared<RangeGroups>();
-  std::vector<std::vector<uint32_t>> final_tags;
-  std::vector<uint32_t> templates;
-  for (RangePart& part : parts) {
-    templates.clear();
-    final_tags.assign(part.tags.size(), {});
-    for (size_t k = 0; k < part.tags.size(); ++k) {
-      for (const std::string& name : *names_of.at(part.tags[k].first)) {
-        final_tags[k].push_back(groups->DomainIndex(name) << 2 | part.tags[k].second);
-      }
-    }
-    for (uint32_t j = 0; j < part.keys.size(); ++j) {
-      for (uint32_t final_tag : final_tags[part.keys.Tag(j)]) {
-        const uint32_t id = groups->keys.InternFrom(part.keys, j, final_tag, templates);
-        if (id == groups->durations.size()) groups->durations.NewList();
-        part.durations.ForEach(j, [&](int64_t v) { groups->durations.Append(id, v); });
-      }
-    }
-    part = RangePart();  // its values are in `groups` now
+  // The whole's tags named: (domainId, style) -> domain index << 2 | style.
+  groups->name_tag.resize(raw_tags.size());
+  for (size_t t = 0; t < raw_tags.size(); ++t) {
+    groups->name_tag[t] = groups->DomainIndex(names_of.at(raw_tags[t].first)->front()) << 2 | raw_tags[t].second;
   }
-  timer.Mark("nvtx_sum: NVTX parts merged");
   return groups;
 }
 
