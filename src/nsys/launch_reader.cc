@@ -26,13 +26,12 @@ StatusOr<ApiCallCursor> ApiCallCursor::Open(const Database& db, bool by_start, b
   if (launches_only && !corr) return c;
   using K = PrefetchedRows::Kind;
   CPPROF_ASSIGN_OR_RETURN(
-      PrefetchedRows st,
-      PrefetchedRows::Open(db,
-                           std::string("SELECT start, end, globalTid, ") + (corr ? "correlationId" : "NULL") +
-                               ", nameId FROM " + kRuntimeTable +
-                               (launches_only ? " WHERE correlationId IS NOT NULL" : "") +
-                               (by_start ? " ORDER BY start, rowid" : ""),
-                           "reading CUDA API calls", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt}));
+      PrefetchedRows st, PrefetchedRows::Open(db,
+                                              std::string("SELECT start, end, globalTid, ") +
+                                                  (corr ? "correlationId" : "NULL") + ", nameId FROM " + kRuntimeTable +
+                                                  (launches_only ? " WHERE correlationId IS NOT NULL" : "") +
+                                                  (by_start ? " ORDER BY start, rowid" : ""),
+                                              "reading CUDA API calls", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt}));
   c.st_.emplace(std::move(st));
   return c;
 }

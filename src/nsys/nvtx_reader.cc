@@ -142,10 +142,10 @@ StatusOr<int64_t> LastNvtxTimestamp(const Database& db, OpenEnd open_end) {
 }
 
 struct NvtxRangeCursor::Impl {
-  Impl(Statement s, RegisteredStrings r, std::optional<int64_t> e)
+  Impl(PrefetchedRows s, RegisteredStrings r, std::optional<int64_t> e)
       : st(std::move(s)), registered(std::move(r)), open_end(e) {}
   ~Impl();
-  Statement st;
+  PrefetchedRows st;  // with Options::prefetch, stepped by SQLite on a thread of its own as well
   RegisteredStrings registered;
   std::optional<int64_t> open_end;
   NvtxDomains domains;
@@ -194,34 +194,44 @@ NvtxRangeCursor::NvtxRangeCursor(NvtxRangeCursor&&) noexcept = default;
 NvtxRangeCursor& NvtxRangeCursor::operator=(NvtxRangeCursor&&) noexcept = default;
 NvtxRangeCursor::~NvtxRangeCursor() = default;
 
-StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Options& options) {
+StatusOr<std::unique_ptr<NvtxRangeCursor::Impl>> NvtxRangeCursor::OpenImpl(const Database& db, const Options& options,
+                                                                           bool rows_on_own_thread) {
   CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
+  using K = PrefetchedRows::Kind;
   CPPROF_ASSIGN_OR_RETURN(
-      Statement st,
-      db.Prepare(fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
-                             "WHERE eventType IN ({}, {}, {}, {}, {}){}{}",
-                             db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable,
-                             kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
-                             options.rows.whole()
-                                 ? std::string()
-                                 : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
-                             !options.by_start       ? ""
-                             : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
-                                                     : " ORDER BY start, rowid"),
-                 "reading NVTX ranges"));
+      PrefetchedRows st,
+      PrefetchedRows::Open(
+          db,
+          fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
+                      "WHERE eventType IN ({}, {}, {}, {}, {}){}{}",
+                      db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable, kNvtxPushPop,
+                      kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
+                      options.rows.whole()
+                          ? std::string()
+                          : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
+                      !options.by_start       ? ""
+                      : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
+                                              : " ORDER BY start, rowid"),
+          "reading NVTX ranges", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kText, K::kInt, K::kInt},
+          rows_on_own_thread));
   auto impl = std::make_unique<Impl>(std::move(st), std::move(registered), options.open_end);
+  impl->annotate = options.annotate;
+  return impl;
+}
+
+StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Options& options) {
   if (!options.prefetch) {
-    impl->annotate = options.annotate;
+    CPPROF_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, OpenImpl(db, options, false));
     return NvtxRangeCursor(std::move(impl));
   }
-  // The same cursor on a connection of its own, read on a thread of its own.
+  // Three stages on three cores: SQLite steps (on PrefetchedRows' thread), the rows are named
+  // and annotated (on the prefetch thread, on a connection of its own), the caller works.
+  CPPROF_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, OpenImpl(db, options, false));  // never stepped
+  impl->annotate = nullptr;
   CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(db.path()));
   auto prefetch = std::make_unique<Prefetch>();
   prefetch->db = std::make_unique<Database>(std::move(own));
-  Options plain = options;
-  plain.prefetch = false;
-  CPPROF_ASSIGN_OR_RETURN(NvtxRangeCursor reader, Open(*prefetch->db, plain));
-  prefetch->reader = std::move(reader.impl_);
+  CPPROF_ASSIGN_OR_RETURN(prefetch->reader, OpenImpl(*prefetch->db, options, true));
   Prefetch* p = prefetch.get();
   prefetch->thread = std::thread([p] { p->Run(); });
   impl->prefetch = std::move(prefetch);

@@ -114,6 +114,8 @@ class NvtxRangeCursor {
   struct Impl;
   struct Prefetch;
   explicit NvtxRangeCursor(std::unique_ptr<Impl> impl);
+  // The cursor without Options::prefetch; `rows_on_own_thread`: SQLite steps on a thread of its own.
+  static StatusOr<std::unique_ptr<Impl>> OpenImpl(const Database& db, const Options& options, bool rows_on_own_thread);
   static bool ReadNext(Impl& m);
   std::unique_ptr<Impl> impl_;
 };

@@ -146,10 +146,10 @@ bool PrefetchedRows::Impl::Take() {
 }
 
 StatusOr<PrefetchedRows> PrefetchedRows::Open(const Database& db, const std::string& sql, std::string what,
-                                              std::vector<Kind> columns) {
+                                              std::vector<Kind> columns, bool own_thread) {
   auto impl = std::make_unique<Impl>();
   impl->kinds = std::move(columns);
-  if (WorkerThreads() < 2) {
+  if (!own_thread || WorkerThreads() < 2) {
     CPPROF_ASSIGN_OR_RETURN(impl->st, db.Prepare(sql, std::move(what)));
     impl->direct = true;
     return PrefetchedRows(std::move(impl));

@@ -27,9 +27,10 @@ class PrefetchedRows {
  public:
   enum class Kind : uint8_t { kInt, kText, kBlob };
 
-  // `db` stays the caller's (its path is opened again for the reading thread).
+  // `db` stays the caller's (its path is opened again for the reading thread). `own_thread`
+  // false: stepped on the caller's thread (for callers that already run one per core).
   static StatusOr<PrefetchedRows> Open(const Database& db, const std::string& sql, std::string what,
-                                       std::vector<Kind> columns);
+                                       std::vector<Kind> columns, bool own_thread = true);
   PrefetchedRows(PrefetchedRows&&) noexcept;
   PrefetchedRows& operator=(PrefetchedRows&&) noexcept;
   ~PrefetchedRows();  // stops the reading thread when the rows were not all taken

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <queue>
 #include <string>
