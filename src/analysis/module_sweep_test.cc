@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -174,6 +175,51 @@ TEST(ModuleSweep, MatchesBruteForceOnRandomOps) {
       EXPECT_EQ(one.classes[c].union_ns, two.classes[c].union_ns) << round << " class " << c;
       EXPECT_EQ(one.classes[c].sum_ns, two.classes[c].sum_ns);
       EXPECT_EQ(one.classes[c].instances, two.classes[c].instances);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cpprof::analysis
+
+namespace cpprof::analysis {
+namespace {
+
+// The same ops stored in another order and other chunks (as another number of reading threads,
+// or a window cut from ops in memory, stores them) sweep to the same numbers, also where ops start
+// together: which module a gap's idle goes to, and the order of the communication ops that are
+// matched across ranks.
+TEST(ModuleSweep, StorageOrderAndChunksDoNotChangeTheResult) {
+  std::mt19937 rng(7);
+  auto layout = [&](std::vector<test_ops::Op> ops) {
+    std::shuffle(ops.begin(), ops.end(), rng);
+    model::ProcessGpuWork w;
+    for (size_t at = 0; at < ops.size();) {  // parts of random sizes, each in chunks of its own
+      size_t n = std::min(ops.size() - at, size_t{1} + rng() % 300);
+      model::ProcessGpuWork part = test_ops::Work({ops.begin() + at, ops.begin() + at + n});
+      w.ops.Append(std::move(part.ops));
+      w.long_ops.insert(w.long_ops.end(), part.long_ops.begin(), part.long_ops.end());
+      at += n;
+    }
+    return w;
+  };
+  for (int round = 0; round < 30; ++round) {
+    std::vector<test_ops::Op> ops;
+    for (int i = 0; i < 600; ++i) {
+      int64_t s = 1000 * (rng() % 150), d = 100 * (rng() % 4);  // many ops start together
+      model::OpClass c = rng() % 3 == 0 ? (rng() % 2 ? kSend : kGather) : kGemm;
+      ops.push_back({s, s + d, c, static_cast<uint16_t>(rng() % kParents.size()), static_cast<uint8_t>(rng() % 3)});
+    }
+    model::ProcessGpuWork a = layout(ops), b = layout(ops);
+    RankModuleTimes ta = SweepModules(a, kParents, true), tb = SweepModules(b, kParents, true);
+    for (size_t n = 0; n < kParents.size(); ++n) {
+      EXPECT_EQ(ta.nodes[n].host_idle_ns, tb.nodes[n].host_idle_ns) << "round " << round << " node " << n;
+    }
+    for (int c = 0; c < model::kNumOpClasses; ++c) {
+      ASSERT_EQ(ta.comm_ops[c].size(), tb.comm_ops[c].size());
+      for (size_t i = 0; i < ta.comm_ops[c].size(); ++i) {
+        EXPECT_EQ(ta.comm_ops[c][i].node, tb.comm_ops[c][i].node) << "round " << round << " class " << c << " op " << i;
+      }
     }
   }
 }

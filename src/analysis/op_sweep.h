@@ -1,6 +1,9 @@
 // Visits a process's GPU ops in start order without copying them: each chunk is sorted in place
 // when out of order, consecutive chunks already in order among themselves form one run, and the
-// runs (kernels, memcpys and memsets come as a few long runs) are merged.
+// runs (kernels, memcpys and memsets come as a few long runs) are merged. Ops that start together
+// come in one order whatever the chunks (by end, class, phase, node: see OpBefore), so results
+// that depend on it (which module a gap's idle goes to, how ops pair across ranks) do not change
+// with the number of reading threads, or when a window is cut from ops already in memory.
 #pragma once
 
 #include <algorithm>
@@ -19,6 +22,23 @@ struct SweptOp {
   uint16_t node;  // module node
 };
 
+// The order of the sweep: start, then end, class, phase and node (ops equal in all of them are
+// interchangeable).
+inline bool OpBefore(const model::GpuOp& a, const model::GpuOp& b) {
+  if (a.start != b.start) return a.start < b.start;
+  if (a.duration != b.duration) return a.duration < b.duration;
+  if (a.cls != b.cls) return a.cls < b.cls;
+  if (a.phase != b.phase) return a.phase < b.phase;
+  return a.node < b.node;
+}
+inline bool OpBefore(const model::LongOp& a, const model::LongOp& b) {
+  if (a.iv.start != b.iv.start) return a.iv.start < b.iv.start;
+  if (a.iv.end != b.iv.end) return a.iv.end < b.iv.end;
+  if (a.cls != b.cls) return a.cls < b.cls;
+  if (a.phase != b.phase) return a.phase < b.phase;
+  return a.node < b.node;
+}
+
 namespace op_sweep_detail {
 
 // A run of chunks [chunk, last] whose ops are in start order across chunk boundaries.
@@ -36,8 +56,8 @@ inline SweptOp Swept(const model::LongOp& op) { return SweptOp{op.iv.start, op.i
 
 }  // namespace op_sweep_detail
 
-// fn(op) for every op of `work`, by non-decreasing start (ties in no particular order; unions
-// and sums do not depend on it). Sorts chunks in place when needed.
+// fn(op) for every op of `work`, in OpBefore order (long ops before the other ops that start
+// with them). Sorts chunks in place when needed.
 template <typename Fn>
 void ForEachOpByStart(model::ProcessGpuWork& w, Fn&& fn) {
   using op_sweep_detail::RunCursor;
@@ -62,7 +82,7 @@ void ForEachOpByStart(model::ProcessGpuWork& w, Fn&& fn) {
     }
     return false;
   };
-  auto later = [](const RunCursor& a, const RunCursor& b) { return a.cur->start > b.cur->start; };
+  auto later = [](const RunCursor& a, const RunCursor& b) { return OpBefore(*b.cur, *a.cur); };
   std::priority_queue<RunCursor, std::vector<RunCursor>, decltype(later)> heap(later, std::move(runs));
   while (!heap.empty()) {
     RunCursor c = heap.top();
@@ -72,7 +92,7 @@ void ForEachOpByStart(model::ProcessGpuWork& w, Fn&& fn) {
     do {
       emit(*c.cur);
       more = advance(c);
-    } while (more && (heap.empty() || c.cur->start <= heap.top().cur->start));
+    } while (more && (heap.empty() || !OpBefore(*heap.top().cur, *c.cur)));
     if (more) heap.push(c);
   }
   for (; li < w.long_ops.size(); ++li) fn(Swept(w.long_ops[li]));

@@ -41,7 +41,7 @@ class ReportCommand : public Command {
         ->capture_default_str();
     app.add_option("--html-iterations", html_iterations_,
                    "html: embed the readout of at most this many iterations (the first ones) for the page's "
-                   "iteration strip; each is one more reading of the export (0: none)")
+                   "iteration strip and time-range selection; all come from the one reading of the export (0: none)")
         ->check(CLI::Range(0, 100000))
         ->capture_default_str();
     DeclareWide(app, wide_);
@@ -142,28 +142,19 @@ class ReportCommand : public Command {
           write));
       return 0;
     }
-    // html: the readout's own timeline is the page's when its window is the whole capture.
-    options_.timeline = format_ == "html";
-    CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(files, options_));
     render_.width = TextWidth(wide_, (output_.empty() || output_ == "-") && ctx.out_is_terminal);
-    render::HtmlExtras html;
-    pipeline::PageReports page;
     if (format_ == "html") {
-      // The page's timeline (the whole capture) and each iteration's readout.
-      const bool whole = report.window.whole_capture;
-      const size_t n = std::min(report.window.iterations.size(), html_iterations_);
-      if (n > 8) {
-        ctx.err << fmt::format(
-            "cpprof: reading the export {} more times for the page: {}{} iterations' readouts (--html-iterations N "
-            "for fewer)\n",
-            n + (whole ? 0 : 1), whole ? "" : "the whole capture's timeline and ", n);
-      }
-      options_.timeline = false;
-      CPPROF_ASSIGN_OR_RETURN(page, pipeline::BuildPageReports(files, options_, report, html_iterations_, !whole));
-      html.timeline = whole ? &report : &page.timeline;
+      // The readout, the whole capture's timeline and each iteration's readout, from one reading.
+      CPPROF_ASSIGN_OR_RETURN(pipeline::Page page, pipeline::BuildPage(files, options_, html_iterations_));
+      render::HtmlExtras html;
+      html.timeline = page.own_timeline ? &page.readout : &page.timeline;
       html.iterations = &page.iterations;
       html.iterations_left_out = page.iterations_left_out;
+      CPPROF_RETURN_IF_ERROR(WriteReport(page.readout, format_, render_, output_, write, ctx, html));
+      return 0;
     }
+    CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(files, options_));
+    render::HtmlExtras html;
     CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx, html));
     return 0;
   }

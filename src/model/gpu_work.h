@@ -36,11 +36,20 @@ struct OpTag {
 };
 inline constexpr uint8_t kOpInWarmup = 1, kOpExcluded = 2;
 
+// What reading another window from the ops in memory needs of each op besides the op itself
+// (nsys::LoadGpuWork's keep_op_keys; pipeline/run_reader.h's RunData): the kernel's name id
+// (StringIds), or kOpKeyMemOp | the memcpy kind's 32 bits for a memcpy or memset (kind -1),
+// plus kOpKeyWarmup when the op was launched inside a warm-up range.
+inline constexpr int64_t kOpKeyWarmup = int64_t{1} << 62, kOpKeyMemOp = int64_t{1} << 61;
+inline constexpr int64_t kOpKeyName = kOpKeyMemOp - 1;  // the mask of the name id
+inline int OpKeyMemKind(int64_t key) { return static_cast<int32_t>(static_cast<uint32_t>(key)); }
+
 struct LongOp {
   Interval iv;
   OpClass cls;
   uint8_t phase = 0;
   uint16_t node = 0;
+  int64_t key = 0;  // see kOpKeyWarmup (0 unless asked for)
 };
 
 // Append-only storage in chunks that grow geometrically (64 .. 32768 elements): no reallocation
@@ -109,6 +118,7 @@ struct GpuProcess {
 // A process's GPU work: the census fields (GpuProcess) plus every op and the per-name totals.
 struct ProcessGpuWork : GpuProcess {
   ChunkedVector<GpuOp> ops;                        // table order
+  ChunkedVector<int64_t> op_keys;                  // parallel to ops when asked for (kOpKeyWarmup), else empty
   std::vector<LongOp> long_ops;                    // ops longer than kMaxOpDuration (rare)
   std::unordered_map<int64_t, NameTotal> kernels;  // StringIds id -> totals (every name, in the window or not)
   std::map<int, NameTotal> mem_ops;                // memcpy kind (ENUM_CUDA_MEMCPY_OPER id; -1: memset) -> totals

@@ -98,12 +98,15 @@ class ProcessIndex {
   size_t last_idx_ = 0;
 };
 
-void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c, model::OpTag t) {
+// `key` (model::kOpKeyWarmup) is kept when `keys`.
+void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c, model::OpTag t, int64_t key, bool keys) {
   int64_t d = end - start;
+  if (t.flags & model::kOpInWarmup) key |= model::kOpKeyWarmup;
   if (d <= model::kMaxOpDuration) {
     p.ops.push_back({start, static_cast<uint32_t>(d), c, t.phase, t.node});
+    if (keys) p.op_keys.push_back(key);
   } else {
-    p.long_ops.push_back({{start, end}, c, t.phase, t.node});
+    p.long_ops.push_back({{start, end}, c, t.phase, t.node, keys ? key : 0});
   }
 }
 
@@ -139,7 +142,8 @@ bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, const model::Interval
 // Reads the kernels of `rows` into `work` (in table order), with a string table, class cache
 // and tagger of its own: one call per reading thread.
 Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
-                   const LaunchTagger& tag, const model::Interval* window, RowidRange rows, model::GpuWork& work) {
+                   const LaunchTagger& tag, const model::Interval* window, bool keys, RowidRange rows,
+                   model::GpuWork& work) {
   ProcessIndex index(work);
   StringTable strings(db);
   // Class per StringIds id, resolved on first sight (a vector: ids are small and dense).
@@ -175,7 +179,7 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
         auto& t = p.kernels[r.name_id];
         ++t.capture_instances;
         if (Skip(p, ot, window, start, end)) return;
-        AddOp(p, start, end, c, ot);
+        AddOp(p, start, end, c, ot, r.name_id, keys);
         SatAdd(t.total_ns, end - start);
         ++t.instances;
       },
@@ -190,6 +194,7 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
     model::ProcessGpuWork& p = index.Get(q.global_pid);
     for (const auto& [dev, n] : q.ops_per_device) p.ops_per_device[dev] += n;
     p.ops.Append(std::move(q.ops));
+    p.op_keys.Append(std::move(q.op_keys));
     p.long_ops.insert(p.long_ops.end(), q.long_ops.begin(), q.long_ops.end());
     for (const auto& [id, t] : q.kernels) {
       auto& k = p.kernels[id];
@@ -210,7 +215,8 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
 }
 
 // Memcpys and memsets (after the kernels: ops of a process stay in table order per table).
-Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Interval* window, model::GpuWork& work) {
+Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Interval* window, bool keys,
+                  model::GpuWork& work) {
   ProcessIndex index(work);
   CPPROF_ASSIGN_OR_RETURN(auto kind_names, ReadMemcpyKindNames(db));
   CPPROF_RETURN_IF_ERROR(ForEachMemOp(db, [&](const MemOpRow& r) {
@@ -229,7 +235,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
     t.cls = c;
     ++t.capture_instances;
     if (Skip(p, ot, window, start, end)) return;
-    AddOp(p, start, end, c, ot);
+    AddOp(p, start, end, c, ot, model::kOpKeyMemOp | static_cast<uint32_t>(r.copy_kind), keys);
     SatAdd(t.total_ns, end - start);
     ++t.instances;
   }));
@@ -251,7 +257,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
 
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
                                      const LaunchTaggerFactory& make_tagger, size_t threads,
-                                     int64_t min_rows_per_thread, const model::Interval* window) {
+                                     int64_t min_rows_per_thread, const model::Interval* window, bool keep_op_keys) {
   model::GpuWork work;
   auto tagger = [&] { return make_tagger ? make_tagger() : LaunchTagger{}; };
 
@@ -272,7 +278,7 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     threads = std::min<size_t>(threads, static_cast<size_t>(std::max<int64_t>(1, most)));
   }
   if (threads <= 1) {
-    CPPROF_RETURN_IF_ERROR(ReadKernels(db, schema, classify, tagger(), window, {}, work));
+    CPPROF_RETURN_IF_ERROR(ReadKernels(db, schema, classify, tagger(), window, keep_op_keys, {}, work));
   } else {
     // Rowid ranges of equal size, each read on its own connection (the first on `db`), then
     // merged in rowid order: the ops stay in table order.
@@ -286,17 +292,18 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
       const auto k = static_cast<int64_t>(i);
       RowidRange rows{i == 0 ? INT64_MIN : first + k * step, k + 1 == n ? INT64_MAX : first + (k + 1) * step - 1};
       if (i == 0) {
-        status[i] = ReadKernels(db, schema, classify, taggers[i], window, rows, parts[i]);
+        status[i] = ReadKernels(db, schema, classify, taggers[i], window, keep_op_keys, rows, parts[i]);
         return;
       }
       StatusOr<Database> own = Database::Open(db.path());
-      status[i] = own.ok() ? ReadKernels(*own, schema, classify, taggers[i], window, rows, parts[i]) : own.status();
+      status[i] = own.ok() ? ReadKernels(*own, schema, classify, taggers[i], window, keep_op_keys, rows, parts[i])
+                           : own.status();
     });
     for (const Status& st : status) CPPROF_RETURN_IF_ERROR(st);
     work = std::move(parts[0]);
     for (size_t i = 1; i < threads; ++i) Merge(std::move(parts[i]), work);
   }
-  CPPROF_RETURN_IF_ERROR(LoadMemOps(db, tagger(), window, work));
+  CPPROF_RETURN_IF_ERROR(LoadMemOps(db, tagger(), window, keep_op_keys, work));
   CPPROF_ASSIGN_OR_RETURN(auto procs, ReadProcesses(db));
   for (auto& p : work.processes) {
     auto it = procs.find(p.global_pid);

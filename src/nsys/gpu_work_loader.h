@@ -29,11 +29,12 @@ inline constexpr int64_t kMinKernelRowsPerThread = 250'000;
 // and a big kernel table, the table is read in up to that many rowid ranges at once, each on its
 // own connection, and merged in rowid order: the result is the same as with one thread.
 // With a `window`, ops entirely outside it are counted (ProcessGpuWork::outside_window_*) and
-// left out, and ops across its edges are cut at them.
+// left out, and ops across its edges are cut at them. With `keep_op_keys`, each op's key
+// (model::kOpKeyWarmup: its name and warm-up flag) is kept, for reading other windows in memory.
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
                                      const LaunchTaggerFactory& make_tagger = {}, size_t threads = 1,
                                      int64_t min_rows_per_thread = kMinKernelRowsPerThread,
-                                     const model::Interval* window = nullptr);
+                                     const model::Interval* window = nullptr, bool keep_op_keys = false);
 
 // The processes with GPU work (kernels, memcpys, memsets) and their op counts per device, by
 // globalPid: counted by SQLite (GROUP BY), no op loaded. What rank assignment needs.

@@ -253,28 +253,48 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
   return report;
 }
 
-StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, const ReportOptions& options,
-                                       const model::Report& readout, size_t max_iterations, bool timeline) {
-  PageReports out;
-  ReportOptions o = options;
-  if (timeline) {
-    o.timeline = true;
-    o.window = "all";
-    CPPROF_ASSIGN_OR_RETURN(out.timeline, BuildReport(paths, o));
-  }
-  o.timeline = false;
-  const size_t n = std::min(readout.window.iterations.size(), max_iterations);
+StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOptions& options, size_t max_iterations) {
+  StageTimer timer;
+  CPPROF_ASSIGN_OR_RETURN(RunData data, ReadRunData(paths, options));
+  CPPROF_ASSIGN_OR_RETURN(model::Window window, data.Window(options.window));
+  Page page;
+  // Each iteration's readout (window iter:N), all cut in one pass over the ops.
+  const size_t n = std::min(window.iterations.size(), max_iterations);
+  page.iterations_left_out = window.iterations.size() - n;
+  std::vector<model::Window> iterations;
   for (size_t i = 0; i < n; ++i) {
-    o.window = fmt::format("iter:{}", i);
-    CPPROF_ASSIGN_OR_RETURN(model::Report it, BuildReport(paths, o));
-    // What the page does not draw for an iteration.
-    it.memory = {};
-    it.timeline = {};
-    for (auto& s : it.ranks) s.capture_counts.clear();
-    out.iterations.push_back(std::move(it));
+    CPPROF_ASSIGN_OR_RETURN(model::Window w, data.Window(fmt::format("iter:{}", i)));
+    iterations.push_back(std::move(w));
   }
-  out.iterations_left_out = readout.window.iterations.size() - n;
-  return out;
+  std::vector<RunPartial> parts = data.Partials(std::move(iterations), /*memory=*/false);
+  for (RunPartial& part : parts) {
+    model::Report it = FinishReport(std::move(part));
+    AddEfficiency(paths, options, it);
+    for (auto& s : it.ranks) s.capture_counts.clear();  // what the page does not draw for an iteration
+    page.iterations.push_back(std::move(it));
+  }
+  parts = {};
+  timer.Mark("iterations' readouts");
+  // The readout, then the whole capture's timeline from the ops themselves.
+  const bool whole = window.whole_capture;
+  if (!whole) {
+    std::vector<RunPartial> readout = data.Partials({window}, /*memory=*/true);
+    page.readout = FinishReport(std::move(readout[0]));
+    AddEfficiency(paths, options, page.readout);
+    timer.Mark("readout");
+  }
+  CPPROF_ASSIGN_OR_RETURN(model::Window all, data.Window("all"));
+  RunWork work;
+  RunPartial run = data.TakeAll(whole ? std::move(window) : std::move(all), &work, /*memory=*/whole);
+  std::vector<analysis::ModuleTreeNode> nodes = run.nodes;
+  model::Report& timeline = whole ? page.readout : page.timeline;
+  timeline = FinishReport(std::move(run));
+  AddEfficiency(paths, options, timeline);
+  CPPROF_RETURN_IF_ERROR(AddTimeline(std::move(work.iteration_windows), work.work, work.process_of_rank,
+                                     nodes.empty() ? nullptr : &nodes, options.timeline_bins, timeline));
+  page.own_timeline = whole;
+  timer.Mark("timeline");
+  return page;
 }
 
 void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& options, model::Report& report) {

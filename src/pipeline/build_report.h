@@ -46,19 +46,20 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
 struct RunPartial;
 model::Report FinishReport(RunPartial run);
 
-// What `cpprof report --format html` draws besides the readout (render::HtmlExtras): the timeline
-// over the whole capture, and the readout of each iteration found (window iter:N), for the page's
-// iteration strip. Each is one more reading of the exports: at most `max_iterations` iterations
-// are read (the first ones).
+// What `cpprof report --format html` draws: the readout, the timeline over the whole capture,
+// and the readout of each iteration found (window iter:N), for the page's iteration strip; at
+// most `max_iterations` iterations (the first ones). All from one reading of the exports
+// (pipeline/run_reader.h's RunData): each is the same as BuildReport with its window.
 inline constexpr size_t kMaxPageIterations = 100;  // the default of `report --html-iterations`
-struct PageReports {
-  model::Report timeline;                 // window "all", Report::timeline built (unless not asked for)
+struct Page {
+  model::Report readout;
+  model::Report timeline;     // window "all", Report::timeline built; empty when own_timeline
+  bool own_timeline = false;  // the readout's window is the whole capture: its Report::timeline is the page's
   std::vector<model::Report> iterations;  // readout.window.iterations[i], window iter:i
   size_t iterations_left_out = 0;
 };
-StatusOr<PageReports> BuildPageReports(const std::vector<std::string>& paths, const ReportOptions& options,
-                                       const model::Report& readout, size_t max_iterations = kMaxPageIterations,
-                                       bool timeline = true);
+StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOptions& options,
+                         size_t max_iterations = kMaxPageIterations);
 
 // Fills report.efficiency (analysis/cost_efficiency.h): the sizes from options.dims, else from
 // cpfold's config line in <export>.stdout.log (cpprof profile) or <export>.log beside the first

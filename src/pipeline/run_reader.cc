@@ -22,6 +22,7 @@
 #include "base/input_files.h"
 #include "base/parallel.h"
 #include "base/regex.h"
+#include "base/saturating.h"
 #include "base/stage_timer.h"
 #include "nsys/capture_reader.h"
 #include "nsys/export_reader.h"
@@ -143,7 +144,7 @@ Status ReadSourceFacts(const analysis::ModuleConfig& config, const RE2* iteratio
 }
 
 // Phase 2: the GPU ops in the window (given on the run's clock), memory, NVTX facts.
-Status ReadSourceWork(const model::Window& window, size_t threads, Source& s) {
+Status ReadSourceWork(const model::Window& window, size_t threads, bool keep_op_keys, Source& s) {
   nsys::LaunchTaggerFactory make_tagger;
   Attribution& attribution = s.attribution;
   if (attribution.modules) {
@@ -155,9 +156,9 @@ Status ReadSourceWork(const model::Window& window, size_t threads, Source& s) {
     };
   }
   const model::Interval own_window{window.start_ns - s.clock.offset_ns, window.end_ns - s.clock.offset_ns};
-  CPPROF_ASSIGN_OR_RETURN(
-      s.work, nsys::LoadGpuWork(*s.db, s.schema, analysis::ClassifyKernel, make_tagger, threads,
-                                nsys::kMinKernelRowsPerThread, window.whole_capture ? nullptr : &own_window));
+  CPPROF_ASSIGN_OR_RETURN(s.work, nsys::LoadGpuWork(*s.db, s.schema, analysis::ClassifyKernel, make_tagger, threads,
+                                                    nsys::kMinKernelRowsPerThread,
+                                                    window.whole_capture ? nullptr : &own_window, keep_op_keys));
   nsys::MemoryOptions memory_options;
   memory_options.peak_threads = false;  // the peak's module comes from the tagged launches below
   CPPROF_ASSIGN_OR_RETURN(s.memory, nsys::ReadMemoryUsage(*s.db, memory_options));
@@ -221,6 +222,13 @@ Run MergeSources(std::vector<Source>& sources) {
         std::unordered_map<int64_t, model::NameTotal> kernels;
         for (auto& [id, t] : p.kernels) kernels.emplace(id + name_base, t);
         p.kernels = std::move(kernels);
+        auto rename = [&](int64_t& key) {
+          if (!(key & model::kOpKeyMemOp)) key += name_base;
+        };
+        for (size_t c = 0; c < p.op_keys.num_chunks(); ++c) {
+          for (auto& key : p.op_keys.chunk(c)) rename(key);
+        }
+        for (auto& op : p.long_ops) rename(op.key);
       }
       run.work.processes.push_back(std::move(p));
       run.export_of_process.push_back(e);
@@ -379,22 +387,42 @@ analysis::RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& pr
   return ranks;
 }
 
-StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const ReportOptions& options, RunWork* keep) {
-  if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
+namespace {
+
+// What every window's partial of a run shares: the exports, the ranks, the module tree, memory.
+struct RunBase {
+  std::vector<SourcePartial> sources;
+  std::vector<std::string> notes;
+  analysis::RankAssignment ranks;
+  std::vector<model::GpuProcess> procs;   // by work.processes
+  std::vector<size_t> export_of_process;  // by work.processes
+  std::map<int64_t, model::NcclRankInfo> nccl;
+  std::map<int64_t, std::string> peak_module;
+  std::vector<model::MemorySeries> peaks;
+  std::vector<analysis::ModuleTreeNode> nodes;
+  std::vector<int> parent{-1};  // by node id
+  model::ModuleGrouping grouping;
+  int64_t backward_ranges = 0, backward_mapped = 0, cross_thread = 0;
+  bool modules_overflowed = false, modules_too_deep = false;
+  std::string warmup_range, exclude_work_pattern;
+  model::MemoryUsage memory;
+  std::vector<model::IterationWindow> iteration_windows;
+};
+
+// Phase 1, one export per thread: NVTX, runtime calls, capture facts (and NCCL kernels); the
+// clocks; the iteration marks on the run's clock.
+Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& options,
+                 const analysis::ModuleConfig& config, std::vector<Source>& sources,
+                 std::vector<analysis::IterationMark>& marks, std::string& iteration_method) {
   // A bad pattern is a usage error, said before the export is read.
   std::shared_ptr<const RE2> iteration_re;
   if (!options.iteration_range.empty()) {
     CPPROF_ASSIGN_OR_RETURN(iteration_re, CompileRegex(options.iteration_range, "--iteration-range", ExitCode::kUsage,
                                                        "'domain:text' of each NVTX range"));
   }
-  const analysis::ModuleConfig default_config =
-      options.modules ? analysis::ModuleConfig{} : analysis::DefaultModuleConfig();
-  const analysis::ModuleConfig& config = options.modules ? *options.modules : default_config;
   const bool several = paths.size() > 1;
   StageTimer timer;
-
-  // Phase 1, one export per thread: NVTX, runtime calls, capture facts (and NCCL kernels).
-  std::vector<Source> sources(paths.size());
+  sources = std::vector<Source>(paths.size());
   std::vector<Status> status(paths.size());
   for (size_t e = 0; e < paths.size(); ++e) sources[e].path = paths[e];
   ParallelFor(sources.size(),
@@ -414,10 +442,7 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
     for (size_t e = 0; e < sources.size(); ++e) sources[e].clock = std::move(aligned[e]);
     timer.Mark("clocks aligned");
   }
-
-  // The window, on the run's clock, from every export's iteration marks.
-  std::vector<analysis::IterationMark> marks;
-  std::string iteration_method;
+  // The iteration marks of every export, on the run's clock.
   for (size_t e = 0; e < sources.size(); ++e) {
     Attribution& a = sources[e].attribution;
     if (iteration_method.empty()) iteration_method = a.iteration_method;
@@ -429,18 +454,22 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
     }
     a.iteration_marks = {};
   }
-  RunPartial out;
-  CPPROF_ASSIGN_OR_RETURN(out.window, analysis::ChooseWindow(std::move(marks), iteration_method, options.window));
-  const model::Window& window = out.window;
+  return OkStatus();
+}
 
-  // Phase 2: the GPU ops in the window, memory, NVTX facts.
+// Phase 2 (the GPU ops in `window`, memory, NVTX facts), the exports merged into one run, and
+// what every window's partial shares. The ops go to `work`.
+StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& window,
+                           const analysis::ModuleConfig& config, bool keep_op_keys, model::GpuWork& work) {
+  StageTimer timer;
+  std::vector<Status> status(sources.size());
   const size_t threads = std::max<size_t>(1, WorkerThreads() / std::min(WorkerThreads(), sources.size()));
-  ParallelFor(sources.size(), [&](size_t e) { status[e] = ReadSourceWork(window, threads, sources[e]); });
+  ParallelFor(sources.size(), [&](size_t e) { status[e] = ReadSourceWork(window, threads, keep_op_keys, sources[e]); });
   for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
   timer.Mark("GPU ops, memory");
   Run run = MergeSources(sources);
-  model::GpuWork& work = run.work;
-  std::vector<model::MemorySeries> peaks = nsys::PeakSeriesPerProcess(run.memory);
+  RunBase base;
+  base.peaks = nsys::PeakSeriesPerProcess(run.memory);
 
   std::vector<std::string> source_paths;
   for (const Source& s : sources) source_paths.push_back(s.path);
@@ -465,15 +494,15 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
     sp.diagnostics = analysis::DiagnoseCapture(s.capture, s.facts);
     sp.interconnect = ReadInterconnect(s.path);
     sp.capture = std::move(s.capture);
-    out.sources.push_back(std::move(sp));
+    base.sources.push_back(std::move(sp));
   }
   // Input versions are a window: past the newest export schema tested, say so (columns may have
   // moved or changed meaning).
-  for (const SourcePartial& s : out.sources) {
+  for (const SourcePartial& s : base.sources) {
     int major = 0, minor = 0;
     if (std::sscanf(s.export_info.schema_version.c_str(), "%d.%d", &major, &minor) == 2 &&
         std::make_pair(major, minor) > std::make_pair(kNewestTestedSchema[0], kNewestTestedSchema[1])) {
-      out.notes.push_back(
+      base.notes.push_back(
           fmt::format("warning: export schema {} is newer than the newest cpprof was tested with "
                       "({}.{}.x, nsys 2025.3): check the numbers against 'nsys stats', and "
                       "look for a newer cpprof",
@@ -482,59 +511,87 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
     }
   }
 
-  std::vector<model::GpuProcess> procs;
-  for (const auto& p : work.processes) procs.push_back(static_cast<const model::GpuProcess&>(p));
+  for (const auto& p : run.work.processes) base.procs.push_back(static_cast<const model::GpuProcess&>(p));
   std::vector<const model::CaptureInfo*> source_captures;
-  for (const auto& s : out.sources) source_captures.push_back(&s.capture);
-  analysis::RankAssignment ranks = AssignRunRanks(procs, run.nccl, run.export_of_process, source_captures);
-  out.rank_method = ranks.method;
-  out.world_size = ranks.world_size;
-  out.notes.insert(out.notes.end(), ranks.notes.begin(), ranks.notes.end());
+  for (const auto& s : base.sources) source_captures.push_back(&s.capture);
+  base.ranks = AssignRunRanks(base.procs, run.nccl, run.export_of_process, source_captures);
+  base.notes.insert(base.notes.end(), base.ranks.notes.begin(), base.ranks.notes.end());
   if (run.memory.invalid_events) {
-    out.notes.push_back(
+    base.notes.push_back(
         fmt::format("{} rows of {} (columns start, bytes) are not integers, negative, or past 2^62 "
                     "ns or 1 PiB: left out of the memory numbers",
                     run.memory.invalid_events, nsys::kMemoryEventsTable));
   }
-
-  std::vector<int> parent{-1};
   if (!run.nodes.empty()) {
-    parent.clear();
-    for (const auto& n : run.nodes) parent.push_back(n.parent);
+    base.parent.clear();
+    for (const auto& n : run.nodes) base.parent.push_back(n.parent);
   }
-  // One sweep over each rank's ops gives the summary and the modules; ranks are independent.
-  out.processes.resize(ranks.process_of_rank.size());
-  for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
+  base.export_of_process = std::move(run.export_of_process);
+  base.nccl = std::move(run.nccl);
+  base.peak_module = std::move(run.peak_module);
+  base.nodes = std::move(run.nodes);
+  base.grouping.source = config.source;
+  for (const auto& g : config.groups) base.grouping.groups.push_back(g.name);
+  base.grouping.module_ranges = run.module_ranges;
+  base.backward_ranges = run.backward_ranges;
+  base.backward_mapped = run.backward_mapped;
+  base.cross_thread = run.cross_thread;
+  base.modules_overflowed = run.modules_overflowed;
+  base.modules_too_deep = run.modules_too_deep;
+  base.warmup_range = std::move(run.warmup_range);
+  base.exclude_work_pattern = config.exclude_work_pattern;
+  base.memory = std::move(run.memory);
+  base.iteration_windows = std::move(run.iteration_windows);
+  work = std::move(run.work);
+  return base;
+}
+
+// The partial over `window` of the ops `procs` (by base.procs; the window already applied to
+// them). One sweep over each rank's ops gives the summary and the modules; ranks are
+// independent. RunPartial::nodes and ::memory are left for the caller.
+RunPartial WindowPartial(const RunBase& base, std::vector<model::ProcessGpuWork>& procs, const model::GpuNames& names,
+                         model::Window window, const ReportOptions& options) {
+  StageTimer timer;
+  RunPartial out;
+  out.sources = base.sources;
+  out.notes = base.notes;
+  out.rank_method = base.ranks.method;
+  out.world_size = base.ranks.world_size;
+  out.window = std::move(window);
+  const std::vector<size_t>& process_of_rank = base.ranks.process_of_rank;
+  out.processes.resize(process_of_rank.size());
+  for (size_t r = 0; r < process_of_rank.size(); ++r) {
     out.processes[r].sweep =
-        analysis::StartSweep(work.processes[ranks.process_of_rank[r]], parent.size(), /*collect_comm_ops=*/true);
-    if (!window.whole_capture) out.processes[r].sweep.window_start = window.start_ns;
-    if (!window.whole_capture) out.processes[r].sweep.window_end = window.end_ns;
+        analysis::StartSweep(procs[process_of_rank[r]], base.parent.size(), /*collect_comm_ops=*/true);
+    if (!out.window.whole_capture) out.processes[r].sweep.window_start = out.window.start_ns;
+    if (!out.window.whole_capture) out.processes[r].sweep.window_end = out.window.end_ns;
   }
   ParallelFor(out.processes.size(), [&](size_t r) {
-    analysis::SweepModules(work.processes[ranks.process_of_rank[r]], parent, out.processes[r].sweep);
+    analysis::SweepModules(procs[process_of_rank[r]], base.parent, out.processes[r].sweep);
   });
   timer.Mark("sweeps");
-  for (size_t r = 0; r < ranks.process_of_rank.size(); ++r) {
+  for (size_t r = 0; r < process_of_rank.size(); ++r) {
     ProcessPartial& pp = out.processes[r];
-    const size_t p = ranks.process_of_rank[r];
-    const model::ProcessGpuWork& proc = work.processes[p];
-    pp.source = run.export_of_process[p];
-    pp.process = procs[p];
-    auto nccl = run.nccl.find(proc.global_pid);
-    if (nccl != run.nccl.end()) pp.nccl = nccl->second;
+    const size_t p = process_of_rank[r];
+    const model::ProcessGpuWork& proc = procs[p];
+    pp.source = base.export_of_process[p];
+    pp.process = base.procs[p];
+    auto nccl = base.nccl.find(proc.global_pid);
+    if (nccl != base.nccl.end()) pp.nccl = nccl->second;
     model::RankSummary& s = pp.summary;
-    s = analysis::SummarizeRankFromSweep(proc, work.names, options.top_kernels, pp.sweep);
-    if (!window.whole_capture) {
-      s.first_start = window.start_ns;
-      s.last_end = window.end_ns;
+    s = analysis::SummarizeRankFromSweep(proc, names, options.top_kernels, pp.sweep);
+    if (!out.window.whole_capture) {
+      s.first_start = out.window.start_ns;
+      s.last_end = out.window.end_ns;
       s.span_ns = s.last_end - s.first_start;
       s.idle_ns = s.span_ns - s.busy_ns;
     }
-    for (const auto& m : peaks) {
+    for (const auto& m : base.peaks) {
       if (m.global_pid != proc.global_pid) continue;
       s.peak_mem_bytes = m.peak_bytes;
       s.peak_mem_ns = m.peak_ns;
-      if (run.peak_module.count(m.global_pid)) s.peak_mem_module = run.peak_module[m.global_pid];
+      auto module = base.peak_module.find(m.global_pid);
+      if (module != base.peak_module.end()) s.peak_mem_module = module->second;
     }
     pp.excluded_ops = proc.excluded_ops;
     pp.warmup_ops = proc.warmup_ops;
@@ -544,23 +601,196 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
     pp.clipped_ops = proc.clipped_ops;
   }
   timer.Mark("summaries");
+  out.grouping = base.grouping;
+  out.backward_ranges = base.backward_ranges;
+  out.backward_mapped = base.backward_mapped;
+  out.cross_thread = base.cross_thread;
+  out.modules_overflowed = base.modules_overflowed;
+  out.modules_too_deep = base.modules_too_deep;
+  out.warmup_range = base.warmup_range;
+  out.exclude_work_pattern = base.exclude_work_pattern;
+  return out;
+}
 
-  out.nodes = std::move(run.nodes);
-  out.grouping.source = config.source;
-  for (const auto& g : config.groups) out.grouping.groups.push_back(g.name);
-  out.grouping.module_ranges = run.module_ranges;
-  out.backward_ranges = run.backward_ranges;
-  out.backward_mapped = run.backward_mapped;
-  out.cross_thread = run.cross_thread;
-  out.modules_overflowed = run.modules_overflowed;
-  out.modules_too_deep = run.modules_too_deep;
-  out.warmup_range = run.warmup_range;
-  out.exclude_work_pattern = config.exclude_work_pattern;
-  out.memory = std::move(run.memory);
+const analysis::ModuleConfig& ConfigOf(const ReportOptions& options, analysis::ModuleConfig& builtin) {
+  if (options.modules) return *options.modules;
+  builtin = analysis::DefaultModuleConfig();
+  return builtin;
+}
+
+__extension__ using Int128 = __int128;  // exact sums of op times (see SatAdd)
+
+// One process's ops cut to each of `windows` (sorted by start), as nsys::LoadGpuWork reads them
+// with that window: ops outside it counted and left out, those across its edges cut at them,
+// warm-up ops and per-name totals counted; one pass over the ops. Needs the ops' keys.
+std::vector<model::ProcessGpuWork> CutWindows(const model::ProcessGpuWork& all,
+                                              const std::vector<model::Interval>& windows) {
+  std::vector<model::ProcessGpuWork> out(windows.size());
+  for (auto& q : out) {
+    static_cast<model::GpuProcess&>(q) = all;
+    q.invalid_ops = all.invalid_ops;
+    q.excluded_ops = all.excluded_ops;
+    for (const auto& [id, t] : all.kernels) q.kernels[id] = {0, 0, t.capture_instances, t.cls};
+    for (const auto& [kind, t] : all.mem_ops) q.mem_ops[kind] = {0, 0, t.capture_instances, t.cls};
+  }
+  std::vector<int64_t> starts, max_end;  // max_end[i]: the latest end of windows 0..i
+  for (const auto& w : windows) {
+    starts.push_back(w.start);
+    max_end.push_back(std::max(w.end, max_end.empty() ? INT64_MIN : max_end.back()));
+  }
+  std::vector<Int128> inside_ns(windows.size(), 0);
+  std::vector<int64_t> inside_ops(windows.size(), 0);
+  Int128 all_ns = 0;
+  int64_t all_ops = 0;
+  auto visit = [&](int64_t start, int64_t end, model::OpClass cls, uint8_t phase, uint16_t node, int64_t key) {
+    ++all_ops;
+    all_ns += end - start;
+    // The windows an op is inside: those starting before its end (at or before a zero-length
+    // op's start) and ending after its start.
+    const int64_t before = start == end ? start + 1 : end;
+    for (size_t i = std::lower_bound(starts.begin(), starts.end(), before) - starts.begin();
+         i > 0 && max_end[i - 1] > start; --i) {
+      const model::Interval& w = windows[i - 1];
+      if (w.end <= start) continue;
+      model::ProcessGpuWork& q = out[i - 1];
+      ++inside_ops[i - 1];
+      inside_ns[i - 1] += end - start;
+      int64_t s = start, e = end;
+      if (s < w.start || e > w.end) {
+        ++q.clipped_ops;
+        s = std::max(s, w.start);
+        e = std::min(e, w.end);
+      }
+      if (key & model::kOpKeyWarmup) {
+        ++q.warmup_ops;
+        SatAdd(q.warmup_ns, e - s);
+      }
+      if (e - s <= model::kMaxOpDuration) {
+        q.ops.push_back({s, static_cast<uint32_t>(e - s), cls, phase, node});
+      } else {
+        q.long_ops.push_back({{s, e}, cls, phase, node});
+      }
+      model::NameTotal& t =
+          key & model::kOpKeyMemOp ? q.mem_ops[model::OpKeyMemKind(key)] : q.kernels[key & model::kOpKeyName];
+      SatAdd(t.total_ns, e - s);
+      ++t.instances;
+    }
+  };
+  for (size_t c = 0; c < all.ops.num_chunks(); ++c) {
+    auto ops = all.ops.chunk(c);
+    auto keys = all.op_keys.chunk(c);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      visit(ops[i].start, ops[i].end(), ops[i].cls, ops[i].phase, ops[i].node, keys[i]);
+    }
+  }
+  for (const auto& op : all.long_ops) visit(op.iv.start, op.iv.end, op.cls, op.phase, op.node, op.key);
+  constexpr Int128 kMax = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < windows.size(); ++i) {
+    out[i].outside_window_ops = all_ops - inside_ops[i];
+    out[i].outside_window_ns = static_cast<int64_t>(std::min(all_ns - inside_ns[i], kMax));
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const ReportOptions& options, RunWork* keep) {
+  if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
+  analysis::ModuleConfig builtin;
+  const analysis::ModuleConfig& config = ConfigOf(options, builtin);
+  std::vector<Source> sources;
+  std::vector<analysis::IterationMark> marks;
+  std::string iteration_method;
+  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, marks, iteration_method));
+  CPPROF_ASSIGN_OR_RETURN(model::Window window,
+                          analysis::ChooseWindow(std::move(marks), iteration_method, options.window));
+  model::GpuWork work;
+  CPPROF_ASSIGN_OR_RETURN(RunBase base, ReadWork(sources, window, config, /*keep_op_keys=*/false, work));
+  RunPartial out = WindowPartial(base, work.processes, work.names, std::move(window), options);
+  out.nodes = std::move(base.nodes);
+  out.memory = std::move(base.memory);
   if (keep) {
-    keep->work = std::move(run.work);
-    keep->process_of_rank = ranks.process_of_rank;
-    keep->iteration_windows = std::move(run.iteration_windows);
+    keep->work = std::move(work);
+    keep->process_of_rank = base.ranks.process_of_rank;
+    keep->iteration_windows = std::move(base.iteration_windows);
+  }
+  return out;
+}
+
+struct RunData::Impl {
+  ReportOptions options;
+  RunBase base;
+  model::GpuWork work;  // every op of the capture, with its key
+  std::vector<analysis::IterationMark> marks;
+  std::string iteration_method;
+};
+
+RunData::RunData() = default;
+RunData::~RunData() = default;
+RunData::RunData(RunData&&) noexcept = default;
+RunData& RunData::operator=(RunData&&) noexcept = default;
+
+StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const ReportOptions& options) {
+  if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
+  RunData data;
+  data.impl_ = std::make_unique<RunData::Impl>();
+  RunData::Impl& d = *data.impl_;
+  d.options = options;
+  analysis::ModuleConfig builtin;
+  const analysis::ModuleConfig& config = ConfigOf(options, builtin);
+  std::vector<Source> sources;
+  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, d.marks, d.iteration_method));
+  // A bad --window is said before the ops are read.
+  CPPROF_RETURN_IF_ERROR(analysis::ChooseWindow(d.marks, d.iteration_method, options.window).status());
+  CPPROF_ASSIGN_OR_RETURN(model::Window all, analysis::ChooseWindow(d.marks, d.iteration_method, "all"));
+  CPPROF_ASSIGN_OR_RETURN(d.base, ReadWork(sources, all, config, /*keep_op_keys=*/true, d.work));
+  return data;
+}
+
+StatusOr<model::Window> RunData::Window(const std::string& spec) const {
+  return analysis::ChooseWindow(impl_->marks, impl_->iteration_method, spec);
+}
+
+std::vector<RunPartial> RunData::Partials(std::vector<model::Window> windows, bool memory) const {
+  Impl& d = *impl_;
+  std::vector<size_t> order(windows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return windows[a].start_ns < windows[b].start_ns; });
+  std::vector<model::Interval> cut;
+  for (size_t i : order) cut.push_back({windows[i].start_ns, windows[i].end_ns});
+  // By window, by process.
+  std::vector<std::vector<model::ProcessGpuWork>> procs(windows.size());
+  for (auto& p : procs) p.resize(d.work.processes.size());
+  std::vector<std::vector<model::ProcessGpuWork>> by_process(d.work.processes.size());
+  ParallelFor(d.work.processes.size(), [&](size_t p) { by_process[p] = CutWindows(d.work.processes[p], cut); });
+  for (size_t p = 0; p < by_process.size(); ++p) {
+    for (size_t k = 0; k < order.size(); ++k) procs[order[k]][p] = std::move(by_process[p][k]);
+  }
+  std::vector<std::vector<model::ProcessGpuWork>>().swap(by_process);
+  std::vector<RunPartial> out;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    out.push_back(WindowPartial(d.base, procs[i], d.work.names, std::move(windows[i]), d.options));
+    std::vector<model::ProcessGpuWork>().swap(procs[i]);  // the window's ops, swept
+    out.back().nodes = d.base.nodes;
+    if (memory) out.back().memory = d.base.memory;
+  }
+  return out;
+}
+
+RunPartial RunData::TakeAll(model::Window window, RunWork* keep, bool memory) {
+  Impl& d = *impl_;
+  for (auto& p : d.work.processes) p.op_keys = {};
+  for (auto& p : d.work.processes) {
+    for (auto& op : p.long_ops) op.key = 0;
+  }
+  RunPartial out = WindowPartial(d.base, d.work.processes, d.work.names, std::move(window), d.options);
+  out.nodes = std::move(d.base.nodes);
+  if (memory) out.memory = std::move(d.base.memory);
+  if (keep) {
+    keep->work = std::move(d.work);
+    keep->process_of_rank = d.base.ranks.process_of_rank;
+    keep->iteration_windows = std::move(d.base.iteration_windows);
   }
   return out;
 }

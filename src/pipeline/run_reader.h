@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,36 @@ struct RunWork {
 // `keep`, when given, receives the GPU ops (for the timeline).
 StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const ReportOptions& options,
                              RunWork* keep = nullptr);
+
+// A run read once for the readouts of several windows (report --format html: the readout, the
+// whole capture's timeline and each iteration's readout). Every op of the capture stays in memory
+// with its key (model::kOpKeyWarmup: 24 bytes an op), and each window's partial is cut from them:
+// the same partial as ReadRun with that window, without reading the exports again.
+class RunData {
+ public:
+  RunData();
+  ~RunData();
+  RunData(RunData&&) noexcept;
+  RunData& operator=(RunData&&) noexcept;
+
+  // The window of a --window spec ("steady", "iter:3"), on the run's clock.
+  StatusOr<model::Window> Window(const std::string& spec) const;
+  // The partials over `windows` (none the whole capture), cut in one pass over the ops; with
+  // `memory`, each holds the memory usage (RunPartial::memory) too.
+  std::vector<RunPartial> Partials(std::vector<model::Window> windows, bool memory) const;
+  // The partial over the whole capture, `window` (whole_capture), from the ops themselves; the ops
+  // then go to `keep` (for the timeline). The last call on this RunData.
+  RunPartial TakeAll(model::Window window, RunWork* keep, bool memory);
+
+  struct Impl;
+
+ private:
+  friend StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const ReportOptions& options);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads the exports once for RunData (options.window is checked, not applied).
+StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const ReportOptions& options);
 
 // With several exports a process is known by its globalPid with the export's index in place of
 // the hardware id (bits 48 and up): two hosts may run the same pid.

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "base/utf8.h"
+#include "render/efficiency_render.h"
 #include "render/html_template.h"  // generated from src/render/html_template.html (CMakeLists.txt)
 #include "render/kernel_names.h"
 #include "render/report_json.h"
@@ -133,12 +134,39 @@ class KernelNames {
   Json json_ = Json::array();
 };
 
+// An iteration's efficiency by the readout's rows (the same path and module; null where the
+// iteration has no such row): modules as [time_ns, TFLOP/s, % of peak, GB/s, % of roof], ring
+// shifts as [transfer ns per shift, GB/s, % of link]; null when not computed.
+Json IterationEfficiencyJson(const model::Efficiency& e, const model::Efficiency& main) {
+  if (!e.computed || !main.computed) return nullptr;
+  Json mods = Json::array(), comm = Json::array();
+  for (const auto& m : main.modules) {
+    auto it = std::find_if(e.modules.begin(), e.modules.end(),
+                           [&](const auto& x) { return x.path == m.path && x.module == m.module; });
+    if (it == e.modules.end()) {
+      mods.push_back(nullptr);
+      continue;
+    }
+    mods.push_back({it->time_ns, it->achieved_tflops, it->percent_of_peak, it->achieved_gbs, it->percent_of_roof});
+  }
+  for (const auto& c : main.comm) {
+    auto it = std::find_if(e.comm.begin(), e.comm.end(),
+                           [&](const auto& x) { return x.path == c.path && x.module == c.module; });
+    if (it == e.comm.end()) {
+      comm.push_back(nullptr);
+      continue;
+    }
+    comm.push_back({it->transfer_ns_per_shift, it->achieved_gbs, it->percent_of_link});
+  }
+  return Json{{"iterations", e.iterations}, {"modules", mods}, {"comm", comm}};
+}
+
 // One iteration's readout, compact: the rank budgets as the readout's (without classes, kernels
 // and what the window does not change: rank, device, pid, process, invalid ops, peak memory), the module rows as [row
 // of the readout, [[busy, backward, comm, hidden, wait, transfer, exposed transfer, caused wait, ops] per rank]], top
 // kernels as [name, time, instances] per rank, phases and imbalance as the readout's.
 Json IterationJson(const model::Report& it, const model::IterationTime& t, const std::map<std::string, int>& main_row,
-                   KernelNames& names) {
+                   const model::Efficiency& main_efficiency, KernelNames& names) {
   Json j;
   j["name"] = t.name;
   j["start_ns"] = t.start_ns;
@@ -147,8 +175,14 @@ Json IterationJson(const model::Report& it, const model::IterationTime& t, const
   j["in_window"] = t.in_window;
   j["description"] = it.window.description;
   j["verdict"] = it.verdict.summary;
-  Json per = Json::array(), top = Json::array();
+  Json per = Json::array(), top = Json::array(), classes = Json::array();
   for (const auto& s : it.ranks) {
+    Json c = Json::array();  // [class, instances, kernel time, wall time] for each class with ops, by time (as the
+                             // readout's)
+    for (int k : ClassesByTime(s)) {
+      c.push_back({k, s.classes[k].instances, s.classes[k].sum_ns, s.classes[k].union_ns});
+    }
+    classes.push_back(std::move(c));
     Json x = RankJson(s);
     // What does not change with the window (or is the readout's: peak memory is over the capture).
     for (const char* f : {"classes", "top_kernels", "rank", "device", "pid", "process", "invalid_ops", "peak_mem_bytes",
@@ -162,6 +196,7 @@ Json IterationJson(const model::Report& it, const model::IterationTime& t, const
   }
   j["per_rank"] = per;
   j["top_kernels"] = top;
+  j["classes"] = classes;
   Json mods = Json::array();
   int64_t left_out = 0;
   const std::vector<std::string> paths = RowPaths(it.modules);
@@ -182,6 +217,7 @@ Json IterationJson(const model::Report& it, const model::IterationTime& t, const
   j["modules_not_in_readout"] = left_out;
   j["phases"] = PhasesJson(it);
   j["imbalance"] = ImbalanceJson(it);
+  j["efficiency"] = IterationEfficiencyJson(it.efficiency, main_efficiency);
   return j;
 }
 
@@ -207,6 +243,11 @@ Json HtmlData(const model::Report& r, const RenderOptions& o, const HtmlExtras& 
   j["report"] = ReportJson(r, o);
   const model::Report& tr = extras.timeline ? *extras.timeline : r;
   j["timeline"] = TimelineJson(tr);
+  Json kinds = Json::object();  // class -> kind (compute, comm, memory), for the iterations' classes
+  for (int k = 0; k < model::kNumOpClasses; ++k) {
+    kinds[std::string(model::kOpClassNames[k])] = model::Kind(static_cast<OpClass>(k));
+  }
+  j["class_kinds"] = kinds;
   Json its = Json::array();
   if (extras.iterations) {
     std::map<std::string, int> main_row;
@@ -214,12 +255,14 @@ Json HtmlData(const model::Report& r, const RenderOptions& o, const HtmlExtras& 
     for (size_t i = 0; i < paths.size(); ++i) main_row.emplace(paths[i], static_cast<int>(i));
     KernelNames names;
     for (size_t i = 0; i < extras.iterations->size() && i < r.window.iterations.size(); ++i) {
-      its.push_back(IterationJson((*extras.iterations)[i], r.window.iterations[i], main_row, names));
+      its.push_back(IterationJson((*extras.iterations)[i], r.window.iterations[i], main_row, r.efficiency, names));
     }
     j["kernel_names"] = names.Take();
   }
   j["iterations"] = its;
   j["iterations_left_out"] = extras.iterations_left_out;
+  // What the text readout says of efficiency when the JSON has no "efficiency" object.
+  if (!HasEfficiencyJson(r) && r.efficiency.applicable) j["efficiency_note"] = r.efficiency.reason;
   return j;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "model/report.h"
 #include "render/report_render.h"
@@ -15,6 +16,8 @@ nlohmann::ordered_json ReportJson(const model::Report& r, const RenderOptions& o
 // Busy time per phase (forward, backward, optimizer) and rank.
 nlohmann::ordered_json PhasesJson(const model::Report& r);
 
+// The classes a rank ran ops of, by kernel time (then name): the order of the class tables.
+std::vector<int> ClassesByTime(const model::RankSummary& s);
 // One rank: span, busy split, classes, communication by kind, peak memory, top kernels.
 nlohmann::ordered_json RankJson(const model::RankSummary& s);
 // The module table: grouping, definition, rows with per-rank times.

@@ -17,8 +17,6 @@ namespace cpprof::render {
 
 using model::OpClass;
 
-namespace {
-
 // Classes with work, by kernel time (then name).
 std::vector<int> ClassesByTime(const model::RankSummary& s) {
   std::vector<int> cls;
@@ -31,6 +29,8 @@ std::vector<int> ClassesByTime(const model::RankSummary& s) {
   });
   return cls;
 }
+
+namespace {
 
 std::string Device(int d) { return d < 0 ? "-" : fmt::format("cuda:{}", d); }
 

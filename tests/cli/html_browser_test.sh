@@ -8,6 +8,11 @@
 #   - the per-rank table shows the readout's numbers, and with #iter=N (from 1, every N) iteration
 #     N's numbers (from the page's own data, which html_report_test checks against the CLI);
 #   - the budget of the timeline's view has a row per rank that adds up to its span;
+#   - every section of the text readout is drawn (html_report_test maps the text's sections to
+#     the page's), the efficiency table holds the readout's (or iteration N's) numbers;
+#   - a time range selected on the timeline (window.cpprofSelectRange, as shift+drag does) over
+#     the first three iterations turns the rank and module tables into those iterations' sums,
+#     computed here from the page's per-iteration data;
 #   - one 1600 px screenshot per export in OUT_DIR (docs/images holds two of them).
 # The checks run in the page (a copy with a check script appended) and write their verdict into
 # the title, which --dump-dom prints. Skipped (exit 77) when chromium is not installed
@@ -62,6 +67,24 @@ checks='<script>
     if (span !== (r.span_ns / 1e6).toFixed(3)) bad.push("rank " + k + " window " + span + " != " + (r.span_ns / 1e6).toFixed(3));
     if (wait.split(" ")[0] !== (r.exposed_wait_ns / 1e6).toFixed(3)) bad.push("rank " + k + " waiting " + wait);
   });
+  var secs = ["sec-verdict", "sec-ranks", "sec-modules", "sec-comm", "sec-imbalance", "sec-phases", "sec-kernels", "sec-memory", "sec-capture", "sec-diag"];
+  if (R.efficiency || D.efficiency_note) secs.push("sec-efficiency");
+  if ((R.window.iterations || []).length) secs.push("sec-iters");
+  secs.forEach(function (id) {
+    var e = document.getElementById(id);
+    if (!e || e.offsetHeight === 0 || e.textContent.replace(/\s+/g, " ").length < 40) bad.push("section " + id + " hidden or empty");
+  });
+  var E = R.efficiency;
+  if (E && E.computed) {
+    var er = document.querySelectorAll("#efficiency-table tr[data-module]");
+    if (er.length !== E.modules.length) bad.push("efficiency rows " + er.length + " of " + E.modules.length);
+    E.modules.forEach(function (mm, i) {
+      var a = n ? D.iterations[n - 1].efficiency && D.iterations[n - 1].efficiency.modules[i] : [mm.time_ns, mm.achieved_tflops, mm.percent_of_peak, mm.achieved_gbs, mm.percent_of_roof];
+      var want = a ? [(a[0] / 1e6).toFixed(3), a[1].toFixed(2), a[2].toFixed(1)] : ["-", "-", "-"];
+      var c = er[i] ? [4, 5, 6].map(function (j) { return er[i].children[j].textContent; }) : [];
+      if (c.join("|") !== want.join("|")) bad.push("efficiency " + mm.module + ": " + c.join("|") + " != " + want.join("|"));
+    });
+  }
   var vb = document.querySelectorAll("#view-budget-table tr");
   if (D.timeline.ranks.length && vb.length < 2) bad.push("no budget of the timeline view");
   [].forEach.call(vb, function (tr, i) {
@@ -69,7 +92,31 @@ checks='<script>
     var c = [].map.call(tr.children, function (td) { return parseFloat(td.textContent); });
     if (Math.abs(c[1] + c[2] + c[3] + c[4] - c[5]) > 0.0045) bad.push("view budget of rank " + c[0] + " does not add up");
   });
-  var t = (bad.length ? "CHECK FAILED: " + bad.join("; ") : "CHECK OK " + de.scrollWidth + "<=" + de.clientWidth + " rows " + got.length + " iter " + n);
+  var ranged = "";
+  if (!n && D.iterations.length >= 2) {
+    var k = Math.min(3, D.iterations.length), its = D.iterations, a0 = its[0].start_ns, b0 = its[k - 1].end_ns, idx = [];
+    its.forEach(function (w, i) { var mid = (w.start_ns + w.end_ns) / 2; if (mid >= a0 && mid <= b0) idx.push(i); });
+    if (!window.cpprofSelectRange(a0, b0)) bad.push("range not selected");
+    if (de.getAttribute("data-iters") !== idx.map(function (i) { return i + 1; }).join(",")) bad.push("range selected iterations " + de.getAttribute("data-iters"));
+    var sum = function (f) { return idx.reduce(function (s, i) { return s + f(its[i]); }, 0); };
+    var rr = document.querySelectorAll("#rank-budget tr[data-rank]");
+    its[0].per_rank.forEach(function (r, q) {
+      var span = sum(function (w) { return w.per_rank[q].span_ns; }), wait = sum(function (w) { return w.per_rank[q].exposed_wait_ns; });
+      var got2 = rr[q] ? [rr[q].children[2].textContent, rr[q].children[5].textContent.split(" ")[0]] : [];
+      var want2 = [(span / 1e6).toFixed(3), (wait / 1e6).toFixed(3)];
+      if (got2.join("|") !== want2.join("|")) bad.push("range: rank " + q + " " + got2.join("|") + " != " + want2.join("|"));
+    });
+    var m0 = its[0].modules.length ? its[0].modules[0][0] : -1;
+    if (m0 >= 0) {
+      var busy = 0, nr = its[0].per_rank.length;
+      idx.forEach(function (i) { its[i].modules.forEach(function (e) { if (e[0] === m0) e[1].forEach(function (a) { busy += a[0]; }); }); });
+      var mt = document.querySelector("#module-table tr[data-row=\"" + m0 + "\"]");
+      if (!mt || mt.children[2].textContent !== (Math.floor(busy / nr) / 1e6).toFixed(3)) bad.push("range: module row " + m0 + " mean " + (mt ? mt.children[2].textContent : "none") + " != " + (Math.floor(busy / nr) / 1e6).toFixed(3));
+    }
+    if (!/iterations? \d/.test(document.getElementById("tables-say").textContent)) bad.push("range: the page does not say which iterations");
+    ranged = " range " + idx.length + " iterations";
+  }
+  var t = (bad.length ? "CHECK FAILED: " + bad.join("; ") : "CHECK OK " + de.scrollWidth + "<=" + de.clientWidth + " rows " + got.length + " iter " + n + ranged);
   document.title = t;
   if (window.parent !== window) window.parent.postMessage(t, "*");
 })();
@@ -110,6 +157,8 @@ for xz in "$data"/real/*/*.sqlite.xz; do
   name=$(basename "$xz" .sqlite.xz)
   db="$out/$name.sqlite"
   [ -f "$db" ] || xz -dc "$xz" > "$db"
+  # cpfold's log beside the export gives the model's sizes: the page then has an efficiency section.
+  if [ -f "${xz%.sqlite.xz}.log" ]; then cp "${xz%.sqlite.xz}.log" "$out/$name.log"; fi
   html="$out/$name.sqlite.html"
   if ! "$cpprof" report "$db" --format html -o "$html" --force 2> "$out/$name.report.err"; then
     echo "FAIL $name: cpprof report --format html failed: $(tail -1 "$out/$name.report.err")"; fail=1; continue
@@ -124,6 +173,20 @@ html = open(sys.argv[1], encoding="utf-8").read()
 data = re.search(r"<script type=\"application/json\" id=\"cpprof-data\">(.*?)</script>", html, re.S).group(1)
 print(len(json.loads(data.replace("<\\/", "</"))["iterations"]))' "$html")
   for ((i = 1; i <= iterations; i++)); do check_page "$name" "$page" 1600 "#iter=$i"; done
+  # The efficiency section with the model's sizes (tests/golden/efficiency_test.cc's --dims): the
+  # readout's and an iteration's numbers, and a range of iterations.
+  if [ "$name" = cpfold-ring-1x2 ]; then
+    dims="N=256,c_z=64,c_s=128,tri_mul_hidden=64,tri_att_heads=4,tri_att_head_dim=16,single_att_heads=8,transition_n=4"
+    dims+=",c_m=32,c_opm=16,msa_heads=4,msa_head_dim=8,msa_depth=32,blocks=8,msa_blocks=1,passes=1,grid=1x2,dtype=bf16"
+    if "$cpprof" report "$db" --format html -o "$out/$name.dims.html" --force --dims "$dims" 2> "$out/$name.dims.err"; then
+      sed 's#</body>#'"$(printf '%s' "$checks" | tr '\n' ' ' | sed 's/[&#\\]/\\&/g')"'</body>#' "$out/$name.dims.html" > "$out/$name.dims.check.html"
+      grep -q '"efficiency":{"computed":true' "$out/$name.dims.html" || { echo "FAIL $name: no efficiency with --dims"; fail=1; }
+      for hash in "" "#iter=2"; do check_page "$name.dims" "$out/$name.dims.check.html" 1600 "$hash"; done
+      check_page "$name.dims" "$out/$name.dims.check.html" 420 ""
+    else
+      echo "FAIL $name: cpprof report --dims failed: $(tail -1 "$out/$name.dims.err")"; fail=1
+    fi
+  fi
   url="file://$(cd "$(dirname "$html")" && pwd)/$(basename "$html")"
   run_browser "$url" --screenshot="$out/$name.png" --window-size=1600,2400 --hide-scrollbars > /dev/null || true
   if [ ! -s "$out/$name.png" ]; then echo "FAIL $name: no screenshot"; fail=1; fi

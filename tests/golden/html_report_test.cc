@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "pipeline/build_report.h"
 #include "render/html_render.h"
@@ -139,6 +140,59 @@ TEST_P(HtmlReal, IterationsAreTheirOwnReadouts) {
       }
     }
     EXPECT_EQ(it["modules"].size() + int(it["modules_not_in_readout"]), j["modules"]["rows"].size());
+  }
+}
+
+// Every section of the text readout has its section in the page: each heading of the text (a
+// line at column 0 that opens a section) maps to the page's element that shows it, and a text
+// section this table does not know fails the test. html_browser_test.sh checks that the page
+// fills each of them.
+TEST_P(HtmlReal, EverySectionOfTheTextReadoutIsInThePage) {
+  const std::string path = RealExport(GetParam());
+  CliResult text = RunCli({"report", path, "--wide"});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  const std::string html = Html(path);
+  // Heading prefix -> the page's element.
+  const std::vector<std::pair<std::string, std::string>> sections = {
+      {"Verdict:", "sec-verdict"},
+      {"GPU time per rank", "busy-table"},
+      {"Where each rank's window goes", "sec-ranks"},
+      {"Iterations:", "sec-iters"},
+      {"Modules", "sec-modules"},
+      {"Efficiency", "sec-efficiency"},
+      {"Communication by kind", "sec-comm"},
+      {"Waiting vs transfer", "sec-imbalance"},
+      {"Training phases", "sec-phases"},
+      {"Rank ", "sec-kernels"},  // "Rank 0 (cuda:0, ...): GPU time by class", "Rank 0: top 10 kernels ..."
+
+      {"Peak GPU memory", "sec-memory"},
+      {"GPU memory", "sec-memory"},
+      {"Capture:", "sec-capture"},
+      {"Diagnostics", "sec-diag"},
+      {"Notes", "sec-diag"},
+      {"note:", "sec-diag"},
+      {"warning:", "sec-diag"},
+  };
+  // The lines before the first section: the title, the ranks, the units, the window.
+  const std::vector<std::string> preamble = {"cpprof report", "Times in ms", "window:"};
+  std::set<std::string> seen;
+  std::istringstream in(text.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == ' ' || line[0] == '-') continue;
+    if (std::any_of(preamble.begin(), preamble.end(), [&](const auto& p) { return line.rfind(p, 0) == 0; })) continue;
+    if (line.find(" rank") != std::string::npos && std::isdigit(static_cast<unsigned char>(line[0]))) continue;
+    auto it =
+        std::find_if(sections.begin(), sections.end(), [&](const auto& s) { return line.rfind(s.first, 0) == 0; });
+    ASSERT_NE(it, sections.end()) << "a section of the text readout the page does not know: " << line;
+    seen.insert(it->second);
+    EXPECT_NE(html.find("id=\"" + it->second + "\""), std::string::npos) << line;
+  }
+  EXPECT_TRUE(seen.count("sec-verdict") && seen.count("sec-ranks") && seen.count("sec-kernels")) << text.out;
+  // The efficiency section is drawn from the embedded readout when the text has one.
+  json h = EmbeddedData(html);
+  if (seen.count("sec-efficiency")) {
+    EXPECT_TRUE(h["report"].contains("efficiency") || h.contains("efficiency_note"))
+        << "the page has no efficiency to draw";
   }
 }
 
