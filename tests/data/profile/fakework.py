@@ -23,25 +23,34 @@ p.add_argument("--planned", type=int, default=0, help="the `planned` the lines s
 p.add_argument("--probe-sleep", type=float, default=0, help="under the probe: sleep this long after the lines")
 a = p.parse_args()
 rank = int(os.environ.get("RANK", "0"))
+
+
+def say(line):
+    # One write per line: the ranks share the pipe (print() writes the text and its newline
+    # apart when Python is unbuffered, and two ranks' lines then interleave).
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 cap = os.environ.get("CPPROF_PROBE_ITERS")
 if a.pid_dir:  # the probe's ranks write probe-rankN.pid, the profiled run's rankN.pid
     with open(os.path.join(a.pid_dir, f"{'probe-' if cap else ''}rank{rank}.pid"), "w") as f:
         f.write(str(os.getpid()))
-print(f"fakework rank {rank}: argv={json.dumps(sys.argv[1:])}", flush=True)
+say(f"fakework rank {rank}: argv={json.dumps(sys.argv[1:])}")
 if rank == a.crash_rank:
     sys.stderr.write(f"fakework rank {rank}: RuntimeError: boom\n")
     sys.exit(1)
 if a.hang:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(3600)
-print(f"fakework rank {rank}: CPPROF_PROBE_ITERS={cap}", flush=True)
+say(f"fakework rank {rank}: CPPROF_PROBE_ITERS={cap}")
 for it in range(min(a.iter_lines, int(cap)) if cap and a.tag == "cpprof-iter" else a.iter_lines):
     line = {"rank": rank, "iter": it, "warmup": False, "wall_s": a.iter_s, "peak_mem_bytes": a.peak_bytes + rank}
     if a.planned:
         line["planned"] = a.planned
-    print(a.tag + ": " + json.dumps(line), flush=True)
+    say(a.tag + ": " + json.dumps(line))
 if cap and a.probe_sleep > 0:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(a.probe_sleep)
-    print(f"fakework rank {rank}: the probe slept {a.probe_sleep:g} s", flush=True)
-print("cpfold: " + json.dumps({"rank": rank, "n": a.n, "median_iter_s": 0.5}), flush=True)
+    say(f"fakework rank {rank}: the probe slept {a.probe_sleep:g} s")
+say("cpfold: " + json.dumps({"rank": rank, "n": a.n, "median_iter_s": 0.5}))
