@@ -133,6 +133,7 @@ class SweepCommand : public Command {
                    fmt::format("--max-n {} must be above the largest --n ({})", s.max_n, s.sizes.back()));
     }
     o_.live = !quiet_;
+    o_.dry_run = dry_run_;
     o_.cpprof_version = CPPROF_VERSION;
 
     runner::Environment env = runner::Environment::FromProcess();

@@ -42,7 +42,8 @@ std::vector<std::string> PlotModules(const model::SweepResult& r, const std::str
 std::string PlotSvg(const Plot& p);
 
 // A module path shortened for a legend or a table row: its group and its own name
-// ("trunk/TriangleMultiplicationOutgoing.forward" for "trunk/Trunk.forward/.../TriangleMultiplicationOutgoing.forward").
+// ("trunk/TriangleMultiplicationOutgoing.forward" for
+// "trunk/Trunk.forward/.../TriangleMultiplicationOutgoing.forward").
 std::string ShortModulePath(const std::string& path);
 
 }  // namespace cpprof::render

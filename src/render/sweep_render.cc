@@ -251,8 +251,8 @@ std::vector<std::string> SpecLines(const model::SweepResult& r) {
 
 std::string SweepTitle(const model::SweepResult& r) {
   const auto& s = r.spec;
-  std::string w = s.mode.empty() ? s.workload : s.workload;
-  return fmt::format("{}{}", w, s.dtype.empty() ? "" : ", " + s.dtype);
+  return fmt::format("{}, N = {}, grids {}{}", s.workload, fmt::join(s.sizes, ","), fmt::join(s.grids, ","),
+                     s.dtype.empty() ? "" : ", " + s.dtype);
 }
 
 ordered_json SweepJson(const model::SweepResult& r) {

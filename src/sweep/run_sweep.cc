@@ -441,18 +441,20 @@ StatusOr<PointPlans> PlanPoint(const SweepOptions& o, int n, const std::string& 
     po.timeout_s = o.timeout_s;
     po.gpus = o.gpus;
     po.nproc_per_node = cp0 * cp1;
+    po.dry_run = o.dry_run;
     if (s.arg_template.empty()) {
-      po.args = {s.mode,
-                 std::to_string(n),
-                 std::to_string(cp0 * cp1),
-                 "--cp0",
-                 std::to_string(cp0),
-                 "--cp1",
-                 std::to_string(cp1),
-                 "--iters",
-                 std::to_string(iters),
-                 "--warmup",
-                 std::to_string(s.warmup)};
+      // The shorthand MODE N RANKS picks a square grid, else 1 x RANKS; another grid is passed on.
+      po.args = {s.mode, std::to_string(n), std::to_string(cp0 * cp1)};
+      if (profile::CpGrid(cp0 * cp1) != std::make_pair(cp0, cp1)) {
+        for (const std::string& a :
+             {std::string("--cp0"), std::to_string(cp0), std::string("--cp1"), std::to_string(cp1)}) {
+          po.args.push_back(a);
+        }
+      }
+      for (const std::string& a :
+           {std::string("--iters"), std::to_string(iters), std::string("--warmup"), std::to_string(s.warmup)}) {
+        po.args.push_back(a);
+      }
       if (!s.dtype.empty()) {
         po.args.push_back("--dtype");
         po.args.push_back(s.dtype);

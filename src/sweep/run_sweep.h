@@ -30,6 +30,7 @@ struct SweepOptions {
   std::vector<int> gpus;    // --gpus
   bool live = true;         // echo the runs' output to stderr (--quiet: off)
   double kill_grace_s = 5;  // SIGTERM, then SIGKILL after this long
+  bool dry_run = false;     // --dry-run: plans are made even without a usable nsys (named "nsys")
   std::string cpprof_version;
 };
 

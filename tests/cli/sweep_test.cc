@@ -327,6 +327,37 @@ TEST(SweepCli, HelpListsTheOptions) {
   EXPECT_CONTAINS(h.out, "cpprof sweep trunk --n 512,1024,2048 --grids 1x1,1x2,2x2");
 }
 
+// The built binary, with an nsys that answers like the H200's: --dry-run prints each grid's
+// commands (cpfold's, with the grid and dtype) and runs nothing.
+TEST(SweepCli, DryRunPrintsEachGridsCommandsAndRunsNothing) {
+  std::string dir = TempDir() + "/sweep-dry";
+  fs::create_directories(dir);
+  WriteFile(dir + "/nsys",
+            "#!/bin/sh\ncase \"$*\" in\n"
+            "  --version) echo 'NVIDIA Nsight Systems version 2025.3.1.0';;\n"
+            "  'profile --help') cat '" +
+                DataPath("fakes/h200/nsys-profile--help.txt") +
+                "';;\n"
+                "  'status -e') echo 'CPU Profiling Environment (process-tree): OK';;\n"
+                "  *) echo ran > '" +
+                dir + "/ran'; exit 1;;\nesac\n");
+  fs::permissions(dir + "/nsys", fs::perms::owner_all);
+  CliResult r = RunBinary({"sweep", "trunk", "--nsys", dir + "/nsys", "--dry-run", "--n", "1024,512", "--grids",
+                           "1x1,1x2,2x1", "--dtype", "bf16", "--out", dir + "/out", "--", "--preset", "tiny"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "grid 1x2 N=512 (each size of the ladder alike, with its N):\n  timing run (no profiler): ");
+  EXPECT_CONTAINS(r.out, "torchrun --standalone --nnodes=1 --nproc_per_node=2 ");
+  EXPECT_CONTAINS(r.out,
+                  "-m cpfold.run --mode trunk --n-token 512 --cp0 1 --cp1 2 --pg-timeout 450 --iters 5 "
+                  "--warmup 1 --dtype bf16 --preset tiny\n");
+  EXPECT_CONTAINS(r.out, "  capture: " + dir + "/nsys profile --output=" + dir + "/out/points/n512-1x2 ");
+  EXPECT_CONTAINS(r.out, "--iters 2 --warmup 1 --dtype bf16 --preset tiny\n");
+  // A grid the shorthand does not pick (it makes 2 ranks 1x2) is passed on to cpfold.
+  EXPECT_CONTAINS(r.out, "--n-token 512 --cp0 1 --cp1 2 --pg-timeout 450 --cp0 2 --cp1 1 --iters 5 ");
+  EXPECT_FALSE(fs::exists(dir + "/ran"));
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+}
+
 TEST(SweepCli, UsageErrorsSayWhatToGive) {
   CliResult a = RunCli({"sweep", "--n", "512,big", "--out", "x"});
   EXPECT_EQ(a.rc, 2);

@@ -21,6 +21,13 @@ p.add_argument("--crash-flag", help="with --crash-at: fail only while this file 
 p.add_argument("--log", help="append one line per run (N, grid, iterations) to this file")
 a = p.parse_args()
 rank = int(os.environ.get("RANK", "0"))
+
+
+def say(line):  # one write per line: the ranks share the pipe (print writes the text and its newline apart)
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 ranks = a.cp0 * a.cp1
 if a.log and rank == 0:
     with open(a.log, "a") as f:
@@ -28,8 +35,8 @@ if a.log and rank == 0:
 if rank == 0:
     model = {"c_z": 64, "c_s": 128, "tri_mul_hidden": 64, "tri_att_heads": 4, "tri_att_head_dim": 16,
              "pairformer_blocks": 2}
-    print("cpfold-config: " + json.dumps({"mode": "trunk", "n_token": a.n, "grid": [a.cp0, a.cp1],
-                                          "dtype": "bf16", "recycles": 0, "model": model}), flush=True)
+    say("cpfold-config: " + json.dumps({"mode": "trunk", "n_token": a.n, "grid": [a.cp0, a.cp1],
+                                        "dtype": "bf16", "recycles": 0, "model": model}))
 if a.crash_at and a.n == a.crash_at and (not a.crash_flag or os.path.exists(a.crash_flag)):
     sys.stderr.write(f"fakesweep rank {rank}: RuntimeError: NCCL error: unhandled system error\n")
     sys.exit(1)
@@ -41,5 +48,5 @@ if a.oom_above and a.n * a.n / ranks > a.oom_above * a.oom_above:
 for it in range(a.warmup + a.iters):
     wall = 0.001 * (a.n / 256) ** 2 / ranks * (3 if it < a.warmup else 1) * (1 + 0.01 * (it % 3))
     peak = a.n * a.n * 4096 // ranks + rank
-    print("cpprof-iter: " + json.dumps({"rank": rank, "iter": it, "warmup": it < a.warmup, "wall_s": round(wall, 6),
-                                        "peak_mem_bytes": peak, "peak_mem_kind": "cuda_max_allocated"}), flush=True)
+    say("cpprof-iter: " + json.dumps({"rank": rank, "iter": it, "warmup": it < a.warmup, "wall_s": round(wall, 6),
+                                      "peak_mem_bytes": peak, "peak_mem_kind": "cuda_max_allocated"}))
