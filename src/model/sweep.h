@@ -64,7 +64,8 @@ struct SweepPoint {
   std::string peak_mem_kind;            // cuda_max_allocated | cpu_max_rss | ""
   // ---- the nsys capture (fast preset) ----
   std::vector<std::string> capture_argv;
-  std::string capture_status;  // ok | skipped | failed | "" (not tried)
+  // ok | skipped (predicted not to fit) | oom (ran out of memory under nsys) | failed | "" (not tried)
+  std::string capture_status;
   std::string capture_detail;
   double capture_wall_s = 0;
   std::string capture_files;   // the result's base path, relative to the sweep's folder
@@ -80,7 +81,8 @@ struct SweepPoint {
   std::string efficiency_json;  // the readout's "efficiency" object (render/efficiency_render), "" none
 
   bool Finished() const {
-    return status == "oom" || (status == "ok" && (capture_status == "ok" || capture_status == "skipped"));
+    return status == "oom" ||
+           (status == "ok" && (capture_status == "ok" || capture_status == "skipped" || capture_status == "oom"));
   }
 };
 

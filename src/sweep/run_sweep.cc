@@ -205,7 +205,7 @@ Status WriteOutputs(model::SweepResult r, const std::string& out_dir, model::Swe
   r.fits = Fits(r.spec, r.points, r.machine.gpu_memory_bytes);
   r.notes.clear();
   for (const auto& p : r.points) {
-    if (p.status == "ok" && p.capture_status == "skipped") {
+    if (p.status == "ok" && (p.capture_status == "skipped" || p.capture_status == "oom")) {
       r.notes.push_back(fmt::format("{} N={}: no capture: {}", p.grid, p.n, p.capture_detail));
     }
     if (p.status == "ok" && p.iter_s.empty()) {
@@ -350,7 +350,12 @@ class Sweep {
     StatusOr<int> rc = profile::Execute(plans.capture, f_, runner_, readout, err_, eo);
     p.capture_files = Rel(plans.capture.out.base, o_.out_dir);
     if (rc.ok() && *rc == static_cast<int>(ExitCode::kInterrupted)) return false;
-    if (!rc.ok()) {
+    if (!rc.ok() && LooksLikeOutOfMemory(rc.status().message(), "")) {
+      // It ran without the profiler: nsys's own memory tipped it over. The timings stand.
+      p.capture_status = "oom";
+      p.capture_detail = fmt::format("the capture ran out of GPU memory under nsys (the timing run did not): {}",
+                                     rc.status().message());
+    } else if (!rc.ok()) {
       p.capture_status = "failed";
       p.capture_detail = fmt::format("the capture failed: {}", rc.status().message());
     } else {

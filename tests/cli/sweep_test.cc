@@ -232,6 +232,28 @@ TEST(SweepRun, AnOutOfMemoryStopsTheGridsLadder) {
   EXPECT_EQ(st["largest_n_per_grid"][0]["how"], "the ladder: the last size that ran before the first out-of-memory");
 }
 
+// The timing run fits but the capture runs out of memory under nsys: the timings stand, the point
+// is finished (no capture, said in a note) and the ladder goes on.
+TEST(SweepRun, ACaptureOutOfMemoryKeepsTheTimings) {
+  FakeSweep s("capture-oom");
+  s.Template("--oom-when-iters 2");
+  s.options().spec.sizes = {256, 512};
+  s.options().spec.grids = {"1x1"};
+  auto rc = s.Run();
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << s.err();
+  EXPECT_EQ(*rc, 0);
+  json st = s.State();
+  const json* p = Point(st, "1x1", 512);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ((*p)["status"], "ok");
+  EXPECT_EQ((*p)["capture"]["status"], "oom");
+  EXPECT_CONTAINS((*p)["capture"]["detail"].get<std::string>(),
+                  "the capture ran out of GPU memory under nsys (the timing run did not)");
+  EXPECT_DOUBLE_EQ((*p)["timing"]["median_iter_s"].get<double>(), 0.00404);
+  EXPECT_CONTAINS(st["notes"].dump(), "1x1 N=512: no capture: the capture ran out of GPU memory");
+  EXPECT_EQ(st["largest_n_per_grid"][0]["largest_n"], 512);
+}
+
 TEST(SweepRun, LargestBisectsBetweenTheLastFitAndTheFirstOutOfMemory) {
   FakeSweep s("largest");
   s.Template("--oom-above 400");

@@ -2,7 +2,8 @@
 (a `cpfold-config:` line with the model's sizes on rank 0, one `cpprof-iter: {...}` line per rank
 and iteration, warm-up marked) with made-up, deterministic numbers that scale with the size and
 the grid (nothing sleeps), and runs out of memory like PyTorch above `--oom-above N` (N x sqrt(ranks) on a grid: a traceback
-ending in torch.OutOfMemoryError on stderr, exit 1). `--crash-at N` fails otherwise at that size (while `--crash-flag FILE` exists, when given)."""
+ending in torch.OutOfMemoryError on stderr, exit 1). `--crash-at N` fails otherwise at that size (while `--crash-flag FILE` exists, when given);
+`--oom-when-iters K` runs out of memory in the run of K timed iterations only (the capture's)."""
 import argparse
 import json
 import os
@@ -18,6 +19,8 @@ p.add_argument("--oom-above", type=int, default=0,
                help="run out of memory when N is larger on one rank (R ranks: N x sqrt(R)); 0: never")
 p.add_argument("--crash-at", type=int, default=0, help="fail (not out of memory) at this N")
 p.add_argument("--crash-flag", help="with --crash-at: fail only while this file exists")
+p.add_argument("--oom-when-iters", type=int, default=0,
+               help="run out of memory in the run with this many timed iterations (the capture's, say)")
 p.add_argument("--log", help="append one line per run (N, grid, iterations) to this file")
 a = p.parse_args()
 rank = int(os.environ.get("RANK", "0"))
@@ -40,7 +43,7 @@ if rank == 0:
 if a.crash_at and a.n == a.crash_at and (not a.crash_flag or os.path.exists(a.crash_flag)):
     sys.stderr.write(f"fakesweep rank {rank}: RuntimeError: NCCL error: unhandled system error\n")
     sys.exit(1)
-if a.oom_above and a.n * a.n / ranks > a.oom_above * a.oom_above:
+if (a.oom_above and a.n * a.n / ranks > a.oom_above * a.oom_above) or a.oom_when_iters == a.iters:
     sys.stderr.write("Traceback (most recent call last):\n  File \"cpfold/run.py\", line 250, in main\n"
                      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total "
                      "capacity of 139.81 GiB of which 2.10 GiB is free.\n")
