@@ -553,14 +553,15 @@ StatusOr<int> RunSweep(const SweepOptions& o, const doctor::DoctorFindings& f, c
                      o.out_dir, ran, ran == 1 ? "" : "s");
   std::vector<std::string> failed;
   for (const auto& p : r.points) {
-    if (p.status == "failed" || (p.status == "ok" && p.capture_status == "failed")) {
-      failed.push_back(fmt::format("{} N={}: {}", p.grid, p.n, p.status == "failed" ? p.detail : p.capture_detail));
+    if (p.status == "failed" || p.status == "timeout" || (p.status == "ok" && p.capture_status == "failed")) {
+      failed.push_back(fmt::format("{} N={}: {}", p.grid, p.n, p.status == "ok" ? p.capture_detail : p.detail));
     }
   }
   if (!failed.empty()) {
     return Error(ExitCode::kExternal,
-                 fmt::format("{} point{} failed (rerun the same command to retry them):\n  {}", failed.size(),
-                             failed.size() == 1 ? "" : "s", fmt::join(failed, "\n  ")));
+                 fmt::format("{} point{} failed (rerun the same command to retry them; a larger --timeout for those "
+                             "that passed it):\n  {}",
+                             failed.size(), failed.size() == 1 ? "" : "s", fmt::join(failed, "\n  ")));
   }
   return 0;
 }

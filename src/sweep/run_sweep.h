@@ -51,8 +51,8 @@ StatusOr<PointPlans> PlanPoint(const SweepOptions& o, int n, const std::string& 
 
 // Runs the sweep; writes OUT/sweep.json, sweep.md and sweep.html (after every point), prints
 // sweep.md's tables to `out` and progress to `err`. Exit code: 0 when every point finished
-// (ran, ran out of memory, or was skipped after one), 6 when a point failed otherwise (its logs
-// named; a rerun retries it), 130 after Ctrl-C.
+// (ran, ran out of memory, or was skipped after one), 6 when a point failed otherwise or passed
+// --timeout (its logs named; a rerun retries it), 130 after Ctrl-C.
 StatusOr<int> RunSweep(const SweepOptions& o, const doctor::DoctorFindings& f, const profile::PlanInputs& in,
                        runner::ProcessRunner& runner, std::ostream& out, std::ostream& err);
 

@@ -254,6 +254,23 @@ TEST(SweepRun, ACaptureOutOfMemoryKeepsTheTimings) {
   EXPECT_EQ(st["largest_n_per_grid"][0]["largest_n"], 512);
 }
 
+TEST(SweepRun, ATimingRunPastTheTimeoutStopsTheLadderAndFailsTheSweep) {
+  FakeSweep s("timeout");
+  s.Template("--hang-at 512");
+  s.options().spec.sizes = {256, 512, 1024};
+  s.options().spec.grids = {"1x1"};
+  s.options().timeout_s = 2;
+  auto rc = s.Run();
+  ASSERT_FALSE(rc.ok());
+  EXPECT_EQ(rc.status().code(), ExitCode::kExternal);
+  EXPECT_CONTAINS(rc.status().message(), "1x1 N=512: passed --timeout 2 s and was killed");
+  json st = s.State();
+  EXPECT_EQ((*Point(st, "1x1", 512))["status"], "timeout");
+  EXPECT_EQ((*Point(st, "1x1", 1024))["detail"], "not run: N=512 on 1x1 passed --timeout");
+  EXPECT_EQ(st["largest_n_per_grid"][0]["how"],
+            "no size ran out of memory; N=512 passed --timeout, so N >= 512 was not tried");
+}
+
 TEST(SweepRun, LargestBisectsBetweenTheLastFitAndTheFirstOutOfMemory) {
   FakeSweep s("largest");
   s.Template("--oom-above 400");
@@ -286,8 +303,8 @@ TEST(SweepRun, AResumeSkipsFinishedPointsAndRetriesFailedOnes) {
   ASSERT_FALSE(rc.ok());
   EXPECT_EQ(rc.status().code(), ExitCode::kExternal);
   EXPECT_CONTAINS(rc.status().message(),
-                  "1 point failed (rerun the same command to retry them):\n  1x1 N=512: the "
-                  "timing run failed (exit 1)");
+                  "1 point failed (rerun the same command to retry them; a larger --timeout for those that "
+                  "passed it):\n  1x1 N=512: the timing run failed (exit 1)");
   EXPECT_EQ((*Point(s.State(), "1x1", 512))["status"], "failed");
   EXPECT_EQ(Count(s.runs(), "n=256"), 2);
   // Rerun: N=256 is kept, not run again; N=512 (failed) runs again, and now passes.

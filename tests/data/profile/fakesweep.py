@@ -3,11 +3,12 @@
 and iteration, warm-up marked) with made-up, deterministic numbers that scale with the size and
 the grid (nothing sleeps), and runs out of memory like PyTorch above `--oom-above N` (N x sqrt(ranks) on a grid: a traceback
 ending in torch.OutOfMemoryError on stderr, exit 1). `--crash-at N` fails otherwise at that size (while `--crash-flag FILE` exists, when given);
-`--oom-when-iters K` runs out of memory in the run of K timed iterations only (the capture's)."""
+`--hang-at N` sleeps an hour at that size; `--oom-when-iters K` runs out of memory in the run of K timed iterations only (the capture's)."""
 import argparse
 import json
 import os
 import sys
+import time
 
 p = argparse.ArgumentParser()
 p.add_argument("--n", type=int, required=True)
@@ -21,6 +22,7 @@ p.add_argument("--crash-at", type=int, default=0, help="fail (not out of memory)
 p.add_argument("--crash-flag", help="with --crash-at: fail only while this file exists")
 p.add_argument("--oom-when-iters", type=int, default=0,
                help="run out of memory in the run with this many timed iterations (the capture's, say)")
+p.add_argument("--hang-at", type=int, default=0, help="sleep an hour at this N (for --timeout)")
 p.add_argument("--log", help="append one line per run (N, grid, iterations) to this file")
 a = p.parse_args()
 rank = int(os.environ.get("RANK", "0"))
@@ -40,6 +42,8 @@ if rank == 0:
              "pairformer_blocks": 2}
     say("cpfold-config: " + json.dumps({"mode": "trunk", "n_token": a.n, "grid": [a.cp0, a.cp1],
                                         "dtype": "bf16", "recycles": 0, "model": model}))
+if a.hang_at and a.n == a.hang_at:
+    time.sleep(3600)
 if a.crash_at and a.n == a.crash_at and (not a.crash_flag or os.path.exists(a.crash_flag)):
     sys.stderr.write(f"fakesweep rank {rank}: RuntimeError: NCCL error: unhandled system error\n")
     sys.exit(1)
