@@ -271,6 +271,27 @@ TEST(SweepRun, ATimingRunPastTheTimeoutStopsTheLadderAndFailsTheSweep) {
             "no size ran out of memory; N=512 passed --timeout, so N >= 512 was not tried");
 }
 
+// The timing run is the capture's probe: a peak too close to the GPU's memory for nsys's share
+// skips the capture (the timings stand) and says why.
+TEST(SweepRun, ATimingRunPredictingTheCaptureWouldNotFitSkipsIt) {
+  FakeSweep s("no-room");
+  for (auto& g : s.findings().gpus) g.memory_total_mib = 2048;  // N=512 peaks at 1 GiB, N=1024 at 4 GiB
+  s.options().spec.sizes = {512, 1024};
+  s.options().spec.grids = {"1x1"};
+  auto rc = s.Run();
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << s.err();
+  EXPECT_EQ(*rc, 0);
+  json st = s.State();
+  EXPECT_EQ((*Point(st, "1x1", 512))["capture"]["status"], "ok");
+  const json* p = Point(st, "1x1", 1024);
+  EXPECT_EQ((*p)["status"], "ok");
+  EXPECT_EQ((*p)["capture"]["status"], "skipped");
+  EXPECT_CONTAINS((*p)["capture"]["detail"].get<std::string>(),
+                  "the timing run predicts the capture would fail: rank 0 would run out of GPU memory");
+  EXPECT_TRUE((*p)["capture"]["argv"].empty()) << "no capture was tried";
+  EXPECT_EQ(Count(s.runs(), "n=1024"), 1);
+}
+
 TEST(SweepRun, LargestBisectsBetweenTheLastFitAndTheFirstOutOfMemory) {
   FakeSweep s("largest");
   s.Template("--oom-above 400");
