@@ -196,7 +196,7 @@ for step in "$@"; do
       "$cpprof" sweep --render --out "$out/sweep/render" >/dev/null 2>"$out/sweep/render.log"
       cmp -s "$out/sweep/render/sweep.html" "$sw/sweep.html" && same=yes || same=no
       say "sweep: $(grep -c '| 1x1 |' "$sw/sweep.md" 2>/dev/null) point rows; --render identical: $same"
-      grep -A4 '^## Largest N per grid' "$sw/sweep.md" | tail -2 | while read -r l; do say "sweep: $l"; done ;;
+      grep '^| 1x1 | [0-9-]* | [0-9-]* |' "$sw/sweep.md" | while read -r l; do say "sweep: largest N $l"; done ;;
     *) say "unknown step $step" ;;
   esac
 done
