@@ -89,6 +89,7 @@ class FakeSweep {
     o_.spec.capture_iters = 2;
     Template("");
   }
+  profile::PlanInputs& inputs() { return in_; }
   // The workload's extra flags after the template's fixed part.
   void Template(const std::string& extra) {
     o_.spec.arg_template = "-m fakesweep --n {n} --cp0 {cp0} --cp1 {cp1} --iters {iters} --warmup {warmup} --log " +
@@ -373,6 +374,48 @@ TEST(SweepRun, BusyGpusAreRefusedBeforeAnythingRuns) {
             "for them, or ask for fewer ranks (never more ranks than free GPUs).");
   EXPECT_EQ(s.runs(), "");
   EXPECT_FALSE(fs::exists(s.options().out_dir));
+}
+
+// The reference workload itself (cpfold, on CPU with gloo, tiny preset) through the fake torchrun
+// and nsys: its own iteration lines (warm-up marked, two ranks writing to one pipe), its config
+// line for the efficiency section. Skipped where /usr/bin/python3 (the fakes' PATH) has no torch.
+TEST(SweepRun, RealCpfoldOnCpu) {
+  if (std::system("PATH=/usr/bin:/bin python3 -c 'import torch' > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "the python3 of /usr/bin:/bin (the fakes' PATH) has no torch";
+  }
+  FakeSweep s("cpfold");
+  std::string python = fs::canonical(DataPath("../../python")).string();
+  s.inputs().cpfold_spec = python + "/cpfold/trace_spec.json";
+  auto presets = profile::ReadCpfoldPresets(python);
+  ASSERT_TRUE(presets.ok()) << presets.status().message();
+  s.inputs().cpfold_presets = *presets;
+  model::SweepSpec& spec = s.options().spec;
+  spec.workload = "cpfold trunk";
+  spec.mode = "trunk";
+  spec.arg_template = "";
+  spec.dtype = "fp32";
+  spec.sizes = {32, 48};
+  spec.grids = {"1x1", "1x2"};
+  spec.iters = 2;
+  spec.capture_iters = 1;
+  spec.extra_args = {"--preset", "tiny", "--device", "cpu", "--backend", "gloo"};
+  auto rc = s.Run();
+  ASSERT_TRUE(rc.ok()) << rc.status().message() << s.err();
+  EXPECT_EQ(*rc, 0) << s.err();
+  json st = s.State();
+  ASSERT_EQ(st["points"].size(), 4u);
+  for (const auto& p : st["points"]) {
+    EXPECT_EQ(p["status"], "ok") << p.dump();
+    EXPECT_EQ(p["timing"]["iter_s"].size(), 2u) << "both steady iterations of every rank read: " << p.dump();
+    EXPECT_EQ(p["timing"]["warmup_iters"], 1);
+    EXPECT_GT(p["timing"]["median_iter_s"].get<double>(), 0);
+    EXPECT_EQ(p["timing"]["peak_mem_kind"], "cpu_max_rss");
+    EXPECT_EQ(p["timing"]["peak_mem_bytes"].size(), p["ranks"].get<size_t>());
+    EXPECT_EQ(p["capture"]["status"], "ok");
+    EXPECT_TRUE(p["capture"]["efficiency"].is_object()) << "sizes from cpfold's config line";
+  }
+  EXPECT_CONTAINS((*Point(st, "1x2", 48))["timing"]["argv"].dump(),
+                  "\"-m\",\"cpfold.run\",\"--mode\",\"trunk\",\"--n-token\",\"48\",\"--cp0\",\"1\",\"--cp1\",\"2\"");
 }
 
 // ---- the command line ------------------------------------------------------------------------
