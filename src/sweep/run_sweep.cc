@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/atomic_file.h"
+#include "doctor/nvidia_smi.h"
 #include "pipeline/build_report.h"
 #include "profile/probe.h"
 #include "profile/run_profile.h"
@@ -228,6 +229,34 @@ Status WriteOutputs(model::SweepResult r, const std::string& out_dir, model::Swe
 
 namespace {
 
+// The busy GPUs now (nvidia-smi's compute processes on the target GPUs), for the guards before
+// each point: another job may have taken a GPU since the sweep started. The findings as they were
+// when nvidia-smi does not answer.
+doctor::DoctorFindings RefreshBusy(doctor::DoctorFindings f, runner::ProcessRunner& runner,
+                                   const std::map<std::string, std::string>& env) {
+  if (!f.nvidia_smi_found) return f;
+  runner::RunOptions ro;
+  ro.env = env;
+  ro.timeout_s = 30;
+  auto r = runner.Run({"nvidia-smi", "--query-compute-apps=pid,used_memory,gpu_uuid", "--format=csv"}, ro);
+  if (!r.ok() || !r->ok()) return f;
+  auto apps = doctor::ParseComputeApps(r->out);
+  if (!apps.ok()) return f;
+  f.apps = *apps;
+  f.busy.clear();
+  for (int t : f.targets) {
+    doctor::BusyGpu b{t, {}};
+    for (const auto& g : f.gpus) {
+      if (g.index != t) continue;
+      for (const auto& a : f.apps) {
+        if (a.gpu_uuid == g.uuid) b.apps.push_back(a);
+      }
+    }
+    if (!b.apps.empty()) f.busy.push_back(std::move(b));
+  }
+  return f;
+}
+
 class Sweep {
  public:
   Sweep(const SweepOptions& o, const doctor::DoctorFindings& f, const profile::PlanInputs& in,
@@ -251,8 +280,21 @@ class Sweep {
     p.origin = next.origin;
     ParseGrid(p.grid, p.cp0, p.cp1);
     p.ranks = p.cp0 * p.cp1;
-    CPPROF_ASSIGN_OR_RETURN(PointPlans plans, PlanPoint(o_, p.n, p.grid, f_, in_));
+    // The guards again, on the GPUs as they are now: a GPU taken since the sweep started is left
+    // out (the first free ones are used) or stops the sweep here (the finished points kept).
+    const doctor::DoctorFindings now = RefreshBusy(f_, runner_, in_.caller_env);
+    CPPROF_ASSIGN_OR_RETURN(PointPlans plans, PlanPoint(o_, p.n, p.grid, now, in_));
     const std::string base = o_.out_dir + "/points/" + PointName(p.n, p.grid);
+    profile::ProfileOptions guard_options;
+    guard_options.force = true;
+    guard_options.gpus = o_.gpus;
+    std::vector<Status> stops = profile::Guards(plans.capture, guard_options, now);
+    if (!stops.empty()) {
+      return Status(stops.front().code(),
+                    fmt::format("{} N={}: {} The finished points are kept in {}/sweep.json: rerun the same command "
+                                "to go on.",
+                                p.grid, p.n, stops.front().message(), o_.out_dir));
+    }
     p.timing_argv = plans.timing.launch;
 
     // ---- the timing run, without the profiler: also the capture's feasibility probe ----
@@ -322,7 +364,7 @@ class Sweep {
     lim.planned_iters = m.iter_s ? o_.spec.capture_iters + o_.spec.warmup : 0;
     if (t.lines.peak_mem_kind != "cpu_max_rss") {
       for (size_t i = 0; i < plans.capture.gpus.size(); ++i) {
-        for (const auto& g : f_.gpus) {
+        for (const auto& g : now.gpus) {
           if (g.index == plans.capture.gpus[i] && g.memory_total_mib > 0) {
             lim.gpu_total_bytes[static_cast<int>(i)] = g.memory_total_mib * kMib;
           }
@@ -347,7 +389,7 @@ class Sweep {
     eo.report = &report;
     eo.wall_s = &wall;
     std::ostringstream readout;
-    StatusOr<int> rc = profile::Execute(plans.capture, f_, runner_, readout, err_, eo);
+    StatusOr<int> rc = profile::Execute(plans.capture, now, runner_, readout, err_, eo);
     p.capture_files = Rel(plans.capture.out.base, o_.out_dir);
     if (rc.ok() && *rc == static_cast<int>(ExitCode::kInterrupted)) return false;
     if (!rc.ok() && LooksLikeOutOfMemory(rc.status().message(), "")) {

@@ -418,6 +418,30 @@ TEST(SweepRun, RealCpfoldOnCpu) {
                   "\"-m\",\"cpfold.run\",\"--mode\",\"trunk\",\"--n-token\",\"48\",\"--cp0\",\"1\",\"--cp1\",\"2\"");
 }
 
+// A GPU taken while the sweep runs: nvidia-smi is asked again before each point. Here the first
+// point's workload leaves a flag that makes the fake nvidia-smi list a process on GPU 0.
+TEST(SweepRun, AGpuTakenDuringTheSweepStopsItBeforeTheNextPoint) {
+  FakeSweep s("taken");
+  std::string flag = s.options().out_dir + "-taken";
+  fs::create_directories(s.options().out_dir + "-bin");
+  WriteFile(s.options().out_dir + "-bin/nvidia-smi", "#!/bin/sh\necho 'pid, used_gpu_memory [MiB], gpu_uuid'\n[ -f '" +
+                                                         flag + "' ] && echo '4242, 1000 MiB, GPU-0'\nexit 0\n");
+  fs::permissions(s.options().out_dir + "-bin/nvidia-smi", fs::perms::owner_all);
+  s.inputs().caller_env["PATH"] = s.options().out_dir + "-bin:" + s.inputs().caller_env["PATH"];
+  s.Template("--touch " + flag);
+  s.options().spec.sizes = {256, 512};
+  s.options().spec.grids = {"1x2"};
+  auto rc = s.Run();
+  ASSERT_FALSE(rc.ok());
+  EXPECT_EQ(rc.status().code(), ExitCode::kCheckFailed);
+  EXPECT_EQ(rc.status().message(),
+            "1x2 N=512: 2 ranks need 2 free GPUs but only 1 of 2 is free: GPU 0 is busy: PID 4242 (1000 MiB). Wait "
+            "for them, or ask for fewer ranks (never more ranks than free GPUs). The finished points are kept in " +
+                s.options().out_dir + "/sweep.json: rerun the same command to go on.");
+  EXPECT_EQ(Count(s.runs(), "n=512"), 0);
+  EXPECT_EQ((*Point(s.State(), "1x2", 256))["status"], "ok");
+}
+
 // ---- the command line ------------------------------------------------------------------------
 
 TEST(SweepCli, HelpListsTheOptions) {

@@ -3,7 +3,7 @@
 and iteration, warm-up marked) with made-up, deterministic numbers that scale with the size and
 the grid (nothing sleeps), and runs out of memory like PyTorch above `--oom-above N` (N x sqrt(ranks) on a grid: a traceback
 ending in torch.OutOfMemoryError on stderr, exit 1). `--crash-at N` fails otherwise at that size (while `--crash-flag FILE` exists, when given);
-`--hang-at N` sleeps an hour at that size; `--oom-when-iters K` runs out of memory in the run of K timed iterations only (the capture's)."""
+`--hang-at N` sleeps an hour at that size; `--touch FILE` creates FILE at the end; `--oom-when-iters K` runs out of memory in the run of K timed iterations only (the capture's)."""
 import argparse
 import json
 import os
@@ -23,6 +23,7 @@ p.add_argument("--crash-flag", help="with --crash-at: fail only while this file 
 p.add_argument("--oom-when-iters", type=int, default=0,
                help="run out of memory in the run with this many timed iterations (the capture's, say)")
 p.add_argument("--hang-at", type=int, default=0, help="sleep an hour at this N (for --timeout)")
+p.add_argument("--touch", help="rank 0 creates this file at the end (a fake nvidia-smi then says GPU 0 is busy)")
 p.add_argument("--log", help="append one line per run (N, grid, iterations) to this file")
 a = p.parse_args()
 rank = int(os.environ.get("RANK", "0"))
@@ -57,3 +58,5 @@ for it in range(a.warmup + a.iters):
     peak = a.n * a.n * 4096 // ranks + rank
     say("cpprof-iter: " + json.dumps({"rank": rank, "iter": it, "warmup": it < a.warmup, "wall_s": round(wall, 6),
                                       "peak_mem_bytes": peak, "peak_mem_kind": "cuda_max_allocated"}))
+if a.touch and rank == 0:
+    open(a.touch, "w").close()
