@@ -1,13 +1,14 @@
 // `cpprof sweep`: a workload over a matrix of sizes and CP grids. Each point is planned as
 // `cpprof profile` plans a run (profile/plan: the same launch, environment and guards: busy GPUs
-// are refused before anything runs), timed without the profiler (the launch under --timeout,
-// the median of its steady iterations from the workload's iteration lines), which is also the
-// point's feasibility probe (its peak memory and time predict whether the capture fits), then
-// captured once under nsys with the fast preset (profile/run_profile's Execute) and read in-process
-// (the module split, exposed transfer, memory, efficiency). Each grid's size ladder stops at the
-// first size that runs out of memory (or time); --largest refines the largest N that fits
-// (sweep/ladder). The state is OUT/sweep.json, rewritten after every point: a rerun with the same
-// --out skips the finished points and refuses a changed matrix or workload unless --force.
+// are refused before anything runs, and looked for again before each point), timed without the
+// profiler (the launch under --timeout, the median of its steady iterations from the workload's
+// iteration lines), which is also the point's feasibility probe (its peak memory and time predict
+// whether the capture fits), then captured once under nsys with the fast preset
+// (profile/run_profile's Execute) and read in-process (the module split, exposed transfer, memory,
+// efficiency). Each grid's size ladder stops at the first size that runs out of memory (or time);
+// --largest refines the largest N that fits (sweep/ladder). The state is OUT/sweep.json, rewritten
+// after every point: a rerun with the same --out skips the finished points and refuses a changed
+// matrix or workload unless --force.
 #pragma once
 
 #include <optional>
