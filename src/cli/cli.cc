@@ -88,6 +88,13 @@ constexpr CommandDef kCommands[] = {
      "  cpprof profile --probe --trace-discover pkg.model --trace-match 'Trunk|Diffusion' -- -m pkg.entry\n"
      "  cpprof profile --nnodes 2 --nproc-per-node 4 --rdzv-endpoint node0:29500 -- train.py --steps 10\n",
      MakeProfileCommand, /*buffered=*/false},
+    {"sweep", "a workload over sizes and CP grids: scaling curves, the largest N per grid, sweep.json/md/html",
+     "  cpprof sweep trunk --n 512,1024,2048 --grids 1x1,1x2,2x2 --dtype bf16 --out sweep-trunk\n"
+     "  cpprof sweep trunk --n 512,1024,2048 --grids 1x1 --dtype bf16 --largest --step 256 --out s   # + largest N\n"
+     "  cpprof sweep --n 256,512 --grids 1x1,1x2 --arg-template '-m pkg.profile_model --n-token {n} --cp0 {cp0} "
+     "--cp1 {cp1} --iters {iters}' --out s\n"
+     "  cpprof sweep trunk --n 512,1024 --grids 1x2 --out sweep-trunk   # again: finished points are kept\n",
+     MakeSweepCommand, /*buffered=*/false},
     {"diff", "did a launcher or annotation change alter the GPU work? kernel mix, memory, modules; CI gates",
      "  cpprof diff plain.sqlite annotated.sqlite --sanity\n"
      "  cpprof diff before.sqlite after.sqlite\n"

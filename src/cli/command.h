@@ -60,5 +60,6 @@ std::unique_ptr<Command> MakeProfileCommand();
 std::unique_ptr<Command> MakeDiffCommand();
 std::unique_ptr<Command> MakeExportCommand();
 std::unique_ptr<Command> MakeMergeCommand();
+std::unique_ptr<Command> MakeSweepCommand();
 
 }  // namespace cpprof::cli

@@ -4,30 +4,22 @@
 //                [--quiet] [--dry-run] [trunk|e2e|train N_TOKEN RANKS] [-- (-m MODULE | SCRIPT) ARGS...]
 // Thin: the plan lives in src/profile/plan (pure), the run in src/profile/run_profile.
 #include <fmt/format.h>
-#include <pwd.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/profile_inputs.h"
 #include "doctor/doctor.h"
-#include "profile/cpfold_presets.h"
 #include "profile/plan.h"
 #include "profile/run_profile.h"
 #include "runner/environment.h"
-#include "runner/helpers.h"
 #include "runner/process_runner.h"
 
 namespace cpprof::cli {
 
 namespace {
-
-std::string Parent(const std::string& p) {
-  size_t s = p.rfind('/');
-  return s == std::string::npos ? "." : p.substr(0, s);
-}
 
 class ProfileCommand : public Command {
  public:
@@ -108,31 +100,7 @@ class ProfileCommand : public Command {
     }
     runner::Environment env = runner::Environment::FromProcess();
     runner::RealProcessRunner runner;
-    profile::PlanInputs in;
-    if (auto l = runner::FindHelper("launch_workload.py")) {
-      in.launcher = *l;
-      std::string python_dir = Parent(Parent(*l));
-      if (runner::Environment::IsFile(python_dir + "/cpfold/run.py")) {
-        in.cpfold_root = python_dir;
-        if (runner::Environment::IsFile(python_dir + "/cpfold/trace_spec.json")) {
-          in.cpfold_spec = python_dir + "/cpfold/trace_spec.json";
-        }
-        if (auto presets = profile::ReadCpfoldPresets(python_dir); presets.ok()) {
-          in.cpfold_presets = *presets;
-        } else {
-          in.cpfold_presets_error = presets.status().message();
-        }
-      }
-    }
-    if (auto kit = runner::FindWorkloadKitRoot()) in.workload_kit_root = *kit;
-    in.caller_env = env.vars();
-    if (auto u = env.Get("USER"); u && !u->empty()) {
-      in.user = *u;
-    } else if (const passwd* pw = ::getpwuid(::getuid())) {
-      in.user = pw->pw_name;
-    }
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) == 0) in.host = host;
+    profile::PlanInputs in = MakePlanInputs(env);
 
     CPPROF_RETURN_IF_ERROR(profile::CheckOptions(o_));
     // Absolute paths: nsys, torchrun and the ranks see the same files whatever their working folder.

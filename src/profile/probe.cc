@@ -27,6 +27,24 @@ std::optional<Json> TaggedJson(const std::string& line, const std::string& tag) 
   return j;
 }
 
+// Ranks writing to one pipe at once can join their lines ("cpfold-iter: {...}cpfold-iter: {...}",
+// seen with unbuffered Python, whose print writes the text and its newline apart): each iteration
+// tag after the first starts a line of its own.
+std::vector<std::string> SplitAtTags(const std::string& line) {
+  std::vector<size_t> at;
+  for (const char* t : kIterTags) {
+    const std::string tag = std::string(t) + ":";
+    for (size_t p = line.find(tag); p != std::string::npos; p = line.find(tag, p + 1)) at.push_back(p);
+  }
+  if (at.size() < 2) return {line};
+  std::sort(at.begin(), at.end());
+  std::vector<std::string> parts = {line.substr(0, at[1])};
+  for (size_t i = 1; i < at.size(); ++i) {
+    parts.push_back(line.substr(at[i], i + 1 < at.size() ? at[i + 1] - at[i] : std::string::npos));
+  }
+  return parts;
+}
+
 std::string Seconds(double s) { return s >= 100 ? fmt::format("{:.0f} s", s) : fmt::format("{:.1f} s", s); }
 
 }  // namespace
@@ -40,7 +58,11 @@ std::string Bytes(int64_t b) {
 ProbeOutput ParseProbeOutput(const std::string& text) {
   ProbeOutput out;
   std::istringstream s(text);
+  std::vector<std::string> lines;
   for (std::string line; std::getline(s, line);) {
+    for (auto& part : SplitAtTags(line)) lines.push_back(std::move(part));
+  }
+  for (const std::string& line : lines) {
     std::optional<Json> j;
     std::string tag;
     for (const char* t : kIterTags) {

@@ -52,6 +52,18 @@ TEST(ProbeParse, WarmupOnlyAndNothing) {
 
 // cpprof_workload's lines (python/cpprof_workload/runtime.py): the same protocol under its own
 // tag, with the memory's kind and the run's planned iterations.
+// Seen with real cpfold on 2 ranks under unbuffered Python: two ranks' lines joined in one.
+TEST(ProbeParse, LinesOfTwoRanksJoinedInOneAreBothRead) {
+  ProbeOutput o = ParseProbeOutput(
+      "[rank1]: cpfold-iter: {\"rank\": 1, \"iter\": 2, \"warmup\": false, \"wall_s\": 0.16, \"peak_mem_bytes\": 7}"
+      "cpfold-iter: {\"rank\": 0, \"iter\": 2, \"warmup\": false, \"wall_s\": 0.15, \"peak_mem_bytes\": 5}\n\n");
+  ASSERT_EQ(o.iters.size(), 2u);
+  EXPECT_TRUE(o.bad_lines.empty());
+  EXPECT_EQ(o.iters[0].rank, 1);
+  EXPECT_EQ(o.iters[1].rank, 0);
+  EXPECT_DOUBLE_EQ(o.iters[1].wall_s, 0.15);
+}
+
 TEST(ProbeParse, ReadsCpprofWorkloadLines) {
   ProbeOutput o = ParseProbeOutput(
       "[rank0]:cpprof-iter: {\"rank\": 0, \"iter\": 0, \"warmup\": true, \"wall_s\": 2.0, \"wall_ms\": 2000.0, "

@@ -143,6 +143,8 @@ class Watchdog {
   std::atomic<int> killed_{0};
 };
 
+}  // namespace
+
 std::string LastLines(const std::string& text, size_t n) {
   size_t end = text.size();
   while (end > 0 && text[end - 1] == '\n') --end;
@@ -158,6 +160,8 @@ std::string LastLines(const std::string& text, size_t n) {
   if (!s.empty() && s[0] == '\n') s.erase(0, 1);
   return s;
 }
+
+namespace {
 
 // The workload's own summary lines (cpfold prints "cpfold: {json}" with time and peak memory).
 std::vector<std::string> WorkloadSummaries(const std::string& out) {
@@ -675,9 +679,34 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
   md += compared;
   md += "\n" + readout.str();
   CPPROF_RETURN_IF_ERROR(WriteText(p.readout_md, md));
+  if (options.wall_s) *options.wall_s = wall_s;
+  if (options.report) *options.report = std::move(report);
   out << text.str();
   err << fmt::format("cpprof: profile: wrote {} and {} ({:.1f} s)\n", p.readout_md, p.report_json, wall_s);
   return rc;
+}
+
+StatusOr<UnprofiledRun> RunWithoutProfiler(const std::vector<std::string>& argv,
+                                           const std::map<std::string, std::string>& env, double timeout_s,
+                                           const std::string& stdout_log, const std::string& stderr_log,
+                                           runner::ProcessRunner& runner, std::ostream& err,
+                                           const ExecuteOptions& options) {
+  std::error_code ec;
+  for (const auto& log : {stdout_log, stderr_log}) fs::create_directories(fs::path(log).parent_path(), ec);
+  Watched w;
+  {
+    LiveTee tee(stdout_log, stderr_log, options.live ? &err : nullptr);
+    w = RunWatched(argv, env, timeout_s, options.kill_grace_s, runner, tee);
+  }
+  if (!w.result.ok()) return w.result.status();
+  UnprofiledRun r;
+  r.result = std::move(*w.result);
+  r.timed_out = w.timed_out;
+  r.interrupted = w.interrupted;
+  r.killed = w.killed;
+  r.wall_s = w.wall_s;
+  r.lines = ParseProbeOutput(r.result.out);
+  return r;
 }
 
 std::string ResolveCompare(const std::string& previous) {

@@ -3,7 +3,7 @@
 # repository root on an H200 machine with 2 or 4 GPUs:
 #
 #   tools/device/profile_check.sh OUT_DIR STEP...      steps: none fast full e2e own perrank twonodes multi
-#                                                             scaffold
+#                                                             scaffold sweep
 #
 # cpprof: $CPPROF, else .devbin/cpprof (a static build carried along). DEBS_DIR (.debs) holds
 # Debian's libdw1/libelf1 .deb files for the importer fix (../shared/notes/device-nsys.md).
@@ -21,6 +21,11 @@
 #          1x2 captured three ways (one nsys, --per-rank, two "nodes"), readouts and sanity diffs
 #   scaffold issue 21: the toy user model (python/tests/toy_user_model) scaffolded by `cpprof scaffold`
 #          and profiled by `cpprof profile --probe --trace-discover` on one GPU, as a user would
+#   sweep  issue 16 item 3 on ONE GPU (GPU 0): `cpprof sweep trunk --n 512,1024,2048 --grids 1x1 --dtype bf16
+#          --largest` (cpfold's default small preset) with timeouts that fit ~8 minutes: each run of a point at
+#          most 200 s, the whole sweep stopped by SIGINT at 470 s (the finished points are kept: a rerun of the
+#          same step resumes). Leaves sweep.json/md/html, the points' logs and readouts, and `cpprof sweep
+#          --render`'s output of the same sweep.json (must be byte-identical) under OUT_DIR/sweep/.
 # Each step leaves its results folder's small files (readout, report JSON, command, logs) and
 # the .sqlite.xz under OUT_DIR/<step>/, and a line with the wall time in OUT_DIR/summary.txt.
 set -uo pipefail
@@ -171,6 +176,27 @@ for step in "$@"; do
       "$cpprof" diff --sanity "$mr/single/inference/trunk256.sqlite" "$mr"/node*/inference/trunk256*.sqlite \
         >"$m/sanity-twonodes.txt" 2>&1
       say "multi: $(head -1 "$m/sanity-perrank.txt") | $(head -1 "$m/sanity-twonodes.txt")" ;;
+    sweep)
+      sw=${SWEEP_DIR:-/tmp/cpprof-sweep}; rm -rf "$sw"
+      t0=$EPOCHREALTIME
+      timeout -s INT 470 "$cpprof" sweep trunk --n 512,1024,2048 --grids 1x1 --dtype bf16 --largest \
+        --iters 3 --warmup 1 --capture-iters 1 --timeout 200 --gpus 0 --out "$sw" >"$out/sweep/sweep.stdout" \
+        2>"$out/sweep/sweep.log"
+      rc=$?
+      say "sweep: rc=$rc wall_s=$(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $t0}")"
+      cp "$sw"/sweep.json "$sw"/sweep.md "$sw"/sweep.html "$out/sweep/" 2>/dev/null
+      mkdir -p "$out/sweep/points"
+      for f in "$sw"/points/*; do
+        case $f in
+          *.log|*.readout.md|*.report.json|*.command.txt) cp "$f" "$out/sweep/points/" ;;
+        esac
+      done
+      # Determinism: --render from the same sweep.json writes the same bytes.
+      mkdir -p "$out/sweep/render"; cp "$sw/sweep.json" "$out/sweep/render/" 2>/dev/null
+      "$cpprof" sweep --render --out "$out/sweep/render" >/dev/null 2>"$out/sweep/render.log"
+      cmp -s "$out/sweep/render/sweep.html" "$sw/sweep.html" && same=yes || same=no
+      say "sweep: $(grep -c '| 1x1 |' "$sw/sweep.md" 2>/dev/null) point rows; --render identical: $same"
+      grep '^| 1x1 | [0-9-]* | [0-9-]* |' "$sw/sweep.md" | while read -r l; do say "sweep: largest N $l"; done ;;
     *) say "unknown step $step" ;;
   esac
 done

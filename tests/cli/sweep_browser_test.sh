@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# sweep.html in a real browser: `cpprof sweep --render` writes the page from a committed sweep.json
+# (tests/data/sweep: 2 sizes x 2 grids with an out-of-memory point, made by the fakes of
+# tests/cli/sweep_test.cc; and a copy cut to one grid, whose speedup plots say why they are empty),
+# then headless Chromium loads it from a file URL inside an iframe of an exact width:
+#   - no console errors, the page's checks ran;
+#   - at 420 and 1600 px no horizontal overflow (scrollWidth <= clientWidth);
+#   - every plot is there: each <figure> of the list below holds an <svg> with a non-zero size, and
+#     its series (lines, bars) or, when it has none, a note saying why.
+# Skipped (exit 77) when chromium is not installed.
+#
+#   tests/cli/sweep_browser_test.sh CPPROF_BINARY TESTS_DATA_DIR OUT_DIR
+set -euo pipefail
+cpprof=$1 data=$2 out=$3
+browser=""
+for b in chromium chromium-browser google-chrome; do
+  if command -v "$b" > /dev/null; then browser=$(command -v "$b"); break; fi
+done
+[ -n "$browser" ] || { echo "SKIP: no chromium (apt-get install chromium)"; exit 77; }
+rm -rf "$out"; mkdir -p "$out"
+out=$(cd "$out" && pwd)
+fail=0
+
+checks='<script>
+(function () {
+  var bad = [], de = document.documentElement;
+  if (de.scrollWidth > de.clientWidth) bad.push("horizontal overflow: scrollWidth " + de.scrollWidth + " > clientWidth " + de.clientWidth);
+  var ids = "IDS".split(" ");
+  ids.forEach(function (id) {
+    var f = document.getElementById(id);
+    if (!f) { bad.push("no plot " + id); return; }
+    var svg = f.querySelector("svg");
+    if (!svg) { bad.push(id + ": no svg"); return; }
+    var r = svg.getBoundingClientRect();
+    if (r.width < 100 || r.height < 50) bad.push(id + ": svg " + Math.round(r.width) + "x" + Math.round(r.height));
+    if (r.right > de.clientWidth + 1) bad.push(id + ": svg past the right edge");
+    var n = +f.getAttribute("data-series"), drawn = svg.querySelectorAll("[data-series]").length;
+    if (n > 0 && drawn === 0) bad.push(id + ": " + n + " series, none drawn");
+    if (n === 0 && !f.querySelector(".note")) bad.push(id + ": empty and no note says why");
+  });
+  var t = bad.length ? "CHECK FAILED: " + bad.join("; ") : "CHECK OK " + de.scrollWidth + "<=" + de.clientWidth + " plots " + ids.length;
+  document.title = t;
+  if (window.parent !== window) window.parent.postMessage(t, "*");
+})();
+</script>'
+
+wrapper="$out/width.html"
+cat > "$wrapper" << 'EOF2'
+<!doctype html><html><head><title>no verdict from the page</title></head><body style="margin:0">
+<iframe id="f" style="border:0;height:1000px"></iframe>
+<script>
+var q = /w=(\d+)&p=([^&#]+)/.exec(location.search), f = document.getElementById('f');
+window.addEventListener('message', function (e) { document.title = String(e.data); });
+f.style.width = q[1] + 'px'; f.src = q[2];
+</script></body></html>
+EOF2
+
+check() {  # NAME IDS
+  local name=$1 ids=$2 dir="$out/$1"
+  mkdir -p "$dir"
+  cp "$data/sweep/$name.json" "$dir/sweep.json"
+  if ! "$cpprof" sweep --render --out "$dir" > "$dir/render.out" 2> "$dir/render.err"; then
+    echo "FAIL $name: cpprof sweep --render failed: $(tail -1 "$dir/render.err")"; fail=1; return
+  fi
+  local page="$out/$name.check.html"
+  sed 's#</body>#'"$(printf '%s' "${checks/IDS/$ids}" | tr '\n' ' ' | sed 's/[&#\\]/\\&/g')"'</body>#' "$dir/sweep.html" > "$page"
+  for width in 420 1600; do
+    local profile dom="$out/$name.$width.dom.html"
+    profile=$(mktemp -d)
+    timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run \
+      --user-data-dir="$profile" --enable-logging=stderr --v=0 --window-size="$((width + 40)),1100" \
+      --virtual-time-budget=5000 --dump-dom "file://$wrapper?w=$width&p=$(basename "$page")" > "$dom" 2> "$out/browser.err" || true
+    rm -rf "$profile"
+    local title errors
+    title=$(grep -o -m1 '<title>[^<]*</title>' "$dom" | sed 's/<[^>]*>//g; s/&lt;/</g' || true)
+    errors=$(grep -E "Uncaught|CONSOLE.*(Error|error)|:ERROR:CONSOLE" "$out/browser.err" || true)
+    if [[ $title != "CHECK OK"* ]]; then
+      echo "FAIL $name $width px: ${title:-no title (the page did not load)}"; fail=1
+    elif [ -n "$errors" ]; then
+      echo "FAIL $name $width px: console errors:"; echo "$errors"; fail=1
+    else
+      echo "ok   $name $width px: $title"
+    fi
+  done
+}
+
+check two-grids "plot-module-time-1x1 plot-module-time-1x2 plot-speedup plot-efficiency plot-exposed-transfer plot-memory plot-largest"
+check one-grid "plot-module-time-1x1 plot-speedup plot-efficiency plot-exposed-transfer plot-memory plot-largest"
+exit $fail
