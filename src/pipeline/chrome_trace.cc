@@ -325,14 +325,15 @@ class TraceBuilder {
     return last_proc_;
   }
 
-  // A complete event; times clamped so that ts >= 0 and dur >= 0, with the raw values in args.
-  // `name` is the name serialized (JsonWriter::EscapedString, cached for names that repeat);
-  // `args(w)` writes the event's own args (`has_args`: whether it writes any).
-  template <class ArgsFn>
-  void EmitX(std::string_view name, std::string_view cat, int pid, int64_t tid, int64_t start, int64_t end,
-             bool has_args, ArgsFn&& args) {
-    start += off_;
-    end += off_;
+  // A complete event's fields (between its braces); times clamped so that ts >= 0 and dur >= 0,
+  // with the raw values in args. `name(w)` writes the name's value; `args(w)` the event's own
+  // args (`has_args`: whether it writes any). Shared by EmitX and the NVTX batches, so that both
+  // write the same bytes.
+  template <class NameFn, class ArgsFn>
+  static void WriteX(render::JsonWriter& w, int64_t off, NameFn&& name, std::string_view cat, int pid, int64_t tid,
+                     int64_t start, int64_t end, bool has_args, ArgsFn&& args) {
+    start += off;
+    end += off;
     std::optional<int64_t> end_before_start, clamped_start;
     if (end < start) {
       end_before_start = end;
@@ -343,9 +344,8 @@ class TraceBuilder {
       start = 0;
       end = std::max<int64_t>(end, 0);
     }
-    render::JsonWriter& w = writer_->Begin();
     w.Key("ph"), w.RawString("\"X\"");
-    w.Key("name"), w.RawString(name);
+    w.Key("name"), name(w);
     w.Key("cat"), w.String(cat);
     w.Key("pid"), w.Int(pid);
     w.Key("tid"), w.Int(tid);
@@ -359,6 +359,16 @@ class TraceBuilder {
       if (clamped_start) w.Key("clamped_start_ns"), w.Int(*clamped_start);
       w.EndObject();
     }
+  }
+
+  // A complete event (WriteX); `name` is the name serialized (JsonWriter::EscapedString, cached
+  // for names that repeat).
+  template <class ArgsFn>
+  void EmitX(std::string_view name, std::string_view cat, int pid, int64_t tid, int64_t start, int64_t end,
+             bool has_args, ArgsFn&& args) {
+    render::JsonWriter& w = writer_->Begin();
+    WriteX(
+        w, off_, [&](render::JsonWriter& jw) { jw.RawString(name); }, cat, pid, tid, start, end, has_args, args);
     writer_->End();
   }
 
@@ -617,6 +627,7 @@ class TraceBuilder {
     CPPROF_RETURN_IF_ERROR(ranges.status());
     CPPROF_RETURN_IF_ERROR(emit(same_start));
     CPPROF_RETURN_IF_ERROR(emit(start_end));
+    FlushNvtx();
     if (skipped && !options_.kineto) {  // a Kineto trace holds one rank: the others' ranges are left out by design
       summary_.notes.push_back(fmt::format(
           "{} NVTX ranges of processes without GPU work (or of ranks not asked for) were left out", skipped));
@@ -656,16 +667,82 @@ class TraceBuilder {
       ++steps_;
       EmitX(writer_->Escape(step), "user_annotation", p->pid, tid, start, end, false, [](render::JsonWriter&) {});
     }
+    ++summary_.nvtx_ranges;
+    if (!options_.kineto) {  // formatted later, in parallel (NvtxBatch)
+      nvtx_batch_.Add(name, p->pid, tid, start, end, r.open, push_pop, nsys::TidOf(gtid),
+                      ended_elsewhere ? std::optional<int64_t>(nsys::TidOf(r.end_global_tid)) : std::nullopt);
+      if (nvtx_batch_.size() >= NvtxBatch::kEvents) FlushNvtx();
+      return OkStatus();
+    }
     EmitX(writer_->Escape(name), Cat(push_pop ? "nvtx" : "nvtx start/end", "user_annotation"), p->pid, tid, start, end,
           r.open || !push_pop, [&](render::JsonWriter& w) {
-            if (r.open) w.Key("open_at_capture_end"), w.Bool(true);
-            if (push_pop) return;
-            w.Key("thread"), w.Int(nsys::TidOf(gtid));
-            if (ended_elsewhere) w.Key("ended_on_tid"), w.Int(nsys::TidOf(r.end_global_tid));
+            NvtxArgs(w, r.open, push_pop, nsys::TidOf(gtid),
+                     ended_elsewhere ? std::optional<int64_t>(nsys::TidOf(r.end_global_tid)) : std::nullopt);
           });
-    ++summary_.nvtx_ranges;
     return OkStatus();
   }
+
+  static void NvtxArgs(render::JsonWriter& w, bool open, bool push_pop, int64_t thread,
+                       std::optional<int64_t> ended_on) {
+    if (open) w.Key("open_at_capture_end"), w.Bool(true);
+    if (push_pop) return;
+    w.Key("thread"), w.Int(thread);
+    if (ended_on) w.Key("ended_on_tid"), w.Int(*ended_on);
+  }
+
+  // NVTX ranges placed (pid, tid, times) in order but not yet formatted: the JSON of a batch is
+  // written on all cores, a block per thread, then appended in order (the same bytes as one by one).
+  class NvtxBatch {
+   public:
+    static constexpr size_t kEvents = 1 << 15;
+    void Add(std::string_view name, int pid, int64_t tid, int64_t start, int64_t end, bool open, bool push_pop,
+             int64_t thread, std::optional<int64_t> ended_on) {
+      events_.push_back({pid, tid, start, end, thread, ended_on.value_or(0), names_.size(), name.size(), open, push_pop,
+                         ended_on.has_value()});
+      names_.append(name);
+    }
+    size_t size() const { return events_.size(); }
+    // Formats the batch (WriteX) and appends it to `writer`; empties it.
+    void WriteTo(render::ChromeTraceWriter& writer, int64_t off) {
+      if (events_.empty()) return;
+      const size_t blocks = std::min<size_t>(WorkerThreads(), (events_.size() + 1023) / 1024);
+      std::vector<std::string> text(blocks);
+      const char* first_separator = writer.events() > 0 ? ",\n" : "\n";  // as ChromeTraceWriter::Begin
+      ParallelFor(blocks, [&](size_t b) {
+        const size_t from = events_.size() * b / blocks, to = events_.size() * (b + 1) / blocks;
+        render::JsonWriter w(text[b]);
+        for (size_t i = from; i < to; ++i) {
+          const Event& e = events_[i];
+          text[b] += i == 0 ? first_separator : ",\n";
+          w.BeginObject();
+          const std::string_view name(names_.data() + e.name_begin, e.name_size);
+          WriteX(
+              w, off, [&](render::JsonWriter& jw) { jw.String(name); }, e.push_pop ? "nvtx" : "nvtx start/end", e.pid,
+              e.tid, e.start, e.end, e.open || !e.push_pop,
+              [&](render::JsonWriter& jw) {
+                NvtxArgs(jw, e.open, e.push_pop, e.thread,
+                         e.has_ended_on ? std::optional<int64_t>(e.ended_on) : std::nullopt);
+              });
+          w.EndObject();
+        }
+      });
+      for (size_t b = 0; b < blocks; ++b) writer.AppendRaw(text[b], b == 0 ? static_cast<int64_t>(events_.size()) : 0);
+      events_.clear();
+      names_.clear();
+    }
+
+   private:
+    struct Event {
+      int pid;
+      int64_t tid, start, end, thread, ended_on;
+      size_t name_begin, name_size;
+      bool open, push_pop, has_ended_on;
+    };
+    std::vector<Event> events_;
+    std::string names_;
+  };
+
+  void FlushNvtx() { nvtx_batch_.WriteTo(*writer_, off_); }
 
   void Metadata(const char* what, int pid, std::optional<int64_t> tid, Json args) {
     Json e;
@@ -762,6 +839,7 @@ class TraceBuilder {
   int64_t gpu_max_end_ = 0;
   std::optional<int64_t> capture_end_;
   int64_t off_ = 0;  // added to every time written: the run's clock
+  NvtxBatch nvtx_batch_;
 };
 
 }  // namespace

@@ -36,6 +36,12 @@ void ChromeTraceWriter::End() {
   if (buffer_.size() >= (1 << 20)) Flush();
 }
 
+void ChromeTraceWriter::AppendRaw(std::string_view events, int64_t count) {
+  buffer_ += events;
+  events_ += count;
+  if (buffer_.size() >= (1 << 20)) Flush();
+}
+
 void ChromeTraceWriter::Flush() {
   out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
   buffer_.clear();

@@ -32,6 +32,9 @@ class ChromeTraceWriter {
   // add its fields with (Key, then a value); End() closes it. Same bytes as Event(json).
   JsonWriter& Begin();
   void End();
+  // Events serialized elsewhere, as Begin()/End() would write them (",\n" before each, "\n"
+  // before the document's first), appended as they are; `count` more events.
+  void AppendRaw(std::string_view events, int64_t count);
   // `v` as a JSON string (quotes included), for JsonWriter::RawString.
   std::string Escape(std::string_view v) { return json_.EscapedString(v); }
   // Closes the array and the document. Call once, after the last event.

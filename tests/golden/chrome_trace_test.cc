@@ -383,6 +383,22 @@ TEST(ChromeTraceDeterminism, SameExportSameBytes) {
   }
 }
 
+// NVTX ranges are formatted in batches on all cores (blocks per thread), then appended in
+// order: the same bytes on one thread or three, over several batches.
+TEST(ChromeTraceDeterminism, SameBytesOnAnyNumberOfThreads) {
+  const std::string db = RealExport("cpfold-trunk-2x2");
+  ::setenv("CPPROF_THREADS", "1", 1);
+  CliResult one = RunCli({"export", db});
+  ::setenv("CPPROF_THREADS", "3", 1);
+  CliResult three = RunCli({"export", db});
+  ::unsetenv("CPPROF_THREADS");
+  ASSERT_EQ(one.rc, 0) << one.err;
+  ASSERT_EQ(three.rc, 0) << three.err;
+  EXPECT_GT(std::count(one.out.begin(), one.out.end(), '\n'), 65536);  // more than two batches
+  EXPECT_TRUE(one.out == three.out) << "the trace depends on the number of threads";
+  EXPECT_NO_THROW((void)nlohmann::ordered_json::parse(three.out));
+}
+
 INSTANTIATE_TEST_SUITE_P(Exports, ChromeTraceReal, ::testing::ValuesIn(RealExportNames()),
                          [](const ::testing::TestParamInfo<std::string>& p) {
                            std::string n = p.param;
