@@ -9,6 +9,7 @@
 
 #include "base/utf8.h"
 #include "render/efficiency_render.h"
+#include "render/html_escape.h"
 #include "render/html_template.h"  // generated from src/render/html_template.html (CMakeLists.txt)
 #include "render/kernel_names.h"
 #include "render/report_json.h"
@@ -283,22 +284,6 @@ std::string EscapeJsonForScript(const std::string& json) {
 }
 
 namespace {
-
-// `s` as HTML text (the page's <title>).
-std::string EscapeHtml(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '&')
-      out += "&amp;";
-    else if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else
-      out += c;
-  }
-  return out;
-}
 
 constexpr std::string_view kTitleMarker = "<!--CPPROF_TITLE-->";
 

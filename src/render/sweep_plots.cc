@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "render/html_escape.h"
+
 namespace cpprof::render {
 
 namespace {
@@ -29,28 +31,7 @@ int Ranks(const std::string& grid) {
   return std::max(1, std::atoi(grid.substr(0, x).c_str())) * std::max(1, std::atoi(grid.substr(x + 1).c_str()));
 }
 
-std::string Esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
+std::string Esc(const std::string& s) { return EscapeHtml(s); }
 
 std::string Num(double v) { return fmt::format("{:.4g}", v); }
 

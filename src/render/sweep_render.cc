@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "render/html_escape.h"
 #include "render/sweep_plots.h"
 
 namespace cpprof::render {
@@ -87,28 +88,7 @@ void PrintMd(const Table& t, std::ostream& out) {
   }
 }
 
-std::string Esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
+std::string Esc(const std::string& s) { return EscapeHtml(s); }
 
 void PrintHtml(const Table& t, std::ostream& out) {
   out << "<div class=\"scroll\"><table" << (t.id.empty() ? "" : " id=\"" + t.id + "\"") << "><tr>";
