@@ -22,7 +22,8 @@
 #   scaffold issue 21: the toy user model (python/tests/toy_user_model) scaffolded by `cpprof scaffold`
 #          and profiled by `cpprof profile --probe --trace-discover` on one GPU, as a user would
 #   sweep  issue 16 item 3 on ONE GPU (GPU 0): `cpprof sweep trunk --n 512,1024,2048 --grids 1x1 --dtype bf16
-#          --largest` (cpfold's default small preset) with timeouts that fit ~8 minutes: each run of a point at
+#          --largest --max-n 4096 -- --preset af3 --blocks 2 --recycles 0` (AF3 sizes, a 2-block trunk, one pass)
+#          with timeouts that fit ~8 minutes: each run of a point at
 #          most 200 s, the whole sweep stopped by SIGINT at 470 s (the finished points are kept: a rerun of the
 #          same step resumes). Leaves sweep.json/md/html, the points' logs and readouts, and `cpprof sweep
 #          --render`'s output of the same sweep.json (must be byte-identical) under OUT_DIR/sweep/.
@@ -179,9 +180,9 @@ for step in "$@"; do
     sweep)
       sw=${SWEEP_DIR:-/tmp/cpprof-sweep}; rm -rf "$sw"
       t0=$EPOCHREALTIME
-      timeout -s INT 470 "$cpprof" sweep trunk --n 512,1024,2048 --grids 1x1 --dtype bf16 --largest \
-        --iters 3 --warmup 1 --capture-iters 1 --timeout 200 --gpus 0 --out "$sw" >"$out/sweep/sweep.stdout" \
-        2>"$out/sweep/sweep.log"
+      timeout -s INT 470 "$cpprof" sweep trunk --n 512,1024,2048 --grids 1x1 --dtype bf16 --largest --max-n 4096 \
+        --iters 3 --warmup 1 --capture-iters 1 --timeout 200 --gpus 0 --out "$sw" \
+        -- --preset af3 --blocks 2 --recycles 0 >"$out/sweep/sweep.stdout" 2>"$out/sweep/sweep.log"
       rc=$?
       say "sweep: rc=$rc wall_s=$(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $t0}")"
       cp "$sw"/sweep.json "$sw"/sweep.md "$sw"/sweep.html "$out/sweep/" 2>/dev/null
