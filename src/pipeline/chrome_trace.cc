@@ -586,11 +586,14 @@ class TraceBuilder {
     nsys::NvtxRangeCursor::Options options;
     options.prefetch = WorkerThreads() > 1;  // SQLite reads NVTX on another core while this one writes
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, options));
+    // Ranges held (those of one start, to go out longest first; start/end ranges, to go out
+    // last), their texts in an arena per list: no allocation per range.
     struct Held {
       nsys::NvtxRangeRow row;
-      std::string text;
+      size_t text_begin, text_size;
     };
     std::vector<Held> same_start, start_end;
+    std::string same_start_text, start_end_text;
     int64_t skipped = 0, out_of_order = 0, last_start = INT64_MIN;
     auto longest_first = [](const Held& a, const Held& b) {
       if (a.row.start != b.row.start) return a.row.start < b.row.start;
@@ -598,13 +601,18 @@ class TraceBuilder {
       if (a.row.end != b.row.end) return a.row.end > b.row.end;
       return a.row.rowid < b.row.rowid;
     };
-    auto emit = [&](std::vector<Held>& held) -> Status {
+    auto hold = [](std::vector<Held>& held, std::string& text, const nsys::NvtxRangeRow& r) {
+      held.push_back({r, text.size(), r.text.size()});
+      text.append(r.text);
+    };
+    auto emit = [&](std::vector<Held>& held, std::string& text) -> Status {
       std::sort(held.begin(), held.end(), longest_first);
       for (Held& h : held) {
-        h.row.text = h.text;
+        h.row.text = std::string_view(text.data() + h.text_begin, h.text_size);
         CPPROF_RETURN_IF_ERROR(EmitNvtx(h.row, domains));
       }
       held.clear();
+      text.clear();
       return OkStatus();
     };
     while (ranges.Next()) {
@@ -614,19 +622,19 @@ class TraceBuilder {
         continue;
       }
       if (r.event_type != nsys::kNvtxPushPop && r.event_type != nsys::kNvtxtPushPop) {
-        start_end.push_back({r, std::string(r.text)});
+        hold(start_end, start_end_text, r);
         continue;
       }
       if (r.start != last_start) {
-        CPPROF_RETURN_IF_ERROR(emit(same_start));
+        CPPROF_RETURN_IF_ERROR(emit(same_start, same_start_text));
         if (r.start < last_start) ++out_of_order;
         last_start = r.start;
       }
-      same_start.push_back({r, std::string(r.text)});
+      hold(same_start, same_start_text, r);
     }
     CPPROF_RETURN_IF_ERROR(ranges.status());
-    CPPROF_RETURN_IF_ERROR(emit(same_start));
-    CPPROF_RETURN_IF_ERROR(emit(start_end));
+    CPPROF_RETURN_IF_ERROR(emit(same_start, same_start_text));
+    CPPROF_RETURN_IF_ERROR(emit(start_end, start_end_text));
     FlushNvtx();
     if (skipped && !options_.kineto) {  // a Kineto trace holds one rank: the others' ranges are left out by design
       summary_.notes.push_back(fmt::format(
@@ -650,7 +658,7 @@ class TraceBuilder {
       end = std::max(end, start);
     }
     if (!InWindow(start, end)) return OkStatus();
-    std::string name = domains.NamesFor(r.domain_id, gtid).front() + ":" + std::string(r.text);
+    const std::string& domain = domains.NamesFor(r.domain_id, gtid).front();
     bool push_pop = r.event_type == nsys::kNvtxPushPop || r.event_type == nsys::kNvtxtPushPop;
     int64_t tid;
     if (push_pop) {
@@ -660,6 +668,8 @@ class TraceBuilder {
       tid = LaneTid(gtid, start, end);
     }
     const bool ended_elsewhere = r.ends_on_other_thread && r.end_global_tid != gtid;
+    std::string name;  // "domain:text", built here for a Kineto trace only (a batch keeps the parts)
+    if (options_.kineto) name = domain + ":" + std::string(r.text);
     if (options_.kineto && nsys::IsIterationName(name)) {
       // HTA finds iterations by Kineto's step annotations: ProfilerStep#N over each iteration range.
       size_t digits = name.find_last_not_of("0123456789") + 1;
@@ -669,7 +679,7 @@ class TraceBuilder {
     }
     ++summary_.nvtx_ranges;
     if (!options_.kineto) {  // formatted later, in parallel (NvtxBatch)
-      nvtx_batch_.Add(name, p->pid, tid, start, end, r.open, push_pop, nsys::TidOf(gtid),
+      nvtx_batch_.Add(domain, r.text, p->pid, tid, start, end, r.open, push_pop, nsys::TidOf(gtid),
                       ended_elsewhere ? std::optional<int64_t>(nsys::TidOf(r.end_global_tid)) : std::nullopt);
       if (nvtx_batch_.size() >= NvtxBatch::kEvents) FlushNvtx();
       return OkStatus();
@@ -695,11 +705,14 @@ class TraceBuilder {
   class NvtxBatch {
    public:
     static constexpr size_t kEvents = 1 << 15;
-    void Add(std::string_view name, int pid, int64_t tid, int64_t start, int64_t end, bool open, bool push_pop,
-             int64_t thread, std::optional<int64_t> ended_on) {
-      events_.push_back({pid, tid, start, end, thread, ended_on.value_or(0), names_.size(), name.size(), open, push_pop,
-                         ended_on.has_value()});
-      names_.append(name);
+    // The range's name is "domain:text".
+    void Add(std::string_view domain, std::string_view text, int pid, int64_t tid, int64_t start, int64_t end,
+             bool open, bool push_pop, int64_t thread, std::optional<int64_t> ended_on) {
+      events_.push_back({pid, tid, start, end, thread, ended_on.value_or(0), names_.size(),
+                         domain.size() + 1 + text.size(), open, push_pop, ended_on.has_value()});
+      names_.append(domain);
+      names_ += ':';
+      names_.append(text);
     }
     size_t size() const { return events_.size(); }
     // Formats the batch (WriteX) and appends it to `writer`; empties it.
@@ -710,6 +723,8 @@ class TraceBuilder {
       const char* first_separator = writer.events() > 0 ? ",\n" : "\n";  // as ChromeTraceWriter::Begin
       ParallelFor(blocks, [&](size_t b) {
         const size_t from = events_.size() * b / blocks, to = events_.size() * (b + 1) / blocks;
+        text[b].reserve((to - from) * 160 + (events_[to - 1].name_begin + events_[to - 1].name_size) -
+                        events_[from].name_begin);
         render::JsonWriter w(text[b]);
         for (size_t i = from; i < to; ++i) {
           const Event& e = events_[i];
