@@ -59,18 +59,20 @@ const char kMemoryUsage[] =
 
 std::vector<const char*> Queries(const std::string& mode) {
   if (mode == "report" || mode == "diff") {
-    return {kGpuOps[0],
-            kGpuOps[1],
-            kGpuOps[2],
-            "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
-            kNvtx,
-            kMemoryUsage};
+    return {kGpuOps[0], kGpuOps[1],
+            kGpuOps[2], "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+            kNvtx,      kMemoryUsage};
   }
   // The trace's events and its CP view (the readout's analysis: the runtime calls' launches and
   // the memory usage events too), each table once.
   if (mode == "export") {
-    return {kGpuOps[0], kGpuOps[1], kGpuOps[2], kNvtx, "SELECT globalTid, nameId FROM ThreadNames",
-            "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME", kMemoryUsage};
+    return {kGpuOps[0],
+            kGpuOps[1],
+            kGpuOps[2],
+            kNvtx,
+            "SELECT globalTid, nameId FROM ThreadNames",
+            "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+            kMemoryUsage};
   }
   if (mode == "export_flows") {
     return {kGpuOps[0],
