@@ -79,17 +79,18 @@ StatusOr<std::vector<SummaryRow>> SummarizeExports(std::span<const nsys::Databas
 
 StatusOr<StatsTable> KernSum(std::span<const nsys::Database> dbs) {
   std::string skipped;
-  CPPROF_ASSIGN_OR_RETURN(
-      auto rows,
-      SummarizeExports(
-          dbs,
-          [](const nsys::Database& db, std::string* why) -> StatusOr<std::vector<nsys::Group>> {
-            if (!db.HasTable("StringIds")) *why = db.path() + " file does not contain StringIds table.";
-            if (why->empty() && !db.HasTable(nsys::kKernelTable)) *why = db.path() + " does not contain CUDA kernel data.";
-            if (!why->empty()) return std::vector<nsys::Group>{};
-            return nsys::KernelDurationsByName(db);
-          },
-          &skipped));
+  CPPROF_ASSIGN_OR_RETURN(auto rows,
+                          SummarizeExports(
+                              dbs,
+                              [](const nsys::Database& db, std::string* why) -> StatusOr<std::vector<nsys::Group>> {
+                                if (!db.HasTable("StringIds"))
+                                  *why = db.path() + " file does not contain StringIds table.";
+                                if (why->empty() && !db.HasTable(nsys::kKernelTable))
+                                  *why = db.path() + " does not contain CUDA kernel data.";
+                                if (!why->empty()) return std::vector<nsys::Group>{};
+                                return nsys::KernelDurationsByName(db);
+                              },
+                              &skipped));
   if (!skipped.empty()) return Skipped(skipped);
   return DurationSummaryTable(std::move(rows), "Instances", {"Name"}, TieBreak::kCountThenKeys);
 }
