@@ -144,8 +144,9 @@ class StatsCommand : public Command {
                    "s, ...); the '(ns)' in their headers changes with it");
     app.add_option("-o,--output", output_,
                    "Write each report to PREFIX_<report>.csv (.txt for table, .json for json) instead of the "
-                   "console; '.': the export's name without .sqlite; '-': the console. Existing files are kept "
-                   "unless --force");
+                   "console; '.': the export's name without .sqlite (not with --merge); '-': the console. Several "
+                   "exports: PREFIX_<export>_<report>.csv, or PREFIX_<report>.csv with --merge. Existing files are "
+                   "kept unless --force");
     app.add_flag("--force", force_, "Replace existing -o files");
     app.add_flag("--force-export", force_export_,
                  "Given an .nsys-rep: export it again over the .sqlite beside it (without this an existing one is "

@@ -73,6 +73,28 @@ INSTANTIATE_TEST_SUITE_P(RealExports, StatsMergeGolden,
                            return n;
                          });
 
+// Per-rank captures number their NVTX domains each in its own order: ranges are grouped across
+// exports by the domain's name, not its id.
+TEST(StatsMerge, RangesGroupByDomainNameNotId) {
+  const std::string name = "cpfold-trunk-2x2";
+  std::vector<std::string> parts = SplitPerProcess(RealExport(name), TempDir() + "/stats-merge-domains");
+  ASSERT_EQ(parts.size(), 4u);
+  for (size_t i = 1; i < parts.size(); ++i) {  // ids 1, 2, 3 become 3i+1.. in export i: no two exports alike
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(parts[i].c_str(), &db), SQLITE_OK);
+    const std::string sql =
+        "UPDATE NVTX_EVENTS SET domainId = domainId + " + std::to_string(3 * i) + " WHERE domainId != 0";
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_GT(sqlite3_changes(db), 0);
+    sqlite3_close(db);
+  }
+  for (const char* report : {"nvtx_sum", "nvtx_gpu_proj_sum"}) {
+    CliResult merged = Stats({"--merge", "--report", report, "--format", "csv"}, parts);
+    ASSERT_EQ(merged.rc, 0) << merged.err;
+    EXPECT_EQ(merged.out, NsysCsv(name, report)) << report;
+  }
+}
+
 // Without --merge, several exports print each export's tables in turn, headed by its path, as
 // `nsys stats` does: unchanged by the merge.
 TEST(StatsMerge, DefaultIsEachExportInTurn) {
