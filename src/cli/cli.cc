@@ -47,6 +47,8 @@ constexpr CommandDef kCommands[] = {
      "  cpprof stats -r cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum --timeunit usec run.sqlite\n"
      "  cpprof stats run.sqlite -o out/run                       # out/run_<report>.csv, one per report\n"
      "  cpprof stats run.nsys-rep                                # exported to run.sqlite beside it first\n"
+     "  cpprof stats run/rep.*.sqlite                            # each export's tables in turn, as nsys\n"
+     "  cpprof stats --merge run/                                # one table per report over all the exports\n"
      "  cpprof stats --help-reports\n",
      MakeStatsCommand},
     {"export",

@@ -1,4 +1,4 @@
-// cpprof stats [--report NAME ...] [--format csv|table|json] [--timeunit UNIT] [-o PREFIX] FILE.sqlite|FILE.nsys-rep
+// cpprof stats [--merge] [--report NAME ...] [--format csv|table|json] [--timeunit UNIT] [-o PREFIX] EXPORTS...
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -122,7 +122,13 @@ class StatsCommand : public Command {
     app.add_option("exports", files_,
                    "An nsys SQLite export, or an .nsys-rep report (exported to SQLite beside it with the nsys "
                    "'cpprof doctor' finds, as 'nsys stats' does); several (files, a directory, a quoted glob): "
-                   "each export's reports in turn, as 'nsys stats' does with several inputs");
+                   "each export's reports in turn, as 'nsys stats' does with several inputs (or one table per "
+                   "report over all of them with --merge)");
+    app.add_flag("--merge", merge_,
+                 "Several exports (one per rank or node of a run): one table per report over all of them, the table "
+                 "'nsys stats' would print for one export holding all their rows (groups matched by name; "
+                 "nvtx_gpu_proj_sum projects each range onto its own export's GPU work). Without it, as nsys: "
+                 "each export's tables in turn");
     app.add_option("-r,--report", reports_,
                    "Report to print (repeatable, or comma-separated); none: the default set (nvtx_sum, "
                    "cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, nvtx_gpu_proj_sum)")
@@ -138,8 +144,9 @@ class StatsCommand : public Command {
                    "s, ...); the '(ns)' in their headers changes with it");
     app.add_option("-o,--output", output_,
                    "Write each report to PREFIX_<report>.csv (.txt for table, .json for json) instead of the "
-                   "console; '.': the export's name without .sqlite; '-': the console. Existing files are kept "
-                   "unless --force");
+                   "console; '.': the export's name without .sqlite (not with --merge); '-': the console. Several "
+                   "exports: PREFIX_<export>_<report>.csv, or PREFIX_<report>.csv with --merge. Existing files are "
+                   "kept unless --force");
     app.add_flag("--force", force_, "Replace existing -o files");
     app.add_flag("--force-export", force_export_,
                  "Given an .nsys-rep: export it again over the .sqlite beside it (without this an existing one is "
@@ -188,6 +195,20 @@ class StatsCommand : public Command {
       CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> expanded, ExpandInputs({f}));
       files.insert(files.end(), expanded.begin(), expanded.end());
     }
+    if (merge_) {
+      if (to_files && output_ == ".") {
+        return Error(ExitCode::kUsage,
+                     "--merge writes one set of files for all the exports: give -o PREFIX (files "
+                     "PREFIX_<report>.csv), not '-o .' (which names the files after one export)");
+      }
+      std::vector<std::string> inputs;
+      for (const auto& f : files) {
+        CPPROF_ASSIGN_OR_RETURN(std::string input, Input(f, ctx));
+        inputs.push_back(std::move(input));
+      }
+      CPPROF_RETURN_IF_ERROR(RunReports(inputs, defs, format, to_files, false, unit, ctx));
+      return 0;
+    }
     const bool several = files.size() > 1;
     if (several && !to_files && format == "json") {
       return Error(ExitCode::kUsage,
@@ -198,27 +219,31 @@ class StatsCommand : public Command {
       if (several && !to_files) {
         ctx.out << (e ? "\n" : "") << fmt::format("==> {} <==\n", files[e]);
       }
-      CPPROF_RETURN_IF_ERROR(RunOne(files[e], defs, format, to_files, several, unit, ctx));
+      CPPROF_ASSIGN_OR_RETURN(std::string input, Input(files[e], ctx));
+      CPPROF_RETURN_IF_ERROR(RunReports({input}, defs, format, to_files, several, unit, ctx));
     }
     return 0;
   }
 
  private:
-  // The reports of one export, to the console or to -o files.
-  Status RunOne(const std::string& file, const std::vector<const pipeline::StatsReportDef*>& defs,
-                const std::string& format, bool to_files, bool several, render::TimeUnit unit, Context& ctx) {
-    std::string input = file;
-    if (doctor::IsNsysReport(file)) {
-      CPPROF_ASSIGN_OR_RETURN(input, ExportedSqlite(file, ctx));
-    }
+  // The export to read for an input: itself, or the SQLite export of an .nsys-rep.
+  StatusOr<std::string> Input(const std::string& file, Context& ctx) {
+    if (doctor::IsNsysReport(file)) return ExportedSqlite(file, ctx);
+    return file;
+  }
 
+  // The reports of one export, or of several merged into one table each (--merge), to the
+  // console or to -o files.
+  Status RunReports(const std::vector<std::string>& inputs, const std::vector<const pipeline::StatsReportDef*>& defs,
+                    const std::string& format, bool to_files, bool several, render::TimeUnit unit, Context& ctx) {
     // -o: every file is checked before the first report runs, so a wrong -o is said at once.
     std::vector<std::string> paths;
     WriteFileOptions write;
     write.replace_existing = force_;
-    write.inputs = {input};
+    write.inputs = inputs;
     if (to_files) {
       std::string prefix = output_;
+      const std::string& input = inputs.front();
       const std::string stem = EndsWith(input, ".sqlite") ? input.substr(0, input.size() - 7) : input;
       if (prefix == ".") {
         prefix = stem;
@@ -234,11 +259,15 @@ class StatsCommand : public Command {
     bool first = true;
     for (size_t i = 0; i < defs.size(); ++i) {
       const auto* def = defs[i];
-      CPPROF_ASSIGN_OR_RETURN(model::StatsTable t, pipeline::RunStatsReport(*def, input));
+      CPPROF_ASSIGN_OR_RETURN(model::StatsTable t, pipeline::RunStatsReport(*def, inputs));
       render::ApplyTimeUnit(t, unit);
       bool empty = !t.skipped.empty() || t.num_rows() == 0;
-      if (!t.skipped.empty()) {
-        ctx.err << fmt::format("SKIPPED: {}\n", t.skipped);
+      if (!t.skipped.empty()) {  // one line per export (--merge: each export lacked the data)
+        for (size_t begin = 0; begin < t.skipped.size();) {
+          size_t end = std::min(t.skipped.find('\n', begin), t.skipped.size());
+          ctx.err << fmt::format("SKIPPED: {}\n", std::string_view(t.skipped).substr(begin, end - begin));
+          begin = end + 1;
+        }
       } else if (t.num_rows() == 0) {  // nsys writes nothing either ("PROCESSED (EMPTY RESULTS)")
         ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
       } else {
@@ -344,6 +373,7 @@ class StatsCommand : public Command {
   bool force_ = false;
   bool force_export_ = false;
   bool list_ = false;
+  bool merge_ = false;
 };
 
 }  // namespace

@@ -90,6 +90,32 @@ struct RangeGroups {
     out += text;
     return tag;
   }
+  // The tag of this set for a range name's tag (domain index << 2 | style) of `other`.
+  uint32_t TagFor(const RangeGroups& other, uint32_t other_tag) {
+    const uint32_t named = other.name_tag.empty() ? other_tag : other.name_tag[other_tag];
+    const uint32_t mine = DomainIndex(other.domain_names[named >> 2]) << 2 | (named & 3);
+    if (name_tag.empty()) return mine;
+    auto it = std::find(name_tag.begin(), name_tag.end(), mine);  // a few tags: a short list
+    if (it != name_tag.end()) return static_cast<uint32_t>(it - name_tag.begin());
+    name_tag.push_back(mine);
+    return static_cast<uint32_t>(name_tag.size() - 1);
+  }
+  // Adds the groups of another export after this one's, keyed by name (domain name, style,
+  // text): a group's values are this one's, then the other's, each in table order. Frees
+  // `other`'s values as it goes.
+  void MergeFrom(RangeGroups& other) {
+    std::vector<uint32_t> templates;
+    std::unordered_map<uint32_t, uint32_t> tags;  // other's tag -> this one's
+    for (uint32_t j = 0; j < other.keys.size(); ++j) {
+      const uint32_t other_tag = other.keys.Tag(j);
+      auto it = tags.find(other_tag);
+      if (it == tags.end()) it = tags.emplace(other_tag, TagFor(other, other_tag)).first;
+      const uint32_t id = keys.InternFrom(other.keys, j, it->second, templates);
+      if (id == durations.size()) durations.NewList();
+      other.durations.ForEach(j, [&](int64_t v) { durations.Append(id, v); });
+    }
+    other = RangeGroups{};
+  }
   // Puts `ids` in print order: by total time, largest first; ties by range, then style (nsys's
   // GROUP BY order). Ties are common (autograd ranges of equal durations): each tied group is
   // named once, not per comparison.
@@ -325,24 +351,51 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& 
   return groups;
 }
 
+// One export's nvtx_sum groups; nullptr and `skipped` set when nsys would skip the report.
+StatusOr<std::shared_ptr<RangeGroups>> ExportRangeGroups(const nsys::Database& db, int64_t min_rows_per_thread,
+                                                         std::string* skipped) {
+  if (!db.HasTable("StringIds")) {
+    *skipped = db.path() + " file does not contain StringIds table.";
+    return std::shared_ptr<RangeGroups>();
+  }
+  if (!db.HasTable(nsys::kNvtxTable)) {
+    *skipped = db.path() + " does not contain NV Tools Extension (NVTX) data.";
+    return std::shared_ptr<RangeGroups>();
+  }
+  CPPROF_ASSIGN_OR_RETURN(std::shared_ptr<RangeGroups> groups, GroupRangesInParts(db, min_rows_per_thread));
+  if (!groups) {
+    CPPROF_ASSIGN_OR_RETURN(groups, GroupRangesInOnePass(db));
+  }
+  return groups;
+}
+
 }  // namespace
 
 StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db, int64_t min_rows_per_thread) {
-  if (!db.HasTable("StringIds")) {
-    model::StatsTable t;
-    t.skipped = db.path() + " file does not contain StringIds table.";
-    return t;
-  }
-  if (!db.HasTable(nsys::kNvtxTable)) {
-    model::StatsTable t;
-    t.skipped = db.path() + " does not contain NV Tools Extension (NVTX) data.";
-    return t;
-  }
+  return NvtxSum(std::span<const nsys::Database>(&db, 1), min_rows_per_thread);
+}
+
+StatusOr<model::StatsTable> NvtxSum(std::span<const nsys::Database> dbs, int64_t min_rows_per_thread) {
+  // Export after export (each is read on all cores), each merged into the whole as it is read:
+  // the whole and one export are held at a time.
   StageTimer timer;
-  CPPROF_ASSIGN_OR_RETURN(std::shared_ptr<RangeGroups> groups, GroupRangesInParts(db, min_rows_per_thread));
+  std::shared_ptr<RangeGroups> groups;
+  std::string reasons;
+  for (const nsys::Database& db : dbs) {
+    std::string skipped;
+    CPPROF_ASSIGN_OR_RETURN(std::shared_ptr<RangeGroups> one, ExportRangeGroups(db, min_rows_per_thread, &skipped));
+    if (!one) {
+      reasons += (reasons.empty() ? "" : "\n") + skipped;
+    } else if (!groups) {
+      groups = std::move(one);
+    } else {
+      groups->MergeFrom(*one);
+    }
+  }
   if (!groups) {
-    timer.Mark("nvtx_sum: NVTX in parts (no)");
-    CPPROF_ASSIGN_OR_RETURN(groups, GroupRangesInOnePass(db));
+    model::StatsTable t;
+    t.skipped = reasons;
+    return t;
   }
   timer.Mark("nvtx_sum: NVTX scan");
   std::vector<uint32_t> ids(groups->keys.size());
@@ -570,19 +623,19 @@ struct ProjSumGroups {
   }
 };
 
-}  // namespace
-
-StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
-  model::StatsTable skipped;
+// One export's nvtx_gpu_proj_sum groups, named, with `reps` its printed groups (not yet in
+// order); nullptr and `skipped` set when nsys would skip the report.
+StatusOr<std::shared_ptr<ProjSumGroups>> ProjectExport(const nsys::Database& db, std::vector<uint32_t>& reps,
+                                                       std::string* skipped) {
   if (!db.HasTable("StringIds"))
-    skipped.skipped = db.path() + " file does not contain StringIds table.";
+    *skipped = db.path() + " file does not contain StringIds table.";
   else if (!db.HasTable(nsys::kNvtxTable))
-    skipped.skipped = db.path() + " does not contain NV Tools Extension (NVTX) data.";
+    *skipped = db.path() + " does not contain NV Tools Extension (NVTX) data.";
   else if (!db.HasTable(nsys::kRuntimeTable))
-    skipped.skipped = db.path() + " does not contain CUDA API data.";
+    *skipped = db.path() + " does not contain CUDA API data.";
   else if (!db.HasTable(nsys::kKernelTable) && !db.HasTable(nsys::kMemcpyTable) && !db.HasTable(nsys::kMemsetTable))
-    skipped.skipped = db.path() + " does not contain GPU operation data.";
-  if (!skipped.skipped.empty()) return skipped;
+    *skipped = db.path() + " does not contain GPU operation data.";
+  if (!skipped->empty()) return std::shared_ptr<ProjSumGroups>();
 
   StageTimer timer;
   // The span of each launch's ops: 16 bytes per launch, allocated once.
@@ -634,7 +687,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
         names.DomainIndex(sweep.domains.NamesFor(tag.domain_id, tag.global_tid).front()) << 2 | tag.style;
     ++tags_per_name[names.name_tag[k]];
   }
-  std::vector<uint32_t> reps;
+  reps.clear();
   CompactStringSet shared;  // (name tag, text) of groups whose name other tags share
   std::vector<uint32_t> shared_rep, last_part;
   std::string text;
@@ -671,6 +724,86 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
   out->totals = std::move(sweep.totals);
   sweep = Sweep{};
   timer.Mark("proj_sum: naming");
+  return out;
+}
+
+// Adds the printed groups `reps` of another export's groups `from` to `into` (groups with one
+// part each, dense ids, the name tags as `into.names` names them), keyed by name: a group's
+// projections are the ones before, then `from`'s in its table order. `seq` numbers them in that
+// order across exports. Frees `from`.
+void MergeProjections(ProjSumGroups& into, std::vector<uint32_t>& into_reps, std::shared_ptr<ProjSumGroups> from,
+                      const std::vector<uint32_t>& reps, int64_t& seq) {
+  std::vector<uint32_t> templates;
+  std::vector<int64_t> values;
+  std::unordered_map<uint32_t, uint32_t> tags;  // from's key tag -> into's
+  for (const uint32_t rep : reps) {
+    const uint32_t from_tag = from->names.keys.Tag(rep);
+    auto it = tags.find(from_tag);
+    if (it == tags.end()) it = tags.emplace(from_tag, into.names.TagFor(from->names, from_tag)).first;
+    const uint32_t id = into.names.keys.InternFrom(from->names.keys, rep, it->second, templates);
+    if (id == into.dense.size()) {
+      into.dense.push_back(static_cast<uint32_t>(into.totals.size()));
+      into.totals.emplace_back();
+      into.proj.NewList();
+      into_reps.push_back(id);
+    }
+    for (int64_t v : from->Values(rep, values)) {
+      into.proj.Append(into.dense[id], seq++);
+      into.proj.Append(into.dense[id], v);
+    }
+    GroupTotals& g = into.totals[into.dense[id]];
+    const GroupTotals& t = from->TotalsOf(rep);
+    SatAdd(g.range_time, t.range_time);
+    g.launches += t.launches;
+    g.children += t.children;
+    g.level_sum += t.level_sum;
+    g.levels += t.levels;
+  }
+}
+
+}  // namespace
+
+StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
+  return NvtxGpuProjSum(std::span<const nsys::Database>(&db, 1));
+}
+
+StatusOr<model::StatsTable> NvtxGpuProjSum(std::span<const nsys::Database> dbs) {
+  // Export after export (a range projects onto its own export's GPU ops only); several are
+  // merged into a whole by name as each is read: the whole and one export are held at a time.
+  StageTimer timer;
+  std::shared_ptr<ProjSumGroups> out;
+  std::vector<uint32_t> reps, one_reps;
+  std::string reasons;
+  int64_t seq = 0;
+  size_t with_data = 0;
+  for (const nsys::Database& db : dbs) {
+    std::string skipped;
+    CPPROF_ASSIGN_OR_RETURN(std::shared_ptr<ProjSumGroups> one, ProjectExport(db, one_reps, &skipped));
+    if (!one) {
+      reasons += (reasons.empty() ? "" : "\n") + skipped;
+      continue;
+    }
+    if (++with_data == 1) {
+      out = std::move(one);
+      reps = std::move(one_reps);
+      continue;
+    }
+    if (with_data == 2) {  // the whole so far becomes a merged set, into which each export goes
+      auto first = std::move(out);
+      out = std::make_shared<ProjSumGroups>();
+      std::vector<uint32_t> first_reps = std::move(reps);
+      reps.clear();
+      MergeProjections(*out, reps, std::move(first), first_reps, seq);
+    }
+    MergeProjections(*out, reps, std::move(one), one_reps, seq);
+    timer.Mark("proj_sum: merged");
+  }
+  if (!out) {
+    model::StatsTable t;
+    t.skipped = reasons;
+    return t;
+  }
+  RangeGroups& names = out->names;
   names.Order(std::move(reps), [&](uint32_t id) { return out->Total(id); });
   timer.Mark("proj_sum: order");
 

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "analysis/summary_stats.h"
+#include "base/parallel.h"
 #include "nsys/export_reader.h"
 #include "nsys/grouped_values.h"
 #include "nsys/stats_tables.h"
@@ -18,38 +20,99 @@ using model::StatsTable;
 
 namespace {
 
-std::vector<SummaryRow> Summarize(std::vector<nsys::Group> groups) {
-  std::vector<KeyedValues> keyed;
-  keyed.reserve(groups.size());
-  for (auto& g : groups) keyed.push_back({{std::move(g.name)}, std::move(g.values)});
-  return SummarizeGroups(std::move(keyed));
-}
-
 StatsTable Skipped(std::string why) {
   StatsTable t;
   t.skipped = std::move(why);
   return t;
 }
 
-StatusOr<StatsTable> KernSum(const nsys::Database& db) {
-  if (!db.HasTable("StringIds")) return Skipped(db.path() + " file does not contain StringIds table.");
-  if (!db.HasTable(nsys::kKernelTable)) return Skipped(db.path() + " does not contain CUDA kernel data.");
-  CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::KernelDurationsByName(db));
-  return DurationSummaryTable(Summarize(std::move(groups)), "Instances", {"Name"}, TieBreak::kCountThenKeys);
+// One export's groups of (name, values) for a report, or why nsys would skip the report there.
+struct ExportGroups {
+  Status status;
+  std::string skipped;
+  std::vector<nsys::Group> groups;
+};
+
+// The groups of every export (one export per thread: each is read by one SQLite scan), gathered
+// by name: a group's values export by export in the order given, each in its table order, as one
+// export holding all the rows would list them. `skipped` is set (the exports' reasons joined)
+// only when every export was skipped.
+template <class ReadGroups>
+StatusOr<std::vector<SummaryRow>> SummarizeExports(std::span<const nsys::Database> dbs, ReadGroups read,
+                                                   std::string* skipped) {
+  std::vector<ExportGroups> per(dbs.size());
+  ParallelFor(dbs.size(), [&](size_t i) {
+    StatusOr<std::vector<nsys::Group>> groups = read(dbs[i], &per[i].skipped);
+    if (!groups.ok()) {
+      per[i].status = groups.status();
+    } else if (per[i].skipped.empty()) {
+      per[i].groups = std::move(*groups);
+    }
+  });
+  std::vector<KeyedValues> keyed;
+  std::unordered_map<std::string, size_t> index;
+  std::string reasons;
+  bool any = false;
+  for (ExportGroups& e : per) {
+    CPPROF_RETURN_IF_ERROR(e.status);
+    if (!e.skipped.empty()) {
+      reasons += (reasons.empty() ? "" : "\n") + e.skipped;
+      continue;
+    }
+    any = true;
+    for (nsys::Group& g : e.groups) {
+      auto [it, inserted] = index.try_emplace(g.name, keyed.size());
+      if (inserted) {
+        keyed.push_back({{std::move(g.name)}, std::move(g.values)});
+      } else {
+        keyed[it->second].values.Append(std::move(g.values));
+      }
+    }
+    std::vector<nsys::Group>().swap(e.groups);  // freed as it goes
+  }
+  if (!any) {
+    *skipped = reasons;
+    return std::vector<SummaryRow>{};
+  }
+  return SummarizeGroups(std::move(keyed));
 }
 
-StatusOr<StatsTable> MemTimeSum(const nsys::Database& db) {
+StatusOr<StatsTable> KernSum(std::span<const nsys::Database> dbs) {
   std::string skipped;
-  CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::MemOpValuesByOperation(db, nsys::MemOpValue::kDuration, &skipped));
+  CPPROF_ASSIGN_OR_RETURN(auto rows,
+                          SummarizeExports(
+                              dbs,
+                              [](const nsys::Database& db, std::string* why) -> StatusOr<std::vector<nsys::Group>> {
+                                if (!db.HasTable("StringIds"))
+                                  *why = db.path() + " file does not contain StringIds table.";
+                                if (why->empty() && !db.HasTable(nsys::kKernelTable))
+                                  *why = db.path() + " does not contain CUDA kernel data.";
+                                if (!why->empty()) return std::vector<nsys::Group>{};
+                                return nsys::KernelDurationsByName(db);
+                              },
+                              &skipped));
   if (!skipped.empty()) return Skipped(skipped);
-  return DurationSummaryTable(Summarize(std::move(groups)), "Count", {"Operation"}, TieBreak::kKeys);
+  return DurationSummaryTable(std::move(rows), "Instances", {"Name"}, TieBreak::kCountThenKeys);
 }
 
-StatusOr<StatsTable> MemSizeSum(const nsys::Database& db) {
+StatusOr<std::vector<SummaryRow>> MemOpRows(std::span<const nsys::Database> dbs, nsys::MemOpValue value,
+                                            std::string* skipped) {
+  return SummarizeExports(
+      dbs, [value](const nsys::Database& db, std::string* why) { return nsys::MemOpValuesByOperation(db, value, why); },
+      skipped);
+}
+
+StatusOr<StatsTable> MemTimeSum(std::span<const nsys::Database> dbs) {
   std::string skipped;
-  CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::MemOpValuesByOperation(db, nsys::MemOpValue::kBytes, &skipped));
+  CPPROF_ASSIGN_OR_RETURN(auto rows, MemOpRows(dbs, nsys::MemOpValue::kDuration, &skipped));
   if (!skipped.empty()) return Skipped(skipped);
-  auto rows = Summarize(std::move(groups));
+  return DurationSummaryTable(std::move(rows), "Count", {"Operation"}, TieBreak::kKeys);
+}
+
+StatusOr<StatsTable> MemSizeSum(std::span<const nsys::Database> dbs) {
+  std::string skipped;
+  CPPROF_ASSIGN_OR_RETURN(auto rows, MemOpRows(dbs, nsys::MemOpValue::kBytes, &skipped));
+  if (!skipped.empty()) return Skipped(skipped);
   std::sort(rows.begin(), rows.end(), [](const SummaryRow& a, const SummaryRow& b) {
     return a.s.total != b.s.total ? a.s.total > b.s.total : a.keys < b.keys;
   });
@@ -66,13 +129,16 @@ StatusOr<StatsTable> MemSizeSum(const nsys::Database& db) {
   return t;
 }
 
+StatusOr<StatsTable> NvtxSumOf(std::span<const nsys::Database> dbs) { return NvtxSum(dbs); }
+StatusOr<StatsTable> NvtxGpuProjSumOf(std::span<const nsys::Database> dbs) { return NvtxGpuProjSum(dbs); }
+
 constexpr StatsReportDef kReports[] = {
     {"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", "time per kernel name (demangled)", KernSum},
     {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", "time per memcpy kind and memset", MemTimeSum},
     {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", "bytes per memcpy kind and memset", MemSizeSum},
-    {"nvtx_sum", "NVTX Range Summary", "time per NVTX range (\"domain:text\") and style", NvtxSum},
+    {"nvtx_sum", "NVTX Range Summary", "time per NVTX range (\"domain:text\") and style", NvtxSumOf},
     {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary",
-     "GPU time of the work launched inside each NVTX range (same-thread ranges)", NvtxGpuProjSum},
+     "GPU time of the work launched inside each NVTX range (same-thread ranges)", NvtxGpuProjSumOf},
 };
 
 }  // namespace
@@ -87,14 +153,22 @@ const StatsReportDef* FindStatsReport(std::string_view name) {
 }
 
 StatusOr<StatsTable> RunStatsReport(const StatsReportDef& report, const std::string& path) {
-  CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(path));
-  if (db.tables().empty()) {
-    return Error(ExitCode::kNotAnExport,
-                 fmt::format("'{}' is an SQLite database with no tables: not an nsys export. Export "
-                             "the report with 'nsys export --type sqlite REPORT.nsys-rep'.",
-                             path));
+  return RunStatsReport(report, std::vector<std::string>{path});
+}
+
+StatusOr<StatsTable> RunStatsReport(const StatsReportDef& report, const std::vector<std::string>& paths) {
+  std::vector<nsys::Database> dbs;
+  for (const auto& path : paths) {
+    CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(path));
+    if (db.tables().empty()) {
+      return Error(ExitCode::kNotAnExport,
+                   fmt::format("'{}' is an SQLite database with no tables: not an nsys export. Export "
+                               "the report with 'nsys export --type sqlite REPORT.nsys-rep'.",
+                               path));
+    }
+    dbs.push_back(std::move(db));
   }
-  CPPROF_ASSIGN_OR_RETURN(StatsTable t, report.run(db));
+  CPPROF_ASSIGN_OR_RETURN(StatsTable t, report.run(dbs));
   t.report = std::string(report.name);
   t.title = std::string(report.title);
   return t;

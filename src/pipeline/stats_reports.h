@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "model/stats_table.h"
@@ -16,7 +17,12 @@ struct StatsReportDef {
   std::string_view name;
   std::string_view title;
   std::string_view what;  // one line for help
-  StatusOr<model::StatsTable> (*run)(const nsys::Database& db);
+  // The report of one export, or of several merged (`stats --merge`): the table nsys would print
+  // for one export holding all of their rows. Groups are keyed by name across exports; a group's
+  // values are taken export by export in the order given, each export's in its table order.
+  // Skipped when every export lacks the data (their reasons, one line each); an export that lacks it
+  // while others have it adds no rows.
+  StatusOr<model::StatsTable> (*run)(std::span<const nsys::Database> dbs);
 };
 
 std::span<const StatsReportDef> StatsReports();
@@ -24,5 +30,7 @@ const StatsReportDef* FindStatsReport(std::string_view name);
 
 // Opens `path` and runs `report` on it (opening errors as for `cpprof report`).
 StatusOr<model::StatsTable> RunStatsReport(const StatsReportDef& report, const std::string& path);
+// Opens every export of `paths` and runs `report` over all of them as one (see StatsReportDef::run).
+StatusOr<model::StatsTable> RunStatsReport(const StatsReportDef& report, const std::vector<std::string>& paths);
 
 }  // namespace cpprof::pipeline

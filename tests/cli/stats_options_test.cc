@@ -272,6 +272,29 @@ TEST(StatsNsysRep, ExportedBesideWithTheFoundNsysThenReused) {
   EXPECT_GT(Lines(log), before);
 }
 
+// --merge takes .nsys-rep reports as the single case does: each is exported beside itself (or
+// the export beside it read), then all are merged into one table per report.
+TEST(StatsNsysRep, MergeExportsEachReportThenMerges) {
+  std::string dir = FreshDir("stats-rep-merge");
+  std::vector<std::string> parts = SplitPerProcess(RealExport("cpfold-ring-1x2"), dir + "/parts");
+  ASSERT_EQ(parts.size(), 2u);
+  std::vector<std::string> args = {"stats", "--merge", "-r", "cuda_gpu_kern_sum", "-f", "csv"};
+  for (size_t i = 0; i < parts.size(); ++i) {
+    args.push_back(dir + "/rep." + std::to_string(i) + ".nsys-rep");
+    WriteFile(args.back(), "FAKE-NSYS-REP " + parts[i] + "\n");
+  }
+  FakeNsysPath path(dir);
+  CliResult r = RunBinary(args);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, Golden("cpfold-ring-1x2", "cuda_gpu_kern_sum"));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    EXPECT_NE(r.err.find("cpprof: stats: exporting '" + dir + "/rep." + std::to_string(i) + ".nsys-rep'"),
+              std::string::npos)
+        << r.err;
+    EXPECT_TRUE(fs::exists(dir + "/rep." + std::to_string(i) + ".sqlite"));
+  }
+}
+
 TEST(StatsNsysRep, AFailedExportLeavesNothingBehind) {
   std::string dir = FreshDir("stats-rep-fail");
   std::string rep = FakeReport(dir);
