@@ -3,16 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
+#include "base/batch_pipe.h"
 #include "model/global_id.h"
 #include "nsys/export_reader.h"
 #include "nsys/row_prefetch.h"
@@ -166,22 +164,14 @@ struct NvtxRangeCursor::Prefetch {
   static constexpr size_t kBatchRows = 4096, kBatchesAhead = 4;
 
   ~Prefetch() {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      stop = true;
-    }
-    cv.notify_all();
+    pipe.Stop();
     if (thread.joinable()) thread.join();
   }
   void Run();
 
   std::unique_ptr<Database> db;
   std::unique_ptr<Impl> reader;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Batch> ready;
-  bool done = false, stop = false;
-  std::exception_ptr error;
+  BatchPipe<Batch> pipe{kBatchesAhead};
   std::thread thread;
   Batch current;
   size_t pos = 0;
@@ -242,13 +232,10 @@ void NvtxRangeCursor::Prefetch::Run() {
   try {
     Batch batch;
     auto hand_over = [&] {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return stop || ready.size() < kBatchesAhead; });
-      if (stop) return false;
-      ready.push_back(std::move(batch));
-      lock.unlock();
-      cv.notify_all();
-      batch = Batch{};
+      if (!pipe.Put(batch)) return false;
+      batch.rows.clear();
+      batch.text.clear();
+      batch.text_begin.clear();
       return true;
     };
     while (ReadNext(*reader)) {
@@ -259,15 +246,10 @@ void NvtxRangeCursor::Prefetch::Run() {
       if (batch.rows.size() == kBatchRows && !hand_over()) return;
     }
     if (!batch.rows.empty() && !hand_over()) return;
+    pipe.Finish();
   } catch (...) {
-    std::lock_guard<std::mutex> lock(mu);
-    error = std::current_exception();
+    pipe.Finish(std::current_exception());
   }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    done = true;
-  }
-  cv.notify_all();
 }
 
 bool NvtxRangeCursor::Next() {
@@ -275,18 +257,17 @@ bool NvtxRangeCursor::Next() {
   if (!m.prefetch) return ReadNext(m);
   Prefetch& p = *m.prefetch;
   while (p.pos == p.current.rows.size()) {
-    std::unique_lock<std::mutex> lock(p.mu);
-    p.cv.wait(lock, [&] { return !p.ready.empty() || p.done; });
-    if (p.ready.empty()) {
-      lock.unlock();
+    bool more;
+    try {
+      more = p.pipe.Take(p.current);
+    } catch (...) {
       if (p.thread.joinable()) p.thread.join();
-      if (p.error) std::rethrow_exception(p.error);
+      throw;
+    }
+    if (!more) {
+      if (p.thread.joinable()) p.thread.join();
       return false;
     }
-    p.current = std::move(p.ready.front());
-    p.ready.pop_front();
-    lock.unlock();
-    p.cv.notify_all();
     p.pos = 0;
     for (size_t i = 0; i < p.current.rows.size(); ++i) {
       const size_t end = i + 1 < p.current.rows.size() ? p.current.text_begin[i + 1] : p.current.text.size();

@@ -1,11 +1,9 @@
 #include "nsys/row_prefetch.h"
 
-#include <condition_variable>
-#include <deque>
 #include <exception>
-#include <mutex>
 #include <thread>
 
+#include "base/batch_pipe.h"
 #include "base/parallel.h"
 
 namespace cpprof::nsys {
@@ -40,23 +38,15 @@ struct PrefetchedRows::Impl {
 
   // Prefetched: the reading thread's connection and statement, and the batches.
   std::unique_ptr<Database> own;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Batch> ready, spare;
-  bool done = false, stop = false;
-  Status read_status;
-  std::exception_ptr error;
+  BatchPipe<Batch> pipe{kBatchesAhead};
+  Status read_status;  // the reading statement's, set before pipe.Finish()
   std::thread thread;
   Batch current;
   size_t next_row = 0;
   const Cell* row = nullptr;
 
   ~Impl() {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      stop = true;
-    }
-    cv.notify_all();
+    pipe.Stop();
     if (thread.joinable()) thread.join();
   }
 
@@ -68,25 +58,14 @@ void PrefetchedRows::Impl::Read(Statement reader) {
   const size_t n = kinds.size();
   try {
     Batch batch;
+    batch.cells.resize(kBatchRows * n);
     auto hand_over = [&] {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return stop || ready.size() < kBatchesAhead; });
-      if (stop) return false;
-      ready.push_back(std::move(batch));
-      if (!spare.empty()) {
-        batch = std::move(spare.front());
-        spare.pop_front();
-      } else {
-        batch = Batch{};
-      }
-      lock.unlock();
-      cv.notify_all();
+      if (!pipe.Put(batch)) return false;
       batch.arena.clear();
       batch.rows = 0;
       batch.cells.resize(kBatchRows * n);
       return true;
     };
-    batch.cells.resize(kBatchRows * n);
     while (reader.Step()) {
       Cell* cells = batch.cells.data() + batch.rows * n;
       for (size_t c = 0; c < n; ++c) {
@@ -113,34 +92,26 @@ void PrefetchedRows::Impl::Read(Statement reader) {
       }
     }
     if (batch.rows > 0 && !hand_over()) return;
-    std::lock_guard<std::mutex> lock(mu);
     read_status = reader.status();
+    pipe.Finish();
   } catch (...) {
-    std::lock_guard<std::mutex> lock(mu);
-    error = std::current_exception();
+    pipe.Finish(std::current_exception());
   }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    done = true;
-  }
-  cv.notify_all();
 }
 
 bool PrefetchedRows::Impl::Take() {
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return !ready.empty() || done; });
-  if (ready.empty()) {
-    lock.unlock();
+  bool more;
+  try {
+    more = pipe.Take(current);
+  } catch (...) {
     if (thread.joinable()) thread.join();
-    if (error) std::rethrow_exception(error);
+    throw;
+  }
+  if (!more) {
+    if (thread.joinable()) thread.join();
     status = read_status;
     return false;
   }
-  spare.push_back(std::move(current));
-  current = std::move(ready.front());
-  ready.pop_front();
-  lock.unlock();
-  cv.notify_all();
   next_row = 0;
   return true;
 }

@@ -1,0 +1,82 @@
+// Batches handed from one producer thread to one consumer, at most `ahead` of them waiting (bounded
+// memory whatever the input's size); the batches the consumer is done with go back to the
+// producer for reuse. The owner starts and joins the producer's thread; the pipe carries the
+// batches, the end and the producer's exception.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <utility>
+
+namespace cpprof {
+
+template <class Batch>
+class BatchPipe {
+ public:
+  explicit BatchPipe(size_t ahead) : ahead_(ahead) {}
+
+  // Producer: hands `batch` over (waiting while `ahead` batches wait) and puts a batch to fill
+  // next in its place (one the consumer gave back, or a new one). False when the consumer left.
+  bool Put(Batch& batch) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return stop_ || ready_.size() < ahead_; });
+    if (stop_) return false;
+    ready_.push_back(std::move(batch));
+    if (spare_.empty()) {
+      batch = Batch{};
+    } else {
+      batch = std::move(spare_.front());
+      spare_.pop_front();
+    }
+    lock.unlock();
+    cv_.notify_all();
+    return true;
+  }
+  // Producer: no more batches; `error` (if any) is rethrown to the consumer by Take.
+  void Finish(std::exception_ptr error = nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+      error_ = error;
+    }
+    cv_.notify_all();
+  }
+
+  // Consumer: the next batch into `current` (the one it held goes back for reuse). False at the
+  // end; rethrows the producer's exception there.
+  bool Take(Batch& current) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !ready_.empty() || done_; });
+    if (ready_.empty()) {
+      if (error_) std::rethrow_exception(error_);
+      return false;
+    }
+    spare_.push_back(std::move(current));
+    current = std::move(ready_.front());
+    ready_.pop_front();
+    lock.unlock();
+    cv_.notify_all();
+    return true;
+  }
+  // Consumer: leaving early; the producer's next Put returns false.
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  const size_t ahead_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Batch> ready_, spare_;
+  bool done_ = false, stop_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace cpprof
