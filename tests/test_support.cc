@@ -237,4 +237,19 @@ std::vector<std::string> SplitPerProcess(const std::string& export_path, const s
   return out;
 }
 
+std::string WriteDryRunNsys(const std::string& dir) {
+  const std::string nsys = dir + "/nsys";
+  WriteFile(nsys,
+            "#!/bin/sh\ncase \"$*\" in\n"
+            "  --version) echo 'NVIDIA Nsight Systems version 2025.3.1.0';;\n"
+            "  'profile --help') cat '" +
+                DataPath("fakes/h200/nsys-profile--help.txt") +
+                "';;\n"
+                "  'status -e') echo 'CPU Profiling Environment (process-tree): OK';;\n"
+                "  *) echo ran > '" +
+                dir + "/ran'; exit 1;;\nesac\n");
+  std::filesystem::permissions(nsys, std::filesystem::perms::owner_all);
+  return nsys;
+}
+
 }  // namespace cpprof::testing

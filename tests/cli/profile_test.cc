@@ -1200,16 +1200,7 @@ TEST(ProfileCli, HelpListsTheOptions) {
 TEST(ProfileCli, DryRunPrintsTheExactCommandAndRunsNothing) {
   std::string dir = TempDir() + "/profile-dry";
   fs::create_directories(dir);
-  WriteFile(dir + "/nsys",
-            "#!/bin/sh\ncase \"$*\" in\n"
-            "  --version) echo 'NVIDIA Nsight Systems version 2025.3.1.0';;\n"
-            "  'profile --help') cat '" +
-                DataPath("fakes/h200/nsys-profile--help.txt") +
-                "';;\n"
-                "  'status -e') echo 'CPU Profiling Environment (process-tree): OK';;\n"
-                "  *) echo ran > '" +
-                dir + "/ran'; exit 1;;\nesac\n");
-  fs::permissions(dir + "/nsys", fs::perms::owner_all);
+  WriteDryRunNsys(dir);
   CliResult r = RunBinary({"profile", "--nsys", dir + "/nsys", "--dry-run", "--results-dir", dir + "/results", "--",
                            "-m", "pkg.entry", "--n", "512"});
   EXPECT_EQ(r.rc, 0) << r.err;

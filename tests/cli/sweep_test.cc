@@ -459,16 +459,7 @@ TEST(SweepCli, HelpListsTheOptions) {
 TEST(SweepCli, DryRunPrintsEachGridsCommandsAndRunsNothing) {
   std::string dir = TempDir() + "/sweep-dry";
   fs::create_directories(dir);
-  WriteFile(dir + "/nsys",
-            "#!/bin/sh\ncase \"$*\" in\n"
-            "  --version) echo 'NVIDIA Nsight Systems version 2025.3.1.0';;\n"
-            "  'profile --help') cat '" +
-                DataPath("fakes/h200/nsys-profile--help.txt") +
-                "';;\n"
-                "  'status -e') echo 'CPU Profiling Environment (process-tree): OK';;\n"
-                "  *) echo ran > '" +
-                dir + "/ran'; exit 1;;\nesac\n");
-  fs::permissions(dir + "/nsys", fs::perms::owner_all);
+  WriteDryRunNsys(dir);
   CliResult r = RunBinary({"sweep", "trunk", "--nsys", dir + "/nsys", "--dry-run", "--n", "1024,512", "--grids",
                            "1x1,1x2,2x1", "--dtype", "bf16", "--out", dir + "/out", "--", "--preset", "tiny"});
   EXPECT_EQ(r.rc, 0) << r.err;
