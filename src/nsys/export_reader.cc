@@ -94,7 +94,7 @@ StatusOr<ExportSchema> ProbeExport(const Database& db) {
   return schema;
 }
 
-StringTable::StringTable(const Database& db) : db_(&db) {
+StringTable::StringTable(const Database& db) {
   auto st = db.Prepare("SELECT value FROM StringIds WHERE id = ?", "reading StringIds");
   if (st.ok()) {
     stmt_ = std::move(st).value();

@@ -90,7 +90,6 @@ class StringTable {
   const Status& status() const { return status_; }
 
  private:
-  const Database* db_;
   Statement stmt_;
   std::unordered_map<int64_t, std::string> cache_;
   Status status_;
