@@ -18,7 +18,22 @@ build_and_test() {  # dir, extra cmake args...
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" > "$dir.cmake.log" 2>&1 || {
     cat "$dir.cmake.log"; exit 1; }
   ninja -C "$dir"
-  ctest --test-dir "$dir" --output-on-failure -j "$jobs"
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" | tee "$dir/ctest.log"
+  no_skips "$dir/ctest.log"
+}
+
+# A test skipped for a missing tool (chromium, torch, jupyter...) would leave CI green without
+# it: every skip fails the run here, except those that depend on the data, not the machine (a
+# real export without module ranges).
+no_skips() {  # ctest log
+  local skipped
+  skipped=$(sed -n '/The following tests did not run:/,$p' "$1" | grep '(Skipped)' |
+    grep -Ev 'ModulesReal\.RowsAddUpPerRank/(cpwork_trace|inline_main) ' || true)
+  if [ -n "$skipped" ]; then
+    echo "tools/test.sh: tests were skipped (a tool missing? run tools/install-deps.sh):"
+    echo "$skipped"
+    exit 1
+  fi
 }
 
 echo "== C++ format (.clang-format)"
@@ -48,5 +63,9 @@ if [ -d python/tests ]; then
   py=/usr/bin/python3
   "$py" -c 'import torch, pytest' 2>/dev/null || {
     echo "tools/test.sh: $py lacks torch or pytest: run tools/install-deps.sh"; exit 1; }
-  (cd python && "$py" -m pytest -q tests)   # python/pyproject.toml: pythonpath, options
+  # -rs names any skip; a skip fails the run, as above (the C++ build is done, so none is expected).
+  (cd python && "$py" -m pytest -q -rs tests) | tee build/python-tests.log
+  if grep -Eq "[0-9]+ skipped" build/python-tests.log; then
+    echo "tools/test.sh: Python tests were skipped (see above): run tools/install-deps.sh"; exit 1
+  fi
 fi
