@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "render/markdown_table.h"
 #include "render/table.h"
 
 namespace cpprof::render {
@@ -34,17 +35,7 @@ std::string Spaced(const std::string& s) {
 void PrintTable(const std::vector<std::string>& header, const std::vector<bool>& right,
                 const std::vector<std::vector<std::string>>& rows, bool markdown, std::ostream& out) {
   if (markdown) {
-    std::string line = "|", rule = "|";
-    for (size_t i = 0; i < header.size(); ++i) {
-      line += " " + header[i] + " |";
-      rule += right[i] ? " ---: |" : " --- |";
-    }
-    out << line << '\n' << rule << '\n';
-    for (const auto& row : rows) {
-      std::string l = "|";
-      for (const auto& c : row) l += " " + c + " |";
-      out << l << '\n';
-    }
+    PrintMarkdownTable(header, right, rows, out);
     out << '\n';
     return;
   }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "render/html_escape.h"
+#include "render/markdown_table.h"
 #include "render/sweep_plots.h"
 
 namespace cpprof::render {
@@ -69,23 +70,10 @@ struct Table {
   std::string id;
 };
 
-std::string MdCell(std::string s) {
-  std::string o;
-  for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
-  return o;
-}
-
 void PrintMd(const Table& t, std::ostream& out) {
-  out << "|";
-  for (const auto& h : t.head) out << " " << MdCell(h) << " |";
-  out << "\n|";
-  for (size_t i = 0; i < t.head.size(); ++i) out << (t.left[i] ? " --- |" : " ---: |");
-  out << "\n";
-  for (const auto& r : t.rows) {
-    out << "|";
-    for (const auto& c : r) out << " " << MdCell(c) << " |";
-    out << "\n";
-  }
+  std::vector<bool> right;
+  for (bool l : t.left) right.push_back(!l);
+  PrintMarkdownTable(t.head, right, t.rows, out);
 }
 
 std::string Esc(const std::string& s) { return EscapeHtml(s); }
