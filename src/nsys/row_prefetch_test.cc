@@ -84,8 +84,11 @@ TEST(PrefetchedRows, StopsCleanlyWhenLeftEarlyAndSaysSqlErrors) {
     ASSERT_TRUE(rows->Step());
     EXPECT_EQ(rows->Int(0), 1);
   }  // the reading thread is stopped and joined here, with batches still queued
+  // A query SQLite refuses is an error that names what was being read and why.
   auto bad = PrefetchedRows::Open(*db, "SELECT nope FROM T", "reading T", {K::kInt});
-  EXPECT_FALSE(bad.ok());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("reading T"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("nope"), std::string::npos) << bad.status().message();
 }
 
 // ValidTimes (C++) and ValidTimesSql (SQLite) keep and drop the same rows.
