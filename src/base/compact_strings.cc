@@ -78,9 +78,9 @@ uint32_t CompactStringSet::Intern(uint32_t tag, std::string_view s) {
   return InternKey();
 }
 
-uint32_t CompactStringSet::InternFrom(const CompactStringSet& from, uint32_t id, uint32_t tag,
-                                      std::vector<uint32_t>& templates) {
-  const uint8_t* p = from.Key(id);
+uint32_t CompactStringSet::InternFrom(Cursor& cursor, uint32_t id, uint32_t tag, std::vector<uint32_t>& templates) {
+  const CompactStringSet& from = *cursor.set_;
+  const uint8_t* p = cursor.Key(id);
   const uint64_t len = GetVarint(p);
   const uint8_t* end = p + len;
   GetVarint(p);  // its tag
@@ -134,7 +134,7 @@ uint32_t CompactStringSet::TemplateId(const std::string& tmpl) {
 }
 
 uint32_t CompactStringSet::InternKey() {
-  if (slots_.empty() || (refs_.size() + 1) * 10 > slots_.size() * 7) Grow();
+  if (slots_.empty() || (size_t{count_} + 1) * 10 > slots_.size() * 7) Grow();
   // A slot holds the key's arena offset and hash bits: a probe touches the slot, then the key.
   const uint64_t h = Hash(key_);
   const uint64_t fp = Fingerprint(h);
@@ -142,9 +142,9 @@ uint32_t CompactStringSet::InternKey() {
   for (size_t slot = h & mask;; slot = (slot + 1) & mask) {
     uint64_t v = slots_[slot];
     if (v == 0) {
-      uint32_t id = static_cast<uint32_t>(refs_.size());
-      uint64_t offset = Store(id, key_);
-      refs_.push_back(offset);
+      const uint32_t id = count_++;
+      const uint64_t offset = Store(id, key_);
+      if (id % kSampleEvery == 0) samples_.push_back(offset);
       slots_[slot] = fp << kOffsetBits | offset;
       return id;
     }
@@ -168,12 +168,14 @@ uint64_t CompactStringSet::Store(uint32_t id, std::string_view key) {
   if (chunk_used_ + need > chunk_size) {
     // A key longer than a chunk gets a chunk of its own, full at once.
     chunks_.emplace_back(new uint8_t[std::max(need, chunk_size)]);
+    chunk_ends_.push_back(0);
     pos = 0;
   }
   uint8_t* p = chunks_.back().get() + pos;
   std::memcpy(p, head.data(), head.size());
   std::memcpy(p + head.size(), key.data(), key.size());
   chunk_used_ = std::min(pos + need, chunk_size);
+  chunk_ends_.back() = static_cast<uint32_t>(pos + need);
   // Offsets start at 1 (a slot of 0 is empty): chunk 0's offsets are shifted by one.
   return ((chunks_.size() - 1) << kChunkBits | pos) + 1;
 }
@@ -183,28 +185,68 @@ const uint8_t* CompactStringSet::At(uint64_t offset) const {
   return chunks_[offset >> kChunkBits].get() + (offset & ((uint64_t{1} << kChunkBits) - 1));
 }
 
-const uint8_t* CompactStringSet::Key(uint32_t id) const { return At(refs_[id]) + sizeof(uint32_t); }
+const uint8_t* CompactStringSet::NextEntry(const uint8_t* entry, size_t& chunk) const {
+  const uint8_t* p = entry + sizeof(uint32_t);
+  const uint64_t len = GetVarint(p);
+  p += len;
+  // A chunk's keys end at chunk_ends_; the next key is at the start of the next chunk.
+  if (p == chunks_[chunk].get() + chunk_ends_[chunk]) p = chunks_[++chunk].get();
+  return p;
+}
+
+const uint8_t* CompactStringSet::Key(uint32_t id) const {
+  const uint64_t offset = samples_[id / kSampleEvery] - 1;
+  size_t chunk = offset >> kChunkBits;
+  const uint8_t* p = chunks_[chunk].get() + (offset & ((uint64_t{1} << kChunkBits) - 1));
+  for (uint32_t left = id % kSampleEvery; left > 0; --left) p = NextEntry(p, chunk);
+  return p + sizeof(uint32_t);
+}
+
+const uint8_t* CompactStringSet::Cursor::Key(uint32_t id) {
+  if (id_ == UINT32_MAX || id < id_ || id - id_ > kSampleEvery) {
+    const uint64_t offset = set_->samples_[id / kSampleEvery] - 1;
+    chunk_ = offset >> kChunkBits;
+    entry_ = set_->chunks_[chunk_].get() + (offset & ((uint64_t{1} << kChunkBits) - 1));
+    id_ = id / kSampleEvery * kSampleEvery;
+  }
+  for (; id_ < id; ++id_) entry_ = set_->NextEntry(entry_, chunk_);
+  return entry_ + sizeof(uint32_t);
+}
+
+template <class F>
+void CompactStringSet::ForEachStored(F&& f) const {
+  for (size_t chunk = 0; chunk < chunks_.size(); ++chunk) {
+    const uint8_t* base = chunks_[chunk].get();
+    for (const uint8_t* p = base; p != base + chunk_ends_[chunk];) {
+      const uint64_t offset = (uint64_t{chunk} << kChunkBits | static_cast<uint64_t>(p - base)) + 1;
+      p += sizeof(uint32_t);
+      const uint64_t len = GetVarint(p);
+      f(offset, std::string_view(reinterpret_cast<const char*>(p), len));
+      p += len;
+    }
+  }
+}
 
 void CompactStringSet::Grow() {
   std::vector<uint64_t> slots(slots_.empty() ? 1024 : slots_.size() * 2, 0);
   const size_t mask = slots.size() - 1;
-  for (uint32_t id = 0; id < refs_.size(); ++id) {
-    const uint8_t* p = Key(id);
-    uint64_t len = GetVarint(p);
-    uint64_t h = Hash(std::string_view(reinterpret_cast<const char*>(p), len));
+  ForEachStored([&](uint64_t offset, std::string_view key) {
+    const uint64_t h = Hash(key);
     size_t slot = h & mask;
     while (slots[slot] != 0) slot = (slot + 1) & mask;
-    slots[slot] = Fingerprint(h) << kOffsetBits | refs_[id];
-  }
+    slots[slot] = Fingerprint(h) << kOffsetBits | offset;
+  });
   slots_ = std::move(slots);
 }
 
 void CompactStringSet::Prefetch(uint32_t id, bool key) const {
   if (!key) {
-    __builtin_prefetch(&refs_[id]);
+    __builtin_prefetch(&samples_[id / kSampleEvery]);
     return;
   }
-  __builtin_prefetch(At(refs_[id]));
+  // The walk from the sample reads on from there: its first lines.
+  const uint8_t* p = At(samples_[id / kSampleEvery]);
+  for (int line = 0; line < 4; ++line) __builtin_prefetch(p + 64 * line);
 }
 
 void CompactStringSet::FreezeLookup() {
@@ -212,14 +254,16 @@ void CompactStringSet::FreezeLookup() {
   slots_.shrink_to_fit();
 }
 
-uint32_t CompactStringSet::Tag(uint32_t id) const {
-  const uint8_t* p = Key(id);
+uint32_t CompactStringSet::Tag(uint32_t id) const { return TagAt(Key(id)); }
+
+uint32_t CompactStringSet::AppendText(uint32_t id, std::string& out) const { return AppendTextAt(Key(id), out); }
+
+uint32_t CompactStringSet::TagAt(const uint8_t* p) const {
   GetVarint(p);
   return static_cast<uint32_t>(GetVarint(p));
 }
 
-uint32_t CompactStringSet::AppendText(uint32_t id, std::string& out) const {
-  const uint8_t* p = Key(id);
+uint32_t CompactStringSet::AppendTextAt(const uint8_t* p, std::string& out) const {
   GetVarint(p);  // length
   const auto tag = static_cast<uint32_t>(GetVarint(p));
   // Template t's pieces end at piece_ends_[template_pieces_[t] ...], the last where the next

@@ -27,16 +27,33 @@ class CompactStringSet {
   // small number the caller keys by as well (a style, a domain).
   uint32_t Intern(uint32_t tag, std::string_view s);
 
-  // The same as Intern(tag, from.Text(id)), without spelling the string out: its numbers are
-  // copied as they are, its template looked up once. `templates` caches from's template ids
-  // in this set: one per `from`, empty at first.
-  uint32_t InternFrom(const CompactStringSet& from, uint32_t id, uint32_t tag, std::vector<uint32_t>& templates);
-
-  size_t size() const { return refs_.size(); }
+  size_t size() const { return count_; }
   uint32_t Tag(uint32_t id) const;
   // Appends the string of `id` to `out`; returns its tag.
   uint32_t AppendText(uint32_t id, std::string& out) const;
   std::string Text(uint32_t id) const;
+
+  // Reads a set's strings by id in increasing order (a merge, a naming pass): each is found by
+  // walking on from the one before, where Tag(id) and AppendText(id) walk from a sampled id.
+  class Cursor {
+   public:
+    explicit Cursor(const CompactStringSet& set) : set_(&set) {}
+    uint32_t Tag(uint32_t id) { return set_->TagAt(Key(id)); }
+    uint32_t AppendText(uint32_t id, std::string& out) { return set_->AppendTextAt(Key(id), out); }
+
+   private:
+    friend class CompactStringSet;
+    const uint8_t* Key(uint32_t id);
+    const CompactStringSet* set_;
+    uint32_t id_ = UINT32_MAX;  // where it stands: none yet
+    size_t chunk_ = 0;
+    const uint8_t* entry_ = nullptr;  // id_'s arena entry
+  };
+
+  // The same as Intern(tag, from's string `id`), without spelling the string out: its numbers
+  // are copied as they are, its template looked up once. `templates` caches from's template ids
+  // in this set: one per `from`, empty at first.
+  uint32_t InternFrom(Cursor& from, uint32_t id, uint32_t tag, std::vector<uint32_t>& templates);
 
   // Hints the CPU to fetch what AppendText(id) reads: first (key false) where the key is, then
   // (key true, a few steps later) the key itself.
@@ -52,8 +69,15 @@ class CompactStringSet {
   };
   const uint8_t* At(uint64_t offset) const;
   const uint8_t* Key(uint32_t id) const;  // the encoding: varint length, then the bytes
+  // From id's arena entry in `chunk` (updated) to the next id's.
+  const uint8_t* NextEntry(const uint8_t* entry, size_t& chunk) const;
+  uint32_t TagAt(const uint8_t* key) const;
+  uint32_t AppendTextAt(const uint8_t* key, std::string& out) const;
   // Stores [id][varint length][key] in the arena; returns its offset (from 1).
   uint64_t Store(uint32_t id, std::string_view key);
+  // Calls f(offset, key) for each key in id order (the arena's order).
+  template <class F>
+  void ForEachStored(F&& f) const;
   void Grow();
   uint32_t TemplateId(const std::string& tmpl);  // adds the template when new
   uint32_t InternKey();                          // the id of key_, added when new
@@ -66,12 +90,19 @@ class CompactStringSet {
   std::vector<size_t> piece_ends_;
   std::vector<uint32_t> template_pieces_;
 
-  // Keys in an arena of fixed chunks, each [id as 4 bytes] then its encoding: varint(length)
-  // varint(tag) varint(template) varint(number)...
+  // Keys in an arena of fixed chunks, in id order, each [id as 4 bytes] then its encoding:
+  // varint(length) varint(tag) varint(template) varint(number)...
   static constexpr int kChunkBits = 22;
   std::vector<std::unique_ptr<uint8_t[]>> chunks_;
+  std::vector<uint32_t> chunk_ends_;             // per chunk: the bytes used
   size_t chunk_used_ = size_t{1} << kChunkBits;  // forces the first chunk
-  std::deque<uint64_t> refs_;                    // per id: its arena offset (chunk << kChunkBits | pos, plus 1)
+  uint32_t count_ = 0;
+  // The arena offset (chunk << kChunkBits | pos, plus 1) of every kSampleEvery-th id; an id
+  // between two is found by walking the keys after the one before it: half a byte per key
+  // instead of eight (a million keys per GB of export), for a few keys' walk where a key's text
+  // is wanted (printing, naming), not where one is looked up (its slot points at it).
+  static constexpr uint32_t kSampleEvery = 16;
+  std::deque<uint64_t> samples_;
   std::vector<uint64_t> slots_;                  // open addressing: 0 empty, else hash bits << 40 | arena offset
   std::string key_, template_, numbers_;         // scratch
 };

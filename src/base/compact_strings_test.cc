@@ -10,6 +10,11 @@
 namespace cpprof {
 namespace {
 
+// Keys of a few bytes each (their numbers vary, the template is one): many per arena chunk.
+std::string fmt_op(int i) {
+  return "op " + std::to_string(i) + " seq " + std::to_string(i * 3 % 1000) + (i % 5 == 0 ? " sizes [[4, 256]]" : "");
+}
+
 TEST(CompactStringSet, GivesBackTheExactBytes) {
   const std::string cases[] = {
       "",
@@ -58,14 +63,15 @@ TEST(CompactStringSet, InternFromAnotherSetAsItsText) {
       for (const char* s : {"x", "aten::view, op_id = 1, sizes = [[2, 1]]", "42"}) into.Intern(5, s), want.Intern(5, s);
     }
     std::vector<uint32_t> templates;
+    CompactStringSet::Cursor cursor(from);
     for (uint32_t id = 0; id < from.size(); ++id) {
-      const uint32_t got = into.InternFrom(from, id, 5, templates);
+      const uint32_t got = into.InternFrom(cursor, id, 5, templates);
       EXPECT_EQ(got, want.Intern(5, from.Text(id))) << id;
       EXPECT_EQ(into.Text(got), cases[id]) << id;
       EXPECT_EQ(into.Tag(got), 5u);
     }
     EXPECT_EQ(into.size(), want.size());
-    EXPECT_EQ(into.InternFrom(from, 0, 5, templates), want.Intern(5, cases[0]));  // again: the same id
+    EXPECT_EQ(into.InternFrom(cursor, 0, 5, templates), want.Intern(5, cases[0]));  // again: the same id
   }
 }
 
@@ -93,7 +99,9 @@ TEST(CompactStringSet, ManyStringsAgainstAMap) {
     uint32_t id = set.Intern(tag, s);
     auto [it, inserted] = reference.try_emplace({tag, s}, id);
     ASSERT_EQ(it->second, id) << s;
-    if (inserted) ASSERT_EQ(id, reference.size() - 1);
+    if (inserted) {
+      ASSERT_EQ(id, reference.size() - 1);
+    }
   }
   EXPECT_EQ(set.size(), reference.size());
   for (const auto& [key, id] : reference) {
@@ -115,6 +123,43 @@ TEST(CompactStringSet, KeysLongerThanAnArenaChunk) {
   EXPECT_EQ(set.Intern(0, big), id);
   EXPECT_EQ(set.Text(small), "before 1");
   EXPECT_EQ(set.Text(after), "after 2");
+}
+
+// Ids are found from every 16th one by walking the keys after it, across the arena's chunks
+// (4 MiB each; a key that does not fit starts the next one) and chunks of one big key each.
+TEST(CompactStringSet, EveryIdAcrossArenaChunks) {
+  CompactStringSet set;
+  std::vector<std::string> texts;
+  for (int i = 0; i < 900000; ++i) {
+    if (i % 300007 == 5) {
+      texts.push_back(std::string(static_cast<size_t>(5 << 20) + static_cast<size_t>(i), 'y'));  // its own chunk
+    } else {
+      texts.push_back(fmt_op(i));
+    }
+    ASSERT_EQ(set.Intern(1, texts.back()), static_cast<uint32_t>(i));
+  }
+  for (uint32_t id = 0; id < texts.size(); ++id) ASSERT_EQ(set.Text(id), texts[id]) << id;
+  // A cursor: every id in order, then with gaps shorter and longer than the sampling, then back.
+  for (uint32_t step : {1u, 3u, 17u, 40u}) {
+    CompactStringSet::Cursor cursor(set);
+    std::string text;
+    for (uint32_t id = step - 1; id < texts.size(); id += step) {
+      text.clear();
+      ASSERT_EQ(cursor.AppendText(id, text), 1u);
+      ASSERT_EQ(text, texts[id]) << id;
+      if (id % 100003 == 0) {
+        text.clear();
+        cursor.AppendText(id / 2, text);  // backwards
+        ASSERT_EQ(text, texts[id / 2]) << id;
+      }
+    }
+  }
+  for (uint32_t id = 0; id < texts.size(); id += 7) ASSERT_EQ(set.Intern(1, texts[id]), id);  // after every growth
+  set.FreezeLookup();
+  for (uint32_t id = 0; id < texts.size(); id += 13) {
+    set.Prefetch(id, false), set.Prefetch(id, true);
+    ASSERT_EQ(set.Text(id), texts[id]) << id;
+  }
 }
 
 }  // namespace
