@@ -756,7 +756,7 @@ void MergeProjections(ProjSumGroups& into, std::vector<uint32_t>& into_reps, std
                       const std::vector<uint32_t>& reps, int64_t& seq) {
   std::vector<uint32_t> templates;
   std::vector<int64_t> values;
-  std::unordered_map<uint32_t, uint32_t> tags;  // from's key tag -> into's
+  std::unordered_map<uint32_t, uint32_t> tags;           // from's key tag -> into's
   CompactStringSet::Cursor from_keys(from->names.keys);  // reps come in id order
   for (const uint32_t rep : reps) {
     const uint32_t from_tag = from_keys.Tag(rep);
