@@ -15,6 +15,7 @@
 #include "analysis/ranks.h"
 #include "base/input_files.h"
 #include "base/parallel.h"
+#include "base/stage_timer.h"
 #include "model/global_id.h"
 #include "model/op_class.h"
 #include "nsys/capture_reader.h"
@@ -271,14 +272,20 @@ class TraceBuilder {
           "the export has no CUDA runtime API calls (captured with --trace cuda): "
           "no API calls or flows");
     }
+    StageTimer timer;
     if (api) CPPROF_RETURN_IF_ERROR(WriteApiCalls());
+    timer.Mark("export: API calls");
     CPPROF_RETURN_IF_ERROR(WriteKernels());
+    timer.Mark("export: kernels");
     CPPROF_RETURN_IF_ERROR(WriteMemOps());
     CPPROF_RETURN_IF_ERROR(strings_.status());
     if (api && options_.flows) WriteFlowStarts();
+    timer.Mark("export: memory ops, flows");
     if (options_.nvtx && db_.HasTable(nsys::kNvtxTable)) CPPROF_RETURN_IF_ERROR(WriteNvtx());
+    timer.Mark("export: NVTX");
     CPPROF_RETURN_IF_ERROR(WriteMetadata());
     if (!place && options_.await_cp) CPPROF_RETURN_IF_ERROR(options_.await_cp());
+    timer.Mark("export: metadata, CP view awaited");
     if (!place && options_.cp && !options_.kineto) {
       std::map<int, int> pid_of_rank;
       for (const auto& [gpid, p] : procs_) pid_of_rank[p.rank] = p.pid;

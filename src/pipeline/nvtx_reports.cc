@@ -23,6 +23,7 @@
 #include "nsys/export_reader.h"
 #include "nsys/launch_reader.h"
 #include "nsys/nvtx_reader.h"
+#include "pipeline/nvtx_group_totals.h"
 #include "pipeline/summary_table.h"
 #include "render/pyformat.h"
 
@@ -464,12 +465,6 @@ struct SweepTag {
   uint32_t style;  // RangeGroups::StyleIndex
 };
 
-// Per sweep group, besides its (seq, projection) values.
-struct GroupTotals {
-  int64_t range_time = 0, launches = 0, level_sum = 0;
-  uint32_t children = 0, levels = 0;
-};
-
 enum class SweepResult { kDone, kNeedOpenEnd, kNeedSort };
 
 // How far out of time order API calls may come and still be placed without sorting the table.
@@ -492,7 +487,7 @@ struct Sweep {
   CompactStringSet keys;
   std::deque<uint32_t> dense;  // per key: its index in proj and totals; kNoValues until projected
   ValueLists proj{7};          // pairs: a group of 4 ranges fits its first block
-  std::deque<GroupTotals> totals;
+  GroupTotalsList totals;
   std::vector<SweepTag> tags;
   std::map<std::tuple<int64_t, int64_t, uint32_t>, uint32_t> tag_index;
   nsys::NvtxDomains domains;
@@ -539,17 +534,14 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
     if (!c.proj.projected) return;
     uint32_t& d = sweep.dense[c.group];
     if (d == kNoValues) {
-      d = static_cast<uint32_t>(sweep.totals.size());
-      sweep.totals.emplace_back();
+      d = sweep.totals.New();
       sweep.proj.NewList();
     }
-    GroupTotals& g = sweep.totals[d];
     sweep.proj.Append(d, static_cast<int64_t>(c.seq));
     sweep.proj.Append(d, c.proj.proj_end - c.proj.proj_start);
-    SatAdd(g.range_time, c.end - c.start);
-    g.launches += c.proj.launches;
-    g.children += static_cast<uint32_t>(c.proj.children);
-    if (c.proj.level >= 0) g.level_sum += c.proj.level, ++g.levels;
+    const bool leveled = c.proj.level >= 0;
+    sweep.totals.Add(d,
+                     {c.end - c.start, c.proj.launches, leveled ? c.proj.level : 0, c.proj.children, leveled ? 1 : 0});
   });
   auto add_range = [&](const nsys::NvtxRangeRow& r) {
     if (r.annotation == kLeftOut) return;
@@ -606,9 +598,9 @@ struct ProjSumGroups {
   RangeGroups names;                // the sweep's keys, name_tag from its tags, the order
   std::deque<uint32_t> dense;       // per key: its index in proj and totals
   ValueLists proj;                  // per projected sweep group: rowid, projection, rowid, ...
-  std::deque<GroupTotals> totals;   // per projected sweep group; a representative's hold its parts' too
+  GroupTotalsList totals;           // per projected sweep group; a representative's hold its parts' too
   std::vector<uint32_t> next_part;  // per key: the next part of its printed group
-  const GroupTotals& TotalsOf(uint32_t rep) const { return totals[dense[rep]]; }
+  GroupTotals TotalsOf(uint32_t rep) const { return totals.Get(dense[rep]); }
 
   // Calls f(rowid, projection) for each projected range of the group, part by part.
   template <class F>
@@ -730,13 +722,7 @@ StatusOr<std::shared_ptr<ProjSumGroups>> ProjectExport(const nsys::Database& db,
     if (out->next_part.empty()) out->next_part.assign(sweep.dense.size(), UINT32_MAX);
     out->next_part[last_part[named]] = id;
     last_part[named] = id;
-    GroupTotals& g = sweep.totals[sweep.dense[shared_rep[named]]];
-    const GroupTotals& t = sweep.totals[sweep.dense[id]];
-    g.range_time += t.range_time;
-    g.launches += t.launches;
-    g.children += t.children;
-    g.level_sum += t.level_sum;
-    g.levels += t.levels;
+    sweep.totals.Add(sweep.dense[shared_rep[named]], sweep.totals.Get(sweep.dense[id]));
   }
   shared = CompactStringSet{};
   names.keys = std::move(sweep.keys);
@@ -764,8 +750,7 @@ void MergeProjections(ProjSumGroups& into, std::vector<uint32_t>& into_reps, std
     if (it == tags.end()) it = tags.emplace(from_tag, into.names.TagFor(from->names, from_tag)).first;
     const uint32_t id = into.names.keys.InternFrom(from_keys, rep, it->second, templates);
     if (id == into.dense.size()) {
-      into.dense.push_back(static_cast<uint32_t>(into.totals.size()));
-      into.totals.emplace_back();
+      into.dense.push_back(into.totals.New());
       into.proj.NewList();
       into_reps.push_back(id);
     }
@@ -773,13 +758,7 @@ void MergeProjections(ProjSumGroups& into, std::vector<uint32_t>& into_reps, std
       into.proj.Append(into.dense[id], seq++);
       into.proj.Append(into.dense[id], v);
     }
-    GroupTotals& g = into.totals[into.dense[id]];
-    const GroupTotals& t = from->TotalsOf(rep);
-    SatAdd(g.range_time, t.range_time);
-    g.launches += t.launches;
-    g.children += t.children;
-    g.level_sum += t.level_sum;
-    g.levels += t.levels;
+    into.totals.Add(into.dense[id], from->TotalsOf(rep));
   }
 }
 
@@ -842,7 +821,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(std::span<const nsys::Database> dbs) 
     const uint32_t id = out->names.order[i];
     thread_local std::vector<int64_t> values;
     const analysis::Summary s = analysis::Summarize(out->Values(id, values));
-    const GroupTotals& g = out->TotalsOf(id);
+    const GroupTotals g = out->TotalsOf(id);
     cells.emplace_back();
     uint32_t tag = out->names.AppendRange(id, cells.back());
     cells.emplace_back(RangeGroups::StyleName(tag & 3));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/nvtx_group_totals.h"
 #include "test_support.h"
 
 namespace cpprof::pipeline {
@@ -171,6 +172,34 @@ TEST(NvtxSum, SameRowsOnOneThreadAndInManyParts) {
   ASSERT_GT(one.size(), 1000u);
   EXPECT_EQ(SumLines(*db, 3, 1000), one);
   EXPECT_EQ(SumLines(*db, 8, 20'000), one);
+}
+
+}  // namespace
+}  // namespace cpprof::pipeline
+
+namespace cpprof::pipeline {
+namespace {
+
+// A group's counts are 32-bit until one would pass 2^32 - 1; then the group moves whole to the
+// side table and its sums go on exactly (others stay narrow).
+TEST(GroupTotalsList, CountsPast32BitsMoveTheGroupAndStayExact) {
+  GroupTotalsList totals;
+  const uint32_t a = totals.New(), b = totals.New();
+  totals.Add(a, {10, 3'000'000'000, 5, 1, 1});
+  totals.Add(b, {7, 1, 2, 3, 1});
+  totals.Add(a, {20, 3'000'000'000, 6, 2, 1});  // launches pass 2^32
+  totals.Add(a, {INT64_MAX, 1, 1, 1, 1});
+  const GroupTotals got = totals.Get(a);
+  EXPECT_EQ(got.range_time, INT64_MAX);  // saturated
+  EXPECT_EQ(got.launches, 6'000'000'001);
+  EXPECT_EQ(got.level_sum, 12);
+  EXPECT_EQ(got.children, 4);
+  EXPECT_EQ(got.levels, 3);
+  const GroupTotals other = totals.Get(b);
+  EXPECT_EQ(other.range_time, 7);
+  EXPECT_EQ(other.launches, 1);
+  EXPECT_EQ(other.levels, 1);
+  EXPECT_EQ(totals.size(), 2u);
 }
 
 }  // namespace
