@@ -339,6 +339,23 @@ Status CheckSameRun(const std::vector<const model::CaptureInfo*>& captures, cons
   return OkStatus();
 }
 
+Status CheckSameRun(const std::vector<std::string>& paths, bool force) {
+  if (force || paths.size() < 2) return OkStatus();
+  std::vector<model::CaptureInfo> infos(paths.size());
+  std::vector<Status> status(paths.size());
+  ParallelFor(paths.size(), [&](size_t e) {
+    status[e] = [&]() -> Status {
+      CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(paths[e]));
+      CPPROF_ASSIGN_OR_RETURN(infos[e], nsys::ReadCaptureInfo(db));
+      return OkStatus();
+    }();
+  });
+  for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
+  std::vector<const model::CaptureInfo*> captures;
+  for (const auto& c : infos) captures.push_back(&c);
+  return CheckSameRun(captures, paths, force);
+}
+
 analysis::RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& procs,
                                         const std::map<int64_t, model::NcclRankInfo>& nccl,
                                         const std::vector<size_t>& export_of_process,
