@@ -23,8 +23,8 @@ RunPartial WithFacts(const AttributionFacts& facts, const std::string& file) {
   return run;
 }
 
-AttributionFacts Facts(int64_t backward, int64_t mapped, int64_t cross, bool overflowed, bool deep,
-                       std::string warmup, std::string exclude) {
+AttributionFacts Facts(int64_t backward, int64_t mapped, int64_t cross, bool overflowed, bool deep, std::string warmup,
+                       std::string exclude) {
   AttributionFacts f;
   f.backward_ranges = backward;
   f.backward_mapped = mapped;
