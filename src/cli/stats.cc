@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "doctor/doctor.h"
 #include "doctor/nsys_export.h"
+#include "pipeline/run_reader.h"
 #include "pipeline/stats_reports.h"
 #include "render/csv.h"
 #include "render/stats_units.h"
@@ -127,8 +128,9 @@ class StatsCommand : public Command {
     app.add_flag("--merge", merge_,
                  "Several exports (one per rank or node of a run): one table per report over all of them, the table "
                  "'nsys stats' would print for one export holding all their rows (groups matched by name; "
-                 "nvtx_gpu_proj_sum projects each range onto its own export's GPU work). Without it, as nsys: "
-                 "each export's tables in turn");
+                 "nvtx_gpu_proj_sum projects each range onto its own export's GPU work). Exports not from one run "
+                 "(another command, or started more than 10 minutes apart) are refused, as 'report' refuses them, "
+                 "unless --force. Without it, as nsys: each export's tables in turn");
     app.add_option("-r,--report", reports_,
                    "Report to print (repeatable, or comma-separated); none: the default set (nvtx_sum, "
                    "cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, nvtx_gpu_proj_sum)")
@@ -147,7 +149,9 @@ class StatsCommand : public Command {
                    "console; '.': the export's name without .sqlite (not with --merge); '-': the console. Several "
                    "exports: PREFIX_<export>_<report>.csv, or PREFIX_<report>.csv with --merge. Existing files are "
                    "kept unless --force");
-    app.add_flag("--force", force_, "Replace existing -o files");
+    app.add_flag("--force", force_,
+                 "Replace existing -o files; --merge: merge the exports even when their commands or start times say "
+                 "they are not from one run");
     app.add_flag("--force-export", force_export_,
                  "Given an .nsys-rep: export it again over the .sqlite beside it (without this an existing one is "
                  "used, as 'nsys stats' does)");
@@ -206,6 +210,8 @@ class StatsCommand : public Command {
         CPPROF_ASSIGN_OR_RETURN(std::string input, Input(f, ctx));
         inputs.push_back(std::move(input));
       }
+      // One table over exports of different runs would mean nothing: refused as `report` refuses them.
+      CPPROF_RETURN_IF_ERROR(pipeline::CheckSameRun(inputs, force_));
       CPPROF_RETURN_IF_ERROR(RunReports(inputs, defs, format, to_files, false, unit, ctx));
       return 0;
     }

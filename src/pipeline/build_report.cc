@@ -132,7 +132,7 @@ model::Report FinishReport(RunPartial run) {
       report.notes.push_back(
           fmt::format("rank {}: {} GPU ops launched inside ranges matching --exclude-ranges '{}' "
                       "were left out",
-                      r, p.excluded_ops, run.exclude_work_pattern));
+                      r, p.excluded_ops, run.attribution.exclude_work_pattern));
     }
     if (!window.whole_capture) {
       window.left_out_ops += p.outside_window_ops;
@@ -140,7 +140,7 @@ model::Report FinishReport(RunPartial run) {
       window.clipped_ops += p.clipped_ops;
     }
     analysis::FillCommBudget(comm, r, p.sweep, s);
-    if (p.warmup_ops && run.exclude_work_pattern.empty()) {
+    if (p.warmup_ops && run.attribution.exclude_work_pattern.empty()) {
       int64_t total = 0;
       for (const auto& c : s.classes) total += c.sum_ns;
       // In a steady window the warm-up iterations are already left out: what is left inside it
@@ -149,7 +149,7 @@ model::Report FinishReport(RunPartial run) {
           "rank {}: {} GPU ops ({:.1f}% of its GPU op time) were launched inside warm-up ranges (such as '{}'); "
           "{}",
           r, p.warmup_ops, total ? 100.0 * static_cast<double>(p.warmup_ns) / static_cast<double>(total) : 0.0,
-          run.warmup_range,
+          run.attribution.warmup_range,
           window.whole_capture
               ? "they count in every number here: --window steady (the default, when iterations are "
                 "found) or --exclude-ranges warmup leaves them out"
@@ -176,24 +176,24 @@ model::Report FinishReport(RunPartial run) {
   report.grouping = std::move(run.grouping);
   if (!run.nodes.empty()) {
     FillModules(run.nodes, run.processes, report);
-    if (run.modules_overflowed) {
+    if (run.attribution.modules_overflowed) {
       report.notes.push_back(
           fmt::format("more than {} distinct module paths: the deepest were folded into "
                       "their parents",
                       analysis::kMaxModuleNodes));
     }
-    if (run.modules_too_deep) {
+    if (run.attribution.modules_too_deep) {
       report.notes.push_back(
           fmt::format("module ranges nest deeper than {} levels (an NVTX push without its pop?): deeper ones count in "
                       "their ancestor at that depth",
                       analysis::kMaxModuleDepth));
     }
   }
-  if (run.cross_thread) {
+  if (run.attribution.cross_thread) {
     report.notes.push_back(
         fmt::format("{} NVTX ranges end on another thread than they start: left out of "
                     "module attribution (nsys leaves them out of GPU projection too)",
-                    run.cross_thread));
+                    run.attribution.cross_thread));
   }
   bool backward =
       std::any_of(run.processes.begin(), run.processes.end(), [](const auto& p) { return p.sweep.has_backward; });
@@ -205,11 +205,11 @@ model::Report FinishReport(RunPartial run) {
       report.phases.push_back(ph);
     }
     // Say how well backward work maps to modules, and how to get it when it does not.
-    if (!run.nodes.empty() && run.backward_ranges > 0) {
+    if (!run.nodes.empty() && run.attribution.backward_ranges > 0) {
       report.notes.push_back(
           fmt::format("backward per module: {} of {} backward ranges of autograd mapped to the "
                       "module of their forward op",
-                      run.backward_mapped, run.backward_ranges));
+                      run.attribution.backward_mapped, run.attribution.backward_ranges));
     } else {
       report.notes.push_back(
           "backward work is not mapped to modules (it is all in [backward]): the capture has no "

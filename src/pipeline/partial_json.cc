@@ -245,9 +245,30 @@ void from_json(const Json& j, ProcessPartial& p) {
 
 // Every field required on reading: a partial is written whole by one cpprof.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SourcePartial, run_export, export_info, capture, diagnostics, interconnect)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunPartial, sources, processes, rank_method, world_size, nodes, grouping,
-                                   backward_ranges, backward_mapped, cross_thread, modules_overflowed, modules_too_deep,
-                                   warmup_range, exclude_work_pattern, window, memory, notes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AttributionFacts, backward_ranges, backward_mapped, cross_thread, modules_overflowed,
+                                   modules_too_deep, warmup_range, exclude_work_pattern)
+
+// The attribution facts are fields of the partial's own object, as in every cpprof.partial/1 (they
+// were RunPartial's own fields before they were one struct): the same bytes.
+void to_json(Json& j, const RunPartial& r) {
+  j = Json{{"sources", r.sources},       {"processes", r.processes}, {"rank_method", r.rank_method},
+           {"world_size", r.world_size}, {"nodes", r.nodes},         {"grouping", r.grouping},
+           {"window", r.window},         {"memory", r.memory},       {"notes", r.notes}};
+  j.update(Json(r.attribution));
+}
+
+void from_json(const Json& j, RunPartial& r) {
+  j.at("sources").get_to(r.sources);
+  j.at("processes").get_to(r.processes);
+  j.at("rank_method").get_to(r.rank_method);
+  j.at("world_size").get_to(r.world_size);
+  j.at("nodes").get_to(r.nodes);
+  j.at("grouping").get_to(r.grouping);
+  j.get_to(r.attribution);
+  j.at("window").get_to(r.window);
+  j.at("memory").get_to(r.memory);
+  j.at("notes").get_to(r.notes);
+}
 
 void WritePartialJson(const RunPartial& run, std::ostream& out) {
   Json j = run;

@@ -54,14 +54,14 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
     const auto& a = parts[0];
     const auto& b = parts[i];
     if (a.window.requested != b.window.requested || a.grouping.source != b.grouping.source ||
-        a.exclude_work_pattern != b.exclude_work_pattern) {
+        a.attribution.exclude_work_pattern != b.attribution.exclude_work_pattern) {
       return Status(
           ExitCode::kUsage,
           fmt::format("'{}' and '{}' were made with different options (--window '{}' vs '{}', modules '{}' vs "
                       "'{}', --exclude-ranges '{}' vs '{}'): make every partial with the same options, or "
                       "--force",
                       names[0], names[i], a.window.requested, b.window.requested, a.grouping.source, b.grouping.source,
-                      a.exclude_work_pattern, b.exclude_work_pattern));
+                      a.attribution.exclude_work_pattern, b.attribution.exclude_work_pattern));
     }
   }
 
@@ -154,8 +154,7 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
       run.grouping = part.grouping;
       run.window = part.window;
       for (size_t k = 0; k < run.window.iterations.size(); ++k) iteration_index[run.window.iterations[k].name] = k;
-      run.warmup_range = part.warmup_range;
-      run.exclude_work_pattern = part.exclude_work_pattern;
+      run.attribution.exclude_work_pattern = part.attribution.exclude_work_pattern;
     } else {
       // The run's window spans every part's; iterations of one name are one.
       model::Window& w = run.window;
@@ -175,18 +174,13 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
         }
       }
       run.grouping.module_ranges = std::max(run.grouping.module_ranges, part.grouping.module_ranges);
-      if (run.warmup_range.empty()) run.warmup_range = part.warmup_range;
     }
-    run.backward_ranges += part.backward_ranges;
-    run.backward_mapped += part.backward_mapped;
-    run.cross_thread += part.cross_thread;
-    run.modules_overflowed |= part.modules_overflowed;
-    run.modules_too_deep |= part.modules_too_deep;
+    run.attribution.Add(part.attribution);
     for (auto& n : part.notes) {
       if (std::find(run.notes.begin(), run.notes.end(), n) == run.notes.end()) run.notes.push_back(std::move(n));
     }
   }
-  run.modules_overflowed |= merger.overflowed();
+  run.attribution.modules_overflowed |= merger.overflowed();
   // Each map step named its export alone: named again among all, so that same-named exports of
   // different folders (node0/rep.sqlite, node1/rep.sqlite) stay apart.
   std::vector<std::string> files;

@@ -45,6 +45,30 @@ struct SourcePartial {
   std::string interconnect;
 };
 
+// What the module attribution says about the whole run, named in the readout's notes: the same in
+// every window's partial of a run. One struct from the exports' attribution (pipeline/run_reader)
+// through the partials (pipeline/partial_merge) to the notes (FinishReport).
+struct AttributionFacts {
+  int64_t backward_ranges = 0;       // autograd's backward ranges
+  int64_t backward_mapped = 0;       // of them, mapped to the module of their forward op
+  int64_t cross_thread = 0;          // NVTX ranges ending on another thread (left out, as nsys does)
+  bool modules_overflowed = false;   // past analysis::kMaxModuleNodes paths: the deepest folded into parents
+  bool modules_too_deep = false;     // module ranges nested past analysis::kMaxModuleDepth
+  std::string warmup_range;          // the first warm-up range seen, named in notes
+  std::string exclude_work_pattern;  // --exclude-ranges, named in notes
+
+  // Another export's (or partial's) facts added: counts summed, flags or-ed, the first warm-up
+  // range kept. exclude_work_pattern is the run's option, left for the caller to set.
+  void Add(const AttributionFacts& other) {
+    backward_ranges += other.backward_ranges;
+    backward_mapped += other.backward_mapped;
+    cross_thread += other.cross_thread;
+    modules_overflowed |= other.modules_overflowed;
+    modules_too_deep |= other.modules_too_deep;
+    if (warmup_range.empty()) warmup_range = other.warmup_range;
+  }
+};
+
 struct RunPartial {
   std::vector<SourcePartial> sources;
   std::vector<ProcessPartial> processes;  // by rank
@@ -53,12 +77,9 @@ struct RunPartial {
   // The module tree, by node id (empty: no module ranges anywhere), and how it was built.
   std::vector<analysis::ModuleTreeNode> nodes;
   model::ModuleGrouping grouping;
-  int64_t backward_ranges = 0, backward_mapped = 0, cross_thread = 0;
-  bool modules_overflowed = false, modules_too_deep = false;
-  std::string warmup_range;          // the first warm-up range seen, named in notes
-  std::string exclude_work_pattern;  // --exclude-ranges, named in notes
-  model::Window window;              // on the run's clock; left-out counts are added by FinishReport
-  model::MemoryUsage memory;         // series by the run's globalPids, on the run's clock
+  AttributionFacts attribution;
+  model::Window window;       // on the run's clock; left-out counts are added by FinishReport
+  model::MemoryUsage memory;  // series by the run's globalPids, on the run's clock
   std::vector<std::string> notes;
 };
 

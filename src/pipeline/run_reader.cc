@@ -63,10 +63,23 @@ struct Run {
   std::vector<analysis::ModuleTreeNode> nodes;  // the module tree; empty: no module ranges anywhere
   std::vector<model::IterationWindow> iteration_windows;
   std::vector<size_t> export_of_process;  // per work.processes
-  bool modules_overflowed = false, modules_too_deep = false;
-  int64_t module_ranges = 0, backward_ranges = 0, backward_mapped = 0, cross_thread = 0;
-  std::string warmup_range;
+  int64_t module_ranges = 0;              // the most of any export
+  AttributionFacts attribution;           // exclude_work_pattern left to the caller
 };
+
+// What one export's attribution says about itself, as the run's facts hold it.
+AttributionFacts FactsOf(const Attribution& a) {
+  AttributionFacts f;
+  if (a.modules) {
+    f.modules_overflowed = a.modules->overflowed();
+    f.modules_too_deep = a.modules->too_deep();
+    f.backward_ranges = a.modules->backward_ranges();
+    f.backward_mapped = a.modules->backward_ranges_mapped();
+  }
+  f.cross_thread = a.cross_thread;
+  f.warmup_range = a.warmup_range;
+  return f;
+}
 
 // The interconnect between the GPUs, from `cpprof profile`'s <name>.doctor.json beside the
 // export (the doctor's nvidia-smi topology); "" when there is none.
@@ -193,14 +206,9 @@ Run MergeSources(std::vector<Source>& sources) {
     if (s.attribution.modules) {
       const auto& m = *s.attribution.modules;
       node_map = merger.Add(m.nodes());
-      run.modules_overflowed |= m.overflowed();
-      run.modules_too_deep |= m.too_deep();
       run.module_ranges = std::max(run.module_ranges, m.module_ranges());
-      run.backward_ranges += m.backward_ranges();
-      run.backward_mapped += m.backward_ranges_mapped();
     }
-    run.cross_thread += s.attribution.cross_thread;
-    if (run.warmup_range.empty()) run.warmup_range = s.attribution.warmup_range;
+    run.attribution.Add(FactsOf(s.attribution));
     bool identity = offset == 0;
     for (size_t n = 0; n < node_map.size() && identity; ++n) identity = node_map[n] == n;
     for (auto& p : s.work.processes) {
@@ -269,7 +277,7 @@ Run MergeSources(std::vector<Source>& sources) {
     s.work = {};
     s.memory = {};
   }
-  run.modules_overflowed |= merger.overflowed();
+  run.attribution.modules_overflowed |= merger.overflowed();
   std::sort(run.iteration_windows.begin(), run.iteration_windows.end(),
             [](const auto& a, const auto& b) { return a.start != b.start ? a.start < b.start : a.name < b.name; });
   std::stable_sort(run.memory.series.begin(), run.memory.series.end(), [](const auto& a, const auto& b) {
@@ -339,6 +347,23 @@ Status CheckSameRun(const std::vector<const model::CaptureInfo*>& captures, cons
   return OkStatus();
 }
 
+Status CheckSameRun(const std::vector<std::string>& paths, bool force) {
+  if (force || paths.size() < 2) return OkStatus();
+  std::vector<model::CaptureInfo> infos(paths.size());
+  std::vector<Status> status(paths.size());
+  ParallelFor(paths.size(), [&](size_t e) {
+    status[e] = [&]() -> Status {
+      CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(paths[e]));
+      CPPROF_ASSIGN_OR_RETURN(infos[e], nsys::ReadCaptureInfo(db));
+      return OkStatus();
+    }();
+  });
+  for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
+  std::vector<const model::CaptureInfo*> captures;
+  for (const auto& c : infos) captures.push_back(&c);
+  return CheckSameRun(captures, paths, force);
+}
+
 analysis::RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& procs,
                                         const std::map<int64_t, model::NcclRankInfo>& nccl,
                                         const std::vector<size_t>& export_of_process,
@@ -402,9 +427,7 @@ struct RunBase {
   std::vector<analysis::ModuleTreeNode> nodes;
   std::vector<int> parent{-1};  // by node id
   model::ModuleGrouping grouping;
-  int64_t backward_ranges = 0, backward_mapped = 0, cross_thread = 0;
-  bool modules_overflowed = false, modules_too_deep = false;
-  std::string warmup_range, exclude_work_pattern;
+  AttributionFacts attribution;
   model::MemoryUsage memory;
   std::vector<model::IterationWindow> iteration_windows;
 };
@@ -533,13 +556,8 @@ StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& wi
   base.grouping.source = config.source;
   for (const auto& g : config.groups) base.grouping.groups.push_back(g.name);
   base.grouping.module_ranges = run.module_ranges;
-  base.backward_ranges = run.backward_ranges;
-  base.backward_mapped = run.backward_mapped;
-  base.cross_thread = run.cross_thread;
-  base.modules_overflowed = run.modules_overflowed;
-  base.modules_too_deep = run.modules_too_deep;
-  base.warmup_range = std::move(run.warmup_range);
-  base.exclude_work_pattern = config.exclude_work_pattern;
+  base.attribution = std::move(run.attribution);
+  base.attribution.exclude_work_pattern = config.exclude_work_pattern;
   base.memory = std::move(run.memory);
   base.iteration_windows = std::move(run.iteration_windows);
   work = std::move(run.work);
@@ -602,13 +620,7 @@ RunPartial WindowPartial(const RunBase& base, std::vector<model::ProcessGpuWork>
   }
   timer.Mark("summaries");
   out.grouping = base.grouping;
-  out.backward_ranges = base.backward_ranges;
-  out.backward_mapped = base.backward_mapped;
-  out.cross_thread = base.cross_thread;
-  out.modules_overflowed = base.modules_overflowed;
-  out.modules_too_deep = base.modules_too_deep;
-  out.warmup_range = base.warmup_range;
-  out.exclude_work_pattern = base.exclude_work_pattern;
+  out.attribution = base.attribution;
   return out;
 }
 

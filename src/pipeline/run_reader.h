@@ -89,6 +89,9 @@ analysis::RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& pr
 // aside), or session starts more than kMaxRunStartSpreadNs apart. `names[i]` names captures[i].
 Status CheckSameRun(const std::vector<const model::CaptureInfo*>& captures, const std::vector<std::string>& names,
                     bool force);
+// The same check on the exports at `paths`, their capture facts read from each (for a command
+// that does not otherwise read them: `stats --merge`). Opening errors as for `report`.
+Status CheckSameRun(const std::vector<std::string>& paths, bool force);
 
 // "trunk/CPFoldModel.trunk/...": a node's path from its top-level row.
 std::string NodePath(const std::vector<analysis::ModuleTreeNode>& nodes, int node);

@@ -13,7 +13,7 @@
 #   - a time range selected on the timeline (window.cpprofSelectRange, as shift+drag does) over
 #     the first three iterations turns the rank and module tables into those iterations' sums,
 #     computed here from the page's per-iteration data;
-#   - one 1600 px screenshot per export in OUT_DIR (docs/images holds two of them).
+#   - one 1600 px screenshot per export in OUT_DIR (tools/regen_screenshots.sh retakes docs/images' ones).
 # The checks run in the page (a copy with a check script appended) and write their verdict into
 # the title, which --dump-dom prints. Skipped (exit 77) when chromium is not installed
 # (tools/install-deps.sh installs it).

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -178,6 +179,56 @@ TEST(StatsMerge, OutputDotIsRefused) {
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("--merge writes one set of files for all the exports: give -o PREFIX"), std::string::npos)
       << r.err;
+}
+
+// Exports that are not from one run are refused as `report` refuses them (one rule:
+// pipeline::CheckSameRun), with the reason, exit 2, nothing printed or written; --force merges them.
+TEST(StatsMerge, ExportsOfDifferentRunsAreRefusedUnlessForced) {
+  std::vector<std::string> ring = SplitPerProcess(RealExport("cpfold-ring-1x2"), TempDir() + "/stats-runs/ring");
+  std::vector<std::string> e2e = SplitPerProcess(RealExport("cpfold-e2e-1x2"), TempDir() + "/stats-runs/e2e");
+  const std::string dir = TempDir() + "/stats-runs/out";
+  std::filesystem::create_directories(dir);
+  CliResult other = RunBinary({"stats", "--merge", "-r", "cuda_gpu_kern_sum", "-o", dir + "/run", ring[0], e2e[1]});
+  EXPECT_EQ(other.rc, 2);
+  EXPECT_EQ(other.out, "");
+  EXPECT_EQ(other.err.rfind("cpprof: error: stats: '" + ring[0] + "' and '" + e2e[1] +
+                                "' are not from one run: they profiled different commands (",
+                            0),
+            0u)
+      << other.err;
+  EXPECT_NE(other.err.find("Give the exports of one run, or --force\n"), std::string::npos) << other.err;
+  EXPECT_EQ(std::count(other.err.begin(), other.err.end(), '\n'), 1) << other.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/run_cuda_gpu_kern_sum.csv"));
+  // The same refusal as report's.
+  CliResult report = RunBinary({"report", ring[0], e2e[1]});
+  EXPECT_EQ(report.rc, 2);
+  EXPECT_EQ(report.err.substr(report.err.find(": '")), other.err.substr(other.err.find(": '"))) << report.err;
+
+  // One run's exports, the second started 20 minutes later: refused for the start times.
+  SplitOptions late;
+  late.start_later_ns = {0, 1'200'000 * kMs};
+  std::vector<std::string> apart =
+      SplitPerProcess(RealExport("cpfold-ring-1x2"), TempDir() + "/stats-runs/apart", late);
+  CliResult later = RunBinary({"stats", "--merge", "-r", "cuda_gpu_kern_sum", apart[0], apart[1]});
+  EXPECT_EQ(later.rc, 2);
+  EXPECT_EQ(later.out, "");
+  EXPECT_EQ(later.err, "cpprof: error: stats: '" + apart[0] + "' and '" + apart[1] +
+                           "' are not from one run: their captures started 1200 s apart (more than 600 s). Give the "
+                           "exports of one run, or --force\n");
+
+  // --force: merged, the table over both exports' rows.
+  CliResult forced =
+      RunBinary({"stats", "--merge", "--force", "-r", "cuda_gpu_kern_sum", "-f", "csv", ring[0], e2e[1]});
+  ASSERT_EQ(forced.rc, 0) << forced.err;
+  EXPECT_NE(forced.out.find("Time (%)"), std::string::npos) << forced.out;
+  CliResult one = RunBinary({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", ring[0]});
+  ASSERT_EQ(one.rc, 0) << one.err;
+  EXPECT_GT(forced.out.size(), one.out.size());
+  CliResult forced_late = RunBinary({"stats", "--merge", "--force", "-r", "cuda_gpu_kern_sum", apart[0], apart[1]});
+  EXPECT_EQ(forced_late.rc, 0) << forced_late.err;
+  // Without --merge each export is its own table, as nsys: no refusal.
+  CliResult each = RunBinary({"stats", "-r", "cuda_gpu_kern_sum", ring[0], e2e[1]});
+  EXPECT_EQ(each.rc, 0) << each.err;
 }
 
 }  // namespace

@@ -29,9 +29,19 @@
 #          --render`'s output of the same sweep.json (must be byte-identical) under OUT_DIR/sweep/.
 # Each step leaves its results folder's small files (readout, report JSON, command, logs) and
 # the .sqlite.xz under OUT_DIR/<step>/, and a line with the wall time in OUT_DIR/summary.txt.
+# Exit status: 0 once every step has run (each step's own rc is its line in summary.txt), 2 for an
+# unknown step (said before anything runs).
+# tests/cli/profile_check_test.sh runs the sweep step here with a fake cpprof and nvidia-smi.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: tools/device/profile_check.sh OUT_DIR STEP...}; shift
+for step in "$@"; do
+  case $step in
+    none|fast|full|e2e|own|perrank|twonodes|multi|scaffold|sweep) ;;
+    *) echo "profile_check.sh: unknown step '$step' (steps: none fast full e2e own perrank twonodes multi scaffold sweep)" >&2
+       exit 2 ;;
+  esac
+done
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 cd "$repo"
 cpprof=${CPPROF:-$repo/.devbin/cpprof}
@@ -39,9 +49,9 @@ debs=${DEBS_DIR:-$repo/.debs}
 say() { echo "$*" | tee -a "$out/summary.txt"; }
 
 # The importer fix and the settings every child needs.
-mkdir -p /tmp/dl; for f in "$debs"/*.deb; do dpkg -x "$f" /tmp/dl; done
+for f in "$debs"/*.deb; do [ -f "$f" ] && mkdir -p /tmp/dl && dpkg -x "$f" /tmp/dl; done
 nsys=$(ls /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | sort -V | tail -1)
-hostdir=$(ls -d "$(dirname "$(dirname "$nsys")")"/linux-desktop-*-x64 | head -1)
+hostdir=$(ls -d "$(dirname "$(dirname "$nsys")")"/linux-desktop-*-x64 2>/dev/null | head -1)
 export LD_LIBRARY_PATH=/tmp/dl/usr/lib/x86_64-linux-gnu:$hostdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export CPPROF_HELPERS_DIR=$repo/python/cpprof_helpers
@@ -198,7 +208,12 @@ for step in "$@"; do
       cmp -s "$out/sweep/render/sweep.html" "$sw/sweep.html" && same=yes || same=no
       say "sweep: $(grep -c '| 1x1 |' "$sw/sweep.md" 2>/dev/null) point rows; --render identical: $same"
       grep '^| 1x1 | [0-9-]* | [0-9-]* |' "$sw/sweep.md" | while read -r l; do say "sweep: largest N $l"; done ;;
-    *) say "unknown step $step" ;;
   esac
 done
-ls -la "$results"/* >"$out/results-ls.txt" 2>&1
+# The results folders the profile steps left. The sweep step leaves none (its points are under
+# SWEEP_DIR): `ls "$results"/*` then failed with "cannot access" and, as the script's last
+# command, made its status 2 although every step had run.
+shopt -s nullglob
+left=("$results"/*)
+if [ ${#left[@]} -gt 0 ]; then ls -la "${left[@]}" >"$out/results-ls.txt" 2>&1; fi
+exit 0
