@@ -4,15 +4,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <future>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
 #include "analysis/classify.h"
 #include "analysis/clock_align.h"
 #include "analysis/ranks.h"
+#include "base/batch_pipe.h"
 #include "base/input_files.h"
 #include "base/parallel.h"
 #include "base/stage_timer.h"
@@ -273,6 +278,14 @@ class TraceBuilder {
           "no API calls or flows");
     }
     StageTimer timer;
+    if (options_.nvtx && db_.HasTable(nsys::kNvtxTable) && WorkerThreads() > 1) {
+      // The domain names, a scan of the whole NVTX table on its own connection, while the GPU ops
+      // are written (the database's own connection stays on this thread).
+      domains_ = std::async(std::launch::async, [path = db_.path()]() -> StatusOr<nsys::NvtxDomains> {
+        CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(path));
+        return nsys::NvtxDomains::Read(own);
+      });
+    }
     if (api) CPPROF_RETURN_IF_ERROR(WriteApiCalls());
     timer.Mark("export: API calls");
     CPPROF_RETURN_IF_ERROR(WriteKernels());
@@ -589,7 +602,19 @@ class TraceBuilder {
   // to nest them); start/end ranges, which need start order for their lanes, are held and go out
   // last, sorted.
   Status WriteNvtx() {
-    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains, nsys::NvtxDomains::Read(db_));
+    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains,
+                            domains_.valid() ? domains_.get() : nsys::NvtxDomains::Read(db_));
+    if (!options_.kineto && WorkerThreads() > 1) nvtx_writer_ = std::make_unique<NvtxBatchWriter>(*writer_, off_);
+    Status status = WriteNvtxRanges(domains);
+    if (nvtx_writer_) {
+      FlushNvtx();
+      std::unique_ptr<NvtxBatchWriter> w = std::move(nvtx_writer_);
+      w->Finish();  // every batch written before anything else is
+    }
+    return status;
+  }
+
+  Status WriteNvtxRanges(const nsys::NvtxDomains& domains) {
     nsys::NvtxRangeCursor::Options options;
     options.prefetch = WorkerThreads() > 1;  // SQLite reads NVTX on another core while this one writes
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, options));
@@ -722,6 +747,10 @@ class TraceBuilder {
       names_.append(text);
     }
     size_t size() const { return events_.size(); }
+    void Clear() {
+      events_.clear();
+      names_.clear();
+    }
     // Formats the batch (WriteX) and appends it to `writer`; empties it.
     void WriteTo(render::ChromeTraceWriter& writer, int64_t off) {
       if (events_.empty()) return;
@@ -749,8 +778,7 @@ class TraceBuilder {
         }
       });
       for (size_t b = 0; b < blocks; ++b) writer.AppendRaw(text[b], b == 0 ? static_cast<int64_t>(events_.size()) : 0);
-      events_.clear();
-      names_.clear();
+      Clear();
     }
 
    private:
@@ -764,7 +792,50 @@ class TraceBuilder {
     std::string names_;
   };
 
-  void FlushNvtx() { nvtx_batch_.WriteTo(*writer_, off_); }
+  // Formats and writes the NVTX batches on a thread of its own, in order, while this one reads
+  // and places the next (two batches at most waiting): placing, formatting and writing overlap.
+  class NvtxBatchWriter {
+   public:
+    NvtxBatchWriter(render::ChromeTraceWriter& writer, int64_t off)
+        : writer_(writer), off_(off), thread_([this] { Run(); }) {}
+    ~NvtxBatchWriter() {
+      if (thread_.joinable()) pipe_.Finish(), thread_.join();
+    }
+    // Hands `batch` over and puts an empty one in its place.
+    void Put(NvtxBatch& batch) {
+      if (!pipe_.Put(batch)) batch.Clear();  // the writer failed: Finish says how
+    }
+    // Waits until every batch is written; rethrows the writer's exception.
+    void Finish() {
+      pipe_.Finish();
+      thread_.join();
+      if (error_) std::rethrow_exception(error_);
+    }
+
+   private:
+    void Run() {
+      NvtxBatch current;
+      try {
+        while (pipe_.Take(current)) current.WriteTo(writer_, off_);
+      } catch (...) {
+        error_ = std::current_exception();
+        pipe_.Stop();
+      }
+    }
+    render::ChromeTraceWriter& writer_;
+    const int64_t off_;
+    BatchPipe<NvtxBatch> pipe_{2};
+    std::exception_ptr error_;
+    std::thread thread_;
+  };
+
+  void FlushNvtx() {
+    if (nvtx_writer_) {
+      nvtx_writer_->Put(nvtx_batch_);
+    } else {
+      nvtx_batch_.WriteTo(*writer_, off_);
+    }
+  }
 
   void Metadata(const char* what, int pid, std::optional<int64_t> tid, Json args) {
     Json e;
@@ -862,6 +933,8 @@ class TraceBuilder {
   std::optional<int64_t> capture_end_;
   int64_t off_ = 0;  // added to every time written: the run's clock
   NvtxBatch nvtx_batch_;
+  std::unique_ptr<NvtxBatchWriter> nvtx_writer_;  // while WriteNvtx runs, on more than one thread
+  std::future<StatusOr<nsys::NvtxDomains>> domains_;  // read on another connection while GPU ops are written
 };
 
 }  // namespace
