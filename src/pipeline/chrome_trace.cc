@@ -215,12 +215,34 @@ void WriteCpView(const CpView& cp, const std::map<int, int>& pid_of_rank, const 
   }
 }
 
+// read(db) on a connection of its own to the export at `path`.
+template <class Read>
+auto OnOwnConnection(const std::string& path, Read&& read) -> decltype(read(std::declval<const Database&>())) {
+  CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(path));
+  return read(own);
+}
+
 class TraceBuilder {
  public:
   TraceBuilder(const Database& db, const nsys::ExportSchema& schema, const ChromeTraceOptions& options)
       : db_(db), schema_(schema), options_(options), strings_(db) {}
 
   StatusOr<ChromeTraceSummary> Run(std::ostream& out, const Placement* place = nullptr) {
+    StageTimer timer;
+    // Whole-table scans before anything is written, each on a connection of its own where there
+    // are cores: NCCL's rank payloads and the NVTX domain names (two scans of NVTX_EVENTS) while
+    // this thread counts the GPU ops per process.
+    const bool threads = WorkerThreads() > 1;
+    std::future<StatusOr<std::map<int64_t, model::NcclRankInfo>>> nccl_read;
+    if (!place && threads)
+      nccl_read = std::async(std::launch::async, [path = db_.path()] {
+        return OnOwnConnection(path, [](const Database& own) { return nsys::ReadNcclRanks(own); });
+      });
+    if (options_.nvtx && db_.HasTable(nsys::kNvtxTable) && threads) {
+      domains_ = std::async(std::launch::async, [path = db_.path()] {
+        return OnOwnConnection(path, [](const Database& own) { return nsys::NvtxDomains::Read(own); });
+      });
+    }
     std::vector<model::GpuProcess> gpu_procs;
     if (place && place->census) {
       gpu_procs = *place->census;
@@ -238,7 +260,7 @@ class TraceBuilder {
         procs_[p.global_pid] = {r->second, r->second, p.pid, p.MainDevice(), p.name};
       }
     } else {
-      CPPROF_ASSIGN_OR_RETURN(auto nccl, nsys::ReadNcclRanks(db_));
+      CPPROF_ASSIGN_OR_RETURN(auto nccl, nccl_read.valid() ? nccl_read.get() : nsys::ReadNcclRanks(db_));
       analysis::RankAssignment ranks = analysis::AssignRanks(gpu_procs, nccl);
       CPPROF_RETURN_IF_ERROR(CheckRanks(options_.ranks, static_cast<int>(ranks.process_of_rank.size())));
       for (int r = 0; r < static_cast<int>(ranks.process_of_rank.size()); ++r) {
@@ -277,15 +299,7 @@ class TraceBuilder {
           "the export has no CUDA runtime API calls (captured with --trace cuda): "
           "no API calls or flows");
     }
-    StageTimer timer;
-    if (options_.nvtx && db_.HasTable(nsys::kNvtxTable) && WorkerThreads() > 1) {
-      // The domain names, a scan of the whole NVTX table on its own connection, while the GPU ops
-      // are written (the database's own connection stays on this thread).
-      domains_ = std::async(std::launch::async, [path = db_.path()]() -> StatusOr<nsys::NvtxDomains> {
-        CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(path));
-        return nsys::NvtxDomains::Read(own);
-      });
-    }
+    timer.Mark("export: processes, ranks");
     if (api) CPPROF_RETURN_IF_ERROR(WriteApiCalls());
     timer.Mark("export: API calls");
     CPPROF_RETURN_IF_ERROR(WriteKernels());
@@ -933,8 +947,8 @@ class TraceBuilder {
   std::optional<int64_t> capture_end_;
   int64_t off_ = 0;  // added to every time written: the run's clock
   NvtxBatch nvtx_batch_;
-  std::unique_ptr<NvtxBatchWriter> nvtx_writer_;  // while WriteNvtx runs, on more than one thread
-  std::future<StatusOr<nsys::NvtxDomains>> domains_;  // read on another connection while GPU ops are written
+  std::unique_ptr<NvtxBatchWriter> nvtx_writer_;      // while WriteNvtx runs, on more than one thread
+  std::future<StatusOr<nsys::NvtxDomains>> domains_;  // read on another connection (Run)
 };
 
 }  // namespace
