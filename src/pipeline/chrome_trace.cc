@@ -302,9 +302,12 @@ class TraceBuilder {
     timer.Mark("export: processes, ranks");
     if (api) CPPROF_RETURN_IF_ERROR(WriteApiCalls());
     timer.Mark("export: API calls");
-    CPPROF_RETURN_IF_ERROR(WriteKernels());
+    if (WorkerThreads() > 1) gpu_writer_ = std::make_unique<BatchWriter<GpuOpBatch>>(*writer_, off_);
+    Status gpu_status = WriteKernels();
     timer.Mark("export: kernels");
-    CPPROF_RETURN_IF_ERROR(WriteMemOps());
+    if (gpu_status.ok()) gpu_status = WriteMemOps();
+    FinishGpuOps();  // every GPU op written before anything else is
+    CPPROF_RETURN_IF_ERROR(gpu_status);
     CPPROF_RETURN_IF_ERROR(strings_.status());
     if (api && options_.flows) WriteFlowStarts();
     timer.Mark("export: memory ops, flows");
@@ -481,27 +484,144 @@ class TraceBuilder {
     return (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(correlation_id);
   }
 
-  // The end of a GPU op's flow: the first op of a launch (graph launches run several).
-  void MaybeFlowEnd(const RankProcess& p, bool has_corr, int64_t corr, int64_t tid, int64_t start) {
-    if (!options_.flows || !has_corr || launches_.empty()) return;
-    uint64_t key = Key(p.rank, corr);
-    auto it = std::lower_bound(launches_.begin(), launches_.end(), key,
-                               [](const Launch& l, uint64_t k) { return l.key < k; });
-    if (it == launches_.end() || it->key != key) return;
-    size_t i = static_cast<size_t>(it - launches_.begin());
-    if (launch_used_[i]) return;
-    launch_used_[i] = true;
-    render::JsonWriter& w = writer_->Begin();
+  // Items [0, n) formatted on all cores, a block of items each, and appended in order: the same
+  // bytes as writing them one by one. write(w, separate, i) writes item i's events, calling
+  // separate() before each (",\n", or "\n" before the document's first, as
+  // ChromeTraceWriter::Begin); `events` is how many that makes in all; `bytes` a guess per item.
+  template <class WriteItem>
+  static void WriteInBlocks(render::ChromeTraceWriter& writer, size_t n, int64_t events, size_t bytes,
+                            WriteItem&& write) {
+    if (n == 0) return;
+    const size_t blocks = std::min<size_t>(WorkerThreads(), (n + 1023) / 1024);
+    std::vector<std::string> text(blocks);
+    const bool first_of_document = writer.events() == 0;
+    ParallelFor(blocks, [&](size_t b) {
+      const size_t from = n * b / blocks, to = n * (b + 1) / blocks;
+      text[b].reserve((to - from) * bytes);
+      render::JsonWriter w(text[b]);
+      bool first = b == 0 && first_of_document;
+      auto separate = [&] {
+        text[b] += first ? "\n" : ",\n";
+        first = false;
+      };
+      for (size_t i = from; i < to; ++i) write(w, separate, i);
+    });
+    for (size_t b = 0; b < blocks; ++b) writer.AppendRaw(text[b], b == 0 ? events : 0);
+  }
+
+  // GPU ops (kernels, memcpys, memsets) placed (pid, tid: their tracks) in order but not yet
+  // formatted, each with its launch's flow end where it has one; formatted as NVTX batches are.
+  class GpuOpBatch {
+   public:
+    static constexpr size_t kEvents = 1 << 14;
+    struct Op {
+      const std::string* name;  // serialized (escaped_names_, memop_names_: they outlive the batch)
+      std::string_view cat;     // static text
+      int pid;
+      int64_t tid, start, end;
+      int32_t stream, device;
+      bool has_correlation, kineto, memop, has_launch_config, flow_end;
+      int64_t correlation, bytes;
+      int64_t grid[3], block[3];
+      uint64_t flow_key;  // flow_end: the flow's id, on the rank's process (a Kineto trace's ops are on the device's)
+      int flow_pid;
+    };
+    void Add(const Op& op) { ops_.push_back(op), flows_ += op.flow_end; }
+    size_t size() const { return ops_.size(); }
+    void Clear() { ops_.clear(), flows_ = 0; }
+    void WriteTo(render::ChromeTraceWriter& writer, int64_t off) {
+      WriteInBlocks(writer, ops_.size(), static_cast<int64_t>(ops_.size() + flows_), 260,
+                    [&](render::JsonWriter& w, const auto& separate, size_t i) {
+                      const Op& op = ops_[i];
+                      separate();
+                      w.BeginObject();
+                      WriteX(
+                          w, off, [&](render::JsonWriter& jw) { jw.RawString(*op.name); }, op.cat, op.pid, op.tid,
+                          op.start, op.end, true, [&](render::JsonWriter& jw) { GpuOpArgs(jw, op); });
+                      w.EndObject();
+                      if (!op.flow_end) return;
+                      separate();
+                      w.BeginObject();
+                      FlowEnd(w, op.flow_key, op.flow_pid, op.tid, std::max<int64_t>(op.start + off, 0));
+                      w.EndObject();
+                    });
+      Clear();
+    }
+
+   private:
+    std::vector<Op> ops_;
+    size_t flows_ = 0;
+  };
+
+  static void GpuOpArgs(render::JsonWriter& w, const GpuOpBatch::Op& op) {
+    w.Key("stream"), w.Int(op.stream);
+    w.Key("device"), w.Int(op.device);
+    if (op.has_correlation) w.Key(op.kineto ? "correlation" : "correlationId"), w.Int(op.correlation);
+    if (op.memop) {
+      w.Key("bytes"), w.Int(op.bytes);
+      return;
+    }
+    if (op.kineto && op.has_correlation) w.Key("external id"), w.Int(op.correlation);
+    if (op.has_launch_config) {
+      for (const auto& [key, dims] : {std::pair{"grid", &op.grid}, std::pair{"block", &op.block}}) {
+        w.Key(key);
+        w.BeginArray();
+        for (auto d : *dims) w.Int(d);
+        w.EndArray();
+      }
+    }
+  }
+
+  // A flow's end at a GPU op: the first op of its launch.
+  static void FlowEnd(render::JsonWriter& w, uint64_t key, int pid, int64_t tid, int64_t ts) {
     w.Key("ph"), w.RawString("\"f\"");
     w.Key("bp"), w.RawString("\"e\"");
     w.Key("name"), w.RawString("\"launch\"");
     w.Key("cat"), w.RawString("\"cuda_flow\"");
     w.Key("id"), w.UInt(key);
-    w.Key("pid"), w.Int(p.pid);
+    w.Key("pid"), w.Int(pid);
     w.Key("tid"), w.Int(tid);
-    w.Key("ts"), w.Thousandths(std::max<int64_t>(start + off_, 0));
-    writer_->End();
+    w.Key("ts"), w.Thousandths(ts);
+  }
+
+  // Whether a GPU op ends its launch's flow (the first op of a launch: graph launches run
+  // several), and the flow's id.
+  bool FlowEndsAt(const RankProcess& p, bool has_corr, int64_t corr, uint64_t* key) {
+    if (!options_.flows || !has_corr || launches_.empty()) return false;
+    *key = Key(p.rank, corr);
+    auto it = std::lower_bound(launches_.begin(), launches_.end(), *key,
+                               [](const Launch& l, uint64_t k) { return l.key < k; });
+    if (it == launches_.end() || it->key != *key) return false;
+    size_t i = static_cast<size_t>(it - launches_.begin());
+    if (launch_used_[i]) return false;
+    launch_used_[i] = true;
     ++summary_.flows;
+    return true;
+  }
+
+  // A GPU op placed: into the batch (written on another thread where there are cores).
+  void AddGpuOp(GpuOpBatch::Op& op, const RankProcess& p, bool has_corr, int64_t corr) {
+    op.flow_end = FlowEndsAt(p, has_corr, corr, &op.flow_key);
+    op.flow_pid = p.pid;
+    gpu_batch_.Add(op);
+    ++summary_.gpu_ops;
+    if (gpu_batch_.size() < GpuOpBatch::kEvents) return;
+    if (gpu_writer_) {
+      gpu_writer_->Put(gpu_batch_);
+    } else {
+      gpu_batch_.WriteTo(*writer_, off_);
+    }
+  }
+
+  // Writes the GPU ops still in the batch and waits until every one is written.
+  void FinishGpuOps() {
+    if (gpu_writer_) {
+      gpu_writer_->Put(gpu_batch_);
+      std::unique_ptr<BatchWriter<GpuOpBatch>> w = std::move(gpu_writer_);
+      w->Finish();
+    } else {
+      gpu_batch_.WriteTo(*writer_, off_);
+    }
   }
 
   void WriteFlowStarts() {
@@ -534,25 +654,20 @@ class TraceBuilder {
           const RankProcess* p = ProcessOf(k.global_pid);
           if (!p || !InWindow(k.start, k.end)) return;
           OpClass cls = ClassOf(k.name_id);
-          int64_t tid = options_.kineto ? KinetoStreamTid(*p, k.device, k.stream)
-                                        : StreamTid(k.global_pid, k.device, k.stream, model::IsComm(cls));
-          EmitX(EscapedName(k.name_id), Cat(model::Name(cls), KinetoCat(cls)), GpuPid(*p, k.device), tid, k.start,
-                k.end, true, [&](render::JsonWriter& w) {
-                  w.Key("stream"), w.Int(k.stream);
-                  w.Key("device"), w.Int(k.device);
-                  if (k.has_correlation) w.Key(CorrelationKey()), w.Int(k.correlation);
-                  if (options_.kineto && k.has_correlation) w.Key("external id"), w.Int(k.correlation);
-                  if (k.has_launch_config) {
-                    for (const auto& [key, dims] : {std::pair{"grid", &k.grid}, std::pair{"block", &k.block}}) {
-                      w.Key(key);
-                      w.BeginArray();
-                      for (auto d : *dims) w.Int(d);
-                      w.EndArray();
-                    }
-                  }
-                });
-          MaybeFlowEnd(*p, k.has_correlation, k.correlation, tid, k.start);
-          ++summary_.gpu_ops;
+          GpuOpBatch::Op op;
+          op.name = &EscapedName(k.name_id);
+          op.cat = Cat(model::Name(cls), KinetoCat(cls));
+          op.pid = GpuPid(*p, k.device);
+          op.tid = options_.kineto ? KinetoStreamTid(*p, k.device, k.stream)
+                                   : StreamTid(k.global_pid, k.device, k.stream, model::IsComm(cls));
+          op.start = k.start, op.end = k.end;
+          op.stream = k.stream, op.device = k.device;
+          op.has_correlation = k.has_correlation, op.correlation = k.correlation;
+          op.kineto = options_.kineto;
+          op.memop = false;
+          op.has_launch_config = k.has_launch_config;
+          for (int i = 0; i < 3; ++i) op.grid[i] = k.grid[i], op.block[i] = k.block[i];
+          AddGpuOp(op, *p, k.has_correlation, k.correlation);
         },
         LaunchConfig());
   }
@@ -567,22 +682,27 @@ class TraceBuilder {
       OpClass cls = kind < 0                          ? OpClass::kMemset
                     : kind == nsys::kMemcpyPeerToPeer ? OpClass::kPeerCopy
                                                       : OpClass::kMemcpy;
-      std::string name = "[CUDA memset]";
-      if (kind >= 0) {
+      auto [name, inserted] = memop_names_.try_emplace(kind);
+      if (inserted) {
         auto it = kind_names.find(kind);
-        name = it != kind_names.end() ? it->second : fmt::format("[CUDA memcpy kind {}]", kind);
+        name->second = writer_->Escape(kind < 0                 ? std::string("[CUDA memset]")
+                                       : it != kind_names.end() ? it->second
+                                                                : fmt::format("[CUDA memcpy kind {}]", kind));
       }
-      int64_t tid = options_.kineto ? KinetoStreamTid(*p, m.device, m.stream)
-                                    : StreamTid(m.global_pid, m.device, m.stream, model::IsComm(cls));
-      EmitX(writer_->Escape(name), Cat(model::Name(cls), KinetoCat(cls)), GpuPid(*p, m.device), tid, m.start, m.end,
-            true, [&](render::JsonWriter& w) {
-              w.Key("stream"), w.Int(m.stream);
-              w.Key("device"), w.Int(m.device);
-              if (m.has_correlation) w.Key(CorrelationKey()), w.Int(m.correlation);
-              w.Key("bytes"), w.Int(m.bytes);
-            });
-      MaybeFlowEnd(*p, m.has_correlation, m.correlation, tid, m.start);
-      ++summary_.gpu_ops;
+      GpuOpBatch::Op op;
+      op.name = &name->second;
+      op.cat = Cat(model::Name(cls), KinetoCat(cls));
+      op.pid = GpuPid(*p, m.device);
+      op.tid = options_.kineto ? KinetoStreamTid(*p, m.device, m.stream)
+                               : StreamTid(m.global_pid, m.device, m.stream, model::IsComm(cls));
+      op.start = m.start, op.end = m.end;
+      op.stream = m.stream, op.device = m.device;
+      op.has_correlation = m.has_correlation, op.correlation = m.correlation;
+      op.kineto = options_.kineto;
+      op.memop = true;
+      op.bytes = m.bytes;
+      op.has_launch_config = false;
+      AddGpuOp(op, *p, m.has_correlation, m.correlation);
     });
   }
 
@@ -618,11 +738,12 @@ class TraceBuilder {
   Status WriteNvtx() {
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains,
                             domains_.valid() ? domains_.get() : nsys::NvtxDomains::Read(db_));
-    if (!options_.kineto && WorkerThreads() > 1) nvtx_writer_ = std::make_unique<NvtxBatchWriter>(*writer_, off_);
+    if (!options_.kineto && WorkerThreads() > 1)
+      nvtx_writer_ = std::make_unique<BatchWriter<NvtxBatch>>(*writer_, off_);
     Status status = WriteNvtxRanges(domains);
     if (nvtx_writer_) {
       FlushNvtx();
-      std::unique_ptr<NvtxBatchWriter> w = std::move(nvtx_writer_);
+      std::unique_ptr<BatchWriter<NvtxBatch>> w = std::move(nvtx_writer_);
       w->Finish();  // every batch written before anything else is
     }
     return status;
@@ -767,31 +888,22 @@ class TraceBuilder {
     }
     // Formats the batch (WriteX) and appends it to `writer`; empties it.
     void WriteTo(render::ChromeTraceWriter& writer, int64_t off) {
-      if (events_.empty()) return;
-      const size_t blocks = std::min<size_t>(WorkerThreads(), (events_.size() + 1023) / 1024);
-      std::vector<std::string> text(blocks);
-      const char* first_separator = writer.events() > 0 ? ",\n" : "\n";  // as ChromeTraceWriter::Begin
-      ParallelFor(blocks, [&](size_t b) {
-        const size_t from = events_.size() * b / blocks, to = events_.size() * (b + 1) / blocks;
-        text[b].reserve((to - from) * 160 + (events_[to - 1].name_begin + events_[to - 1].name_size) -
-                        events_[from].name_begin);
-        render::JsonWriter w(text[b]);
-        for (size_t i = from; i < to; ++i) {
-          const Event& e = events_[i];
-          text[b] += i == 0 ? first_separator : ",\n";
-          w.BeginObject();
-          const std::string_view name(names_.data() + e.name_begin, e.name_size);
-          WriteX(
-              w, off, [&](render::JsonWriter& jw) { jw.String(name); }, e.push_pop ? "nvtx" : "nvtx start/end", e.pid,
-              e.tid, e.start, e.end, e.open || !e.push_pop,
-              [&](render::JsonWriter& jw) {
-                NvtxArgs(jw, e.open, e.push_pop, e.thread,
-                         e.has_ended_on ? std::optional<int64_t>(e.ended_on) : std::nullopt);
-              });
-          w.EndObject();
-        }
-      });
-      for (size_t b = 0; b < blocks; ++b) writer.AppendRaw(text[b], b == 0 ? static_cast<int64_t>(events_.size()) : 0);
+      WriteInBlocks(writer, events_.size(), static_cast<int64_t>(events_.size()),
+                    160 + names_.size() / std::max<size_t>(1, events_.size()),
+                    [&](render::JsonWriter& w, const auto& separate, size_t i) {
+                      const Event& e = events_[i];
+                      separate();
+                      w.BeginObject();
+                      const std::string_view name(names_.data() + e.name_begin, e.name_size);
+                      WriteX(
+                          w, off, [&](render::JsonWriter& jw) { jw.String(name); },
+                          e.push_pop ? "nvtx" : "nvtx start/end", e.pid, e.tid, e.start, e.end, e.open || !e.push_pop,
+                          [&](render::JsonWriter& jw) {
+                            NvtxArgs(jw, e.open, e.push_pop, e.thread,
+                                     e.has_ended_on ? std::optional<int64_t>(e.ended_on) : std::nullopt);
+                          });
+                      w.EndObject();
+                    });
       Clear();
     }
 
@@ -806,17 +918,18 @@ class TraceBuilder {
     std::string names_;
   };
 
-  // Formats and writes the NVTX batches on a thread of its own, in order, while this one reads
+  // Formats and writes batches of events on a thread of its own, in order, while this one reads
   // and places the next (two batches at most waiting): placing, formatting and writing overlap.
-  class NvtxBatchWriter {
+  template <class Batch>
+  class BatchWriter {
    public:
-    NvtxBatchWriter(render::ChromeTraceWriter& writer, int64_t off)
+    BatchWriter(render::ChromeTraceWriter& writer, int64_t off)
         : writer_(writer), off_(off), thread_([this] { Run(); }) {}
-    ~NvtxBatchWriter() {
+    ~BatchWriter() {
       if (thread_.joinable()) pipe_.Finish(), thread_.join();
     }
     // Hands `batch` over and puts an empty one in its place.
-    void Put(NvtxBatch& batch) {
+    void Put(Batch& batch) {
       if (!pipe_.Put(batch)) batch.Clear();  // the writer failed: Finish says how
     }
     // Waits until every batch is written; rethrows the writer's exception.
@@ -828,7 +941,7 @@ class TraceBuilder {
 
    private:
     void Run() {
-      NvtxBatch current;
+      Batch current;
       try {
         while (pipe_.Take(current)) current.WriteTo(writer_, off_);
       } catch (...) {
@@ -838,7 +951,7 @@ class TraceBuilder {
     }
     render::ChromeTraceWriter& writer_;
     const int64_t off_;
-    BatchPipe<NvtxBatch> pipe_{2};
+    BatchPipe<Batch> pipe_{2};
     std::exception_ptr error_;
     std::thread thread_;
   };
@@ -947,8 +1060,11 @@ class TraceBuilder {
   std::optional<int64_t> capture_end_;
   int64_t off_ = 0;  // added to every time written: the run's clock
   NvtxBatch nvtx_batch_;
-  std::unique_ptr<NvtxBatchWriter> nvtx_writer_;      // while WriteNvtx runs, on more than one thread
-  std::future<StatusOr<nsys::NvtxDomains>> domains_;  // read on another connection (Run)
+  GpuOpBatch gpu_batch_;
+  std::unique_ptr<BatchWriter<GpuOpBatch>> gpu_writer_;  // while GPU ops are written, on more than one thread
+  std::unordered_map<int, std::string> memop_names_;     // copy kind (-1: memset) -> name serialized
+  std::unique_ptr<BatchWriter<NvtxBatch>> nvtx_writer_;  // while WriteNvtx runs, on more than one thread
+  std::future<StatusOr<nsys::NvtxDomains>> domains_;     // read on another connection (Run)
 };
 
 }  // namespace
