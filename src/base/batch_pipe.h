@@ -4,6 +4,7 @@
 // batches, the end and the producer's exception.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -22,7 +23,8 @@ class BatchPipe {
   // next in its place (one the consumer gave back, or a new one). False when the consumer left.
   bool Put(Batch& batch) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return stop_ || ready_.size() < ahead_; });
+    Wait(
+        lock, [&] { return stop_ || ready_.size() < ahead_; }, producer_waited_);
     if (stop_) return false;
     ready_.push_back(std::move(batch));
     if (spare_.empty()) {
@@ -49,7 +51,8 @@ class BatchPipe {
   // end; rethrows the producer's exception there.
   bool Take(Batch& current) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return !ready_.empty() || done_; });
+    Wait(
+        lock, [&] { return !ready_.empty() || done_; }, consumer_waited_);
     if (ready_.empty()) {
       if (error_) std::rethrow_exception(error_);
       return false;
@@ -61,6 +64,11 @@ class BatchPipe {
     cv_.notify_all();
     return true;
   }
+  // Seconds the producer waited for room (the consumer was the slower) and the consumer waited
+  // for a batch (the producer was): which side of a pipeline holds it up (CPPROF_TIMING).
+  double producer_waited_s() const { return Seconds(producer_waited_); }
+  double consumer_waited_s() const { return Seconds(consumer_waited_); }
+
   // Consumer: leaving early; the producer's next Put returns false.
   void Stop() {
     {
@@ -71,8 +79,21 @@ class BatchPipe {
   }
 
  private:
+  template <class Ready>
+  void Wait(std::unique_lock<std::mutex>& lock, Ready&& ready, std::chrono::steady_clock::duration& waited) {
+    if (ready()) return;
+    const auto start = std::chrono::steady_clock::now();
+    cv_.wait(lock, ready);
+    waited += std::chrono::steady_clock::now() - start;
+  }
+  double Seconds(const std::chrono::steady_clock::duration& d) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::chrono::duration<double>(d).count();
+  }
+
   const size_t ahead_;
-  std::mutex mu_;
+  std::chrono::steady_clock::duration producer_waited_{}, consumer_waited_{};
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Batch> ready_, spare_;
   bool done_ = false, stop_ = false;

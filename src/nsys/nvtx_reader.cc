@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <optional>
 #include <set>
@@ -166,6 +168,11 @@ struct NvtxRangeCursor::Prefetch {
   ~Prefetch() {
     pipe.Stop();
     if (thread.joinable()) thread.join();
+    if (std::getenv("CPPROF_TIMING")) {
+      std::fprintf(stderr,
+                   "cpprof: timing: NVTX ranges: naming waited %.3f s for the caller, the caller %.3f s for naming\n",
+                   pipe.producer_waited_s(), pipe.consumer_waited_s());
+    }
   }
   void Run();
 

@@ -1,5 +1,7 @@
 #include "nsys/row_prefetch.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 
@@ -45,9 +47,15 @@ struct PrefetchedRows::Impl {
   size_t next_row = 0;
   const Cell* row = nullptr;
 
+  std::string what;  // for CPPROF_TIMING
+
   ~Impl() {
     pipe.Stop();
     if (thread.joinable()) thread.join();
+    if (!direct && std::getenv("CPPROF_TIMING")) {
+      std::fprintf(stderr, "cpprof: timing: %s: SQLite waited %.3f s for its reader, the reader %.3f s for SQLite\n",
+                   what.c_str(), pipe.producer_waited_s(), pipe.consumer_waited_s());
+    }
   }
 
   void Read(Statement reader);
@@ -127,6 +135,7 @@ StatusOr<PrefetchedRows> PrefetchedRows::Open(const Database& db, const std::str
   }
   CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(db.path()));
   impl->own = std::make_unique<Database>(std::move(own));
+  impl->what = what;
   CPPROF_ASSIGN_OR_RETURN(Statement reader, impl->own->Prepare(sql, std::move(what)));
   Impl* p = impl.get();
   impl->thread = std::thread([p, r = std::move(reader)]() mutable { p->Read(std::move(r)); });
