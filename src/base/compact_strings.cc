@@ -41,40 +41,52 @@ uint64_t Fingerprint(uint64_t h) { return h >> kOffsetBits; }
 }  // namespace
 
 uint32_t CompactStringSet::Intern(uint32_t tag, std::string_view s) {
-  // Split into the template and the numbers; the key is tag, template id, numbers.
-  template_.clear();
-  key_.clear();
-  numbers_.clear();
-  size_t i = 0;
-  while (i < s.size()) {
-    if (!IsDigit(s[i])) {
-      size_t j = i;
-      while (j < s.size() && !IsDigit(s[j]) && s[j] != '\0') ++j;
-      template_.append(s.data() + i, j - i);
-      if (j < s.size() && s[j] == '\0') {
-        template_.append("\0\0", 2);
-        ++j;
-      }
-      i = j;
+  // Split into the template and the numbers; the key is tag, template id, numbers. Written
+  // through raw pointers into buffers that fit any split of `s`: the template takes at most two
+  // bytes per byte of `s` (a digit run becomes "\0\1", a NUL "\0\0"), the numbers at most one
+  // (a varint of a run of d digits takes at most d bytes).
+  if (scratch_size_ < 2 * s.size() + 16) {
+    scratch_size_ = std::max<size_t>(2 * s.size() + 16, 2 * scratch_size_);
+    tmpl_buf_.reset(new char[scratch_size_]);
+    num_buf_.reset(new char[scratch_size_]);
+  }
+  char* t = tmpl_buf_.get();
+  char* n = num_buf_.get();
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  while (p < end) {
+    const char c = *p;
+    if (!IsDigit(c)) {
+      *t++ = c;
+      if (c == '\0') *t++ = '\0';
+      ++p;
       continue;
     }
-    size_t j = i;
-    while (j < s.size() && IsDigit(s[j])) ++j;
-    std::string_view run = s.substr(i, j - i);
+    const char* q = p;
+    while (q < end && IsDigit(*q)) ++q;
+    const std::string_view run(p, static_cast<size_t>(q - p));
     if (IsPlainNumber(run)) {
       uint64_t v = 0;
-      for (char c : run) v = v * 10 + static_cast<uint64_t>(c - '0');
-      template_.append("\0\1", 2);
-      PutVarint(numbers_, v);
+      for (char d : run) v = v * 10 + static_cast<uint64_t>(d - '0');
+      *t++ = '\0';
+      *t++ = '\1';
+      while (v >= 0x80) {
+        *n++ = static_cast<char>((v & 0x7f) | 0x80);
+        v >>= 7;
+      }
+      *n++ = static_cast<char>(v);
     } else {
-      template_.append(run);
+      std::memcpy(t, run.data(), run.size());
+      t += run.size();
     }
-    i = j;
+    p = q;
   }
-  const uint32_t t = TemplateId(template_);
+  template_.assign(tmpl_buf_.get(), static_cast<size_t>(t - tmpl_buf_.get()));
+  const uint32_t tid = TemplateId(template_);
+  key_.clear();
   PutVarint(key_, tag);
-  PutVarint(key_, t);
-  key_.append(numbers_);
+  PutVarint(key_, tid);
+  key_.append(num_buf_.get(), static_cast<size_t>(n - num_buf_.get()));
   return InternKey();
 }
 

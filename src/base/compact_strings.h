@@ -103,8 +103,10 @@ class CompactStringSet {
   // is wanted (printing, naming), not where one is looked up (its slot points at it).
   static constexpr uint32_t kSampleEvery = 16;
   std::deque<uint64_t> samples_;
-  std::vector<uint64_t> slots_;           // open addressing: 0 empty, else hash bits << 40 | arena offset
-  std::string key_, template_, numbers_;  // scratch
+  std::vector<uint64_t> slots_;                 // open addressing: 0 empty, else hash bits << 40 | arena offset
+  std::string key_, template_;                  // scratch
+  std::unique_ptr<char[]> tmpl_buf_, num_buf_;  // Intern's scratch, scratch_size_ bytes each
+  size_t scratch_size_ = 0;
 };
 
 }  // namespace cpprof
