@@ -359,15 +359,51 @@ std::optional<ModuleCost> CostOf(std::string_view key, const Dims& d) {
   return c;
 }
 
-std::string CostConfig::KeyOf(std::string_view module_name) const {
-  std::string name(module_name);
-  if (name.size() > 8 && name.compare(name.size() - 8, 8, ".forward") == 0) name.resize(name.size() - 8);
-  auto it = modules.find(name);
-  if (it != modules.end()) return it->second;
+namespace {
+
+// "trunk/A.forward/B.forward" -> {"trunk", "A", "B"}.
+std::vector<std::string> PathParts(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t slash = path.find('/', pos);
+    std::string part(path.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
+    if (part.size() > 8 && part.compare(part.size() - 8, 8, ".forward") == 0) part.resize(part.size() - 8);
+    parts.push_back(std::move(part));
+    if (slash == std::string_view::npos) break;
+    pos = slash + 1;
+  }
+  return parts;
+}
+
+// The value of the longest key of `map` that is an end of `parts` ("B", "A/B", ...).
+const std::string* LongestEnd(const std::map<std::string, std::string>& map, const std::vector<std::string>& parts) {
+  const std::string* found = nullptr;
+  std::string end;
+  for (size_t i = parts.size(); i-- > 0;) {
+    end = end.empty() ? parts[i] : parts[i] + "/" + end;
+    auto it = map.find(end);
+    if (it != map.end()) found = &it->second;
+  }
+  return found;
+}
+
+}  // namespace
+
+std::string CostConfig::KeyOf(std::string_view module_path) const {
+  const std::vector<std::string> parts = PathParts(module_path);
+  if (const std::string* key = LongestEnd(modules, parts)) return *key;
   for (const auto& k : CostKeys()) {
-    if (k == name) return k;
+    if (k == parts.back()) return k;
   }
   return "";
+}
+
+std::string CostConfig::CallsOf(std::string_view module_path) const {
+  const std::vector<std::string> parts = PathParts(module_path);
+  if (const std::string* expr = LongestEnd(calls, parts)) return *expr;
+  auto it = calls.find(parts.front());  // the group
+  return it == calls.end() ? "" : it->second;
 }
 
 std::optional<model::DevicePeaks> CostConfig::PeaksFor(std::string_view gpu) const {
@@ -418,19 +454,24 @@ CostConfig DefaultCostConfig() {
   return c;
 }
 
-std::string DefaultCostConfigJson() {
-  CostConfig c = DefaultCostConfig();
+std::string DefaultCostConfigJson() { return CostConfigJson(DefaultCostConfig()); }
+
+std::string CostConfigJson(const CostConfig& c) {
   nlohmann::ordered_json j;
   j["dims"] = nlohmann::ordered_json::object();
   for (const auto& d : kKnownDims) {
-    if (d.name != "N") j["dims"][std::string(d.name)] = d.default_value;
+    if (d.name == "N" && !c.dims.count("N")) continue;
+    auto it = c.dims.find(std::string(d.name));
+    j["dims"][std::string(d.name)] = it != c.dims.end() ? it->second : d.default_value;
   }
   j["modules"] = nlohmann::ordered_json::object();
   for (const auto& k : CostKeys()) j["modules"][k] = k;
+  for (const auto& [name, key] : c.modules) j["modules"][name] = key;
   j["calls"] = nlohmann::ordered_json::object();
   for (const auto& [g, expr] : c.calls) j["calls"][g] = expr;
   j["devices"] = nlohmann::ordered_json::array();
   for (const auto& p : c.devices) j["devices"].push_back(DeviceJson(p));
+  if (!c.device.empty()) j["device"] = c.device;
   return j.dump(2);
 }
 

@@ -225,10 +225,106 @@ TEST(CostEfficiency, OneModuleByHand) {
 
   r.interconnect = "PCIe only (1 GPU pairs)";
   EXPECT_EQ(ComputeEfficiency(r, config, d, "").comm[0].link_gbs, 64);
+  EXPECT_EQ(m.calls_source, "config") << "no calls in the capture: the config's expression";
+  EXPECT_EQ(m.calls_expression, "blocks*passes");
   r.capture.gpu_names = {"NVIDIA GeForce RTX 4090"};
   auto unknown = ComputeEfficiency(r, config, d, "");
   EXPECT_FALSE(unknown.computed);
   EXPECT_CONTAINS(unknown.reason, "not in the device table");
+}
+
+// Calls per iteration counted from the capture (each rank's module ranges in the window) win over
+// the config's expression; a disagreement between the two, and between ranks, is said.
+TEST(CostEfficiency, CallsCountedFromTheCapture) {
+  model::Report r;
+  r.world_size = 2;
+  r.capture.gpu_names = {"NVIDIA H200"};
+  r.window.iterations = {{"it1", 1, 2, false, true}, {"it2", 2, 3, false, true}};
+  model::ModuleNode trunk;
+  trunk.name = "trunk";
+  trunk.is_group = true;
+  model::ModuleNode tri;
+  tri.name = "TriangleMultiplicationOutgoing.forward";
+  tri.parent = 0;
+  tri.depth = 1;
+  model::ModuleRankTime t;
+  t.busy_ns = 2'000'000;
+  t.calls = 8;  // 4 per iteration
+  tri.per_rank = {t, t};
+  model::ModuleNode conf;  // in a group without a calls expression: counted only
+  conf.name = "confidence";
+  conf.is_group = true;
+  model::ModuleNode pt;
+  pt.name = "PairTransition.forward";
+  pt.parent = 2;
+  pt.depth = 1;
+  model::ModuleRankTime a = t, b = t;
+  a.calls = 2;
+  b.calls = 4;
+  pt.per_rank = {a, b};
+  r.modules = {trunk, tri, conf, pt};
+  CostConfig config = DefaultCostConfig();
+  config.calls.erase("confidence");
+  Dims d;
+  ASSERT_TRUE(ParseDims("N=256,grid=1x2,blocks=4,passes=1", "--dims", d).ok());
+
+  auto e = ComputeEfficiency(r, config, d, "");
+  ASSERT_TRUE(e.computed) << e.reason;
+  ASSERT_EQ(e.modules.size(), 2u);
+  EXPECT_EQ(e.modules[0].calls_per_iteration, 4);
+  EXPECT_EQ(e.modules[0].calls_source, "capture");
+  EXPECT_EQ(e.modules[0].config_calls, 4);
+  EXPECT_DOUBLE_EQ(e.modules[0].flops, 4 * CostOf("TriangleMultiplicationOutgoing", d)->FlopsPerRank(2));
+  EXPECT_EQ(e.modules[1].calls_per_iteration, 1.5) << "the mean over ranks";
+  EXPECT_EQ(e.modules[1].calls_min, 1);
+  EXPECT_EQ(e.modules[1].calls_max, 2);
+  EXPECT_EQ(e.modules[1].config_calls, -1);
+  std::string notes;
+  for (const auto& n : e.notes) notes += n + "\n";
+  EXPECT_EQ(notes.find("calls disagree"), std::string::npos) << notes;
+  EXPECT_CONTAINS(notes, "the ranks counted different calls per iteration of 1 module row");
+  EXPECT_CONTAINS(notes, "confidence/PairTransition.forward (1 to 2)");
+
+  // The config says 8 blocks, the capture 4 calls per iteration: the capture's count, and a warning.
+  d.values["blocks"] = 8;
+  auto wrong = ComputeEfficiency(r, config, d, "");
+  EXPECT_EQ(wrong.modules[0].calls_per_iteration, 4);
+  EXPECT_EQ(wrong.modules[0].config_calls, 8);
+  notes.clear();
+  for (const auto& n : wrong.notes) notes += n + "\n";
+  EXPECT_CONTAINS(notes,
+                  "calls disagree: the capture counts 4 calls per iteration of "
+                  "trunk/TriangleMultiplicationOutgoing.forward where the config's calls 'blocks*passes' (blocks=8, "
+                  "passes=1) give 8");
+
+  // Without counts (an older partial, ranges outside the window): the expression, or left out.
+  for (auto& x : r.modules) {
+    for (auto& p : x.per_rank) p.calls = 0;
+  }
+  auto fallback = ComputeEfficiency(r, config, d, "");
+  ASSERT_EQ(fallback.modules.size(), 1u);
+  EXPECT_EQ(fallback.modules[0].calls_source, "config");
+  EXPECT_EQ(fallback.modules[0].calls_per_iteration, 8);
+  notes.clear();
+  for (const auto& n : fallback.notes) notes += n + "\n";
+  EXPECT_CONTAINS(notes,
+                  "have no calls in the capture's window and no calls-per-iteration entry (first: "
+                  "confidence/.../PairTransition.forward)");
+}
+
+TEST(CostModel, ModulesAndCallsByTheEndOfTheModulePath) {
+  auto c = ParseCostConfig(R"({"modules": {"Outer/MyTriMul": "TriangleMultiplicationIncoming",
+                                           "MyTriMul": "TriangleMultiplicationOutgoing"},
+                               "calls": {"trunk": "blocks", "Outer/MyTriMul": "2*blocks"}})",
+                           "my.json");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->KeyOf("trunk/Outer.forward/MyTriMul.forward"), "TriangleMultiplicationIncoming") << "the longest end";
+  EXPECT_EQ(c->KeyOf("trunk/Other.forward/MyTriMul.forward"), "TriangleMultiplicationOutgoing");
+  EXPECT_EQ(c->KeyOf("MyTriMul.forward"), "TriangleMultiplicationOutgoing");
+  EXPECT_EQ(c->KeyOf("trunk/Outer.forward"), "");
+  EXPECT_EQ(c->CallsOf("trunk/Outer.forward/MyTriMul.forward"), "2*blocks");
+  EXPECT_EQ(c->CallsOf("trunk/Other.forward/MyTriMul.forward"), "blocks") << "the group's";
+  EXPECT_EQ(c->CallsOf("diffusion/MyTriMul.forward"), "");
 }
 
 }  // namespace

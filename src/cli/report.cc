@@ -84,7 +84,7 @@ class ReportCommand : public Command {
     app.add_flag("--show-paths", render_.show_paths, "Include the export's path in the output");
     app.add_flag("--partial", partial_,
                  "The map step of a run too big for one machine: write this export's part of the readout (JSON, "
-                 "cpprof.partial/1) for 'cpprof merge', which gives the run's readout from all the parts");
+                 "cpprof.partial/2) for 'cpprof merge', which gives the run's readout from all the parts");
   }
 
   StatusOr<int> Run(Context& ctx) override {
@@ -129,6 +129,8 @@ class ReportCommand : public Command {
     if (partial_) {
       // The map step: this export's part of the run, for `cpprof merge`.
       CPPROF_ASSIGN_OR_RETURN(pipeline::RunPartial run, pipeline::ReadRun(files, options_));
+      run.efficiency =
+          pipeline::FindEfficiencyInputs(files, options_, cost_file_.empty() ? "" : analysis::CostConfigJson(cost));
       if (to_stdout) {
         pipeline::WritePartialJson(run, ctx.out);
         return 0;

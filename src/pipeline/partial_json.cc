@@ -17,7 +17,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankSummary, rank, global_pid, p
                                                 launch_gap_ns, host_stall_ns, launch_bound)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModuleRankTime, busy_ns, own_ns, backward_ns, comm_ns, hidden_ns,
                                                 comm_kind_ns, ops, wait_ns, transfer_ns, exposed_transfer_ns,
-                                                caused_wait_ns, last_arrivals, host_idle_ns)
+                                                caused_wait_ns, last_arrivals, host_idle_ns, calls)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(IterationTime, name, start_ns, end_ns, warmup, in_window)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Window, requested, kind, method, description, whole_capture, start_ns,
                                                 end_ns, iterations, iter_median_ns, iter_min_ns, iter_max_ns,
@@ -48,6 +48,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuProcess, global_pid, pid, nam
 
 namespace cpprof::analysis {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModuleTreeNode, name, range, parent, depth, is_group)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Dims, values, grid_rows, grid_cols, dtype, source)
 }  // namespace cpprof::analysis
 
 namespace cpprof::pipeline {
@@ -244,10 +245,11 @@ void from_json(const Json& j, ProcessPartial& p) {
 }
 
 // Every field required on reading: a partial is written whole by one cpprof.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EfficiencyInputs, has_dims, dims, missing, cost_config)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SourcePartial, run_export, export_info, capture, diagnostics, interconnect)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunPartial, sources, processes, rank_method, world_size, nodes, grouping,
                                    backward_ranges, backward_mapped, cross_thread, modules_overflowed, modules_too_deep,
-                                   warmup_range, exclude_work_pattern, window, memory, notes)
+                                   warmup_range, exclude_work_pattern, window, memory, notes, efficiency)
 
 void WritePartialJson(const RunPartial& run, std::ostream& out) {
   Json j = run;
@@ -265,6 +267,13 @@ StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name) 
   Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad("not JSON");
   if (!j.is_object() || j.value("schema", "") != kPartialSchema) {
+    const std::string schema = j.is_object() ? j.value("schema", "") : "";
+    if (schema.rfind("cpprof.partial/", 0) == 0) {
+      return Status(ExitCode::kBadInput,
+                    fmt::format("'{}' is a partial of another cpprof ({}; this one reads {}): make it again with "
+                                "this cpprof's 'report --partial'",
+                                name, schema, kPartialSchema));
+    }
     return bad(fmt::format("schema is not {}", kPartialSchema));
   }
   RunPartial run;
