@@ -17,7 +17,9 @@ def test_flop_model_agrees_with_pytorch_on_cpu(preset, sizes):
                         "--n", sizes, "--preset", preset, "--device", "cpu"],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "TriangleMultiplicationOutgoing" in p.stdout and "OuterProductMean" in p.stdout
+    for key in ("TriangleMultiplicationOutgoing", "OuterProductMean", "DiffusionAttentionPairBias", "DiffusionTransition",
+                "DiffusionTransformer", "ConfidenceModule", "DistogramHead"):
+        assert key in p.stdout, p.stdout
     checked = [l for l in p.stdout.splitlines() if l.endswith("profiler(with_flops)") or l.endswith("FlopCounterMode")]
-    assert len(checked) == 9 * len(sizes.split(",")), p.stdout
+    assert len(checked) == 14 * len(sizes.split(",")), p.stdout
     assert "within 5.0 %" in p.stdout, p.stdout

@@ -80,6 +80,44 @@ TEST(CostModel, Af3SizesTriMul) {
   EXPECT_FALSE(CostOf("Nope", d));
 }
 
+// The diffusion transformer and the confidence head at AF3 sizes (N = 1024, 5 samples, c_a = 768,
+// c_s = 384, 16 heads, 24 blocks), worked out by hand (docs/cost-model.md).
+TEST(CostModel, DiffusionAndConfidenceByHand) {
+  Dims d;
+  ASSERT_TRUE(ParseDims("N=1024", "--dims", d).ok());
+  // K N (6 c_s c_a + 10 c_a^2) + 4 K N^2 c_a = 5120 (1,769,472 + 5,898,240) + 20 * 2^20 * 768
+  auto att = *CostOf("DiffusionAttentionPairBias", d);
+  EXPECT_DOUBLE_EQ(att.MatmulFlops(), 55364812800.0);
+  EXPECT_EQ(att.matmul_flops_sharded, 0) << "replicated on every rank";
+  EXPECT_DOUBLE_EQ(att.Bytes(), 2 * (5120.0 * (16 * 768 + 2 * 384) + 7 * 16 * 1048576.0));
+  // K N (6 c_s c_a + 6 * 2 c_a^2) = 5120 (1,769,472 + 7,077,888)
+  auto tr = *CostOf("DiffusionTransition", d);
+  EXPECT_DOUBLE_EQ(tr.MatmulFlops(), 45298483200.0);
+  auto dt = *CostOf("DiffusionTransformer", d);
+  EXPECT_DOUBLE_EQ(dt.MatmulFlops(), 24 * (55364812800.0 + 45298483200.0));
+  EXPECT_DOUBLE_EQ(dt.FlopsPerRank(4), dt.Flops()) << "replicated: a rank does it all";
+  // 2 N^2 c_z bins
+  EXPECT_DOUBLE_EQ(CostOf("DistogramHead", d)->MatmulFlops(), 2 * 1048576.0 * 128 * 64);
+  // The confidence head: per sample 4 Pairformer blocks, the distances (2 N^2 5), the heads
+  // (2 N^2 c_z (64 + 64) + 2 N c_s 50); once the s_inputs projections (c_si = c_s + 67 = 451).
+  double block = 0;
+  for (const char* m :
+       {"TriangleMultiplicationOutgoing", "TriangleMultiplicationIncoming", "TriangleAttentionStartingNode",
+        "TriangleAttentionEndingNode", "PairTransition", "AttentionPairBias", "SingleTransition"}) {
+    block += CostOf(m, d)->MatmulFlops();
+  }
+  const double n = 1024, n2 = n * n;
+  const double per_sample = 4 * block + 2 * n2 * 5 + 2 * n2 * 128 * 128 + 2 * n * 384 * 50;
+  auto conf = *CostOf("ConfidenceModule", d);
+  EXPECT_DOUBLE_EQ(conf.MatmulFlops(), 5 * per_sample + 4 * n * 451 * 128 + 2 * n * 451 * 384);
+  // Under CP the blocks' pair work is sharded, the heads on the gathered z are not.
+  Dims cp = d;
+  cp.grid_cols = 2;
+  auto conf2 = *CostOf("ConfidenceModule", cp);
+  EXPECT_LT(conf2.MatmulFlopsPerRank(2), conf.MatmulFlops() * 0.55);
+  EXPECT_GT(conf2.MatmulFlopsPerRank(2), conf.MatmulFlops() * 0.5);
+}
+
 TEST(CostModel, DimsErrorsNameTheDimAndTheFlag) {
   Dims d;
   Status s = ParseDims("N=64,cz=128", "--dims", d);
@@ -166,6 +204,20 @@ TEST(CostModel, DimsFromCpfoldLog) {
   EXPECT_EQ(d->Get("msa_depth"), 32);
   EXPECT_EQ(d->grid_cols, 2);
   EXPECT_EQ(d->dtype, "bf16");
+  // The diffusion and confidence sizes: the run's steps and samples, the model's widths.
+  auto e2e = DimsFromCpfoldLog(
+      "cpfold-config: {\"mode\": \"e2e\", \"n_token\": 256, \"recycles\": 1, \"diffusion_steps\": 4, "
+      "\"samples\": 2, \"model\": {\"c_token_diffusion\": 256, \"diffusion_blocks\": 4, \"diffusion_heads\": 8, "
+      "\"confidence_blocks\": 2, \"pae_bins\": 64}}\n",
+      &why);
+  ASSERT_TRUE(e2e);
+  EXPECT_EQ(e2e->Get("diffusion_steps"), 4);
+  EXPECT_EQ(e2e->Get("samples"), 2);
+  EXPECT_EQ(e2e->Get("c_token_diffusion"), 256);
+  EXPECT_EQ(e2e->Get("diffusion_blocks"), 4);
+  EXPECT_EQ(e2e->Get("diffusion_heads"), 8);
+  EXPECT_EQ(e2e->Get("confidence_blocks"), 2);
+  EXPECT_EQ(e2e->Get("passes"), 2);
 }
 
 // A report with one TriMul row in the trunk on 2 ranks, 2 steady iterations: the numbers follow
