@@ -366,6 +366,13 @@ std::optional<ModuleCost> CostOf(std::string_view key, const Dims& d) {
     // LN, bias add and softmax over the H N^3 scores, gate sigmoid and product.
     c.other_flops_sharded = kLayerNorm * n2 * cz + (kAdd + kSoftmax) * heads * n3 + (kSigmoid + 1) * n2 * hd;
     c.bytes_sharded = e * n2 * (2 * cz + 10 * hd + 2 * heads);
+    // On a q x q grid a rank gathers its block's full rows from its row peers and projects the keys,
+    // values and bias of all of them: the q ranks of a grid row repeat that work (counted q times).
+    if (d.grid_rows == d.grid_cols && d.grid_rows > 1) {
+      const double repeat = d.grid_rows - 1;
+      c.matmul_flops_sharded += repeat * (2 * n2 * cz * heads + 2 * n2 * cz * 2 * hd);
+      c.bytes_sharded += repeat * e * n2 * (cz + 2 * hd + heads);
+    }
   } else if (key == "PairTransition" || key == "SingleTransition") {
     const bool pair = key == "PairTransition";
     const double rows = pair ? n2 : n, ch = pair ? cz : cs;

@@ -58,6 +58,13 @@ TEST(CostModel, TriangleAttentionByHand) {
   EXPECT_DOUBLE_EQ(c->Flops(), 3584 + 1472);
   EXPECT_DOUBLE_EQ(c->Bytes(), 2 * 16 * (2 * 2 + 10 * 6 + 2 * 2));
   EXPECT_DOUBLE_EQ(CostOf("TriangleAttentionEndingNode", Small())->Flops(), c->Flops());
+  // On a 1-D grid every part is split; on 2 x 2 a rank projects the bias and the keys and values of
+  // its block's full rows (gathered from its row peers): that work (bias 128 + k, v 768) is split
+  // over the 2 grid rows only, the rest (q, g 768, attention 1536, out 384) over the 4 ranks.
+  EXPECT_DOUBLE_EQ(CostOf("TriangleAttentionStartingNode", Small(",grid=1x4"))->MatmulFlopsPerRank(4), 3584.0 / 4);
+  auto square = CostOf("TriangleAttentionStartingNode", Small(",grid=2x2"));
+  EXPECT_DOUBLE_EQ(square->MatmulFlopsPerRank(4), (128 + 768) / 2.0 + (768 + 1536 + 384) / 4.0);
+  EXPECT_GT(square->BytesPerRank(4), c->Bytes() / 4);
 }
 
 TEST(CostModel, TransitionsAndSharding) {
