@@ -269,6 +269,8 @@ std::optional<Dims> DimsFromCpfoldLog(std::string_view log, std::string* why) {
   const auto& m = j["model"];
   num(j, "diffusion_steps", "diffusion_steps");
   num(j, "samples", "samples");
+  // A training step runs the denoiser once (on `samples` noise levels), not once per sampling step.
+  if (j.value("mode", std::string()) == "train") d.values["diffusion_steps"] = 1;
   for (const char* k : {"c_z",
                         "c_s",
                         "tri_mul_hidden",

@@ -225,6 +225,14 @@ TEST(CostModel, DimsFromCpfoldLog) {
   EXPECT_EQ(e2e->Get("diffusion_heads"), 8);
   EXPECT_EQ(e2e->Get("confidence_blocks"), 2);
   EXPECT_EQ(e2e->Get("passes"), 2);
+  // A training step calls the denoiser once, whatever the sampling steps.
+  auto train = DimsFromCpfoldLog(
+      "cpfold-config: {\"mode\": \"train\", \"n_token\": 128, \"diffusion_steps\": 2, \"samples\": 1, "
+      "\"model\": {}}\n",
+      &why);
+  ASSERT_TRUE(train);
+  EXPECT_EQ(train->Get("diffusion_steps"), 1);
+  EXPECT_EQ(train->Get("samples"), 1);
 }
 
 // A report with one TriMul row in the trunk on 2 ranks, 2 steady iterations: the numbers follow

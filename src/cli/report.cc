@@ -63,7 +63,8 @@ class ReportCommand : public Command {
                    "beside the export gives them");
     app.add_option("--model-config", cost_file_,
                    "A JSON file that changes the cost model: sizes, which of your module names use which built-in "
-                   "formula, calls per iteration per group, device peaks (see --print-cost-model)");
+                   "formula, calls per iteration where the capture cannot count them, device peaks (see "
+                   "--print-cost-model)");
     app.add_flag("--print-cost-model", print_cost_,
                  "Print the built-in cost model config (JSON) and exit; with --dims, print each module's FLOPs and "
                  "bytes for those sizes instead");
