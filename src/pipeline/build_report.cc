@@ -308,10 +308,18 @@ EfficiencyInputs FindEfficiencyInputs(const std::vector<std::string>& paths, con
   std::string why;
   if (!dims && !paths.empty()) {
     // cpfold prints its sizes on a `cpfold-config: {...}` line; cpprof profile keeps the run's
-    // stdout as <name>.stdout.log beside the export, tools/testdata as <name>.log.
+    // stdout as <name>.stdout.log beside the export (one log for a per-rank run's <name>.<rank>
+    // exports), tools/testdata as <name>.log.
+    std::vector<std::filesystem::path> logs;
+    std::filesystem::path base(paths.front());
+    base.replace_extension();
+    const std::string rank = base.extension().string();
+    const bool per_rank = rank.size() >= 2 && rank.find_first_not_of("0123456789", 1) == std::string::npos;
     for (const char* ext : {".stdout.log", ".log"}) {
-      std::filesystem::path log(paths.front());
-      log.replace_extension(ext);
+      logs.push_back(std::filesystem::path(paths.front()).replace_extension(ext));
+      if (per_rank) logs.push_back(std::filesystem::path(base).replace_extension(ext));
+    }
+    for (const auto& log : logs) {
       std::ifstream file(log);
       if (!file) continue;
       std::stringstream text;

@@ -181,6 +181,17 @@ TEST(Efficiency, SizesFromCpfoldLogBesideTheExport) {
   EXPECT_EQ(e["dims_source"], "cpfold's config line in ring.stdout.log");
   CliResult given = RunCli({"report", "--format", "json", copy, "--dims", kDims});
   EXPECT_EQ(json::parse(given.out)["efficiency"]["modules"], e["modules"]) << "the log gives the same sizes";
+  // A per-rank run's export NAME.<rank>.sqlite reads NAME.stdout.log, also in its partial.
+  const std::string rank = dir + "/ring.1.sqlite";
+  std::filesystem::rename(copy, rank);
+  const std::string partial = dir + "/ring.1.partial.json";
+  ASSERT_EQ(RunCli({"report", "--partial", rank, "-o", partial}).rc, 0);
+  std::filesystem::rename(rank, copy);  // the merge sees the partial only
+  CliResult merged = RunCli({"merge", "--format", "json", partial});
+  ASSERT_EQ(merged.rc, 0) << merged.err;
+  json m = json::parse(merged.out)["efficiency"];
+  EXPECT_EQ(m["dims_source"], "cpfold's config line in ring.stdout.log");
+  EXPECT_EQ(m["modules"], e["modules"]);
 }
 
 TEST(Efficiency, Errors) {
