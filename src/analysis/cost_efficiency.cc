@@ -231,9 +231,9 @@ model::Efficiency ComputeEfficiency(const model::Report& r, const CostConfig& co
   for (const auto& [k, paths] : disagree) {
     const auto& [expr, config_calls, counted] = k;
     e.notes.push_back(fmt::format(
-        "calls disagree: the capture counts {} call{} per iteration of {}{} where the config's calls '{}' ({}) give "
-        "{}: "
-        "the counted calls are used; check the sizes (--dims, the cpfold config line) or the config's \"calls\"",
+        "calls disagree: the capture counts {} call{} per iteration of {}{} where the config's calls '{}' ({}) "
+        "give {}: the counted calls are used; check the sizes (--dims, the cpfold config line) or the config's "
+        "\"calls\"",
         CallsText(counted), counted == 1 ? "" : "s", paths.front(),
         paths.size() > 1 ? fmt::format(" and {} more module row{}", paths.size() - 1, paths.size() == 2 ? "" : "s")
                          : "",
@@ -241,8 +241,8 @@ model::Efficiency ComputeEfficiency(const model::Report& r, const CostConfig& co
   }
   if (!uneven.empty()) {
     e.notes.push_back(fmt::format(
-        "the ranks counted different calls per iteration of {} module row{} (the mean over ranks is used): {}",
-        uneven.size(), uneven.size() == 1 ? "" : "s", uneven.front()));
+        "the ranks counted different calls per iteration of {} module row{} (the mean over ranks is used){}: {}",
+        uneven.size(), uneven.size() == 1 ? "" : "s", uneven.size() == 1 ? "" : ", first", uneven.front()));
   }
   if (!uncounted.empty()) {
     e.notes.push_back(
