@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 namespace cpprof::analysis {
 
@@ -44,11 +47,37 @@ double CallsFromExpression(const std::string& expr, const Dims& dims) {
 }
 
 bool HasCostedModules(const model::Report& r, const CostConfig& config) {
-  for (const auto& m : r.modules) {
-    if (IsRow(m) && config.KeyOf(m.name).rfind("Triangle", 0) == 0) return true;
+  for (size_t i = 0; i < r.modules.size(); ++i) {
+    if (!IsRow(r.modules[i])) continue;
+    std::string path;
+    GroupOf(r, static_cast<int>(i), &path);
+    if (config.KeyOf(path).rfind("Triangle", 0) == 0) return true;
   }
   return false;
 }
+
+namespace {
+
+// "8" or "2.5": calls as the readout prints them.
+std::string CallsText(double v) {
+  return v == std::floor(v) ? fmt::format("{}", static_cast<int64_t>(v)) : fmt::format("{:.2f}", v);
+}
+
+// The dims an expression names, with their values: "blocks=8, passes=2".
+std::string ExpressionDims(const std::string& expr, const Dims& dims) {
+  std::string out;
+  std::stringstream ss(expr);
+  std::string part;
+  while (std::getline(ss, part, '*')) {
+    char* end = nullptr;
+    std::strtod(part.c_str(), &end);
+    if (end == part.c_str() + part.size() && !part.empty()) continue;
+    out += fmt::format("{}{}={}", out.empty() ? "" : ", ", part, dims.Get(part));
+  }
+  return out;
+}
+
+}  // namespace
 
 model::Efficiency ComputeEfficiency(const model::Report& r, const CostConfig& config, const std::optional<Dims>& dims,
                                     const std::string& missing) {
@@ -105,20 +134,41 @@ model::Efficiency ComputeEfficiency(const model::Report& r, const CostConfig& co
   const double link_bps = (pcie ? e.device.pcie_gbs : e.device.nvlink_gbs) * 1e9;
 
   std::vector<std::string> uncounted;
+  // Calls the capture counted that the config's expression does not give: (expression, config
+  // calls, counted) -> module paths.
+  std::map<std::tuple<std::string, double, double>, std::vector<std::string>> disagree;
+  std::vector<std::string> uneven;  // modules whose ranks counted different calls
   bool backward = false, skewed = false;
   for (size_t i = 0; i < r.modules.size(); ++i) {
     const model::ModuleNode& m = r.modules[i];
     if (!IsRow(m)) continue;
-    const std::string key = config.KeyOf(m.name);
-    if (key.empty()) continue;
     std::string path;
     const std::string group = GroupOf(r, static_cast<int>(i), &path);
-    auto calls_it = config.calls.find(group);
-    if (calls_it == config.calls.end()) {
+    const std::string key = config.KeyOf(path);
+    if (key.empty()) continue;
+    // Calls per iteration: counted from the capture (each rank's ranges in the window), else the
+    // config's expression of the sizes.
+    const std::string expr = config.CallsOf(path);
+    const double config_calls = expr.empty() ? -1 : CallsFromExpression(expr, d);
+    double counted = 0, lo = 0, hi = 0;
+    bool any = false;
+    for (size_t k = 0; k < m.per_rank.size(); ++k) {
+      const double c = static_cast<double>(m.per_rank[k].calls) / e.iterations;
+      counted += c;
+      lo = k == 0 ? c : std::min(lo, c);
+      hi = k == 0 ? c : std::max(hi, c);
+      any = any || m.per_rank[k].calls > 0;
+    }
+    if (!m.per_rank.empty()) counted /= static_cast<double>(m.per_rank.size());
+    if (!any && expr.empty()) {
       uncounted.push_back(group.empty() ? m.name : group + "/.../" + m.name);
       continue;
     }
-    const double calls = CallsFromExpression(calls_it->second, d);
+    const double calls = any ? counted : config_calls;
+    if (any && config_calls >= 0 && std::fabs(config_calls - counted) > 1e-9 * std::max(1.0, counted)) {
+      disagree[{expr, config_calls, counted}].push_back(path);
+    }
+    if (any && hi != lo) uneven.push_back(fmt::format("{} ({} to {})", path, CallsText(lo), CallsText(hi)));
     const ModuleCost cost = *CostOf(key, d);
     int64_t busy = 0, bwd = 0, time = 0, transfer = 0;
     for (const auto& pr : m.per_rank) {
@@ -133,6 +183,11 @@ model::Efficiency ComputeEfficiency(const model::Report& r, const CostConfig& co
     x.path = path;
     x.cost_key = key;
     x.calls_per_iteration = calls;
+    x.calls_source = any ? "capture" : "config";
+    x.calls_expression = expr;
+    x.config_calls = config_calls;
+    x.calls_min = any ? lo : calls;
+    x.calls_max = any ? hi : calls;
     x.flops = calls * cost.FlopsPerRank(ranks);
     x.matmul_flops = calls * cost.MatmulFlopsPerRank(ranks);
     x.bytes = calls * cost.BytesPerRank(ranks);
@@ -173,10 +228,26 @@ model::Efficiency ComputeEfficiency(const model::Report& r, const CostConfig& co
       skewed = skewed || cost.skews > 0;
     }
   }
+  for (const auto& [k, paths] : disagree) {
+    const auto& [expr, config_calls, counted] = k;
+    e.notes.push_back(fmt::format(
+        "calls disagree: the capture counts {} call{} per iteration of {}{} where the config's calls '{}' ({}) "
+        "give {}: the counted calls are used; check the sizes (--dims, the cpfold config line) or the config's "
+        "\"calls\"",
+        CallsText(counted), counted == 1 ? "" : "s", paths.front(),
+        paths.size() > 1 ? fmt::format(" and {} more module row{}", paths.size() - 1, paths.size() == 2 ? "" : "s")
+                         : "",
+        expr, ExpressionDims(expr, d), CallsText(config_calls)));
+  }
+  if (!uneven.empty()) {
+    e.notes.push_back(fmt::format(
+        "the ranks counted different calls per iteration of {} module row{} (the mean over ranks is used){}: {}",
+        uneven.size(), uneven.size() == 1 ? "" : "s", uneven.size() == 1 ? "" : ", first", uneven.front()));
+  }
   if (!uncounted.empty()) {
     e.notes.push_back(
-        fmt::format("{} module row(s) with a cost model sit in groups without a calls-per-iteration "
-                    "entry (first: {}): add the group to --model-config's \"calls\"",
+        fmt::format("{} module row(s) with a cost model have no calls in the capture's window and no calls-per-"
+                    "iteration entry (first: {}): add the group to --model-config's \"calls\"",
                     uncounted.size(), uncounted.front()));
   }
   if (skewed) {

@@ -112,6 +112,16 @@ const std::vector<KnownDim> kKnownDims = {
     {"blocks", 48, "Pairformer blocks in the trunk"},
     {"msa_blocks", 4, "MSA module blocks"},
     {"passes", 1, "trunk passes per iteration (recycles + 1)"},
+    {"c_token_diffusion", 768, "DiffusionTransformer width (c_a)"},
+    {"diffusion_blocks", 24, "DiffusionTransformer blocks"},
+    {"diffusion_heads", 16, "DiffusionTransformer attention heads"},
+    {"diffusion_steps", 200, "diffusion sampling steps (denoiser calls per iteration)"},
+    {"samples", 5, "diffusion samples (the denoiser's batch; confidence runs once per sample)"},
+    {"confidence_blocks", 4, "Pairformer blocks in the confidence head"},
+    {"plddt_bins", 50, "confidence head: pLDDT bins"},
+    {"pae_bins", 64, "confidence head: PAE bins"},
+    {"pde_bins", 64, "confidence head: PDE bins"},
+    {"distogram_bins", 64, "distogram head bins"},
 };
 
 const KnownDim* FindDim(std::string_view name) {
@@ -257,8 +267,30 @@ std::optional<Dims> DimsFromCpfoldLog(std::string_view log, std::string* why) {
     d.dtype = j["dtype"].get<std::string>();
   }
   const auto& m = j["model"];
-  for (const char* k : {"c_z", "c_s", "tri_mul_hidden", "tri_att_heads", "tri_att_head_dim", "single_att_heads",
-                        "transition_n", "c_m", "c_opm", "msa_heads", "msa_head_dim", "msa_blocks"}) {
+  num(j, "diffusion_steps", "diffusion_steps");
+  num(j, "samples", "samples");
+  // A training step runs the denoiser once (on `samples` noise levels), not once per sampling step.
+  if (j.value("mode", std::string()) == "train") d.values["diffusion_steps"] = 1;
+  for (const char* k : {"c_z",
+                        "c_s",
+                        "tri_mul_hidden",
+                        "tri_att_heads",
+                        "tri_att_head_dim",
+                        "single_att_heads",
+                        "transition_n",
+                        "c_m",
+                        "c_opm",
+                        "msa_heads",
+                        "msa_head_dim",
+                        "msa_blocks",
+                        "c_token_diffusion",
+                        "diffusion_blocks",
+                        "diffusion_heads",
+                        "confidence_blocks",
+                        "plddt_bins",
+                        "pae_bins",
+                        "pde_bins",
+                        "distogram_bins"}) {
     num(m, k, k);
   }
   num(m, "pairformer_blocks", "blocks");
@@ -286,9 +318,32 @@ const std::vector<std::string>& CostKeys() {
                                                 "AttentionPairBias",
                                                 "SingleTransition",
                                                 "OuterProductMean",
-                                                "MSAPairWeightedAveraging"};
+                                                "MSAPairWeightedAveraging",
+                                                "DiffusionAttentionPairBias",
+                                                "DiffusionTransition",
+                                                "DiffusionTransformer",
+                                                "ConfidenceModule",
+                                                "DistogramHead"};
   return keys;
 }
+
+namespace {
+
+// `times` x c into `to` (the work; a composite has no ring shifts of its own).
+void AddWork(ModuleCost& to, const ModuleCost& c, double times) {
+  to.matmul_flops_sharded += times * c.matmul_flops_sharded;
+  to.matmul_flops_replicated += times * c.matmul_flops_replicated;
+  to.other_flops_sharded += times * c.other_flops_sharded;
+  to.other_flops_replicated += times * c.other_flops_replicated;
+  to.bytes_sharded += times * c.bytes_sharded;
+  to.bytes_replicated += times * c.bytes_replicated;
+}
+
+// cpfold's c_s_inputs: the single channels plus the residue-type one-hot and profile (33 each)
+// and the deletion mean (python/cpfold/config.py).
+double SingleInputs(const Dims& d) { return d.Get("c_s") + 2 * 33 + 1; }
+
+}  // namespace
 
 // Every formula is derived in docs/cost-model.md; N2 = N^2, N3 = N^3, e = bytes per element.
 std::optional<ModuleCost> CostOf(std::string_view key, const Dims& d) {
@@ -313,6 +368,13 @@ std::optional<ModuleCost> CostOf(std::string_view key, const Dims& d) {
     // LN, bias add and softmax over the H N^3 scores, gate sigmoid and product.
     c.other_flops_sharded = kLayerNorm * n2 * cz + (kAdd + kSoftmax) * heads * n3 + (kSigmoid + 1) * n2 * hd;
     c.bytes_sharded = e * n2 * (2 * cz + 10 * hd + 2 * heads);
+    // On a q x q grid a rank gathers its block's full rows from its row peers and projects the keys,
+    // values and bias of all of them: the q ranks of a grid row repeat that work (counted q times).
+    if (d.grid_rows == d.grid_cols && d.grid_rows > 1) {
+      const double repeat = d.grid_rows - 1;
+      c.matmul_flops_sharded += repeat * (2 * n2 * cz * heads + 2 * n2 * cz * 2 * hd);
+      c.bytes_sharded += repeat * e * n2 * (cz + 2 * hd + heads);
+    }
   } else if (key == "PairTransition" || key == "SingleTransition") {
     const bool pair = key == "PairTransition";
     const double rows = pair ? n2 : n, ch = pair ? cz : cs;
@@ -353,21 +415,134 @@ std::optional<ModuleCost> CostOf(std::string_view key, const Dims& d) {
     c.matmul_flops_replicated = 2 * 2 * s * n * cm * hc + 2 * s * n2 * hc + 2 * s * n * hc * cm;
     c.other_flops_replicated = (kAdd + kSoftmax) * heads * n2 + kLayerNorm * s * n * cm + (kSigmoid + 1) * s * n * hc;
     c.bytes_replicated = e * (3 * heads * n2 + 3 * s * n * cm + 6 * s * n * hc);
+  } else if (key == "DiffusionAttentionPairBias") {
+    // AF3 Algorithm 24 with adaptive LN (Algorithm 26) on the token transformer's activations a
+    // [K, N, c_a] conditioned on s [K, N, c_s], K = samples; the pair bias [N, N, H] comes
+    // precomputed (DiffusionModule.prepare, once per sampling call). Replicated on every rank.
+    const double k = d.Get("samples"), ca = d.Get("c_token_diffusion"), heads = d.Get("diffusion_heads");
+    // AdaLN scale and shift (c_s -> c_a), q|k|v|g|o (c_a -> c_a), scores and weighted values
+    // (2 N^2 c_a each per sample), the output gate from s (c_s -> c_a).
+    c.matmul_flops_replicated = k * n * (3 * 2 * cs * ca + 5 * 2 * ca * ca) + k * 4 * n2 * ca;
+    // LN(s), LN(a), sigmoid(scale) * LN(a) + shift, the key mask into the bias (once), bias add and
+    // softmax per sample, gate sigmoid and product, output gate sigmoid and product.
+    c.other_flops_replicated = k * n * (kLayerNorm * cs + kLayerNorm * ca + (kSigmoid + 2) * ca) + heads * n2 +
+                               k * (kAdd + kSoftmax) * heads * n2 + 2 * (kSigmoid + 1) * k * n * ca;
+    // AdaLN reads a, s, writes x; q|k|v|g reads x, writes 4; attention reads q, k, v and the bias
+    // (each sample), writes o; output reads g, o, writes; the gate reads s and it, writes. The
+    // bias with its key mask: read and written once.
+    c.bytes_replicated = e * (k * n * (16 * ca + 2 * cs) + (k + 2) * heads * n2);
+  } else if (key == "DiffusionTransition") {
+    // AF3 Algorithm 25 (ConditionedTransitionBlock, SwiGLU, n = 2): AdaLN, a and b (c_a -> 2 c_a),
+    // out (2 c_a -> c_a), the output gate from s (c_s -> c_a). Replicated.
+    const double k = d.Get("samples"), ca = d.Get("c_token_diffusion"), tn2 = 2;
+    c.matmul_flops_replicated = k * n * (3 * 2 * cs * ca + 6 * tn2 * ca * ca);
+    c.other_flops_replicated =
+        k * n * (kLayerNorm * cs + kLayerNorm * ca + (kSigmoid + 2) * ca + kSiluMul * tn2 * ca + (kSigmoid + 1) * ca);
+    c.bytes_replicated = e * k * n * (6 * ca + 4 * tn2 * ca + 2 * cs);
+  } else if (key == "DiffusionTransformer") {
+    // AF3 Algorithm 23: diffusion_blocks x (attention + transition), each with its residual add.
+    const double k = d.Get("samples"), ca = d.Get("c_token_diffusion"), blocks = d.Get("diffusion_blocks");
+    AddWork(c, *CostOf("DiffusionAttentionPairBias", d), blocks);
+    AddWork(c, *CostOf("DiffusionTransition", d), blocks);
+    c.other_flops_replicated += blocks * 2 * k * n * ca;
+    c.bytes_replicated += blocks * 2 * 3 * e * k * n * ca;
+  } else if (key == "ConfidenceModule") {
+    // cpfold's confidence head (python/cpfold/model/confidence.py; AF3 Algorithm 31, simplified),
+    // one call: the inputs once, then per sample (K) the distances of the predicted structure
+    // embedded into z, confidence_blocks Pairformer blocks (the formulas above, with their
+    // residual adds) and the PAE, PDE and pLDDT heads on the gathered (replicated) outputs.
+    const double k = d.Get("samples"), blocks = d.Get("confidence_blocks"), csi = SingleInputs(d);
+    const double pae = d.Get("pae_bins"), pde = d.Get("pde_bins"), plddt = d.Get("plddt_bins");
+    // Once: LN(z) + the s_inputs projections (row and column: c_si -> c_z each, replicated and
+    // sliced), LN(s) + linear_s (c_si -> c_s).
+    c.other_flops_sharded = (kLayerNorm + 2) * n2 * cz;
+    c.bytes_sharded = e * 2 * n2 * cz;
+    c.matmul_flops_replicated = 2 * 2 * n * csi * cz + 2 * n * csi * cs;
+    c.other_flops_replicated = (kLayerNorm + 1) * n * cs;
+    c.bytes_replicated = e * n * (csi + 2 * cz + 2 * cs);
+    ModuleCost sample;
+    // torch.cdist of the block's token positions: PyTorch computes it as one matmul of [r, 5] by
+    // [5, c] (-2x, |x|^2, 1 against y, 1, |y|^2) when either side has more than 25 points, else
+    // elementwise.
+    const double rows = n / d.grid_rows, cols = n / d.grid_cols;
+    if (rows > 25 || cols > 25) sample.matmul_flops_sharded = 2 * n2 * 5;
+    sample.other_flops_sharded = n2 * cz;  // z0 + the distance bins' embedding
+    sample.bytes_sharded = e * 2 * n2 * cz;
+    ModuleCost block;
+    for (const char* m :
+         {"TriangleMultiplicationOutgoing", "TriangleMultiplicationIncoming", "TriangleAttentionStartingNode",
+          "TriangleAttentionEndingNode", "PairTransition", "AttentionPairBias", "SingleTransition"}) {
+      AddWork(block, *CostOf(m, d), 1);
+    }
+    block.other_flops_sharded += 5 * n2 * cz;  // the residual adds: 5 on z, 2 on s
+    block.bytes_sharded += 5 * 3 * e * n2 * cz;
+    block.other_flops_replicated += 2 * n * cs;
+    block.bytes_replicated += 2 * 3 * e * n * cs;
+    AddWork(sample, block, blocks);
+    // PAE: LN + Linear(c_z -> pae_bins) on the full z; PDE: z + z^T, LN + Linear(c_z -> pde_bins);
+    // pLDDT: LN + Linear(c_s -> plddt_bins) on s. Replicated (every rank has the gathered z).
+    sample.matmul_flops_replicated += 2 * n2 * cz * (pae + pde) + 2 * n * cs * plddt;
+    sample.other_flops_replicated +=
+        kLayerNorm * n2 * cz * 2 + n2 * cz + n2 * (pae + pde) + kLayerNorm * n * cs + n * plddt;
+    sample.bytes_replicated += e * (n2 * (cz + pae) + n2 * (4 * cz + pde) + n * (cs + plddt));
+    AddWork(c, sample, k);
+  } else if (key == "DistogramHead") {
+    // Linear(c_z -> distogram_bins)(z + z^T) on the full (gathered) z: replicated.
+    const double bins = d.Get("distogram_bins");
+    c.matmul_flops_replicated = 2 * n2 * cz * bins;
+    c.other_flops_replicated = n2 * cz + n2 * bins;
+    c.bytes_replicated = e * n2 * (4 * cz + bins);
   } else {
     return std::nullopt;
   }
   return c;
 }
 
-std::string CostConfig::KeyOf(std::string_view module_name) const {
-  std::string name(module_name);
-  if (name.size() > 8 && name.compare(name.size() - 8, 8, ".forward") == 0) name.resize(name.size() - 8);
-  auto it = modules.find(name);
-  if (it != modules.end()) return it->second;
+namespace {
+
+// "trunk/A.forward/B.forward" -> {"trunk", "A", "B"}.
+std::vector<std::string> PathParts(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t slash = path.find('/', pos);
+    std::string part(path.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
+    if (part.size() > 8 && part.compare(part.size() - 8, 8, ".forward") == 0) part.resize(part.size() - 8);
+    parts.push_back(std::move(part));
+    if (slash == std::string_view::npos) break;
+    pos = slash + 1;
+  }
+  return parts;
+}
+
+// The value of the longest key of `map` that is an end of `parts` ("B", "A/B", ...).
+const std::string* LongestEnd(const std::map<std::string, std::string>& map, const std::vector<std::string>& parts) {
+  const std::string* found = nullptr;
+  std::string end;
+  for (size_t i = parts.size(); i-- > 0;) {
+    end = end.empty() ? parts[i] : parts[i] + "/" + end;
+    auto it = map.find(end);
+    if (it != map.end()) found = &it->second;
+  }
+  return found;
+}
+
+}  // namespace
+
+std::string CostConfig::KeyOf(std::string_view module_path) const {
+  const std::vector<std::string> parts = PathParts(module_path);
+  if (const std::string* key = LongestEnd(modules, parts)) return *key;
   for (const auto& k : CostKeys()) {
-    if (k == name) return k;
+    if (k == parts.back()) return k;
   }
   return "";
+}
+
+std::string CostConfig::CallsOf(std::string_view module_path) const {
+  const std::vector<std::string> parts = PathParts(module_path);
+  if (const std::string* expr = LongestEnd(calls, parts)) return *expr;
+  auto it = calls.find(parts.front());  // the group
+  return it == calls.end() ? "" : it->second;
 }
 
 std::optional<model::DevicePeaks> CostConfig::PeaksFor(std::string_view gpu) const {
@@ -414,23 +589,41 @@ nlohmann::ordered_json DeviceJson(const model::DevicePeaks& p) {
 CostConfig DefaultCostConfig() {
   CostConfig c;
   c.devices = BuiltinDevices();
-  c.calls = {{"trunk", "blocks*passes"}, {"MSA", "msa_blocks*passes"}};
+  // Calls per iteration when the capture cannot count them (cpfold's e2e mode: diffusion_steps
+  // denoiser calls, the confidence head once, its blocks once per sample).
+  c.calls = {{"trunk", "blocks*passes"},
+             {"MSA", "msa_blocks*passes"},
+             {"confidence", "confidence_blocks*samples"},
+             {"ConfidenceModule", "1"},
+             {"DistogramHead", "1"},
+             {"DiffusionTransformer", "diffusion_steps"},
+             {"DiffusionTransformer/AttentionPairBias", "diffusion_blocks*diffusion_steps"},
+             {"DiffusionTransformer/ConditionedTransitionBlock", "diffusion_blocks*diffusion_steps"}};
+  // The diffusion transformer's blocks: AttentionPairBias and ConditionedTransitionBlock with the
+  // conditioning (their class names are shared with the trunk's and the atom transformer's).
+  c.modules = {{"DiffusionTransformer/AttentionPairBias", "DiffusionAttentionPairBias"},
+               {"DiffusionTransformer/ConditionedTransitionBlock", "DiffusionTransition"}};
   return c;
 }
 
-std::string DefaultCostConfigJson() {
-  CostConfig c = DefaultCostConfig();
+std::string DefaultCostConfigJson() { return CostConfigJson(DefaultCostConfig()); }
+
+std::string CostConfigJson(const CostConfig& c) {
   nlohmann::ordered_json j;
   j["dims"] = nlohmann::ordered_json::object();
   for (const auto& d : kKnownDims) {
-    if (d.name != "N") j["dims"][std::string(d.name)] = d.default_value;
+    if (d.name == "N" && !c.dims.count("N")) continue;
+    auto it = c.dims.find(std::string(d.name));
+    j["dims"][std::string(d.name)] = it != c.dims.end() ? it->second : d.default_value;
   }
   j["modules"] = nlohmann::ordered_json::object();
   for (const auto& k : CostKeys()) j["modules"][k] = k;
+  for (const auto& [name, key] : c.modules) j["modules"][name] = key;
   j["calls"] = nlohmann::ordered_json::object();
   for (const auto& [g, expr] : c.calls) j["calls"][g] = expr;
   j["devices"] = nlohmann::ordered_json::array();
   for (const auto& p : c.devices) j["devices"].push_back(DeviceJson(p));
+  if (!c.device.empty()) j["device"] = c.device;
   return j.dump(2);
 }
 

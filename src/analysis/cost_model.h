@@ -84,20 +84,29 @@ std::optional<ModuleCost> CostOf(std::string_view key, const Dims& dims);
 // device peaks.
 struct CostConfig {
   std::string source = "built-in cost model";
-  std::map<std::string, double> dims;          // defaults under --dims and cpfold's record
-  std::map<std::string, std::string> modules;  // module name (".forward" dropped) -> cost key
-  std::map<std::string, std::string> calls;    // group -> dim giving the calls per pass ("trunk": "blocks")
-  std::vector<model::DevicePeaks> devices;     // tried in order; the config's before the built-in
-  std::string device;                          // force this device by name ("" = match the GPU name)
+  std::map<std::string, double> dims;  // defaults under --dims and cpfold's record
+  // Module name (".forward" dropped), or the end of a module path ("DiffusionTransformer/AttentionPairBias")
+  // -> cost key. The longest match with the row's path wins; else a row named as a cost key uses it.
+  std::map<std::string, std::string> modules;
+  // Calls per iteration when the capture cannot count them: the end of a module path (longest
+  // first), else the row's group -> a product of dims ("trunk": "blocks*passes").
+  std::map<std::string, std::string> calls;
+  std::vector<model::DevicePeaks> devices;  // tried in order; the config's before the built-in
+  std::string device;                       // force this device by name ("" = match the GPU name)
 
-  // The cost key of a module row's short name ("TriangleMultiplicationOutgoing.forward"); "" none.
-  std::string KeyOf(std::string_view module_name) const;
+  // The cost key of a module row, by its path ("trunk/.../TriangleMultiplicationOutgoing.forward")
+  // or its short name; "" none.
+  std::string KeyOf(std::string_view module_path) const;
+  // The calls expression of a module row by its path (group first); "" none.
+  std::string CallsOf(std::string_view module_path) const;
   // The peaks for a GPU name (TARGET_INFO_GPU, "NVIDIA H200"), or for `device` when set.
   std::optional<model::DevicePeaks> PeaksFor(std::string_view gpu_name) const;
 };
 
 CostConfig DefaultCostConfig();
 std::string DefaultCostConfigJson();  // the built-in config, as --print-cost-model prints it
+// A config as JSON that ParseCostConfig reads back as the same config (for `report --partial`).
+std::string CostConfigJson(const CostConfig& config);
 // Errors (kBadInput) name `source` and the bad field; an unknown dim names it and --model-config.
 StatusOr<CostConfig> ParseCostConfig(std::string_view json, const std::string& source);
 StatusOr<CostConfig> LoadCostConfig(const std::string& path);

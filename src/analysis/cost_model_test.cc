@@ -58,6 +58,13 @@ TEST(CostModel, TriangleAttentionByHand) {
   EXPECT_DOUBLE_EQ(c->Flops(), 3584 + 1472);
   EXPECT_DOUBLE_EQ(c->Bytes(), 2 * 16 * (2 * 2 + 10 * 6 + 2 * 2));
   EXPECT_DOUBLE_EQ(CostOf("TriangleAttentionEndingNode", Small())->Flops(), c->Flops());
+  // On a 1-D grid every part is split; on 2 x 2 a rank projects the bias and the keys and values of
+  // its block's full rows (gathered from its row peers): that work (bias 128 + k, v 768) is split
+  // over the 2 grid rows only, the rest (q, g 768, attention 1536, out 384) over the 4 ranks.
+  EXPECT_DOUBLE_EQ(CostOf("TriangleAttentionStartingNode", Small(",grid=1x4"))->MatmulFlopsPerRank(4), 3584.0 / 4);
+  auto square = CostOf("TriangleAttentionStartingNode", Small(",grid=2x2"));
+  EXPECT_DOUBLE_EQ(square->MatmulFlopsPerRank(4), (128 + 768) / 2.0 + (768 + 1536 + 384) / 4.0);
+  EXPECT_GT(square->BytesPerRank(4), c->Bytes() / 4);
 }
 
 TEST(CostModel, TransitionsAndSharding) {
@@ -78,6 +85,44 @@ TEST(CostModel, Af3SizesTriMul) {
   EXPECT_DOUBLE_EQ(c->MatmulFlops(), 481036337152.0);
   for (const auto& k : CostKeys()) EXPECT_TRUE(CostOf(k, d)) << k;
   EXPECT_FALSE(CostOf("Nope", d));
+}
+
+// The diffusion transformer and the confidence head at AF3 sizes (N = 1024, 5 samples, c_a = 768,
+// c_s = 384, 16 heads, 24 blocks), worked out by hand (docs/cost-model.md).
+TEST(CostModel, DiffusionAndConfidenceByHand) {
+  Dims d;
+  ASSERT_TRUE(ParseDims("N=1024", "--dims", d).ok());
+  // K N (6 c_s c_a + 10 c_a^2) + 4 K N^2 c_a = 5120 (1,769,472 + 5,898,240) + 20 * 2^20 * 768
+  auto att = *CostOf("DiffusionAttentionPairBias", d);
+  EXPECT_DOUBLE_EQ(att.MatmulFlops(), 55364812800.0);
+  EXPECT_EQ(att.matmul_flops_sharded, 0) << "replicated on every rank";
+  EXPECT_DOUBLE_EQ(att.Bytes(), 2 * (5120.0 * (16 * 768 + 2 * 384) + 7 * 16 * 1048576.0));
+  // K N (6 c_s c_a + 6 * 2 c_a^2) = 5120 (1,769,472 + 7,077,888)
+  auto tr = *CostOf("DiffusionTransition", d);
+  EXPECT_DOUBLE_EQ(tr.MatmulFlops(), 45298483200.0);
+  auto dt = *CostOf("DiffusionTransformer", d);
+  EXPECT_DOUBLE_EQ(dt.MatmulFlops(), 24 * (55364812800.0 + 45298483200.0));
+  EXPECT_DOUBLE_EQ(dt.FlopsPerRank(4), dt.Flops()) << "replicated: a rank does it all";
+  // 2 N^2 c_z bins
+  EXPECT_DOUBLE_EQ(CostOf("DistogramHead", d)->MatmulFlops(), 2 * 1048576.0 * 128 * 64);
+  // The confidence head: per sample 4 Pairformer blocks, the distances (2 N^2 5), the heads
+  // (2 N^2 c_z (64 + 64) + 2 N c_s 50); once the s_inputs projections (c_si = c_s + 67 = 451).
+  double block = 0;
+  for (const char* m :
+       {"TriangleMultiplicationOutgoing", "TriangleMultiplicationIncoming", "TriangleAttentionStartingNode",
+        "TriangleAttentionEndingNode", "PairTransition", "AttentionPairBias", "SingleTransition"}) {
+    block += CostOf(m, d)->MatmulFlops();
+  }
+  const double n = 1024, n2 = n * n;
+  const double per_sample = 4 * block + 2 * n2 * 5 + 2 * n2 * 128 * 128 + 2 * n * 384 * 50;
+  auto conf = *CostOf("ConfidenceModule", d);
+  EXPECT_DOUBLE_EQ(conf.MatmulFlops(), 5 * per_sample + 4 * n * 451 * 128 + 2 * n * 451 * 384);
+  // Under CP the blocks' pair work is sharded, the heads on the gathered z are not.
+  Dims cp = d;
+  cp.grid_cols = 2;
+  auto conf2 = *CostOf("ConfidenceModule", cp);
+  EXPECT_LT(conf2.MatmulFlopsPerRank(2), conf.MatmulFlops() * 0.55);
+  EXPECT_GT(conf2.MatmulFlopsPerRank(2), conf.MatmulFlops() * 0.5);
 }
 
 TEST(CostModel, DimsErrorsNameTheDimAndTheFlag) {
@@ -166,6 +211,28 @@ TEST(CostModel, DimsFromCpfoldLog) {
   EXPECT_EQ(d->Get("msa_depth"), 32);
   EXPECT_EQ(d->grid_cols, 2);
   EXPECT_EQ(d->dtype, "bf16");
+  // The diffusion and confidence sizes: the run's steps and samples, the model's widths.
+  auto e2e = DimsFromCpfoldLog(
+      "cpfold-config: {\"mode\": \"e2e\", \"n_token\": 256, \"recycles\": 1, \"diffusion_steps\": 4, "
+      "\"samples\": 2, \"model\": {\"c_token_diffusion\": 256, \"diffusion_blocks\": 4, \"diffusion_heads\": 8, "
+      "\"confidence_blocks\": 2, \"pae_bins\": 64}}\n",
+      &why);
+  ASSERT_TRUE(e2e);
+  EXPECT_EQ(e2e->Get("diffusion_steps"), 4);
+  EXPECT_EQ(e2e->Get("samples"), 2);
+  EXPECT_EQ(e2e->Get("c_token_diffusion"), 256);
+  EXPECT_EQ(e2e->Get("diffusion_blocks"), 4);
+  EXPECT_EQ(e2e->Get("diffusion_heads"), 8);
+  EXPECT_EQ(e2e->Get("confidence_blocks"), 2);
+  EXPECT_EQ(e2e->Get("passes"), 2);
+  // A training step calls the denoiser once, whatever the sampling steps.
+  auto train = DimsFromCpfoldLog(
+      "cpfold-config: {\"mode\": \"train\", \"n_token\": 128, \"diffusion_steps\": 2, \"samples\": 1, "
+      "\"model\": {}}\n",
+      &why);
+  ASSERT_TRUE(train);
+  EXPECT_EQ(train->Get("diffusion_steps"), 1);
+  EXPECT_EQ(train->Get("samples"), 1);
 }
 
 // A report with one TriMul row in the trunk on 2 ranks, 2 steady iterations: the numbers follow
@@ -225,10 +292,106 @@ TEST(CostEfficiency, OneModuleByHand) {
 
   r.interconnect = "PCIe only (1 GPU pairs)";
   EXPECT_EQ(ComputeEfficiency(r, config, d, "").comm[0].link_gbs, 64);
+  EXPECT_EQ(m.calls_source, "config") << "no calls in the capture: the config's expression";
+  EXPECT_EQ(m.calls_expression, "blocks*passes");
   r.capture.gpu_names = {"NVIDIA GeForce RTX 4090"};
   auto unknown = ComputeEfficiency(r, config, d, "");
   EXPECT_FALSE(unknown.computed);
   EXPECT_CONTAINS(unknown.reason, "not in the device table");
+}
+
+// Calls per iteration counted from the capture (each rank's module ranges in the window) win over
+// the config's expression; a disagreement between the two, and between ranks, is said.
+TEST(CostEfficiency, CallsCountedFromTheCapture) {
+  model::Report r;
+  r.world_size = 2;
+  r.capture.gpu_names = {"NVIDIA H200"};
+  r.window.iterations = {{"it1", 1, 2, false, true}, {"it2", 2, 3, false, true}};
+  model::ModuleNode trunk;
+  trunk.name = "trunk";
+  trunk.is_group = true;
+  model::ModuleNode tri;
+  tri.name = "TriangleMultiplicationOutgoing.forward";
+  tri.parent = 0;
+  tri.depth = 1;
+  model::ModuleRankTime t;
+  t.busy_ns = 2'000'000;
+  t.calls = 8;  // 4 per iteration
+  tri.per_rank = {t, t};
+  model::ModuleNode conf;  // in a group without a calls expression: counted only
+  conf.name = "confidence";
+  conf.is_group = true;
+  model::ModuleNode pt;
+  pt.name = "PairTransition.forward";
+  pt.parent = 2;
+  pt.depth = 1;
+  model::ModuleRankTime a = t, b = t;
+  a.calls = 2;
+  b.calls = 4;
+  pt.per_rank = {a, b};
+  r.modules = {trunk, tri, conf, pt};
+  CostConfig config = DefaultCostConfig();
+  config.calls.erase("confidence");
+  Dims d;
+  ASSERT_TRUE(ParseDims("N=256,grid=1x2,blocks=4,passes=1", "--dims", d).ok());
+
+  auto e = ComputeEfficiency(r, config, d, "");
+  ASSERT_TRUE(e.computed) << e.reason;
+  ASSERT_EQ(e.modules.size(), 2u);
+  EXPECT_EQ(e.modules[0].calls_per_iteration, 4);
+  EXPECT_EQ(e.modules[0].calls_source, "capture");
+  EXPECT_EQ(e.modules[0].config_calls, 4);
+  EXPECT_DOUBLE_EQ(e.modules[0].flops, 4 * CostOf("TriangleMultiplicationOutgoing", d)->FlopsPerRank(2));
+  EXPECT_EQ(e.modules[1].calls_per_iteration, 1.5) << "the mean over ranks";
+  EXPECT_EQ(e.modules[1].calls_min, 1);
+  EXPECT_EQ(e.modules[1].calls_max, 2);
+  EXPECT_EQ(e.modules[1].config_calls, -1);
+  std::string notes;
+  for (const auto& n : e.notes) notes += n + "\n";
+  EXPECT_EQ(notes.find("calls disagree"), std::string::npos) << notes;
+  EXPECT_CONTAINS(notes, "the ranks counted different calls per iteration of 1 module row");
+  EXPECT_CONTAINS(notes, "confidence/PairTransition.forward (1 to 2)");
+
+  // The config says 8 blocks, the capture 4 calls per iteration: the capture's count, and a warning.
+  d.values["blocks"] = 8;
+  auto wrong = ComputeEfficiency(r, config, d, "");
+  EXPECT_EQ(wrong.modules[0].calls_per_iteration, 4);
+  EXPECT_EQ(wrong.modules[0].config_calls, 8);
+  notes.clear();
+  for (const auto& n : wrong.notes) notes += n + "\n";
+  EXPECT_CONTAINS(notes,
+                  "calls disagree: the capture counts 4 calls per iteration of "
+                  "trunk/TriangleMultiplicationOutgoing.forward where the config's calls 'blocks*passes' (blocks=8, "
+                  "passes=1) give 8");
+
+  // Without counts (an older partial, ranges outside the window): the expression, or left out.
+  for (auto& x : r.modules) {
+    for (auto& p : x.per_rank) p.calls = 0;
+  }
+  auto fallback = ComputeEfficiency(r, config, d, "");
+  ASSERT_EQ(fallback.modules.size(), 1u);
+  EXPECT_EQ(fallback.modules[0].calls_source, "config");
+  EXPECT_EQ(fallback.modules[0].calls_per_iteration, 8);
+  notes.clear();
+  for (const auto& n : fallback.notes) notes += n + "\n";
+  EXPECT_CONTAINS(notes,
+                  "have no calls in the capture's window and no calls-per-iteration entry (first: "
+                  "confidence/.../PairTransition.forward)");
+}
+
+TEST(CostModel, ModulesAndCallsByTheEndOfTheModulePath) {
+  auto c = ParseCostConfig(R"({"modules": {"Outer/MyTriMul": "TriangleMultiplicationIncoming",
+                                           "MyTriMul": "TriangleMultiplicationOutgoing"},
+                               "calls": {"trunk": "blocks", "Outer/MyTriMul": "2*blocks"}})",
+                           "my.json");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->KeyOf("trunk/Outer.forward/MyTriMul.forward"), "TriangleMultiplicationIncoming") << "the longest end";
+  EXPECT_EQ(c->KeyOf("trunk/Other.forward/MyTriMul.forward"), "TriangleMultiplicationOutgoing");
+  EXPECT_EQ(c->KeyOf("MyTriMul.forward"), "TriangleMultiplicationOutgoing");
+  EXPECT_EQ(c->KeyOf("trunk/Outer.forward"), "");
+  EXPECT_EQ(c->CallsOf("trunk/Outer.forward/MyTriMul.forward"), "2*blocks");
+  EXPECT_EQ(c->CallsOf("trunk/Other.forward/MyTriMul.forward"), "blocks") << "the group's";
+  EXPECT_EQ(c->CallsOf("diffusion/MyTriMul.forward"), "");
 }
 
 }  // namespace

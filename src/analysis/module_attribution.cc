@@ -292,6 +292,22 @@ LaunchTag ModuleAttribution::ForCall(int64_t tid, int64_t t) const {
   return tag;
 }
 
+std::vector<ModuleCall> ModuleAttribution::ModuleCalls() const {
+  std::vector<ModuleCall> calls;
+  for (size_t i = 0; i < ranges_.size() && i < node_.size(); ++i) {
+    const KeptRange& r = ranges_[i];
+    if (!r.module || r.seq != -1) continue;
+    const ModuleTreeNode& n = nodes_[node_[i]];
+    // A range folded into an ancestor (depth or node limit) is not a call of that ancestor.
+    if (n.is_group || node_[i] == kUnattributed || n.name != short_names_[r.name]) continue;
+    calls.push_back({model::GlobalPidOf(r.tid), r.start, node_[i]});
+  }
+  std::sort(calls.begin(), calls.end(), [](const ModuleCall& a, const ModuleCall& b) {
+    return a.global_pid != b.global_pid ? a.global_pid < b.global_pid : a.start < b.start;
+  });
+  return calls;
+}
+
 void ModuleAttribution::ReleaseRanges() {
   std::vector<KeptRange>().swap(ranges_);
   std::vector<int32_t>().swap(parent_);

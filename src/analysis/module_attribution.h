@@ -78,6 +78,15 @@ struct LaunchTag {
   bool operator==(const LaunchTag&) const = default;
 };
 
+// One call of a module: a module range that is a node of its own (not folded into an ancestor at
+// kMaxModuleDepth or kMaxModuleNodes), where it started. Counted per window, they give a module's
+// calls per iteration (the cost model's calls counted from the capture).
+struct ModuleCall {
+  int64_t global_pid = 0;
+  int64_t start = 0;
+  uint16_t node = kUnattributed;
+};
+
 class ModuleAttribution {
  public:
   // `names[i]` is the full range name ("domain:text") of KeptRange::name == i.
@@ -95,6 +104,8 @@ class ModuleAttribution {
   const std::vector<ModuleTreeNode>& nodes() const { return nodes_; }
   // Frees what ForCall needs (the ranges) once every launch is tagged; nodes() stays.
   void ReleaseRanges();
+  // Every module range's call, by process then start (before ReleaseRanges).
+  std::vector<ModuleCall> ModuleCalls() const;
   int64_t module_ranges() const { return module_names_; }  // distinct names that are modules
   // Backward ranges (seq ranges on autograd's threads) whose forward op was found in a module.
   int64_t backward_ranges_mapped() const { return backward_mapped_; }

@@ -11,6 +11,7 @@
 #include "pipeline/build_report.h"
 #include "pipeline/partial_json.h"
 #include "pipeline/partial_merge.h"
+#include "pipeline/run_partial.h"
 
 namespace cpprof::cli {
 
@@ -70,7 +71,9 @@ class MergeCommand : public Command {
     timer.Mark("partials read");
     CPPROF_ASSIGN_OR_RETURN(pipeline::RunPartial run, pipeline::MergePartials(std::move(parts), files, force_));
     timer.Mark("partials merged (clocks, modules, ranks)");
+    const pipeline::EfficiencyInputs efficiency = run.efficiency;
     model::Report report = pipeline::FinishReport(std::move(run));
+    CPPROF_RETURN_IF_ERROR(pipeline::AddEfficiency(efficiency, report));
     render_.width = TextWidth(wide_, (output_.empty() || output_ == "-") && ctx.out_is_terminal);
     CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx));
     return 0;

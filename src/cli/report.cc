@@ -63,7 +63,8 @@ class ReportCommand : public Command {
                    "beside the export gives them");
     app.add_option("--model-config", cost_file_,
                    "A JSON file that changes the cost model: sizes, which of your module names use which built-in "
-                   "formula, calls per iteration per group, device peaks (see --print-cost-model)");
+                   "formula, calls per iteration where the capture cannot count them, device peaks (see "
+                   "--print-cost-model)");
     app.add_flag("--print-cost-model", print_cost_,
                  "Print the built-in cost model config (JSON) and exit; with --dims, print each module's FLOPs and "
                  "bytes for those sizes instead");
@@ -84,7 +85,7 @@ class ReportCommand : public Command {
     app.add_flag("--show-paths", render_.show_paths, "Include the export's path in the output");
     app.add_flag("--partial", partial_,
                  "The map step of a run too big for one machine: write this export's part of the readout (JSON, "
-                 "cpprof.partial/1) for 'cpprof merge', which gives the run's readout from all the parts");
+                 "cpprof.partial/2) for 'cpprof merge', which gives the run's readout from all the parts");
   }
 
   StatusOr<int> Run(Context& ctx) override {
@@ -129,6 +130,8 @@ class ReportCommand : public Command {
     if (partial_) {
       // The map step: this export's part of the run, for `cpprof merge`.
       CPPROF_ASSIGN_OR_RETURN(pipeline::RunPartial run, pipeline::ReadRun(files, options_));
+      run.efficiency =
+          pipeline::FindEfficiencyInputs(files, options_, cost_file_.empty() ? "" : analysis::CostConfigJson(cost));
       if (to_stdout) {
         pipeline::WritePartialJson(run, ctx.out);
         return 0;

@@ -30,7 +30,15 @@ struct ModuleEfficiency {
   std::string module;    // the module row's short name ("TriangleMultiplicationOutgoing.forward")
   std::string path;      // group/.../module, as the module table nests it
   std::string cost_key;  // the cost model used ("TriangleMultiplicationOutgoing")
+  // Calls per iteration and rank: counted from the capture (the module's NVTX ranges that started
+  // in the window, per steady-state iteration, mean over ranks) when it has them, else from the
+  // config's expression of the sizes.
   double calls_per_iteration = 0;
+  std::string calls_source;      // "capture" or "config"
+  std::string calls_expression;  // the config's ("blocks*passes"); "" none
+  double config_calls = -1;      // what the expression gives for the sizes; -1 no expression
+  // The ranks counted different calls per iteration (the mean is used); min and max.
+  double calls_min = 0, calls_max = 0;
   // Model numbers per iteration and rank: this rank's share of the sharded (pair) work plus the
   // replicated work it repeats.
   double flops = 0;         // all FLOPs (matmul + elementwise terms)

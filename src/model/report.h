@@ -138,6 +138,9 @@ struct ModuleRankTime {
   int64_t last_arrivals = 0;
   // GPU idle time ended by this module's launches (the GPU waited for the host to launch them).
   int64_t host_idle_ns = 0;
+  // Calls: the module's own NVTX ranges (children not added in) that started in the window on
+  // this rank; what the cost model counts per iteration (analysis/cost_efficiency.h).
+  int64_t calls = 0;
 };
 
 struct ModuleNode {

@@ -178,6 +178,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
                             if (!(tag == none)) a.calls.Add(nsys::ProcessOfThread(tid), corr, tag);
                           }));
   a.calls.Finish();
+  a.module_calls = a.modules->ModuleCalls();
   a.modules->ReleaseRanges();  // every launch is tagged: only the module tree is needed from here
   return a;
 }

@@ -23,6 +23,8 @@ namespace cpprof::pipeline {
 struct Attribution {
   std::unique_ptr<analysis::ModuleAttribution> modules;  // null when nothing can be attributed
   analysis::CallTags calls;
+  // Every module range's call (process, start, node), for the calls per iteration in a window.
+  std::vector<analysis::ModuleCall> module_calls;
   int64_t kept_ranges = 0;           // NVTX ranges kept: modules, optimizer and warm-up markers, autograd's
   int64_t cross_thread = 0;          // ranges ending on another thread (left out, as nsys does)
   int64_t damaged_runtime_rows = 0;  // CUDA API calls with damaged times, left out

@@ -15,6 +15,7 @@
 #include "base/saturating.h"
 #include "base/stage_timer.h"
 #include "pipeline/report_timeline.h"
+#include "pipeline/run_partial.h"
 #include "pipeline/run_reader.h"
 
 namespace cpprof::pipeline {
@@ -297,21 +298,32 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   return page;
 }
 
-void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& options, model::Report& report) {
+EfficiencyInputs FindEfficiencyInputs(const std::vector<std::string>& paths, const ReportOptions& options,
+                                      std::string cost_config) {
   const analysis::CostConfig builtin = options.cost ? analysis::CostConfig{} : analysis::DefaultCostConfig();
   const analysis::CostConfig& config = options.cost ? *options.cost : builtin;
+  EfficiencyInputs in;
+  in.cost_config = std::move(cost_config);
   std::optional<analysis::Dims> dims = options.dims;
   std::string why;
   if (!dims && !paths.empty()) {
     // cpfold prints its sizes on a `cpfold-config: {...}` line; cpprof profile keeps the run's
-    // stdout as <name>.stdout.log beside the export, tools/testdata as <name>.log.
+    // stdout as <name>.stdout.log beside the export (one log for a per-rank run's <name>.<rank>
+    // exports), tools/testdata as <name>.log.
+    std::vector<std::filesystem::path> logs;
+    std::filesystem::path base(paths.front());
+    base.replace_extension();
+    const std::string rank = base.extension().string();
+    const bool per_rank = rank.size() >= 2 && rank.find_first_not_of("0123456789", 1) == std::string::npos;
     for (const char* ext : {".stdout.log", ".log"}) {
-      std::filesystem::path log(paths.front());
-      log.replace_extension(ext);
-      std::ifstream in(log);
-      if (!in) continue;
+      logs.push_back(std::filesystem::path(paths.front()).replace_extension(ext));
+      if (per_rank) logs.push_back(std::filesystem::path(base).replace_extension(ext));
+    }
+    for (const auto& log : logs) {
+      std::ifstream file(log);
+      if (!file) continue;
       std::stringstream text;
-      text << in.rdbuf();
+      text << file.rdbuf();
       std::string missing;
       dims = analysis::DimsFromCpfoldLog(text.str(), &missing);
       if (dims) {
@@ -324,9 +336,34 @@ void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& o
       if (!missing.empty()) why = missing + " (" + log.filename().string() + ")";
     }
   }
-  std::string missing = (why.empty() ? "the model's sizes are unknown" : why) +
-                        ": give them with --dims N=...,c_z=...,grid=RxC,dtype=bf16 (docs/cost-model.md)";
-  report.efficiency = analysis::ComputeEfficiency(report, config, dims, missing);
+  in.has_dims = dims.has_value();
+  if (dims) in.dims = std::move(*dims);
+  in.missing = (why.empty() ? "the model's sizes are unknown" : why) +
+               ": give them with --dims N=...,c_z=...,grid=RxC,dtype=bf16 (docs/cost-model.md)";
+  return in;
+}
+
+namespace {
+
+void AddEfficiency(const EfficiencyInputs& in, const analysis::CostConfig& config, model::Report& report) {
+  report.efficiency = analysis::ComputeEfficiency(
+      report, config, in.has_dims ? std::optional<analysis::Dims>(in.dims) : std::nullopt, in.missing);
+}
+
+}  // namespace
+
+void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& options, model::Report& report) {
+  const analysis::CostConfig builtin = options.cost ? analysis::CostConfig{} : analysis::DefaultCostConfig();
+  AddEfficiency(FindEfficiencyInputs(paths, options, ""), options.cost ? *options.cost : builtin, report);
+}
+
+Status AddEfficiency(const EfficiencyInputs& inputs, model::Report& report) {
+  analysis::CostConfig config = analysis::DefaultCostConfig();
+  if (!inputs.cost_config.empty()) {
+    CPPROF_ASSIGN_OR_RETURN(config, analysis::ParseCostConfig(inputs.cost_config, "the partial's --model-config"));
+  }
+  AddEfficiency(inputs, config, report);
+  return OkStatus();
 }
 
 std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report) {

@@ -66,6 +66,14 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
 // export, else efficiency is not computed and the report says which flag gives it.
 void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& options, model::Report& report);
 
+// The same in two steps, for `report --partial` and `merge`: the sizes (and `cost_config`, the
+// --model-config as JSON, "" for the built-in) where the exports are, then the section from them
+// (kBadInput when the cost config does not parse).
+struct EfficiencyInputs;
+EfficiencyInputs FindEfficiencyInputs(const std::vector<std::string>& paths, const ReportOptions& options,
+                                      std::string cost_config);
+Status AddEfficiency(const EfficiencyInputs& inputs, model::Report& report);
+
 // Peak GPU memory per rank (index = rank), when the export captured memory usage.
 std::vector<std::optional<int64_t>> PeakMemoryPerRank(const model::Report& report);
 

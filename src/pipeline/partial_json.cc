@@ -17,7 +17,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankSummary, rank, global_pid, p
                                                 launch_gap_ns, host_stall_ns, launch_bound)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModuleRankTime, busy_ns, own_ns, backward_ns, comm_ns, hidden_ns,
                                                 comm_kind_ns, ops, wait_ns, transfer_ns, exposed_transfer_ns,
-                                                caused_wait_ns, last_arrivals, host_idle_ns)
+                                                caused_wait_ns, last_arrivals, host_idle_ns, calls)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(IterationTime, name, start_ns, end_ns, warmup, in_window)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Window, requested, kind, method, description, whole_capture, start_ns,
                                                 end_ns, iterations, iter_median_ns, iter_min_ns, iter_max_ns,
@@ -48,6 +48,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuProcess, global_pid, pid, nam
 
 namespace cpprof::analysis {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModuleTreeNode, name, range, parent, depth, is_group)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Dims, values, grid_rows, grid_cols, dtype, source)
 }  // namespace cpprof::analysis
 
 namespace cpprof::pipeline {
@@ -244,16 +245,18 @@ void from_json(const Json& j, ProcessPartial& p) {
 }
 
 // Every field required on reading: a partial is written whole by one cpprof.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EfficiencyInputs, has_dims, dims, missing, cost_config)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SourcePartial, run_export, export_info, capture, diagnostics, interconnect)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AttributionFacts, backward_ranges, backward_mapped, cross_thread, modules_overflowed,
                                    modules_too_deep, warmup_range, exclude_work_pattern)
 
-// The attribution facts are fields of the partial's own object, as in every cpprof.partial/1 (they
-// were RunPartial's own fields before they were one struct): the same bytes.
+// The attribution facts are fields of the partial's own object, as they were when they were
+// RunPartial's own fields, before they were one struct.
 void to_json(Json& j, const RunPartial& r) {
   j = Json{{"sources", r.sources},       {"processes", r.processes}, {"rank_method", r.rank_method},
            {"world_size", r.world_size}, {"nodes", r.nodes},         {"grouping", r.grouping},
-           {"window", r.window},         {"memory", r.memory},       {"notes", r.notes}};
+           {"window", r.window},         {"memory", r.memory},       {"notes", r.notes},
+           {"efficiency", r.efficiency}};
   j.update(Json(r.attribution));
 }
 
@@ -268,6 +271,7 @@ void from_json(const Json& j, RunPartial& r) {
   j.at("window").get_to(r.window);
   j.at("memory").get_to(r.memory);
   j.at("notes").get_to(r.notes);
+  j.at("efficiency").get_to(r.efficiency);
 }
 
 void WritePartialJson(const RunPartial& run, std::ostream& out) {
@@ -286,6 +290,13 @@ StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name) 
   Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad("not JSON");
   if (!j.is_object() || j.value("schema", "") != kPartialSchema) {
+    const std::string schema = j.is_object() ? j.value("schema", "") : "";
+    if (schema.rfind("cpprof.partial/", 0) == 0) {
+      return Status(ExitCode::kBadInput,
+                    fmt::format("'{}' is a partial of another cpprof ({}; this one reads {}): make it again with "
+                                "this cpprof's 'report --partial'",
+                                name, schema, kPartialSchema));
+    }
     return bad(fmt::format("schema is not {}", kPartialSchema));
   }
   RunPartial run;

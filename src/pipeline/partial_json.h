@@ -1,5 +1,5 @@
 // The partial of one export as JSON (`cpprof report --partial X.sqlite -o X.partial.json`, schema
-// cpprof.partial/1): everything FinishReport needs, with the large arrays (communication ops,
+// cpprof.partial/2): everything FinishReport needs, with the large arrays (communication ops,
 // compute under communication) as delta-coded varints in base64. Read back by `cpprof merge`.
 #pragma once
 
@@ -12,7 +12,8 @@
 
 namespace cpprof::pipeline {
 
-inline constexpr const char* kPartialSchema = "cpprof.partial/1";
+// /2: the efficiency section's inputs (sizes, cost config) and each module's calls per rank.
+inline constexpr const char* kPartialSchema = "cpprof.partial/2";
 
 void WritePartialJson(const RunPartial& run, std::ostream& out);
 // Errors (kBadInput) name `name` and say what is wrong.

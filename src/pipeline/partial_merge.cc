@@ -131,6 +131,8 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
         for (size_t c = 0; c < to.comm_kind_ns.size(); ++c) to.comm_kind_ns[c] += from.comm_kind_ns[c];
         to.ops += from.ops;
         to.host_idle_ns += from.host_idle_ns;
+        // A node folded into its parent (past the tree's limit) brings no calls of the parent.
+        if (run.nodes.empty() || run.nodes[map[n]].name == part_nodes[n].name) to.calls += from.calls;
       }
       p.sweep.nodes = std::move(nodes);
       for (auto& ops : p.sweep.comm_ops) {
@@ -148,6 +150,17 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
     run.memory.captured |= part.memory.captured;
     run.memory.ignored_events += part.memory.ignored_events;
     run.memory.invalid_events += part.memory.invalid_events;
+    if (i == 0) {
+      run.efficiency = part.efficiency;
+    } else if (part.efficiency.has_dims != run.efficiency.has_dims ||
+               (part.efficiency.has_dims && part.efficiency.dims.ToString() != run.efficiency.dims.ToString()) ||
+               part.efficiency.cost_config != run.efficiency.cost_config) {
+      run.notes.push_back(
+          fmt::format("'{}' has other cost model sizes or config than '{}' ({} vs {}): '{}''s are used "
+                      "for the efficiency section",
+                      names[i], names[0], part.efficiency.has_dims ? part.efficiency.dims.ToString() : "none",
+                      run.efficiency.has_dims ? run.efficiency.dims.ToString() : "none", names[0]));
+    }
     if (i == 0) {
       run.memory.note = part.memory.note;
       run.memory.counted_kinds = part.memory.counted_kinds;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cost_model.h"
 #include "analysis/module_attribution.h"
 #include "analysis/module_sweep.h"
 #include "model/capture.h"
@@ -69,6 +70,15 @@ struct AttributionFacts {
   }
 };
 
+// What the efficiency section needs besides the times (docs/cost-model.md), resolved where the
+// export and its log are: `report --partial` writes it, `merge` computes the section from it.
+struct EfficiencyInputs {
+  bool has_dims = false;
+  analysis::Dims dims;      // the sizes, when has_dims (--dims, or cpfold's config line beside the export)
+  std::string missing;      // else why there are none, and the flag that gives them
+  std::string cost_config;  // the --model-config used (JSON, as ParseCostConfig reads it); "" the built-in
+};
+
 struct RunPartial {
   std::vector<SourcePartial> sources;
   std::vector<ProcessPartial> processes;  // by rank
@@ -81,6 +91,7 @@ struct RunPartial {
   model::Window window;       // on the run's clock; left-out counts are added by FinishReport
   model::MemoryUsage memory;  // series by the run's globalPids, on the run's clock
   std::vector<std::string> notes;
+  EfficiencyInputs efficiency;  // filled for `report --partial`; BuildReport finds them itself
 };
 
 }  // namespace cpprof::pipeline

@@ -62,9 +62,10 @@ struct Run {
   std::map<int64_t, std::string> peak_module;
   std::vector<analysis::ModuleTreeNode> nodes;  // the module tree; empty: no module ranges anywhere
   std::vector<model::IterationWindow> iteration_windows;
-  std::vector<size_t> export_of_process;  // per work.processes
-  int64_t module_ranges = 0;              // the most of any export
-  AttributionFacts attribution;           // exclude_work_pattern left to the caller
+  std::vector<size_t> export_of_process;           // per work.processes
+  std::vector<analysis::ModuleCall> module_calls;  // by process, then start
+  int64_t module_ranges = 0;                       // the most of any export
+  AttributionFacts attribution;                    // exclude_work_pattern left to the caller
 };
 
 // What one export's attribution says about itself, as the run's facts hold it.
@@ -209,6 +210,11 @@ Run MergeSources(std::vector<Source>& sources) {
       run.module_ranges = std::max(run.module_ranges, m.module_ranges());
     }
     run.attribution.Add(FactsOf(s.attribution));
+    for (const auto& c : s.attribution.module_calls) {
+      const uint16_t node = c.node < node_map.size() ? node_map[c.node] : analysis::kUnattributed;
+      if (node != analysis::kUnattributed) run.module_calls.push_back({pid(c.global_pid), c.start + offset, node});
+    }
+    s.attribution.module_calls = {};
     bool identity = offset == 0;
     for (size_t n = 0; n < node_map.size() && identity; ++n) identity = node_map[n] == n;
     for (auto& p : s.work.processes) {
@@ -278,6 +284,9 @@ Run MergeSources(std::vector<Source>& sources) {
     s.memory = {};
   }
   run.attribution.modules_overflowed |= merger.overflowed();
+  std::sort(run.module_calls.begin(), run.module_calls.end(), [](const auto& a, const auto& b) {
+    return a.global_pid != b.global_pid ? a.global_pid < b.global_pid : a.start < b.start;
+  });
   std::sort(run.iteration_windows.begin(), run.iteration_windows.end(),
             [](const auto& a, const auto& b) { return a.start != b.start ? a.start < b.start : a.name < b.name; });
   std::stable_sort(run.memory.series.begin(), run.memory.series.end(), [](const auto& a, const auto& b) {
@@ -424,6 +433,7 @@ struct RunBase {
   std::map<int64_t, model::NcclRankInfo> nccl;
   std::map<int64_t, std::string> peak_module;
   std::vector<model::MemorySeries> peaks;
+  std::vector<analysis::ModuleCall> module_calls;  // by process, then start
   std::vector<analysis::ModuleTreeNode> nodes;
   std::vector<int> parent{-1};  // by node id
   model::ModuleGrouping grouping;
@@ -553,6 +563,7 @@ StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& wi
   base.nccl = std::move(run.nccl);
   base.peak_module = std::move(run.peak_module);
   base.nodes = std::move(run.nodes);
+  base.module_calls = std::move(run.module_calls);
   base.grouping.source = config.source;
   for (const auto& g : config.groups) base.grouping.groups.push_back(g.name);
   base.grouping.module_ranges = run.module_ranges;
@@ -562,6 +573,18 @@ StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& wi
   base.iteration_windows = std::move(run.iteration_windows);
   work = std::move(run.work);
   return base;
+}
+
+// ModuleRankTime::calls of one process: its module ranges that started in the window (all of
+// them for the whole capture).
+void CountModuleCalls(const std::vector<analysis::ModuleCall>& calls, int64_t global_pid, const model::Window& window,
+                      std::vector<model::ModuleRankTime>& nodes) {
+  auto by_pid = [](const analysis::ModuleCall& c, int64_t pid) { return c.global_pid < pid; };
+  auto first = std::lower_bound(calls.begin(), calls.end(), global_pid, by_pid);
+  for (auto it = first; it != calls.end() && it->global_pid == global_pid; ++it) {
+    if (!window.whole_capture && (it->start < window.start_ns || it->start >= window.end_ns)) continue;
+    if (it->node < nodes.size()) ++nodes[it->node].calls;
+  }
 }
 
 // The partial over `window` of the ops `procs` (by base.procs; the window already applied to
@@ -617,6 +640,7 @@ RunPartial WindowPartial(const RunBase& base, std::vector<model::ProcessGpuWork>
     pp.outside_window_ops = proc.outside_window_ops;
     pp.outside_window_ns = proc.outside_window_ns;
     pp.clipped_ops = proc.clipped_ops;
+    CountModuleCalls(base.module_calls, proc.global_pid, out.window, pp.sweep.nodes);
   }
   timer.Mark("summaries");
   out.grouping = base.grouping;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -82,20 +83,25 @@ void PrintEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : e.modules) {
-    rows.push_back({Group(m.path), m.module, Calls(m.calls_per_iteration), Num(m.flops / 1e9, 2),
-                    Num(m.time_ns / 1e6, 3), Num(m.achieved_tflops, 2), Num(m.percent_of_peak, 1),
-                    Num(m.achieved_gbs, 0), Num(m.intensity, 1), m.bound, Num(m.percent_of_roof, 1)});
+    rows.push_back({Group(m.path), m.module, Calls(m.calls_per_iteration) + (m.calls_source == "capture" ? "" : "*"),
+                    Num(m.flops / 1e9, 2), Num(m.time_ns / 1e6, 3), Num(m.achieved_tflops, 2),
+                    Num(m.percent_of_peak, 1), Num(m.achieved_gbs, 0), Num(m.intensity, 1), m.bound,
+                    Num(m.percent_of_roof, 1)});
   }
   PrintTable({"group", "module", "calls", "GFLOP", "ms", "TFLOP/s", "% peak", "GB/s", "FLOP/B", "bound", "% roof"},
              {false, false, true, true, true, true, true, true, true, false, true}, rows, markdown, out);
   const double ridge = e.modules.empty() ? 0 : e.modules.front().ridge;
   const double peak = e.modules.empty() ? 0 : e.modules.front().peak_tflops;
-  Prose(fmt::format("GFLOP = the cost model's FLOPs per iteration on one rank (its share of the sharded pair work plus "
+  const bool from_config = std::any_of(e.modules.begin(), e.modules.end(),
+                                       [](const model::ModuleEfficiency& m) { return m.calls_source != "capture"; });
+  Prose(fmt::format("calls = the module's NVTX ranges per iteration, counted from the capture (mean over ranks){}; "
+                    "GFLOP = the cost model's FLOPs per iteration on one rank (its share of the sharded pair work plus "
                     "the replicated work); ms = the module's GPU time per iteration (busy less the communication no "
                     "compute hid); % peak of {:.1f} TFLOP/s ({} dense); GB/s = modelled HBM bytes / ms, against {:.2f} "
                     "TB/s; FLOP/B = arithmetic intensity: below the ridge {:.0f} FLOP/B memory bounds it, above it "
                     "compute; % roof = the roofline's time (max of FLOPs / peak, bytes / HBM) / ms. Sizes ({}): {}. "
                     "Formulas: docs/cost-model.md.",
+                    from_config ? "; * = not in the capture: from the config's calls expression of the sizes" : "",
                     peak, e.dtype, e.device.hbm_tbs, ridge, e.dims_source, Spaced(e.dims)),
         markdown, out);
   if (!e.comm.empty()) {
@@ -154,6 +160,11 @@ nlohmann::ordered_json EfficiencyJson(const model::Report& r) {
                             {"path", m.path},
                             {"cost_key", m.cost_key},
                             {"calls_per_iteration", m.calls_per_iteration},
+                            {"calls_source", m.calls_source},
+                            {"calls_expression", m.calls_expression},
+                            {"config_calls", m.config_calls},
+                            {"calls_min", m.calls_min},
+                            {"calls_max", m.calls_max},
                             {"flops", m.flops},
                             {"matmul_flops", m.matmul_flops},
                             {"bytes", m.bytes},

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
@@ -80,6 +81,78 @@ TEST(Efficiency, JsonNumbersFollowFromEachOther) {
   }
 }
 
+// Calls per iteration counted from the capture (the module's NVTX ranges in the steady window, per
+// rank) against what the workload's config line says (tests/data/real/<name>/<name>.log):
+// cpfold-e2e-1x2 ran `--recycles 1 --diffusion-steps 4 --samples 2` with the small preset (8
+// Pairformer blocks, 1 MSA block, 2 confidence blocks, 4 diffusion blocks); cpfold-trunk-2x2
+// `--recycles 1` on a 2 x 2 grid.
+const char* kE2eDims =
+    "N=256,c_z=64,c_s=128,tri_mul_hidden=64,tri_att_heads=4,tri_att_head_dim=16,single_att_heads=8,transition_n=4,"
+    "c_m=32,c_opm=16,msa_heads=4,msa_head_dim=8,msa_depth=32,blocks=8,msa_blocks=1,passes=2,c_token_diffusion=256,"
+    "diffusion_blocks=4,diffusion_heads=8,confidence_blocks=2,diffusion_steps=4,samples=2,grid=1x2,dtype=bf16";
+
+// path -> calls per iteration, for the rows whose path ends with `end` ("" all).
+std::map<std::string, double> Calls(const json& e) {
+  std::map<std::string, double> out;
+  for (const json& m : e["modules"]) out[m["path"].get<std::string>()] = m["calls_per_iteration"].get<double>();
+  return out;
+}
+
+TEST(Efficiency, CallsCountedFromRealCapturesMatchTheConfigLine) {
+  CliResult r = RunCli({"report", "--format", "json", RealExport("cpfold-e2e-1x2"), "--dims", kE2eDims});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json e = json::parse(r.out)["efficiency"];
+  ASSERT_TRUE(e["computed"].get<bool>()) << e.dump(2);
+  std::map<std::string, int> by_group;
+  for (const json& m : e["modules"]) {
+    const std::string path = m["path"];
+    const std::string group = path.substr(0, path.find('/'));
+    EXPECT_EQ(m["calls_source"], "capture") << path;
+    EXPECT_EQ(m["calls_min"], m["calls_max"]) << path << ": both ranks run it alike";
+    EXPECT_EQ(m["calls_per_iteration"], m["config_calls"]) << path << ": the config line's count";
+    double want = group == "trunk" ? 16 : group == "MSA" ? 2 : group == "confidence" ? 4 : 16;
+    if (path.ends_with("ConfidenceModule.forward")) want = 1;
+    if (path.ends_with("DiffusionTransformer.forward")) want = 4;
+    EXPECT_EQ(m["calls_per_iteration"].get<double>(), want) << path;
+    ++by_group[group];
+  }
+  EXPECT_EQ(by_group["trunk"], 7);
+  EXPECT_EQ(by_group["MSA"], 7);
+  EXPECT_EQ(by_group["confidence"], 8) << "the head and its Pairformer's 7 modules";
+  EXPECT_EQ(by_group["diffusion"], 3) << "the transformer, its attention and transition (not the atom transformers')";
+  auto calls = Calls(e);
+  const std::string dt = "diffusion/EDMSampler.sample/DiffusionModule.forward/DiffusionTransformer.forward";
+  ASSERT_TRUE(calls.count(dt + "/AttentionPairBias.forward")) << e.dump(1);
+  for (const json& m : e["modules"]) {
+    if (m["path"] == dt + "/AttentionPairBias.forward") EXPECT_EQ(m["cost_key"], "DiffusionAttentionPairBias");
+    if (m["path"] == dt + "/ConditionedTransitionBlock.forward") EXPECT_EQ(m["cost_key"], "DiffusionTransition");
+  }
+  EXPECT_EQ(e["notes"].dump().find("calls disagree"), std::string::npos) << e["notes"].dump(1);
+
+  // The sizes say one trunk pass where the run made two: the capture's count wins, a note says so.
+  std::string wrong = kE2eDims;
+  wrong.replace(wrong.find("passes=2"), 8, "passes=1");
+  json w = json::parse(RunCli({"report", "--format", "json", RealExport("cpfold-e2e-1x2"), "--dims", wrong}).out);
+  EXPECT_EQ(Calls(w["efficiency"]), calls);
+  EXPECT_CONTAINS(w["efficiency"]["notes"].dump(),
+                  "calls disagree: the capture counts 16 calls per iteration of trunk/CPFoldModel.trunk/");
+  EXPECT_CONTAINS(w["efficiency"]["notes"].dump(),
+                  "where the config's calls 'blocks*passes' (blocks=8, passes=1) give 8");
+  CliResult text = RunCli({"report", RealExport("cpfold-e2e-1x2"), "--dims", wrong});
+  EXPECT_CONTAINS(text.out, "note: calls disagree: the capture counts 16 calls per iteration");
+
+  // 2 x 2 (Cannon): every rank counts 16 trunk and 2 MSA calls per iteration.
+  std::string grid = kE2eDims;
+  grid.replace(grid.find("grid=1x2"), 8, "grid=2x2");
+  json t = json::parse(RunCli({"report", "--format", "json", RealExport("cpfold-trunk-2x2"), "--dims", grid}).out);
+  ASSERT_EQ(t["efficiency"]["modules"].size(), 14u) << t["efficiency"].dump(1);
+  for (const json& m : t["efficiency"]["modules"]) {
+    const std::string path = m["path"];
+    EXPECT_EQ(m["calls_per_iteration"].get<double>(), path.rfind("trunk/", 0) == 0 ? 16 : 2) << path;
+    EXPECT_EQ(m["calls_min"], m["calls_max"]) << path;
+  }
+}
+
 TEST(Efficiency, SizesFromCpfoldLogBesideTheExport) {
   const std::string dir = TempDir() + "/efficiency-log";
   std::filesystem::create_directories(dir);
@@ -108,6 +181,17 @@ TEST(Efficiency, SizesFromCpfoldLogBesideTheExport) {
   EXPECT_EQ(e["dims_source"], "cpfold's config line in ring.stdout.log");
   CliResult given = RunCli({"report", "--format", "json", copy, "--dims", kDims});
   EXPECT_EQ(json::parse(given.out)["efficiency"]["modules"], e["modules"]) << "the log gives the same sizes";
+  // A per-rank run's export NAME.<rank>.sqlite reads NAME.stdout.log, also in its partial.
+  const std::string rank = dir + "/ring.1.sqlite";
+  std::filesystem::rename(copy, rank);
+  const std::string partial = dir + "/ring.1.partial.json";
+  ASSERT_EQ(RunCli({"report", "--partial", rank, "-o", partial}).rc, 0);
+  std::filesystem::rename(rank, copy);  // the merge sees the partial only
+  CliResult merged = RunCli({"merge", "--format", "json", partial});
+  ASSERT_EQ(merged.rc, 0) << merged.err;
+  json m = json::parse(merged.out)["efficiency"];
+  EXPECT_EQ(m["dims_source"], "cpfold's config line in ring.stdout.log");
+  EXPECT_EQ(m["modules"], e["modules"]);
 }
 
 TEST(Efficiency, Errors) {

@@ -239,6 +239,73 @@ TEST(MultiExportPartials, MergeOfPartialsGivesTheDirectReadout) {
   EXPECT_NE(mixed.err.find("different options"), std::string::npos) << mixed.err;
 }
 
+// The efficiency section (docs/cost-model.md) from the map and reduce steps is the direct one: the
+// partials carry the sizes and each module's calls per rank. Per-rank exports of the ring, sizes by
+// --dims (cpfold's `small` preset: its committed log predates the sizes).
+TEST(MultiExportPartials, MergedEfficiencyIsTheDirectOne) {
+  const std::string dims =
+      "N=256,c_z=64,c_s=128,tri_mul_hidden=64,tri_att_heads=4,tri_att_head_dim=16,single_att_heads=8,transition_n=4,"
+      "c_m=32,c_opm=16,msa_heads=4,msa_head_dim=8,msa_depth=32,blocks=8,msa_blocks=1,passes=1,grid=1x2,dtype=bf16";
+  SplitOptions split;
+  split.start_later_ns = {0, 1'300 * kUs};
+  std::vector<std::string> parts = SplitPerProcess(RealExport("cpfold-ring-1x2"), Dir("efficiency"), split);
+  for (const auto& p : parts) {
+    std::string out = p.substr(0, p.size() - std::string(".sqlite").size()) + ".partial.json";
+    CliResult r = RunCli({"report", "--partial", p, "--dims", dims, "-o", out});
+    ASSERT_EQ(r.rc, 0) << r.err;
+  }
+  std::vector<std::string> args = parts;
+  args.insert(args.end(), {"--dims", dims});
+  json direct = Report(args)["efficiency"];
+  CliResult m = RunCli({"merge", "--format", "json", Dir("efficiency")});
+  ASSERT_EQ(m.rc, 0) << m.err;
+  json merged = json::parse(m.out)["efficiency"];
+  ASSERT_TRUE(direct["computed"].get<bool>()) << direct.dump(2);
+  ASSERT_TRUE(merged["computed"].get<bool>()) << merged.dump(2);
+  for (const char* k : {"dims_source", "dims", "dtype", "gpu", "device", "link_source", "iterations", "notes"}) {
+    EXPECT_EQ(direct[k], merged[k]) << k;
+  }
+  ASSERT_EQ(direct["modules"].size(), merged["modules"].size());
+  ASSERT_EQ(direct["modules"].size(), 14u);
+  for (size_t i = 0; i < direct["modules"].size(); ++i) {
+    const json& a = direct["modules"][i];
+    const json& b = merged["modules"][i];
+    for (const char* k : {"module", "path", "cost_key", "calls_per_iteration", "calls_source", "config_calls", "flops",
+                          "matmul_flops", "bytes", "bound", "ridge", "peak_tflops"}) {
+      EXPECT_EQ(a[k], b[k]) << a["path"] << " " << k;
+    }
+    EXPECT_EQ(b["calls_source"], "capture") << b["path"];
+    // Times: each export's window is its own iterations (pipeline/partial_merge.h): the module's GPU
+    // time per iteration is the same work, to the edges' clipping.
+    EXPECT_NEAR(a["time_ns"].get<double>(), b["time_ns"].get<double>(), 0.01 * a["time_ns"].get<double>()) << a["path"];
+  }
+  ASSERT_EQ(direct["comm"].size(), merged["comm"].size());
+  for (size_t i = 0; i < direct["comm"].size(); ++i) {
+    EXPECT_EQ(direct["comm"][i]["bytes_per_shift"], merged["comm"][i]["bytes_per_shift"]);
+    EXPECT_EQ(direct["comm"][i]["shifts_per_iteration"], merged["comm"][i]["shifts_per_iteration"]);
+    EXPECT_NEAR(direct["comm"][i]["transfer_ns_per_shift"].get<double>(),
+                merged["comm"][i]["transfer_ns_per_shift"].get<double>(),
+                0.01 * direct["comm"][i]["transfer_ns_per_shift"].get<double>());
+  }
+  // The text section too, but for the times.
+  CliResult text = RunCli({"merge", Dir("efficiency")});
+  EXPECT_NE(text.out.find("Efficiency per module (H200 SXM bf16"), std::string::npos) << text.out;
+  // A partial of the older format is refused with what to do.
+  std::string old = Dir("efficiency") + "/old.partial.json";
+  std::string body =
+      ReadFile(Dir("efficiency") + "/" + std::filesystem::path(parts[0]).stem().string() + ".partial.json");
+  const std::string schema = "\"schema\":\"cpprof.partial/2\"";
+  ASSERT_NE(body.find(schema), std::string::npos);
+  body.replace(body.find(schema), schema.size(), "\"schema\":\"cpprof.partial/1\"");
+  WriteFile(old, body);
+  CliResult refused = RunCli({"merge", old});
+  EXPECT_EQ(refused.rc, 4);
+  EXPECT_NE(refused.err.find("is a partial of another cpprof (cpprof.partial/1; this one reads cpprof.partial/2): "
+                             "make it again"),
+            std::string::npos)
+      << refused.err;
+}
+
 TEST(MultiExportPartials, OnePartialMergedIsTheReport) {
   const std::string real = RealExport("cpfold-train-1x2");
   std::string out = Dir("one") + "/train.partial.json";
@@ -247,6 +314,25 @@ TEST(MultiExportPartials, OnePartialMergedIsTheReport) {
   CliResult merged = RunCli({"merge", out, "--format", "json"});
   ASSERT_EQ(merged.rc, 0) << merged.err;
   EXPECT_EQ(json::parse(merged.out), Report({real})) << "the map and reduce steps of one export are the report";
+  // With the sizes and a cost config (a module of its own name mapped to a formula): the same
+  // efficiency section, byte for byte.
+  const std::string cfg = Dir("one") + "/cost.json";
+  WriteFile(cfg, R"({"modules": {"MSAModule/MSABlock/PairTransition": "SingleTransition"}, "calls": {"MSA": "3"}})");
+  const std::string dims =
+      "N=128,c_z=64,c_s=128,tri_mul_hidden=64,tri_att_head_dim=16,single_att_heads=8,c_m=32,"
+      "c_opm=16,msa_heads=4,msa_depth=32,blocks=8,msa_blocks=1,grid=1x2";
+  const std::string sized = Dir("one") + "/train.sized.partial.json";
+  ASSERT_EQ(RunCli({"report", "--partial", real, "--dims", dims, "--model-config", cfg, "-o", sized}).rc, 0);
+  CliResult m2 = RunCli({"merge", sized, "--format", "json"});
+  ASSERT_EQ(m2.rc, 0) << m2.err;
+  json direct = Report({real, "--dims", dims, "--model-config", cfg});
+  ASSERT_TRUE(direct["efficiency"]["computed"].get<bool>()) << direct["efficiency"].dump(2);
+  EXPECT_EQ(json::parse(m2.out), direct);
+  bool mapped = false;
+  for (const json& x : direct["efficiency"]["modules"]) {
+    mapped = mapped || (x["path"].get<std::string>().rfind("MSA/", 0) == 0 && x["cost_key"] == "SingleTransition");
+  }
+  EXPECT_TRUE(mapped) << "the config's module mapping travels with the partial";
 }
 
 }  // namespace

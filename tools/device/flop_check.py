@@ -2,8 +2,10 @@
 """Check cpprof's FLOP model against PyTorch's own count, module by module (docs/cost-model.md).
 
 For each size N, builds each cpfold module the cost model knows (TriangleMultiplicationOutgoing,
-..., MSAPairWeightedAveraging) at the preset's channel sizes, runs its forward once under
-torch.no_grad() on one rank (grid 1x1), and counts the matmul-class FLOPs with
+..., MSAPairWeightedAveraging, the diffusion transformer's attention and transition and the whole
+DiffusionTransformer on --samples samples, the ConfidenceModule with one atom per token, the
+DistogramHead) at the preset's sizes, runs its forward once under torch.no_grad() on one rank (grid
+1x1), and counts the matmul-class FLOPs with
 torch.utils.flop_counter.FlopCounterMode (torch >= 2.1: mm, addmm, bmm, baddbmm, SDPA). The model's
 numbers come from `cpprof report --print-cost-model --dims ...` (`matmul_flops`). A module agrees
 when the two are within --tolerance (5 %); the exit status is 1 when one does not.
@@ -13,8 +15,13 @@ aten::mm, addmm and bmm: on the CPU (one rank, attention as plain math) those ar
 cpfold runs, so the check holds there too; on CUDA (fused attention kernels) 1.13's numbers are
 printed for reading only.
 
+With --grid RxC on R*C ranks (torchrun) each rank runs each module on its block of the pair
+tensor under cpfold's CP layout and checks its own count against the model's share of one rank
+(`matmul_flops_per_rank`); rank 0 prints the rank furthest from the model.
+
     python3 tools/device/flop_check.py --cpprof build/cpprof --n 256,512,1024 --preset af3
     python3 tools/device/flop_check.py --cpprof build/cpprof --n 32 --preset tiny --device cpu
+    torchrun --nproc_per_node=4 tools/device/flop_check.py --cpprof build/cpprof --n 512 --grid 2x2
 """
 from __future__ import annotations
 
@@ -31,28 +38,38 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 DIM_NAMES = {"c_z": "c_z", "c_s": "c_s", "tri_mul_hidden": "tri_mul_hidden", "tri_att_heads": "tri_att_heads",
              "tri_att_head_dim": "tri_att_head_dim", "single_att_heads": "single_att_heads",
              "transition_n": "transition_n", "c_m": "c_m", "c_opm": "c_opm", "msa_heads": "msa_heads",
-             "msa_head_dim": "msa_head_dim"}
+             "msa_head_dim": "msa_head_dim", "c_token_diffusion": "c_token_diffusion",
+             "diffusion_blocks": "diffusion_blocks", "diffusion_heads": "diffusion_heads",
+             "confidence_blocks": "confidence_blocks",
+             "plddt_bins": "plddt_bins", "pae_bins": "pae_bins", "pde_bins": "pde_bins",
+             "distogram_bins": "distogram_bins"}
 
 
-def model_numbers(cpprof, n, cfg, msa_depth, dtype):
-    dims = [f"N={n}", f"msa_depth={msa_depth}", "grid=1x1", f"dtype={dtype}"]
+def model_numbers(cpprof, n, cfg, msa_depth, samples, dtype, grid="1x1"):
+    dims = [f"N={n}", f"msa_depth={msa_depth}", f"samples={samples}", f"grid={grid}", f"dtype={dtype}"]
     dims += [f"{d}={getattr(cfg, f)}" for f, d in DIM_NAMES.items()]
     out = subprocess.run([cpprof, "report", "--print-cost-model", "--dims", ",".join(dims)], check=True,
                          capture_output=True, text=True).stdout
     return {m["key"]: m for m in json.loads(out)["modules"]}
 
 
-def build(key, cfg, n, msa_depth, device, dtype):
-    """The module and its forward's arguments (batch 1, all tokens valid)."""
+def build(key, cfg, n, msa_depth, samples, device, dtype, layout=None):
+    """The module and its forward's arguments (batch 1, all tokens valid; the diffusion modules on
+    `samples` samples, the confidence head on one atom per token). With a CP `layout` (cpfold's
+    PairLayout of this rank) the pair tensor is this rank's block, as under cpfold's wrapper."""
     import torch
-    from cpfold.model import msa, pairformer
-    from cpfold.model.common import AttentionPairBias
+    from cpfold.model import confidence, diffusion, msa, pairformer
+    from cpfold.model.common import AttentionPairBias, ConditionedTransitionBlock
     ce = cfg.chunk_elems
-    z = torch.randn(1, n, n, cfg.c_z)
+    z_full = torch.randn(1, n, n, cfg.c_z)
+    z = z_full if layout is None else z_full[:, layout.rows(n), layout.cols(n)].contiguous()
     s = torch.randn(1, n, cfg.c_s)
     m = torch.randn(1, msa_depth, n, cfg.c_m)
     tok = torch.ones(1, n)
     msa_mask = torch.ones(1, msa_depth, n)
+    a_tok = torch.randn(samples, n, cfg.c_token_diffusion)
+    s_cond = torch.randn(samples, n, cfg.c_s)
+    bias = torch.randn(1, n, n, cfg.diffusion_heads)
     if key.startswith("TriangleMultiplication"):
         mod = getattr(pairformer, key)(cfg.c_z, cfg.tri_mul_hidden, ce)
         args = (z, tok)
@@ -70,15 +87,67 @@ def build(key, cfg, n, msa_depth, device, dtype):
     elif key == "MSAPairWeightedAveraging":
         mod = msa.MSAPairWeightedAveraging(cfg.c_m, cfg.c_z, cfg.msa_heads, cfg.msa_head_dim)
         args = (m, z, tok)
+    elif key == "DiffusionAttentionPairBias":
+        mod = AttentionPairBias(cfg.c_token_diffusion, cfg.c_z, cfg.diffusion_heads, c_cond=cfg.c_s,
+                                pair_sharded=False)
+        kwargs = dict(cond=s_cond, bias=bias)
+        return _place(mod, (a_tok, None, tok), kwargs, device, dtype)
+    elif key == "DiffusionTransition":
+        mod, args = ConditionedTransitionBlock(cfg.c_token_diffusion, cfg.c_s), (a_tok, s_cond)
+    elif key == "DiffusionTransformer":
+        mod = diffusion.DiffusionTransformer(cfg)
+        biases = [torch.randn(1, n, n, cfg.diffusion_heads) for _ in range(cfg.diffusion_blocks)]
+        return _place(mod, (a_tok, s_cond, biases, tok), {}, device, dtype)
+    elif key == "ConfidenceModule":
+        mod = confidence.ConfidenceModule(cfg)
+        idx = torch.arange(n)[None]
+        f = {"token_pad_mask": tok, "token_rep_atom": idx, "atom_to_token": idx}
+        mod, (args, _) = _place(mod, (f, torch.randn(1, n, cfg.c_s_inputs), s, z), {}, device, dtype)
+        coords = 10 * torch.randn(samples, n, 3, device=device)    # one atom per token, fp32 as the sampler's
+        return mod, (args + (coords,), {})
+    elif key == "DistogramHead":
+        mod, args = confidence.DistogramHead(cfg), (z_full,)      # on the gathered z
     else:
         return None, None
-    mod = mod.to(device=device, dtype=dtype)
-    args = tuple(a.to(device=device, dtype=dtype if a.is_floating_point() else a.dtype) for a in args)
-    return mod, args
+    return _place(mod, args, {}, device, dtype)
 
 
-def count_flops(mod, args):
-    """(FLOPs, how counted)."""
+def _place(mod, args, kwargs, device, dtype):
+    """The module and its arguments on the device, floating tensors in the dtype; (module, (args, kwargs))."""
+    import torch
+
+    def put(a):
+        if isinstance(a, torch.Tensor):
+            return a.to(device=device, dtype=dtype if a.is_floating_point() else a.dtype)
+        if isinstance(a, (list, tuple)):
+            return type(a)(put(x) for x in a)
+        if isinstance(a, dict):
+            return {k: put(v) for k, v in a.items()}
+        return a
+    return mod.to(device=device, dtype=dtype), (put(args), put(kwargs))
+
+
+def grid_context(grid, device):
+    """(CPContext, rank, world) of a CP grid "RxC" on R*C ranks started as torchrun starts them
+    (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT); (None, 0, 1) for 1x1."""
+    rows, cols = (int(x) for x in grid.lower().split("x"))
+    if rows * cols == 1:
+        return None, 0, 1
+    import torch.distributed as dist
+    from cpfold.cp.layout import CPGrid
+    from cpfold.local_ranks import init_from_env
+    from cpfold.wrapper import CPContext
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world != rows * cols:
+        sys.exit(f"flop_check: --grid {grid} needs {rows * cols} ranks (WORLD_SIZE is {world}): start it with "
+                 f"torchrun --nproc_per_node={rows * cols} tools/device/flop_check.py --grid {grid} ...")
+    init_from_env("nccl" if device == "cuda" else "gloo")
+    return CPContext(CPGrid(rows, cols)), dist.get_rank(), world
+
+
+def count_flops(mod, call):
+    """(FLOPs, how counted); `call` = (args, kwargs)."""
+    args, kwargs = call
     import torch
     try:
         from torch.utils.flop_counter import FlopCounterMode
@@ -88,11 +157,11 @@ def count_flops(mod, args):
         if FlopCounterMode is not None:
             counter = FlopCounterMode(display=False)
             with counter:
-                mod(*args)
+                mod(*args, **kwargs)
             return counter.get_total_flops(), "FlopCounterMode"
         from torch.profiler import profile
         with profile(with_flops=True) as prof:
-            mod(*args)
+            mod(*args, **kwargs)
         mm = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
         return sum(e.flops for e in prof.key_averages() if e.key in mm and e.flops), "profiler(with_flops)"
 
@@ -103,10 +172,16 @@ def main(argv=None):
     p.add_argument("--n", default="128,256", help="token counts, comma-separated")
     p.add_argument("--preset", default="small", help="cpfold preset for the channel sizes (tiny, small, af3)")
     p.add_argument("--msa-depth", type=int, default=None, help="MSA rows (default: the preset's)")
+    p.add_argument("--samples", type=int, default=None,
+                   help="diffusion samples: the diffusion modules' batch, the confidence head's loop (default: the "
+                        "preset's)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--dtype", default=None, choices=("bf16", "fp32"), help="default: bf16 on CUDA, fp32 on CPU")
     p.add_argument("--tolerance", type=float, default=5.0, help="percent")
     p.add_argument("--modules", default="", help="cost keys to check (default: all)")
+    p.add_argument("--grid", default="1x1",
+                   help="CP grid RxC: on R*C ranks (torchrun), each rank counts its own FLOPs against the model's "
+                        "share of one rank (matmul_flops_per_rank); the pair tensor is each rank's block")
     a = p.parse_args(argv)
     import torch
     from cpfold.config import get_preset
@@ -116,19 +191,34 @@ def main(argv=None):
     preset = get_preset(a.preset)
     cfg = preset.model
     msa_depth = a.msa_depth or preset.runtime.msa_depth
-    torch.manual_seed(0)
-    print(f"torch {torch.__version__} on {device}, {dtype_name}, preset {a.preset}, msa_depth {msa_depth}")
+    samples = a.samples or preset.runtime.samples
+    ctx, rank, world = grid_context(a.grid, device)
+    say = print if rank == 0 else (lambda *x, **k: None)
+    say(f"torch {torch.__version__} on {device}, {dtype_name}, preset {a.preset}, msa_depth {msa_depth}, "
+        f"samples {samples}, grid {a.grid}" + (f" ({world} ranks; per rank: the largest difference over ranks)"
+                                               if world > 1 else ""))
     failed, checked = [], 0
     for n in [int(x) for x in a.n.split(",") if x]:
-        ours = model_numbers(a.cpprof, n, cfg, msa_depth, "bf16" if dtype_name == "bf16" else "fp32")
+        ours = model_numbers(a.cpprof, n, cfg, msa_depth, samples, "bf16" if dtype_name == "bf16" else "fp32",
+                             a.grid)
         keys = [k for k in ours if not a.modules or k in a.modules.split(",")]
-        print(f"\nN = {n}:  {'module':32} {'cpprof matmul GFLOP':>20} {'PyTorch GFLOP':>14} {'diff %':>8}  counted by")
+        what = "matmul GFLOP" if world == 1 else "GFLOP per rank"
+        say(f"\nN = {n}:  {'module':32} {'cpprof ' + what:>21} {'PyTorch ' + what:>22} {'diff %':>8}  counted by")
         for key in keys:
-            mod, args = build(key, cfg, n, msa_depth, device, dtype)
+            torch.manual_seed(0)
+            mod, call = build(key, cfg, n, msa_depth, samples, device, dtype, ctx.layout if ctx else None)
             if mod is None:
                 continue
-            theirs, how = count_flops(mod, args)
-            mine = ours[key]["matmul_flops"]
+            if ctx is not None:
+                from cpfold.model.common import set_context_parallel
+                set_context_parallel(mod, ctx)
+            theirs, how = count_flops(mod, call)
+            mine = ours[key]["matmul_flops" if world == 1 else "matmul_flops_per_rank"]
+            if world > 1:                           # the rank furthest from the model speaks for all
+                import torch.distributed as dist
+                counts = [None] * world
+                dist.all_gather_object(counts, theirs)
+                theirs = max(counts, key=lambda c: abs(mine - c))
             diff = 100.0 * (mine - theirs) / theirs if theirs else float("nan")
             # torch 1.13's profiler counts mm, addmm and bmm: on the CPU, one rank, those are every
             # matmul cpfold runs (attention is plain math there); on CUDA its SDPA is not counted.
@@ -137,13 +227,13 @@ def main(argv=None):
             checked += exact
             if bad:
                 failed.append((n, key, diff))
-            print(f"          {key:32} {mine / 1e9:20.4f} {theirs / 1e9:14.4f} {diff:8.2f}  {how}"
-                  f"{'  <-- off by more than %.0f %%' % a.tolerance if bad else ''}")
+            say(f"          {key:32} {mine / 1e9:21.4f} {theirs / 1e9:22.4f} {diff:8.2f}  {how}"
+                f"{'  <-- off by more than %.0f %%' % a.tolerance if bad else ''}")
     if not checked:
-        print("\nOn CUDA PyTorch's count needs torch >= 2.1 (torch.utils.flop_counter.FlopCounterMode); "
+        say("\nOn CUDA PyTorch's count needs torch >= 2.1 (torch.utils.flop_counter.FlopCounterMode); "
               "the numbers above are for reading only (torch 1.13's profiler misses fused attention).")
         return 0
-    print(f"\n{checked - len(failed)} of {checked} module counts within {a.tolerance} %")
+    say(f"\n{checked - len(failed)} of {checked} module counts within {a.tolerance} %")
     return 1 if failed else 0
 
 
