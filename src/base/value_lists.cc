@@ -52,17 +52,20 @@ void ValueLists::Append(uint32_t list, int64_t v) {
     return;
   }
   uint32_t cap;
-  uint32_t pos = PosInBlock(l.count - 1, &cap);
-  if (pos == 0) {
-    uint32_t block = NewBlock(cap);
-    if (l.tail) {
-      *Word(l.tail) = block;
-    } else {
-      l.head = block;
-    }
-    l.tail = block;
+  const uint32_t n = l.count - 1;  // the value's place among those in blocks
+  const uint32_t pos = PosInBlock(n, &cap);
+  uint32_t tail;
+  if (pos == 0 && n == 0) {
+    tail = l.head = NewBlock(cap);
+  } else if (pos == 0) {
+    tail = NewBlock(cap);
+    uint32_t& last = n == first_block_ ? l.head : tails_[list];  // the list's last block so far
+    *Word(last) = tail;
+    tails_[list] = tail;
+  } else {
+    tail = n < first_block_ ? l.head : tails_.at(list);
   }
-  uint32_t addr = l.tail + 1 + pos;
+  uint32_t addr = tail + 1 + pos;
   *Word(addr) = Encode(v, addr);
   ++l.count;
 }

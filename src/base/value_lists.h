@@ -1,8 +1,9 @@
 // Many append-only lists of int64 values, each read back in the order it was appended, in about
 // 4 bytes a value: values are stored as 32-bit words (a value outside [0, 2^32 - 2] goes to a
 // side table), the first value of a list inline, the rest in blocks of growing size in one
-// arena. Made for per-group durations of nsys-style summaries, where most groups hold a few
-// values (PyTorch's per-op NVTX texts repeat once per rank) and a few hold millions.
+// arena (the last block of a list past its first in a side table). Made for per-group durations
+// of nsys-style summaries, where most groups hold a few values (PyTorch's per-op NVTX texts
+// repeat once per rank) and a few hold millions.
 #pragma once
 
 #include <cstdint>
@@ -42,10 +43,10 @@ class ValueLists {
   static constexpr uint32_t kEscaped = 0xFFFFFFFF;
   static constexpr int kChunkBits = 20;  // words per arena chunk: 4 MiB
   static constexpr uint32_t kMaxBlock = 4096;
-  struct List {
+  struct List {  // 12 bytes: millions of lists, most within their first block
     uint32_t count = 0;
-    uint32_t head = 0, tail = 0;  // arena addresses of the first and last block (0: none)
-    uint32_t first = 0;           // the first value
+    uint32_t head = 0;   // arena address of the first block (0: none)
+    uint32_t first = 0;  // the first value
   };
   // Where value number n (0-based, among those in blocks) lands: its position in its block and
   // whether it opens a new block.
@@ -61,8 +62,9 @@ class ValueLists {
   std::deque<List> lists_;  // a deque: no copy and no slack as it grows
   uint32_t first_block_ = 3;
   std::vector<std::unique_ptr<uint32_t[]>> chunks_;
-  uint32_t used_ = 1u << kChunkBits;           // words used in the last chunk (full: none yet)
-  std::unordered_map<uint64_t, int64_t> big_;  // escaped values by word address (inline: list | 1 << 63)
+  uint32_t used_ = 1u << kChunkBits;              // words used in the last chunk (full: none yet)
+  std::unordered_map<uint64_t, int64_t> big_;     // escaped values by word address (inline: list | 1 << 63)
+  std::unordered_map<uint32_t, uint32_t> tails_;  // the last block of each list past its first block
 };
 
 template <class F>
