@@ -306,7 +306,7 @@ class TraceBuilder {
     Status gpu_status = WriteKernels();
     timer.Mark("export: kernels");
     if (gpu_status.ok()) gpu_status = WriteMemOps();
-    FinishGpuOps();  // every GPU op written before anything else is
+    FinishBatches(gpu_batch_, gpu_writer_);  // every GPU op written before anything else is
     CPPROF_RETURN_IF_ERROR(gpu_status);
     CPPROF_RETURN_IF_ERROR(strings_.status());
     if (api && options_.flows) WriteFlowStarts();
@@ -458,6 +458,7 @@ class TraceBuilder {
 
   Status WriteApiCalls() {
     CPPROF_ASSIGN_OR_RETURN(nsys::ApiCallCursor calls, nsys::ApiCallCursor::Open(db_, false, false));
+    if (WorkerThreads() > 1) api_writer_ = std::make_unique<BatchWriter<ApiCallBatch>>(*writer_, off_);
     while (calls.Next()) {
       const nsys::ApiCallRow& c = calls.row();
       const RankProcess* p = ProcessOf(model::GlobalPidOf(c.global_tid));
@@ -466,13 +467,13 @@ class TraceBuilder {
       if (c.has_correlation && options_.flows) {
         launches_.push_back({Key(p->rank, c.correlation), std::max<int64_t>(c.start + off_, 0), p->pid, tid});
       }
-      EmitX(options_.kineto ? KinetoApiName(c.name_id) : EscapedName(c.name_id), Cat("cuda_api", "cuda_runtime"),
-            p->pid, tid, c.start, c.end, c.has_correlation, [&](render::JsonWriter& w) {
-              w.Key(CorrelationKey()), w.Int(c.correlation);
-              if (options_.kineto) w.Key("external id"), w.Int(c.correlation);
-            });
+      api_batch_.Add({options_.kineto ? &KinetoApiName(c.name_id) : &EscapedName(c.name_id),
+                      Cat("cuda_api", "cuda_runtime"), p->pid, tid, c.start, c.end, c.correlation, c.has_correlation,
+                      options_.kineto});
+      if (api_batch_.size() >= ApiCallBatch::kEvents) PutBatch(api_batch_, api_writer_);
       ++summary_.api_calls;
     }
+    FinishBatches(api_batch_, api_writer_);  // every call written before anything else is
     CPPROF_RETURN_IF_ERROR(calls.status());
     std::stable_sort(launches_.begin(), launches_.end(),
                      [](const Launch& a, const Launch& b) { return a.key < b.key; });
@@ -483,6 +484,44 @@ class TraceBuilder {
   static uint64_t Key(int rank, int64_t correlation_id) {
     return (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(correlation_id);
   }
+
+  // Formats and writes batches of events on a thread of its own, in order, while this one reads
+  // and places the next (two batches at most waiting): placing, formatting and writing overlap.
+  template <class Batch>
+  class BatchWriter {
+   public:
+    BatchWriter(render::ChromeTraceWriter& writer, int64_t off)
+        : writer_(writer), off_(off), thread_([this] { Run(); }) {}
+    ~BatchWriter() {
+      if (thread_.joinable()) pipe_.Finish(), thread_.join();
+    }
+    // Hands `batch` over and puts an empty one in its place.
+    void Put(Batch& batch) {
+      if (!pipe_.Put(batch)) batch.Clear();  // the writer failed: Finish says how
+    }
+    // Waits until every batch is written; rethrows the writer's exception.
+    void Finish() {
+      pipe_.Finish();
+      thread_.join();
+      if (error_) std::rethrow_exception(error_);
+    }
+
+   private:
+    void Run() {
+      Batch current;
+      try {
+        while (pipe_.Take(current)) current.WriteTo(writer_, off_);
+      } catch (...) {
+        error_ = std::current_exception();
+        pipe_.Stop();
+      }
+    }
+    render::ChromeTraceWriter& writer_;
+    const int64_t off_;
+    BatchPipe<Batch> pipe_{2};
+    std::exception_ptr error_;
+    std::thread thread_;
+  };
 
   // Items [0, n) formatted on all cores, a block of items each, and appended in order: the same
   // bytes as writing them one by one. write(w, separate, i) writes item i's events, calling
@@ -572,6 +611,42 @@ class TraceBuilder {
     }
   }
 
+  // CUDA API calls placed (pid, tid) in order but not yet formatted, as GPU ops are.
+  class ApiCallBatch {
+   public:
+    static constexpr size_t kEvents = 1 << 15;
+    struct Call {
+      const std::string* name;  // serialized (escaped_names_, kineto_api_names_: they outlive the batch)
+      std::string_view cat;     // static text
+      int pid;
+      int64_t tid, start, end, correlation;
+      bool has_correlation, kineto;
+    };
+    void Add(const Call& c) { calls_.push_back(c); }
+    size_t size() const { return calls_.size(); }
+    void Clear() { calls_.clear(); }
+    void WriteTo(render::ChromeTraceWriter& writer, int64_t off) {
+      WriteInBlocks(writer, calls_.size(), static_cast<int64_t>(calls_.size()), 200,
+                    [&](render::JsonWriter& w, const auto& separate, size_t i) {
+                      const Call& c = calls_[i];
+                      separate();
+                      w.BeginObject();
+                      WriteX(
+                          w, off, [&](render::JsonWriter& jw) { jw.RawString(*c.name); }, c.cat, c.pid, c.tid, c.start,
+                          c.end, c.has_correlation,
+                          [&](render::JsonWriter& jw) {
+                            jw.Key(c.kineto ? "correlation" : "correlationId"), jw.Int(c.correlation);
+                            if (c.kineto) jw.Key("external id"), jw.Int(c.correlation);
+                          });
+                      w.EndObject();
+                    });
+      Clear();
+    }
+
+   private:
+    std::vector<Call> calls_;
+  };
+
   // A flow's end at a GPU op: the first op of its launch.
   static void FlowEnd(render::JsonWriter& w, uint64_t key, int pid, int64_t tid, int64_t ts) {
     w.Key("ph"), w.RawString("\"f\"");
@@ -605,22 +680,26 @@ class TraceBuilder {
     op.flow_pid = p.pid;
     gpu_batch_.Add(op);
     ++summary_.gpu_ops;
-    if (gpu_batch_.size() < GpuOpBatch::kEvents) return;
-    if (gpu_writer_) {
-      gpu_writer_->Put(gpu_batch_);
+    if (gpu_batch_.size() >= GpuOpBatch::kEvents) PutBatch(gpu_batch_, gpu_writer_);
+  }
+
+  // A full batch to its writer thread, or written here (one thread).
+  template <class Batch>
+  void PutBatch(Batch& batch, std::unique_ptr<BatchWriter<Batch>>& writer) {
+    if (writer) {
+      writer->Put(batch);
     } else {
-      gpu_batch_.WriteTo(*writer_, off_);
+      batch.WriteTo(*writer_, off_);
     }
   }
 
-  // Writes the GPU ops still in the batch and waits until every one is written.
-  void FinishGpuOps() {
-    if (gpu_writer_) {
-      gpu_writer_->Put(gpu_batch_);
-      std::unique_ptr<BatchWriter<GpuOpBatch>> w = std::move(gpu_writer_);
+  // Writes what is left in the batch and waits until every batch is written.
+  template <class Batch>
+  void FinishBatches(Batch& batch, std::unique_ptr<BatchWriter<Batch>>& writer) {
+    PutBatch(batch, writer);
+    if (writer) {
+      std::unique_ptr<BatchWriter<Batch>> w = std::move(writer);
       w->Finish();
-    } else {
-      gpu_batch_.WriteTo(*writer_, off_);
     }
   }
 
@@ -918,44 +997,6 @@ class TraceBuilder {
     std::string names_;
   };
 
-  // Formats and writes batches of events on a thread of its own, in order, while this one reads
-  // and places the next (two batches at most waiting): placing, formatting and writing overlap.
-  template <class Batch>
-  class BatchWriter {
-   public:
-    BatchWriter(render::ChromeTraceWriter& writer, int64_t off)
-        : writer_(writer), off_(off), thread_([this] { Run(); }) {}
-    ~BatchWriter() {
-      if (thread_.joinable()) pipe_.Finish(), thread_.join();
-    }
-    // Hands `batch` over and puts an empty one in its place.
-    void Put(Batch& batch) {
-      if (!pipe_.Put(batch)) batch.Clear();  // the writer failed: Finish says how
-    }
-    // Waits until every batch is written; rethrows the writer's exception.
-    void Finish() {
-      pipe_.Finish();
-      thread_.join();
-      if (error_) std::rethrow_exception(error_);
-    }
-
-   private:
-    void Run() {
-      Batch current;
-      try {
-        while (pipe_.Take(current)) current.WriteTo(writer_, off_);
-      } catch (...) {
-        error_ = std::current_exception();
-        pipe_.Stop();
-      }
-    }
-    render::ChromeTraceWriter& writer_;
-    const int64_t off_;
-    BatchPipe<Batch> pipe_{2};
-    std::exception_ptr error_;
-    std::thread thread_;
-  };
-
   void FlushNvtx() {
     if (nvtx_writer_) {
       nvtx_writer_->Put(nvtx_batch_);
@@ -1061,10 +1102,12 @@ class TraceBuilder {
   int64_t off_ = 0;  // added to every time written: the run's clock
   NvtxBatch nvtx_batch_;
   GpuOpBatch gpu_batch_;
-  std::unique_ptr<BatchWriter<GpuOpBatch>> gpu_writer_;  // while GPU ops are written, on more than one thread
-  std::unordered_map<int, std::string> memop_names_;     // copy kind (-1: memset) -> name serialized
-  std::unique_ptr<BatchWriter<NvtxBatch>> nvtx_writer_;  // while WriteNvtx runs, on more than one thread
-  std::future<StatusOr<nsys::NvtxDomains>> domains_;     // read on another connection (Run)
+  ApiCallBatch api_batch_;
+  std::unique_ptr<BatchWriter<ApiCallBatch>> api_writer_;  // while API calls are written, on more than one thread
+  std::unique_ptr<BatchWriter<GpuOpBatch>> gpu_writer_;    // while GPU ops are written, on more than one thread
+  std::unordered_map<int, std::string> memop_names_;       // copy kind (-1: memset) -> name serialized
+  std::unique_ptr<BatchWriter<NvtxBatch>> nvtx_writer_;    // while WriteNvtx runs, on more than one thread
+  std::future<StatusOr<nsys::NvtxDomains>> domains_;       // read on another connection (Run)
 };
 
 }  // namespace
