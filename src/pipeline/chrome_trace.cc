@@ -674,9 +674,26 @@ class TraceBuilder {
     return true;
   }
 
+  // A GPU op on its track (`name` serialized, kept by this builder): a kernel's without its
+  // launch configuration.
+  GpuOpBatch::Op PlaceGpuOp(const RankProcess& p, const std::string& name, OpClass cls, int64_t global_pid, int device,
+                            int stream, int64_t start, int64_t end, bool has_corr, int64_t corr) {
+    GpuOpBatch::Op op{};
+    op.name = &name;
+    op.cat = Cat(model::Name(cls), KinetoCat(cls));
+    op.pid = GpuPid(p, device);
+    op.tid = options_.kineto ? KinetoStreamTid(p, device, stream)
+                             : StreamTid(global_pid, device, stream, model::IsComm(cls));
+    op.start = start, op.end = end;
+    op.stream = stream, op.device = device;
+    op.has_correlation = has_corr, op.correlation = corr;
+    op.kineto = options_.kineto;
+    return op;
+  }
+
   // A GPU op placed: into the batch (written on another thread where there are cores).
-  void AddGpuOp(GpuOpBatch::Op& op, const RankProcess& p, bool has_corr, int64_t corr) {
-    op.flow_end = FlowEndsAt(p, has_corr, corr, &op.flow_key);
+  void AddGpuOp(GpuOpBatch::Op& op, const RankProcess& p) {
+    op.flow_end = FlowEndsAt(p, op.has_correlation, op.correlation, &op.flow_key);
     op.flow_pid = p.pid;
     gpu_batch_.Add(op);
     ++summary_.gpu_ops;
@@ -732,21 +749,11 @@ class TraceBuilder {
           gpu_max_end_ = std::max(gpu_max_end_, std::max(k.start, k.end));
           const RankProcess* p = ProcessOf(k.global_pid);
           if (!p || !InWindow(k.start, k.end)) return;
-          OpClass cls = ClassOf(k.name_id);
-          GpuOpBatch::Op op;
-          op.name = &EscapedName(k.name_id);
-          op.cat = Cat(model::Name(cls), KinetoCat(cls));
-          op.pid = GpuPid(*p, k.device);
-          op.tid = options_.kineto ? KinetoStreamTid(*p, k.device, k.stream)
-                                   : StreamTid(k.global_pid, k.device, k.stream, model::IsComm(cls));
-          op.start = k.start, op.end = k.end;
-          op.stream = k.stream, op.device = k.device;
-          op.has_correlation = k.has_correlation, op.correlation = k.correlation;
-          op.kineto = options_.kineto;
-          op.memop = false;
+          GpuOpBatch::Op op = PlaceGpuOp(*p, EscapedName(k.name_id), ClassOf(k.name_id), k.global_pid, k.device,
+                                         k.stream, k.start, k.end, k.has_correlation, k.correlation);
           op.has_launch_config = k.has_launch_config;
           for (int i = 0; i < 3; ++i) op.grid[i] = k.grid[i], op.block[i] = k.block[i];
-          AddGpuOp(op, *p, k.has_correlation, k.correlation);
+          AddGpuOp(op, *p);
         },
         LaunchConfig());
   }
@@ -768,20 +775,11 @@ class TraceBuilder {
                                        : it != kind_names.end() ? it->second
                                                                 : fmt::format("[CUDA memcpy kind {}]", kind));
       }
-      GpuOpBatch::Op op;
-      op.name = &name->second;
-      op.cat = Cat(model::Name(cls), KinetoCat(cls));
-      op.pid = GpuPid(*p, m.device);
-      op.tid = options_.kineto ? KinetoStreamTid(*p, m.device, m.stream)
-                               : StreamTid(m.global_pid, m.device, m.stream, model::IsComm(cls));
-      op.start = m.start, op.end = m.end;
-      op.stream = m.stream, op.device = m.device;
-      op.has_correlation = m.has_correlation, op.correlation = m.correlation;
-      op.kineto = options_.kineto;
+      GpuOpBatch::Op op = PlaceGpuOp(*p, name->second, cls, m.global_pid, m.device, m.stream, m.start, m.end,
+                                     m.has_correlation, m.correlation);
       op.memop = true;
       op.bytes = m.bytes;
-      op.has_launch_config = false;
-      AddGpuOp(op, *p, m.has_correlation, m.correlation);
+      AddGpuOp(op, *p);
     });
   }
 
