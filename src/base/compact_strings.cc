@@ -81,8 +81,7 @@ uint32_t CompactStringSet::Intern(uint32_t tag, std::string_view s) {
     }
     p = q;
   }
-  template_.assign(tmpl_buf_.get(), static_cast<size_t>(t - tmpl_buf_.get()));
-  const uint32_t tid = TemplateId(template_);
+  const uint32_t tid = TemplateId(std::string_view(tmpl_buf_.get(), static_cast<size_t>(t - tmpl_buf_.get())));
   key_.clear();
   PutVarint(key_, tag);
   PutVarint(key_, tid);
@@ -124,10 +123,10 @@ uint32_t CompactStringSet::InternFrom(Cursor& cursor, uint32_t id, uint32_t tag,
   return InternKey();
 }
 
-uint32_t CompactStringSet::TemplateId(const std::string& tmpl) {
-  auto it = template_ids_.find(std::string_view(tmpl));
+uint32_t CompactStringSet::TemplateId(std::string_view tmpl) {
+  auto it = template_ids_.find(tmpl);
   if (it == template_ids_.end()) {
-    it = template_ids_.emplace(tmpl, static_cast<uint32_t>(template_pieces_.size())).first;
+    it = template_ids_.emplace(std::string(tmpl), static_cast<uint32_t>(template_pieces_.size())).first;
     // The literal pieces around the numbers, unescaped, for AppendText.
     template_pieces_.push_back(static_cast<uint32_t>(piece_ends_.size()));
     const std::string& t = it->first;

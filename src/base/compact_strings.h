@@ -79,8 +79,8 @@ class CompactStringSet {
   template <class F>
   void ForEachStored(F&& f) const;
   void Grow();
-  uint32_t TemplateId(const std::string& tmpl);  // adds the template when new
-  uint32_t InternKey();                          // the id of key_, added when new
+  uint32_t TemplateId(std::string_view tmpl);  // adds the template when new
+  uint32_t InternKey();                        // the id of key_, added when new
 
   // Templates: the string with each number replaced by the pair "\0\1" (a literal NUL is "\0\0").
   std::unordered_map<std::string, uint32_t, TemplateHash, std::equal_to<>> template_ids_;
@@ -104,7 +104,7 @@ class CompactStringSet {
   static constexpr uint32_t kSampleEvery = 16;
   std::deque<uint64_t> samples_;
   std::vector<uint64_t> slots_;                 // open addressing: 0 empty, else hash bits << 40 | arena offset
-  std::string key_, template_;                  // scratch
+  std::string key_;                             // scratch
   std::unique_ptr<char[]> tmpl_buf_, num_buf_;  // Intern's scratch, scratch_size_ bytes each
   size_t scratch_size_ = 0;
 };
