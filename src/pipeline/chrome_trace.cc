@@ -350,7 +350,8 @@ class TraceBuilder {
            : cls == OpClass::kMemcpy || cls == OpClass::kPeerCopy ? "gpu_memcpy"
                                                                   : "kernel";
   }
-  const char* CorrelationKey() const { return options_.kineto ? "correlation" : "correlationId"; }
+  // The arg that holds a launch's correlation id: Kineto's name in a Kineto trace.
+  static const char* CorrelationKey(bool kineto) { return kineto ? "correlation" : "correlationId"; }
   // Kineto puts GPU ops on pid = device, tid = stream.
   int GpuPid(const RankProcess& p, int device) const { return options_.kineto ? device : p.pid; }
 
@@ -595,7 +596,7 @@ class TraceBuilder {
   static void GpuOpArgs(render::JsonWriter& w, const GpuOpBatch::Op& op) {
     w.Key("stream"), w.Int(op.stream);
     w.Key("device"), w.Int(op.device);
-    if (op.has_correlation) w.Key(op.kineto ? "correlation" : "correlationId"), w.Int(op.correlation);
+    if (op.has_correlation) w.Key(CorrelationKey(op.kineto)), w.Int(op.correlation);
     if (op.memop) {
       w.Key("bytes"), w.Int(op.bytes);
       return;
@@ -635,7 +636,7 @@ class TraceBuilder {
                           w, off, [&](render::JsonWriter& jw) { jw.RawString(*c.name); }, c.cat, c.pid, c.tid, c.start,
                           c.end, c.has_correlation,
                           [&](render::JsonWriter& jw) {
-                            jw.Key(c.kineto ? "correlation" : "correlationId"), jw.Int(c.correlation);
+                            jw.Key(CorrelationKey(c.kineto)), jw.Int(c.correlation);
                             if (c.kineto) jw.Key("external id"), jw.Int(c.correlation);
                           });
                       w.EndObject();

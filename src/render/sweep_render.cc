@@ -14,6 +14,12 @@ namespace cpprof::render {
 
 namespace {
 
+// What the points table's columns are, under it in sweep.md and sweep.html.
+constexpr const char* kPointsNote =
+    "median iteration = the median of the steady iterations of the timing run without the profiler (the slowest "
+    "rank per iteration); peak per rank from the workload's own lines; exposed transfer and waiting: % of each "
+    "rank's window in the nsys capture, mean over ranks.";
+
 using nlohmann::ordered_json;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
@@ -319,9 +325,7 @@ void PrintSweepMarkdown(const model::SweepResult& r, std::ostream& out) {
   PrintMd(FitsTable(r), out);
   out << "\n## Points\n\n";
   PrintMd(PointsTable(r), out);
-  out << "\nmedian iteration = the median of the steady iterations of the timing run without the profiler (the "
-         "slowest rank per iteration); peak per rank from the workload's own lines; exposed transfer and waiting: "
-         "% of each rank's window in the nsys capture, mean over ranks.\n";
+  out << "\n" << kPointsNote << "\n";
   for (const auto& [grid, t] : ModuleTables(r)) {
     out << "\n## Time per module, grid " << grid << " (ms per iteration, from the capture)\n\n";
     PrintMd(t, out);
@@ -402,9 +406,7 @@ void PrintSweepHtml(const model::SweepResult& r, std::ostream& out) {
   PrintHtml(FitsTable(r), out);
   out << "</section>\n<section>\n<h2>Points</h2>\n";
   PrintHtml(PointsTable(r), out);
-  out << "<p class=\"note\">median iteration = the median of the steady iterations of the timing run without the "
-         "profiler (the slowest rank per iteration); peak per rank from the workload's own lines; exposed transfer and "
-         "waiting: % of each rank's window in the nsys capture, mean over ranks.</p>\n</section>\n";
+  out << "<p class=\"note\">" << kPointsNote << "</p>\n</section>\n";
   for (const auto& [grid, t] : ModuleTables(r)) {
     out << "<section>\n<h2>Time per module, grid " << Esc(grid) << " (ms per iteration, from the capture)</h2>\n";
     PrintHtml(t, out);
