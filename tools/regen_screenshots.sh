@@ -14,10 +14,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
 cpprof=$(cd "$build" && pwd)/cpprof
-browser=""
-for b in chromium chromium-browser google-chrome; do
-  if command -v "$b" > /dev/null; then browser=$(command -v "$b"); break; fi
-done
+. "$repo/tests/cli/find_browser.sh"
 [ -n "$browser" ] || { echo "regen_screenshots: no chromium (apt-get install chromium)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

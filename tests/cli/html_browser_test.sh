@@ -21,10 +21,7 @@
 #   tests/cli/html_browser_test.sh CPPROF_BINARY TESTS_DATA_DIR OUT_DIR
 set -euo pipefail
 cpprof=$1 data=$2 out=$3
-browser=""
-for b in chromium chromium-browser google-chrome; do
-  if command -v "$b" > /dev/null; then browser=$(command -v "$b"); break; fi
-done
+. "$(dirname "$0")/find_browser.sh"
 [ -n "$browser" ] || { echo "SKIP: no chromium (apt-get install chromium)"; exit 77; }
 mkdir -p "$out"
 fail=0

@@ -15,10 +15,7 @@ nb=$repo/docs/examples/cpprof_read.ipynb
 py=/usr/bin/python3
 command -v jupyter-nbconvert > /dev/null || { echo "SKIP: no jupyter-nbconvert (apt-get install jupyter-nbconvert)"; exit 77; }
 "$py" -c 'import ipykernel, pandas' 2> /dev/null || { echo "SKIP: $py lacks ipykernel or pandas"; exit 77; }
-browser=""
-for b in chromium chromium-browser google-chrome; do
-  if command -v "$b" > /dev/null; then browser=$(command -v "$b"); break; fi
-done
+. "$(dirname "$0")/find_browser.sh"
 [ -n "$browser" ] || { echo "SKIP: no chromium (apt-get install chromium)"; exit 77; }
 rm -rf "$out"; mkdir -p "$out"
 export_db=$out/cpfold-trunk-2x2.sqlite
