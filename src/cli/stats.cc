@@ -42,9 +42,9 @@ void WriteRows(const model::StatsTable& t, std::ostream& out,
     }
     return;
   }
-  // Two blocks per thread (some rows cost more than others) of 2048 rows: at most about 600 KB per
-  // thread held at once (40 MB on 16 cores with four blocks of 4096 each, 4 % of a 10 GB export's
-  // memory target).
+  // Two blocks per thread (some rows cost more than others) of 2048 rows of about 150 bytes: about
+  // 600 KB per thread held at once (four blocks of 4096 would be about 40 MB on 16 cores, 4 % of a
+  // 10 GB export's memory target; an estimate from the rows' size, not measured on its own).
   constexpr size_t kBlock = 2048;
   std::vector<std::string> blocks(WorkerThreads() * 2);
   for (size_t first = 0; first < t.lazy_count; first += kBlock * blocks.size()) {
