@@ -48,11 +48,12 @@ class BatchPipe {
   }
 
   // Consumer: the next batch into `current` (the one it held goes back for reuse). False at the
-  // end; rethrows the producer's exception there.
+  // end, or once Stop was called; rethrows the producer's exception at the end.
   bool Take(Batch& current) {
     std::unique_lock<std::mutex> lock(mu_);
     Wait(
-        lock, [&] { return !ready_.empty() || done_; }, consumer_waited_);
+        lock, [&] { return !ready_.empty() || done_ || stop_; }, consumer_waited_);
+    if (stop_) return false;
     if (ready_.empty()) {
       if (error_) std::rethrow_exception(error_);
       return false;
@@ -69,7 +70,8 @@ class BatchPipe {
   double producer_waited_s() const { return Seconds(producer_waited_); }
   double consumer_waited_s() const { return Seconds(consumer_waited_); }
 
-  // Consumer: leaving early; the producer's next Put returns false.
+  // Consumer (or its owner, for a consumer that is itself a stage of a pipeline): leaving early;
+  // the producer's next Put and the consumer's next Take return false.
   void Stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);

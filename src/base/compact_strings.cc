@@ -33,25 +33,49 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 // and at most 19 digits (below 10^19, which fits 64 bits).
 bool IsPlainNumber(std::string_view run) { return run.size() <= 19 && (run.size() == 1 || run[0] != '0'); }
 
-uint64_t Hash(std::string_view key) { return std::hash<std::string_view>()(key); }
+uint64_t Hash(std::string_view bytes) { return std::hash<std::string_view>()(bytes); }
+
+// A key's hash: its tag and template id mixed into its numbers' hash (Split takes that on
+// another core; the template's hash picks the template id), then finished as murmur3's fmix64
+// so that every bit counts for the slot and the fingerprint.
+uint64_t KeyHash(uint64_t tag, uint64_t tmpl, uint64_t numbers_hash) {
+  uint64_t h = numbers_hash ^ ((tag << 32 | tmpl) * 0x9e3779b97f4a7c15ULL);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
 
 // The hash bits kept in a slot (the top 24); the low ones pick the slot.
 uint64_t Fingerprint(uint64_t h) { return h >> kOffsetBits; }
 
+// The hash of a stored key: varint(tag) varint(template id) numbers.
+uint64_t StoredKeyHash(std::string_view key) {
+  const auto* p = reinterpret_cast<const uint8_t*>(key.data());
+  const uint64_t tag = GetVarint(p);
+  const uint64_t tmpl = GetVarint(p);
+  const auto head = static_cast<size_t>(p - reinterpret_cast<const uint8_t*>(key.data()));
+  return KeyHash(tag, tmpl, Hash(key.substr(head)));
+}
+
 }  // namespace
 
-uint32_t CompactStringSet::Intern(uint32_t tag, std::string_view s) {
-  // Split into the template and the numbers; the key is tag, template id, numbers. Written
-  // through raw pointers into buffers that fit any split of `s`: the template takes at most two
-  // bytes per byte of `s` (a digit run becomes "\0\1", a NUL "\0\0"), the numbers at most one
-  // (a varint of a run of d digits takes at most d bytes).
-  if (scratch_size_ < 2 * s.size() + 16) {
-    scratch_size_ = std::max<size_t>(2 * s.size() + 16, 2 * scratch_size_);
-    tmpl_buf_.reset(new char[scratch_size_]);
-    num_buf_.reset(new char[scratch_size_]);
-  }
-  char* t = tmpl_buf_.get();
-  char* n = num_buf_.get();
+// Split's form: [template hash, 8 bytes][numbers hash, 8][template length, 4][template][numbers].
+constexpr size_t kSplitHead = 2 * sizeof(uint64_t) + sizeof(uint32_t);
+
+void CompactStringSet::Split(std::string_view s, std::string& out) {
+  // Written through raw pointers into room that fits any split of `s`: the template takes at
+  // most two bytes per byte of `s` (a digit run becomes "\0\1", a NUL "\0\0"), the numbers at
+  // most one (a varint of a run of d digits takes at most d bytes). The numbers are written
+  // past the template's room and moved down after it.
+  const size_t at = out.size();
+  out.resize(at + kSplitHead + 3 * s.size());
+  char* const tmpl = out.data() + at + kSplitHead;
+  char* const nums = tmpl + 2 * s.size();
+  char* t = tmpl;
+  char* n = nums;
   const char* p = s.data();
   const char* const end = p + s.size();
   while (p < end) {
@@ -81,12 +105,36 @@ uint32_t CompactStringSet::Intern(uint32_t tag, std::string_view s) {
     }
     p = q;
   }
-  const uint32_t tid = TemplateId(std::string_view(tmpl_buf_.get(), static_cast<size_t>(t - tmpl_buf_.get())));
+  const auto tmpl_len = static_cast<uint32_t>(t - tmpl);
+  const auto nums_len = static_cast<size_t>(n - nums);
+  const uint64_t tmpl_hash = Hash(std::string_view(tmpl, tmpl_len));
+  const uint64_t nums_hash = Hash(std::string_view(nums, nums_len));
+  std::memmove(t, nums, nums_len);
+  char* head = out.data() + at;
+  std::memcpy(head, &tmpl_hash, sizeof tmpl_hash);
+  std::memcpy(head + sizeof tmpl_hash, &nums_hash, sizeof nums_hash);
+  std::memcpy(head + 2 * sizeof(uint64_t), &tmpl_len, sizeof tmpl_len);
+  out.resize(at + kSplitHead + tmpl_len + nums_len);
+}
+
+uint32_t CompactStringSet::InternSplit(uint32_t tag, std::string_view split) {
+  uint64_t tmpl_hash, nums_hash;
+  uint32_t tmpl_len;
+  std::memcpy(&tmpl_hash, split.data(), sizeof tmpl_hash);
+  std::memcpy(&nums_hash, split.data() + sizeof tmpl_hash, sizeof nums_hash);
+  std::memcpy(&tmpl_len, split.data() + 2 * sizeof(uint64_t), sizeof tmpl_len);
+  const uint32_t tid = TemplateId({split.substr(kSplitHead, tmpl_len), static_cast<size_t>(tmpl_hash)});
   key_.clear();
   PutVarint(key_, tag);
   PutVarint(key_, tid);
-  key_.append(num_buf_.get(), static_cast<size_t>(n - num_buf_.get()));
-  return InternKey();
+  key_.append(split.substr(kSplitHead + tmpl_len));
+  return InternKey(KeyHash(tag, tid, nums_hash));
+}
+
+uint32_t CompactStringSet::Intern(uint32_t tag, std::string_view s) {
+  split_.clear();
+  Split(s, split_);
+  return InternSplit(tag, split_);
 }
 
 uint32_t CompactStringSet::InternFrom(Cursor& cursor, uint32_t id, uint32_t tag, std::vector<uint32_t>& templates) {
@@ -114,19 +162,20 @@ uint32_t CompactStringSet::InternFrom(Cursor& cursor, uint32_t id, uint32_t tag,
       if (k == last) break;
       tmpl.append("\0\1", 2);
     }
-    mine = TemplateId(tmpl);
+    mine = TemplateId({tmpl, static_cast<size_t>(Hash(tmpl))});
   }
+  const std::string_view numbers(reinterpret_cast<const char*>(p), static_cast<size_t>(end - p));
   key_.clear();
   PutVarint(key_, tag);
   PutVarint(key_, mine);
-  key_.append(reinterpret_cast<const char*>(p), static_cast<size_t>(end - p));  // the numbers, as they are
-  return InternKey();
+  key_.append(numbers);  // as they are
+  return InternKey(KeyHash(tag, mine, Hash(numbers)));
 }
 
-uint32_t CompactStringSet::TemplateId(std::string_view tmpl) {
+uint32_t CompactStringSet::TemplateId(HashedView tmpl) {
   auto it = template_ids_.find(tmpl);
   if (it == template_ids_.end()) {
-    it = template_ids_.emplace(std::string(tmpl), static_cast<uint32_t>(template_pieces_.size())).first;
+    it = template_ids_.emplace(std::string(tmpl.text), static_cast<uint32_t>(template_pieces_.size())).first;
     // The literal pieces around the numbers, unescaped, for AppendText.
     template_pieces_.push_back(static_cast<uint32_t>(piece_ends_.size()));
     const std::string& t = it->first;
@@ -144,10 +193,9 @@ uint32_t CompactStringSet::TemplateId(std::string_view tmpl) {
   return it->second;
 }
 
-uint32_t CompactStringSet::InternKey() {
+uint32_t CompactStringSet::InternKey(uint64_t h) {
   if (slots_.empty() || (size_t{count_} + 1) * 10 > slots_.size() * 7) Grow();
   // A slot holds the key's arena offset and hash bits: a probe touches the slot, then the key.
-  const uint64_t h = Hash(key_);
   const uint64_t fp = Fingerprint(h);
   const size_t mask = slots_.size() - 1;
   for (size_t slot = h & mask;; slot = (slot + 1) & mask) {
@@ -242,7 +290,7 @@ void CompactStringSet::Grow() {
   std::vector<uint64_t> slots(slots_.empty() ? 1024 : slots_.size() * 2, 0);
   const size_t mask = slots.size() - 1;
   ForEachStored([&](uint64_t offset, std::string_view key) {
-    const uint64_t h = Hash(key);
+    const uint64_t h = StoredKeyHash(key);
     size_t slot = h & mask;
     while (slots[slot] != 0) slot = (slot + 1) & mask;
     slots[slot] = Fingerprint(h) << kOffsetBits | offset;

@@ -27,6 +27,12 @@ class CompactStringSet {
   // small number the caller keys by as well (a style, a domain).
   uint32_t Intern(uint32_t tag, std::string_view s);
 
+  // Intern in two steps, for a pipeline that splits on one core and interns on another: Split
+  // appends s's split form (its template and numbers, each with its hash) to `out`, touching no
+  // set; InternSplit(tag, that form) is Intern(tag, s). Split costs most of Intern's time.
+  static void Split(std::string_view s, std::string& out);
+  uint32_t InternSplit(uint32_t tag, std::string_view split);
+
   size_t size() const { return count_; }
   uint32_t Tag(uint32_t id) const;
   // Appends the string of `id` to `out`; returns its tag.
@@ -63,9 +69,21 @@ class CompactStringSet {
   void FreezeLookup();
 
  private:
+  // A template looked up with the hash Split took of it.
+  struct HashedView {
+    std::string_view text;
+    size_t hash;
+  };
   struct TemplateHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+    size_t operator()(const HashedView& t) const { return t.hash; }
+  };
+  struct TemplateEqual {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+    bool operator()(const HashedView& a, std::string_view b) const { return a.text == b; }
+    bool operator()(std::string_view a, const HashedView& b) const { return a == b.text; }
   };
   const uint8_t* At(uint64_t offset) const;
   const uint8_t* Key(uint32_t id) const;  // the encoding: varint length, then the bytes
@@ -79,11 +97,11 @@ class CompactStringSet {
   template <class F>
   void ForEachStored(F&& f) const;
   void Grow();
-  uint32_t TemplateId(std::string_view tmpl);  // adds the template when new
-  uint32_t InternKey();                        // the id of key_, added when new
+  uint32_t TemplateId(HashedView tmpl);  // adds the template when new
+  uint32_t InternKey(uint64_t hash);     // the id of key_ (of KeyHash `hash`), added when new
 
   // Templates: the string with each number replaced by the pair "\0\1" (a literal NUL is "\0\0").
-  std::unordered_map<std::string, uint32_t, TemplateHash, std::equal_to<>> template_ids_;
+  std::unordered_map<std::string, uint32_t, TemplateHash, TemplateEqual> template_ids_;
   // Per template, the literal text around its numbers: its pieces are piece_text_ up to
   // piece_ends_[template_pieces_[t]], ... (one more piece than numbers).
   std::string piece_text_;
@@ -103,10 +121,9 @@ class CompactStringSet {
   // is wanted (printing, naming), not where one is looked up (its slot points at it).
   static constexpr uint32_t kSampleEvery = 16;
   std::deque<uint64_t> samples_;
-  std::vector<uint64_t> slots_;                 // open addressing: 0 empty, else hash bits << 40 | arena offset
-  std::string key_;                             // scratch
-  std::unique_ptr<char[]> tmpl_buf_, num_buf_;  // Intern's scratch, scratch_size_ bytes each
-  size_t scratch_size_ = 0;
+  std::vector<uint64_t> slots_;  // open addressing: 0 empty, else hash bits << 40 | arena offset
+  std::string key_;              // scratch
+  std::string split_;            // Intern's scratch
 };
 
 }  // namespace cpprof

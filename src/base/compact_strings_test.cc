@@ -75,6 +75,40 @@ TEST(CompactStringSet, InternFromAnotherSetAsItsText) {
   }
 }
 
+// Split then InternSplit (split forms made ahead, back to back in one buffer, as a pipeline
+// hands them over) gives the ids Intern gives, for new and repeated strings, past the lookup
+// table's growth.
+TEST(CompactStringSet, SplitThenInternIsIntern) {
+  std::vector<std::string> texts = {
+      "",
+      "0",
+      "00",
+      "007 and 0 and 10",
+      "99999999999999999999 20 digits",
+      std::string("nul\0inside 12\0", 14),
+      std::string("\0\1\0\0 1", 7),
+      "42",
+      "x",
+  };
+  for (int i = 0; i < 5000; ++i) texts.push_back(fmt_op(i % 3000));  // repeats past the first 3000
+  std::string forms;
+  std::vector<size_t> begins;
+  for (const auto& t : texts) {
+    begins.push_back(forms.size());
+    CompactStringSet::Split(t, forms);
+  }
+  begins.push_back(forms.size());
+  CompactStringSet split, whole;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const uint32_t tag = static_cast<uint32_t>(i % 3);
+    const std::string_view form(forms.data() + begins[i], begins[i + 1] - begins[i]);
+    const uint32_t id = split.InternSplit(tag, form);
+    ASSERT_EQ(id, whole.Intern(tag, texts[i])) << i;
+    ASSERT_EQ(split.Text(id), texts[i]) << i;
+  }
+  EXPECT_EQ(split.size(), whole.size());
+}
+
 TEST(CompactStringSet, EqualStringsOneIdTagsApart) {
   CompactStringSet set;
   uint32_t a = set.Intern(0, "x 1");

@@ -13,6 +13,8 @@
 #include <unordered_map>
 
 #include "base/batch_pipe.h"
+#include "base/ordered_parts.h"
+#include "base/parallel.h"
 #include "model/global_id.h"
 #include "nsys/export_reader.h"
 #include "nsys/row_prefetch.h"
@@ -152,36 +154,97 @@ struct NvtxRangeCursor::Impl {
   NvtxRangeRow row{};
   bool saw_open = false;
   std::unique_ptr<Prefetch> prefetch;  // Options::prefetch: rows come from there
-  std::function<uint64_t(const NvtxRangeRow&)> annotate;
+  std::function<uint64_t(const NvtxRangeRow&, std::string_view)> annotate;
+  std::function<void(const NvtxRangeRow&, std::string&)> prepare;
+  std::string prepared;  // prepare's output for the row
 };
 
-// Options::prefetch: a thread of its own steps a cursor on its own connection (`reader`) and
-// hands its rows over in batches, a few batches ahead at most.
+// Options::prefetch: threads of their own read the table, each on a connection of its own, and
+// hand the rows over in batches, a few batches ahead at most. One reader reads the whole (SQLite
+// steps on a thread of its own again); with Options::readers, the table is cut into parts of
+// kPartRows rowids read by several at once (OrderedParts) and taken in table order. When
+// annotate must run in table order on rows read in parallel (Options::prepare, or several
+// readers), the batches pass through one more thread that annotates them (`annotated`).
 struct NvtxRangeCursor::Prefetch {
   struct Batch {
     std::vector<NvtxRangeRow> rows;  // their text views are set when the batch is taken
     std::string text;
     std::vector<size_t> text_begin;
+    std::string prepared;  // Options::prepare's output, per row from prepared_begin
+    std::vector<size_t> prepared_begin;
+
+    bool empty() const { return rows.empty(); }
+    void Clear() {
+      rows.clear();
+      text.clear();
+      text_begin.clear();
+      prepared.clear();
+      prepared_begin.clear();
+    }
+    // Points the rows' text views into this batch's `text` (the views do not survive a move).
+    void ViewTexts() {
+      for (size_t i = 0; i < rows.size(); ++i) rows[i].text = Piece(text, text_begin, i);
+    }
+    static std::string_view Piece(const std::string& all, const std::vector<size_t>& begins, size_t i) {
+      const size_t end = i + 1 < begins.size() ? begins[i + 1] : all.size();
+      return std::string_view(all.data() + begins[i], end - begins[i]);
+    }
   };
   static constexpr size_t kBatchRows = 4096, kBatchesAhead = 4;
+  static constexpr int64_t kPartRows = 8192;  // with several readers: a part fits one reader's batches ahead
+
+  // What reading a part found besides its rows (set before its last batch is handed over).
+  struct PartResult {
+    NvtxDomains domains;
+    bool saw_open = false;
+    Status status;
+  };
 
   ~Prefetch() {
-    pipe.Stop();
-    if (thread.joinable()) thread.join();
-    if (std::getenv("CPPROF_TIMING")) {
+    Join();
+    if (std::getenv("CPPROF_TIMING") && parts) {
+      const char* next = annotate ? "annotating" : "caller";
       std::fprintf(stderr,
-                   "cpprof: timing: NVTX ranges: naming waited %.3f s for the caller, the caller %.3f s for naming\n",
-                   pipe.producer_waited_s(), pipe.consumer_waited_s());
+                   "cpprof: timing: NVTX ranges: naming (%zu) waited %.3f s for the %s, the %s %.3f s for naming\n",
+                   parts->readers(), parts->readers_waited_s(), next, next, parts->consumer_waited_s());
+      if (annotate) {
+        std::fprintf(stderr,
+                     "cpprof: timing: NVTX ranges: annotating waited %.3f s for the caller, the caller %.3f s for "
+                     "annotating\n",
+                     annotated.producer_waited_s(), annotated.consumer_waited_s());
+      }
     }
   }
-  void Run();
+  // Reads part `part` on reader `reader`'s connection.
+  void Fill(size_t part, size_t reader, Batch& last, const OrderedParts<Batch>::Put& put);
+  bool PartDone(size_t part);
+  void Annotate();
+  // Stops every stage (at the end, or early: the caller left, a part failed, a stage threw) and
+  // waits for them.
+  void Join() {
+    annotated.Stop();
+    if (parts) parts->Cancel();  // the annotating thread may be taking from them: it is joined first
+    if (annotate_thread.joinable()) annotate_thread.join();
+    if (parts) parts->Stop();
+  }
 
-  std::unique_ptr<Database> db;
-  std::unique_ptr<Impl> reader;
-  BatchPipe<Batch> pipe{kBatchesAhead};
-  std::thread thread;
+  Options options;                             // the cursor's; rows and annotate as each reader's part needs them
+  std::vector<RowidRange> ranges;              // per part
+  std::vector<PartResult> results;             // per part
+  std::vector<std::unique_ptr<Database>> dbs;  // per reader
+  std::vector<std::unique_ptr<Impl>> cursors;  // per reader: its part's; registered strings kept across parts
+  std::unique_ptr<OrderedParts<Batch>> parts;
+  Status failed;
+  // Set when annotate runs on a thread of its own: prepare on the readers, annotate there.
+  std::function<void(const NvtxRangeRow&, std::string&)> prepare;
+  std::function<uint64_t(const NvtxRangeRow&, std::string_view)> annotate;
+  BatchPipe<Batch> annotated{2};
+  std::thread annotate_thread;
   Batch current;
   size_t pos = 0;
+  // Known at the end: the parts' domains merged in table order, any open range met.
+  NvtxDomains domains;
+  bool saw_open = false;
 };
 
 NvtxRangeCursor::Impl::~Impl() = default;
@@ -191,28 +254,37 @@ NvtxRangeCursor::NvtxRangeCursor(NvtxRangeCursor&&) noexcept = default;
 NvtxRangeCursor& NvtxRangeCursor::operator=(NvtxRangeCursor&&) noexcept = default;
 NvtxRangeCursor::~NvtxRangeCursor() = default;
 
+namespace {
+
+// The cursor's query (Options::rows, by_start, longest_first) on `db`.
+StatusOr<PrefetchedRows> OpenRangeRows(const Database& db, const NvtxRangeCursor::Options& options,
+                                       bool rows_on_own_thread) {
+  using K = PrefetchedRows::Kind;
+  return PrefetchedRows::Open(
+      db,
+      fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
+                  "WHERE eventType IN ({}, {}, {}, {}, {}){}{}",
+                  db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable, kNvtxPushPop,
+                  kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
+                  options.rows.whole()
+                      ? std::string()
+                      : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
+                  !options.by_start       ? ""
+                  : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
+                                          : " ORDER BY start, rowid"),
+      "reading NVTX ranges", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kText, K::kInt, K::kInt},
+      rows_on_own_thread);
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<NvtxRangeCursor::Impl>> NvtxRangeCursor::OpenImpl(const Database& db, const Options& options,
                                                                            bool rows_on_own_thread) {
   CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
-  using K = PrefetchedRows::Kind;
-  CPPROF_ASSIGN_OR_RETURN(
-      PrefetchedRows st,
-      PrefetchedRows::Open(
-          db,
-          fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
-                      "WHERE eventType IN ({}, {}, {}, {}, {}){}{}",
-                      db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable, kNvtxPushPop,
-                      kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
-                      options.rows.whole()
-                          ? std::string()
-                          : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
-                      !options.by_start       ? ""
-                      : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
-                                              : " ORDER BY start, rowid"),
-          "reading NVTX ranges", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kText, K::kInt, K::kInt},
-          rows_on_own_thread));
+  CPPROF_ASSIGN_OR_RETURN(PrefetchedRows st, OpenRangeRows(db, options, rows_on_own_thread));
   auto impl = std::make_unique<Impl>(std::move(st), std::move(registered), options.open_end);
   impl->annotate = options.annotate;
+  if (options.annotate) impl->prepare = options.prepare;
   return impl;
 }
 
@@ -221,41 +293,116 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
     CPPROF_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, OpenImpl(db, options, false));
     return NvtxRangeCursor(std::move(impl));
   }
-  // Three stages on three cores: SQLite steps (on PrefetchedRows' thread), the rows are named
-  // and annotated (on the prefetch thread, on a connection of its own), the caller works.
-  CPPROF_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, OpenImpl(db, options, false));  // never stepped
+  // Stages on cores of their own: SQLite steps (on PrefetchedRows' thread with one reader, on
+  // each reader's with several), the rows are named (and prepared, and annotated unless that
+  // has a thread of its own), the caller works.
+  CPPROF_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, OpenImpl(db, options, false));  // checks the query; never stepped
   impl->annotate = nullptr;
-  CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(db.path()));
   auto prefetch = std::make_unique<Prefetch>();
-  prefetch->db = std::make_unique<Database>(std::move(own));
-  CPPROF_ASSIGN_OR_RETURN(prefetch->reader, OpenImpl(*prefetch->db, options, true));
-  Prefetch* p = prefetch.get();
-  prefetch->thread = std::thread([p] { p->Run(); });
+  Prefetch& p = *prefetch;
+  p.options = options;
+  p.ranges = {options.rows};
+  const int want_readers =
+      options.readers > 0 ? options.readers : static_cast<int>(std::clamp<size_t>(WorkerThreads() / 4, 1, 4));
+  if (want_readers > 1 && options.rows.whole() && !options.by_start) {
+    CPPROF_ASSIGN_OR_RETURN(int64_t rows, RowsUpperBound(db, kNvtxTable));
+    CPPROF_ASSIGN_OR_RETURN(p.ranges, SplitRowids(db, kNvtxTable, static_cast<size_t>(rows / Prefetch::kPartRows + 1),
+                                                  Prefetch::kPartRows));
+  }
+  p.results.resize(p.ranges.size());
+  const size_t readers = std::min<size_t>(p.ranges.size(), static_cast<size_t>(want_readers));
+  if (options.annotate && (options.prepare || readers > 1)) {
+    p.prepare = options.prepare;
+    p.annotate = options.annotate;
+    p.options.annotate = nullptr;
+    p.options.prepare = nullptr;
+  }
+  for (size_t k = 0; k < readers; ++k) {
+    CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(db.path()));
+    p.dbs.push_back(std::make_unique<Database>(std::move(own)));
+  }
+  p.cursors.resize(readers);
+  // A reader keeps a part's batches ahead (its rows may be fewer than its rowids, not more).
+  const size_t ahead =
+      readers > 1 ? static_cast<size_t>(Prefetch::kPartRows) / Prefetch::kBatchRows + 1 : Prefetch::kBatchesAhead;
+  p.parts = std::make_unique<OrderedParts<Prefetch::Batch>>(
+      p.ranges.size(), readers, ahead,
+      [&p](size_t part, size_t reader, Prefetch::Batch& last, const OrderedParts<Prefetch::Batch>::Put& put) {
+        p.Fill(part, reader, last, put);
+      },
+      [&p](size_t part) { return p.PartDone(part); });
+  if (p.annotate) p.annotate_thread = std::thread([&p] { p.Annotate(); });
   impl->prefetch = std::move(prefetch);
   return NvtxRangeCursor(std::move(impl));
 }
 
-void NvtxRangeCursor::Prefetch::Run() {
+void NvtxRangeCursor::Prefetch::Fill(size_t part, size_t reader, Batch& batch, const OrderedParts<Batch>::Put& put) {
+  Options part_options = options;
+  part_options.rows = ranges[part];
+  PartResult& result = results[part];
+  // One reader: SQLite steps on a thread of its own; several: each on its reader's.
+  const bool own_thread = dbs.size() == 1;
+  std::unique_ptr<Impl>& impl = cursors[reader];
+  if (!impl) {
+    StatusOr<std::unique_ptr<Impl>> opened = OpenImpl(*dbs[reader], part_options, own_thread);
+    if (!opened.ok()) {
+      result.status = opened.status();
+      return;
+    }
+    impl = std::move(*opened);
+  } else {
+    StatusOr<PrefetchedRows> rows = OpenRangeRows(*dbs[reader], part_options, own_thread);
+    if (!rows.ok()) {
+      result.status = rows.status();
+      return;
+    }
+    impl->st = std::move(*rows);
+    impl->domains = NvtxDomains();
+    impl->saw_open = false;
+  }
+  Impl& m = *impl;
+  while (ReadNext(m)) {
+    const NvtxRangeRow& r = m.row;
+    batch.text_begin.push_back(batch.text.size());
+    batch.text.append(r.text);
+    if (prepare) {
+      batch.prepared_begin.push_back(batch.prepared.size());
+      prepare(r, batch.prepared);
+    }
+    batch.rows.push_back(r);
+    if (batch.rows.size() == kBatchRows && !put(batch)) return;
+  }
+  result.status = m.st.status().ok() ? m.registered.status() : m.st.status();
+  result.domains = std::move(m.domains);
+  result.saw_open = m.saw_open;
+}
+
+bool NvtxRangeCursor::Prefetch::PartDone(size_t part) {
+  PartResult& result = results[part];
+  if (!result.status.ok()) {
+    failed = result.status;
+    return false;
+  }
+  domains.Merge(result.domains);
+  result.domains = NvtxDomains();
+  saw_open = saw_open || result.saw_open;
+  return true;
+}
+
+void NvtxRangeCursor::Prefetch::Annotate() {
   try {
     Batch batch;
-    auto hand_over = [&] {
-      if (!pipe.Put(batch)) return false;
-      batch.rows.clear();
-      batch.text.clear();
-      batch.text_begin.clear();
-      return true;
-    };
-    while (ReadNext(*reader)) {
-      const NvtxRangeRow& r = reader->row;
-      batch.text_begin.push_back(batch.text.size());
-      batch.text.append(r.text);
-      batch.rows.push_back(r);
-      if (batch.rows.size() == kBatchRows && !hand_over()) return;
+    while (parts->Take(batch)) {
+      batch.ViewTexts();
+      for (size_t i = 0; i < batch.rows.size(); ++i) {
+        batch.rows[i].annotation = annotate(
+            batch.rows[i], prepare ? Batch::Piece(batch.prepared, batch.prepared_begin, i) : std::string_view());
+      }
+      if (!annotated.Put(batch)) return;
     }
-    if (!batch.rows.empty() && !hand_over()) return;
-    pipe.Finish();
+    annotated.Finish();
   } catch (...) {
-    pipe.Finish(std::current_exception());
+    annotated.Finish(std::current_exception());
   }
 }
 
@@ -266,21 +413,17 @@ bool NvtxRangeCursor::Next() {
   while (p.pos == p.current.rows.size()) {
     bool more;
     try {
-      more = p.pipe.Take(p.current);
+      more = p.annotate ? p.annotated.Take(p.current) : p.parts->Take(p.current);
     } catch (...) {
-      if (p.thread.joinable()) p.thread.join();
+      p.Join();
       throw;
     }
     if (!more) {
-      if (p.thread.joinable()) p.thread.join();
+      p.Join();
       return false;
     }
     p.pos = 0;
-    for (size_t i = 0; i < p.current.rows.size(); ++i) {
-      const size_t end = i + 1 < p.current.rows.size() ? p.current.text_begin[i + 1] : p.current.text.size();
-      p.current.rows[i].text =
-          std::string_view(p.current.text.data() + p.current.text_begin[i], end - p.current.text_begin[i]);
-    }
+    p.current.ViewTexts();
   }
   m.row = p.current.rows[p.pos++];
   return true;
@@ -310,7 +453,11 @@ bool NvtxRangeCursor::ReadNext(Impl& m) {
     r.ends_on_other_thread = !m.st.IsNull(7);
     r.end_global_tid = m.st.Int(7);
     r.rowid = m.st.Int(8);
-    if (m.annotate) r.annotation = m.annotate(r);
+    if (m.annotate) {
+      m.prepared.clear();
+      if (m.prepare) m.prepare(r, m.prepared);
+      r.annotation = m.annotate(r, m.prepared);
+    }
     return true;
   }
   return false;
@@ -318,15 +465,11 @@ bool NvtxRangeCursor::ReadNext(Impl& m) {
 
 const NvtxRangeRow& NvtxRangeCursor::row() const { return impl_->row; }
 const NvtxDomains& NvtxRangeCursor::domains() const {
-  return impl_->prefetch ? impl_->prefetch->reader->domains : impl_->domains;
+  return impl_->prefetch ? impl_->prefetch->domains : impl_->domains;
 }
-bool NvtxRangeCursor::saw_open() const { return impl_->prefetch ? impl_->prefetch->reader->saw_open : impl_->saw_open; }
+bool NvtxRangeCursor::saw_open() const { return impl_->prefetch ? impl_->prefetch->saw_open : impl_->saw_open; }
 Status NvtxRangeCursor::status() const {
-  if (impl_->prefetch) {
-    const Impl& reader = *impl_->prefetch->reader;
-    CPPROF_RETURN_IF_ERROR(reader.st.status());
-    return reader.registered.status();
-  }
+  if (impl_->prefetch) return impl_->prefetch->failed;
   CPPROF_RETURN_IF_ERROR(impl_->st.status());
   return impl_->registered.status();
 }
@@ -365,13 +508,20 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
   const bool payloads = callbacks.payload && db.HasColumn(kNvtxTable, "binaryData");
   // SQLite steps on another core while this one names the ranges and runs the callbacks.
   using K = PrefetchedRows::Kind;
+  // SQLite steps in parts of the table on several cores where there are enough (the rows in
+  // table order still): reading NVTX took longer than what the callbacks do.
+  const std::string select =
+      fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, {} FROM {}",
+                  db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid IS NOT NULL" : "0",
+                  payloads ? "binaryData" : "NULL", kNvtxTable);
   CPPROF_ASSIGN_OR_RETURN(
       PrefetchedRows st,
-      PrefetchedRows::Open(
-          db,
-          fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, {} FROM {}",
-                      db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid IS NOT NULL" : "0",
-                      payloads ? "binaryData" : "NULL", kNvtxTable),
+      PrefetchedRows::OpenInParts(
+          db, kNvtxTable,
+          [&](const RowidRange& rows) {
+            return rows.whole() ? select
+                                : fmt::format("{} WHERE rowid BETWEEN {} AND {}", select, rows.first, rows.last);
+          },
           "reading NVTX events", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kText, K::kInt, K::kBlob}));
   struct Held {
     NvtxRangeRow row;

@@ -94,9 +94,20 @@ class NvtxRangeCursor {
     // ahead of Next(): for a caller with work of its own per row. domains(), saw_open() and
     // status() are then known once Next() returned false.
     bool prefetch = false;
+    // With prefetch, in table order over the whole table: read by this many threads at once,
+    // each on a connection of its own, a part of the table each in turn; the rows still come
+    // in table order, and annotate still runs in it. 0: by the cores, a quarter of
+    // WorkerThreads() from 1 to 4 (SQLite's stepping is the slowest stage of a reader).
+    int readers = 1;
     // Run for each range as it is read (on the prefetch thread, with prefetch): its result is
     // the row's `annotation`. For work per row that may run ahead of the caller's.
-    std::function<uint64_t(const NvtxRangeRow&)> annotate;
+    // `prepared`: what `prepare` appended for the row (empty without it).
+    std::function<uint64_t(const NvtxRangeRow&, std::string_view prepared)> annotate;
+    // With annotate: run for each range before it, on the reading thread, appending to `out`
+    // what annotate then gets as `prepared`. With prefetch, annotate then runs in table order
+    // on a thread of its own: a fourth stage, for an annotate too slow for one core whose work
+    // partly needs no state shared between rows (that part goes here).
+    std::function<void(const NvtxRangeRow&, std::string& out)> prepare;
   };
   static StatusOr<NvtxRangeCursor> Open(const Database& db, const Options& options);
   NvtxRangeCursor(NvtxRangeCursor&&) noexcept;
@@ -114,7 +125,8 @@ class NvtxRangeCursor {
   struct Impl;
   struct Prefetch;
   explicit NvtxRangeCursor(std::unique_ptr<Impl> impl);
-  // The cursor without Options::prefetch; `rows_on_own_thread`: SQLite steps on a thread of its own.
+  // The cursor without Options::prefetch (one part of it, with prefetch); `rows_on_own_thread`:
+  // SQLite steps on a thread of its own.
   static StatusOr<std::unique_ptr<Impl>> OpenImpl(const Database& db, const Options& options, bool rows_on_own_thread);
   static bool ReadNext(Impl& m);
   std::unique_ptr<Impl> impl_;

@@ -172,20 +172,53 @@ TEST(NvtxRangeCursor, PrefetchGivesWhatThePlainCursorGives) {
   NvtxRangeCursor::Options plain, prefetch;
   prefetch.prefetch = true;
   // annotate runs per range (on the reading thread with prefetch): here, the text's length.
-  plain.annotate = prefetch.annotate = [](const NvtxRangeRow& r) { return r.text.size() + 1; };
+  plain.annotate = prefetch.annotate = [](const NvtxRangeRow& r, std::string_view prepared) {
+    EXPECT_TRUE(prepared.empty());
+    return r.text.size() + 1 + static_cast<uint64_t>(r.rowid % 7) * 1'000'000;
+  };
   const std::vector<std::string> want = CursorLines(*db, plain);
-  ASSERT_NE(want[0].find("|record_param_comms, op_id = 1|false|false|4|30"), std::string::npos) << want[0];
+  ASSERT_NE(want[0].find("|record_param_comms, op_id = 1|false|false|4|4000030"), std::string::npos) << want[0];
   ASSERT_GT(want.size(), 100'000u);  // many batches
   EXPECT_EQ(CursorLines(*db, prefetch), want);
   const std::vector<std::string> head = CursorLines(*db, prefetch, 10);
   EXPECT_EQ(head, std::vector<std::string>(want.begin(), want.begin() + 10));
-  plain.rows = prefetch.rows = {1000, 50'000};
+
+  // With prepare (annotate then on a fourth thread with prefetch): the same annotations, made
+  // from what prepare left for each row; left half read mid-batch, every stage stops.
+  NvtxRangeCursor::Options prepared_plain, prepared_prefetch;
+  prepared_prefetch.prefetch = true;
+  prepared_plain.prepare = prepared_prefetch.prepare = [](const NvtxRangeRow& r, std::string& out) {
+    out += fmt::format("{}", r.rowid % 7);
+  };
+  prepared_plain.annotate = prepared_prefetch.annotate = [](const NvtxRangeRow& r, std::string_view prepared) {
+    return r.text.size() + 1 + std::stoull(std::string(prepared)) * 1'000'000;
+  };
+  EXPECT_EQ(CursorLines(*db, prepared_plain), want);
+  EXPECT_EQ(CursorLines(*db, prepared_prefetch), want);
+  EXPECT_EQ(CursorLines(*db, prepared_prefetch, 5000), std::vector<std::string>(want.begin(), want.begin() + 5000));
+
+  // Read by three readers in parts (kPartRows rowids each), with and without prepare: the same
+  // rows in table order, the same annotations (annotate then runs in order on its own thread).
+  NvtxRangeCursor::Options readers = prefetch, prepared_readers = prepared_prefetch;
+  readers.readers = prepared_readers.readers = 3;
+  EXPECT_EQ(CursorLines(*db, readers), want);
+  EXPECT_EQ(CursorLines(*db, prepared_readers), want);
+  EXPECT_EQ(CursorLines(*db, prepared_readers, 40'000), std::vector<std::string>(want.begin(), want.begin() + 40'000));
+  readers.annotate = nullptr;
+  plain.annotate = nullptr;
+  EXPECT_EQ(CursorLines(*db, readers), CursorLines(*db, plain));
+  plain.annotate = prefetch.annotate;
+
+  plain.rows = prefetch.rows = prepared_prefetch.rows = {1000, 50'000};
   EXPECT_EQ(CursorLines(*db, prefetch), CursorLines(*db, plain));
+  EXPECT_EQ(CursorLines(*db, prepared_prefetch), CursorLines(*db, plain));
 
   auto fixture = Database::Open(testing::MakeDatabase("cursor_prefetch.sqlite", kFixture));
   ASSERT_TRUE(fixture.ok());
   NvtxRangeCursor::Options small_plain, small_prefetch;
   small_prefetch.prefetch = true;
+  EXPECT_EQ(CursorLines(*fixture, small_prefetch), CursorLines(*fixture, small_plain));
+  small_prefetch.readers = 4;  // one part: one reader
   EXPECT_EQ(CursorLines(*fixture, small_prefetch), CursorLines(*fixture, small_plain));
 }
 

@@ -13,12 +13,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "nsys/export_reader.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::nsys {
@@ -31,6 +33,13 @@ class PrefetchedRows {
   // false: stepped on the caller's thread (for callers that already run one per core).
   static StatusOr<PrefetchedRows> Open(const Database& db, const std::string& sql, std::string what,
                                        std::vector<Kind> columns, bool own_thread = true);
+  // The rows of a query over one table, in table order, read by `readers` threads at once, each
+  // on a connection of its own, a part of the table's rowids each in turn (OrderedParts):
+  // `sql(range)` is the query of the rows in `range` (whole(): the table). `readers` 0: by the
+  // cores, a quarter of WorkerThreads() from 1 to 4. One reader (or one part): Open(sql(whole)).
+  static StatusOr<PrefetchedRows> OpenInParts(const Database& db, const char* table,
+                                              const std::function<std::string(const RowidRange&)>& sql,
+                                              std::string what, std::vector<Kind> columns, int readers = 0);
   PrefetchedRows(PrefetchedRows&&) noexcept;
   PrefetchedRows& operator=(PrefetchedRows&&) noexcept;
   ~PrefetchedRows();  // stops the reading thread when the rows were not all taken

@@ -3,11 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
+#include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include "analysis/name_cache.h"
+#include "base/batch_pipe.h"
+#include "base/parallel.h"
 #include "base/regex.h"
 #include "nsys/export_reader.h"
 #include "nsys/launch_reader.h"
@@ -66,6 +71,82 @@ std::vector<analysis::IterationMark> RepeatedOutermostModule(const std::vector<a
   return marks;
 }
 
+// Ranges handed from the NVTX scan's thread to the thread that classifies them, in batches:
+// each range's domain name and text back to back in `bytes`.
+struct RangeBatch {
+  struct Range {
+    int64_t start, end, tid;
+    size_t domain_end, text_end;  // in bytes
+  };
+  static constexpr size_t kRanges = 4096;
+  std::vector<Range> ranges;
+  std::string bytes;
+  bool restart = false;  // forget what the batches before gave (ScanNvtx's restart)
+  void Clear() {
+    ranges.clear();
+    bytes.clear();
+    restart = false;
+  }
+};
+
+// Runs `classify` on each batch of ranges in order: on a thread of its own where there are
+// cores to spare, else on the caller's.
+class RangeClassifier {
+ public:
+  explicit RangeClassifier(std::function<void(const RangeBatch&)> classify) : classify_(std::move(classify)) {
+    if (WorkerThreads() > 1) {
+      thread_ = std::thread([this] {
+        try {
+          RangeBatch batch;
+          while (pipe_.Take(batch)) classify_(batch);
+        } catch (...) {
+          error_ = std::current_exception();
+          pipe_.Stop();  // the scan's next Put returns false
+        }
+      });
+    }
+  }
+  ~RangeClassifier() { Join(); }
+
+  void Add(int64_t start, int64_t end, int64_t tid, std::string_view domain, std::string_view text) {
+    batch_.bytes.append(domain);
+    const size_t domain_end = batch_.bytes.size();
+    batch_.bytes.append(text);
+    batch_.ranges.push_back({start, end, tid, domain_end, batch_.bytes.size()});
+    if (batch_.ranges.size() == RangeBatch::kRanges) HandOver();
+  }
+  void Restart() {
+    HandOver();
+    batch_.restart = true;
+  }
+  void Finish() {
+    HandOver();
+    Join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void HandOver() {
+    if (batch_.ranges.empty() && !batch_.restart) return;
+    if (!thread_.joinable()) {
+      classify_(batch_);
+    } else if (!pipe_.Put(batch_)) {
+      return;  // the classifying thread failed: Finish rethrows its exception
+    }
+    batch_.Clear();
+  }
+  void Join() {
+    pipe_.Finish();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  std::function<void(const RangeBatch&)> classify_;
+  BatchPipe<RangeBatch> pipe_{4};
+  RangeBatch batch_;
+  std::thread thread_;
+  std::exception_ptr error_;
+};
+
 }  // namespace
 
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
@@ -100,7 +181,48 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       }
       return f;
     });
+    // Classifying a range (autograd's numbers, PyTorch's op range keys, the names' classes) took
+    // most of the scan's thread: it runs on a thread of its own, in table order, while the scan's
+    // thread tallies the ranges and finds the iteration windows.
     std::string full;
+    auto classify = [&](int64_t start, int64_t end, int64_t tid, std::string_view domain, std::string_view text) {
+      // Autograd's op ranges link backward work to the forward op's module by sequence number
+      // (their texts are unique per op: they never go through `seen`).
+      if (map_backward) {
+        int64_t seq = analysis::AutogradSeq(text);
+        if (seq < 0 && analysis::IsAutogradEvaluate(text)) seq = analysis::kSeqOfChild;
+        if (seq != -1) {
+          kept.push_back({start, end, tid, 0, false, false, false, false, seq});
+          return;
+        }
+      }
+      // PyTorch's op ranges in one form per op name: per-call numbers never decide (AppendOpRangeKey).
+      full.assign(domain).append(":");
+      analysis::AppendOpRangeKey(text, full);
+      const uint32_t id = seen.Intern(full);
+      const Flags& f = seen.info(id);
+      if (f.marker != analysis::MarkerKind::kNone) {
+        a.iteration_marks.push_back(
+            {seen.name(id), nsys::ProcessOfThread(tid), start, end, f.marker == analysis::MarkerKind::kWarmup});
+      }
+      if (f.index < 0) return;
+      kept.push_back({start, end, tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup, f.excluded});
+      if (f.warmup && a.warmup_range.empty()) a.warmup_range = full;
+    };
+    RangeClassifier classifier([&](const RangeBatch& batch) {
+      if (batch.restart) {
+        kept.clear();
+        a.iteration_marks.clear();
+        a.warmup_range.clear();
+      }
+      size_t at = 0;
+      for (const RangeBatch::Range& r : batch.ranges) {
+        const std::string_view domain(batch.bytes.data() + at, r.domain_end - at);
+        const std::string_view text(batch.bytes.data() + r.domain_end, r.text_end - r.domain_end);
+        at = r.text_end;
+        classify(r.start, r.end, r.tid, domain, text);
+      }
+    });
     CPPROF_ASSIGN_OR_RETURN(nsys::NcclRankDecoder nccl, nsys::NcclRankDecoder::Open(db));
     nsys::NvtxScanCallbacks callbacks;
     callbacks.range = [&](const nsys::NvtxRangeRow& r, const std::vector<std::string>& domain_names) {
@@ -110,40 +232,17 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
         ++a.cross_thread;
         return;
       }
-      // Autograd's op ranges link backward work to the forward op's module by sequence number
-      // (their texts are unique per op: they never go through `seen`).
-      if (map_backward) {
-        int64_t seq = analysis::AutogradSeq(r.text);
-        if (seq < 0 && analysis::IsAutogradEvaluate(r.text)) seq = analysis::kSeqOfChild;
-        if (seq != -1) {
-          kept.push_back({r.start, r.end, r.global_tid, 0, false, false, false, false, seq});
-          return;
-        }
-      }
-      // PyTorch's op ranges in one form per op name: per-call numbers never decide (AppendOpRangeKey).
-      full.assign(domain_names.front()).append(":");
-      analysis::AppendOpRangeKey(r.text, full);
-      const uint32_t id = seen.Intern(full);
-      const Flags& f = seen.info(id);
-      if (f.marker != analysis::MarkerKind::kNone) {
-        a.iteration_marks.push_back({seen.name(id), nsys::ProcessOfThread(r.global_tid), r.start, r.end,
-                                     f.marker == analysis::MarkerKind::kWarmup});
-      }
-      if (f.index < 0) return;
-      kept.push_back(
-          {r.start, r.end, r.global_tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup, f.excluded});
-      if (f.warmup && a.warmup_range.empty()) a.warmup_range = full;
+      classifier.Add(r.start, r.end, r.global_tid, domain_names.front(), r.text);
     };
     callbacks.restart = [&] {
       a.tally = {};
       a.iteration_windows.Clear();
       a.cross_thread = 0;
-      a.warmup_range.clear();
-      a.iteration_marks.clear();
-      kept.clear();
+      classifier.Restart();  // kept, the iteration marks and the warm-up range, in order
     };
     if (nccl.wanted()) callbacks.payload = [&](int64_t tid, std::string_view blob) { nccl.Add(tid, blob); };
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxScan scan, nsys::ScanNvtx(db, nsys::OpenEnd::kLastRange, callbacks));
+    classifier.Finish();  // every range classified (rethrows what the classifying thread threw)
     a.domains = std::move(scan.domains);
     a.tally.marks = std::move(scan.marks);
     a.tally.damaged_rows = scan.damaged_rows;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <future>
 #include <map>
@@ -447,7 +449,10 @@ class TraceBuilder {
   }
 
   int64_t ThreadTid(int64_t global_tid) {
-    threads_.emplace(global_tid, 0);
+    if (global_tid != last_thread_) {  // most events come in runs of one thread's
+      threads_.try_emplace(global_tid, 0);
+      last_thread_ = global_tid;
+    }
     return nsys::TidOf(global_tid);
   }
 
@@ -504,6 +509,11 @@ class TraceBuilder {
     void Finish() {
       pipe_.Finish();
       thread_.join();
+      if (std::getenv("CPPROF_TIMING")) {
+        std::fprintf(stderr,
+                     "cpprof: timing: export: placing waited %.3f s for the writer, the writer %.3f s for placing\n",
+                     pipe_.producer_waited_s(), pipe_.consumer_waited_s());
+      }
       if (error_) std::rethrow_exception(error_);
     }
 
@@ -829,8 +839,12 @@ class TraceBuilder {
 
   Status WriteNvtxRanges(const nsys::NvtxDomains& domains) {
     nsys::NvtxRangeCursor::Options options;
-    options.prefetch = WorkerThreads() > 1;  // SQLite reads NVTX on another core while this one writes
+    // SQLite reads NVTX on other cores (several where there are enough: the export waited on it)
+    // while this one writes.
+    options.prefetch = WorkerThreads() > 1;
+    options.readers = 0;
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, options));
+    last_domain_ = {INT64_MIN, INT64_MIN};  // EmitNvtx's cached name is of these domains
     // Ranges held (those of one start, to go out longest first; start/end ranges, to go out
     // last), their texts in an arena per list: no allocation per range.
     struct Held {
@@ -903,7 +917,12 @@ class TraceBuilder {
       end = std::max(end, start);
     }
     if (!InWindow(start, end)) return OkStatus();
-    const std::string& domain = domains.NamesFor(r.domain_id, gtid).front();
+    // The domain's name, looked up again only when the domain or the thread changes.
+    if (r.domain_id != last_domain_.first || gtid != last_domain_.second) {
+      last_domain_ = {r.domain_id, gtid};
+      last_domain_name_ = &domains.NamesFor(r.domain_id, gtid).front();
+    }
+    const std::string& domain = *last_domain_name_;
     bool push_pop = r.event_type == nsys::kNvtxPushPop || r.event_type == nsys::kNvtxtPushPop;
     int64_t tid;
     if (push_pop) {
@@ -1086,10 +1105,13 @@ class TraceBuilder {
   int64_t last_gpid_ = -1;
   const RankProcess* last_proc_ = nullptr;
   std::unordered_map<int64_t, OpClass> classes_;
-  std::unordered_map<int64_t, std::string> escaped_names_;        // StringIds id -> name as a JSON string
-  std::map<std::tuple<int64_t, int, int>, StreamTrack> streams_;  // (globalPid, device, stream)
-  std::map<int64_t, int> threads_;                                // CPU threads used, by globalTid
-  std::map<int64_t, std::vector<Lane>> lanes_;                    // NVTX start/end lanes by globalTid
+  std::unordered_map<int64_t, std::string> escaped_names_;         // StringIds id -> name as a JSON string
+  std::map<std::tuple<int64_t, int, int>, StreamTrack> streams_;   // (globalPid, device, stream)
+  std::map<int64_t, int> threads_;                                 // CPU threads used, by globalTid
+  int64_t last_thread_ = INT64_MIN;                                // ThreadTid's last: in threads_
+  std::pair<int64_t, int64_t> last_domain_{INT64_MIN, INT64_MIN};  // EmitNvtx's last (domainId, globalTid)
+  const std::string* last_domain_name_ = nullptr;                  // and its name
+  std::map<int64_t, std::vector<Lane>> lanes_;                     // NVTX start/end lanes by globalTid
   int64_t next_tid_ = kSyntheticTidBase;
   std::set<std::pair<int, int>> kineto_streams_;
   std::unordered_map<int64_t, std::string> kineto_api_names_;  // (device, stream) of a Kineto trace

@@ -509,7 +509,8 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
   constexpr uint64_t kLeftOut = UINT64_MAX;
   uint32_t last_tag = UINT32_MAX;
   std::tuple<int64_t, int64_t, uint32_t> last_tag_key;
-  auto group_of = [&sweep, &last_tag, &last_tag_key, split_default_domain](const nsys::NvtxRangeRow& r) -> uint64_t {
+  auto group_of = [&sweep, &last_tag, &last_tag_key, split_default_domain](const nsys::NvtxRangeRow& r,
+                                                                           std::string_view split) -> uint64_t {
     if (r.ends_on_other_thread) return kLeftOut;
     const uint32_t style = RangeGroups::StyleIndex(r.event_type);
     int64_t process = model::GlobalPidOf(r.global_tid);
@@ -521,12 +522,19 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
       last_tag = sweep.TagOf(r.domain_id, process, r.global_tid, style);
       last_tag_key = tag_key;
     }
-    return sweep.keys.Intern(last_tag, r.text);
+    return sweep.keys.InternSplit(last_tag, split);
   };
   nsys::NvtxRangeCursor::Options options;
   options.by_start = by_start;
   options.open_end = open_end;
-  options.prefetch = WorkerThreads() > 1;  // SQLite and the keys on another core while this one sweeps
+  // SQLite and splitting the texts (on several readers where there are cores enough), keying
+  // them, and the sweep: stages on cores of their own (the keying alone took longer than the
+  // sweep, and reading NVTX alone nearly as long).
+  options.prefetch = WorkerThreads() > 1;
+  options.readers = 0;
+  options.prepare = [](const nsys::NvtxRangeRow& r, std::string& out) {
+    if (!r.ends_on_other_thread) CompactStringSet::Split(r.text, out);
+  };
   options.annotate = group_of;
   CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor nvtx, nsys::NvtxRangeCursor::Open(db, options));
   CPPROF_ASSIGN_OR_RETURN(nsys::ApiCallCursor calls, nsys::ApiCallCursor::Open(db, by_start, true));

@@ -37,8 +37,13 @@ void ChromeTraceWriter::End() {
 }
 
 void ChromeTraceWriter::AppendRaw(std::string_view events, int64_t count) {
-  buffer_ += events;
   events_ += count;
+  if (events.size() >= (1 << 18)) {  // a block of events formatted elsewhere: written as it is, not copied
+    Flush();
+    out_.write(events.data(), static_cast<std::streamsize>(events.size()));
+    return;
+  }
+  buffer_ += events;
   if (buffer_.size() >= (1 << 20)) Flush();
 }
 

@@ -384,7 +384,8 @@ TEST(ChromeTraceDeterminism, SameExportSameBytes) {
 }
 
 // NVTX ranges are formatted in batches on all cores (blocks per thread), then appended in
-// order: the same bytes on one thread or three, over several batches.
+// order: the same bytes on one thread, three or sixteen (NVTX then read in parts by several
+// readers), over several batches.
 TEST(ChromeTraceDeterminism, SameBytesOnAnyNumberOfThreads) {
   // 38896 kernels (more than two batches of GPU ops) and over 65536 events in all (more than two
   // of NVTX ranges); with --flows each launch's flow end goes out with its first op.
@@ -396,11 +397,15 @@ TEST(ChromeTraceDeterminism, SameBytesOnAnyNumberOfThreads) {
     CliResult one = RunCli(args);
     ::setenv("CPPROF_THREADS", "3", 1);
     CliResult three = RunCli(args);
+    ::setenv("CPPROF_THREADS", "16", 1);  // NVTX read by 4 readers in parts, for the trace and the CP view
+    CliResult sixteen = RunCli(args);
     ::unsetenv("CPPROF_THREADS");
     ASSERT_EQ(one.rc, 0) << one.err;
     ASSERT_EQ(three.rc, 0) << three.err;
+    ASSERT_EQ(sixteen.rc, 0) << sixteen.err;
     EXPECT_GT(std::count(one.out.begin(), one.out.end(), '\n'), 65536);
     EXPECT_TRUE(one.out == three.out) << "the trace depends on the number of threads " << flows;
+    EXPECT_TRUE(one.out == sixteen.out) << "the trace depends on the number of NVTX readers " << flows;
     EXPECT_NO_THROW((void)nlohmann::ordered_json::parse(three.out));
   }
 }

@@ -86,7 +86,7 @@ TEST(StatsTimeUnitGolden, MatchesNsysCsv) {
 }
 
 // The NVTX reports make their rows as they print them (one per distinct range text) and format
-// them on all cores: the same CSV on one thread, and the same rows in every format.
+// them on all cores: the same CSV on one thread and on sixteen, and the same rows in every format.
 TEST(StatsLazyTables, SameRowsOnOneThreadAndInEveryFormat) {
   const std::string name = "cpfold-train-1x2";
   for (const char* report : {"nvtx_sum", "nvtx_gpu_proj_sum"}) {
@@ -96,9 +96,13 @@ TEST(StatsLazyTables, SameRowsOnOneThreadAndInEveryFormat) {
 
     ::setenv("CPPROF_THREADS", "1", 1);
     CliResult one = RunCli({"stats", "--report", report, "--format", "csv", RealExport(name)});
+    ::setenv("CPPROF_THREADS", "16", 1);  // NVTX read in parts by 4 readers, keyed on a thread of its own
+    CliResult sixteen = RunCli({"stats", "--report", report, "--format", "csv", RealExport(name)});
     ::unsetenv("CPPROF_THREADS");
     ASSERT_EQ(one.rc, 0) << one.err;
     EXPECT_EQ(one.out, expected) << report;
+    ASSERT_EQ(sixteen.rc, 0) << sixteen.err;
+    EXPECT_EQ(sixteen.out, expected) << report;
 
     CliResult json = RunCli({"stats", "--report", report, "--format", "json", RealExport(name)});
     ASSERT_EQ(json.rc, 0) << json.err;
