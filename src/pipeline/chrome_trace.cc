@@ -491,15 +491,36 @@ class TraceBuilder {
     return (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(correlation_id);
   }
 
-  // Formats and writes batches of events on a thread of its own, in order, while this one reads
-  // and places the next (two batches at most waiting): placing, formatting and writing overlap.
+  // Formatted blocks of events waiting to be appended to the trace, in order (BatchWriter's
+  // stand-in for the ChromeTraceWriter while it formats ahead of the appending).
+  struct FormattedBlocks {
+    int64_t base_events = 0;                              // the trace's events before the BatchWriter began
+    int64_t staged_events = 0;                            // formatted by it so far, appended or not
+    std::vector<std::pair<std::string, int64_t>> blocks;  // text, events counted with it
+    int64_t events() const { return base_events + staged_events; }
+    void AppendRaw(std::string&& text, int64_t count) {
+      staged_events += count;
+      blocks.emplace_back(std::move(text), count);
+    }
+    void Clear() { blocks.clear(); }
+  };
+
+  // Formats batches of events on a thread of its own, in order, while this one reads and places
+  // the next (two batches at most waiting), and appends them to the trace on a third (two
+  // formatted batches at most waiting): placing, formatting and writing overlap. Nothing else
+  // writes to the trace while it runs.
   template <class Batch>
   class BatchWriter {
    public:
     BatchWriter(render::ChromeTraceWriter& writer, int64_t off)
-        : writer_(writer), off_(off), thread_([this] { Run(); }) {}
+        : writer_(writer),
+          off_(off),
+          base_events_(writer.events()),
+          thread_([this] { Format(); }),
+          append_thread_([this] { Append(); }) {}
     ~BatchWriter() {
       if (thread_.joinable()) pipe_.Finish(), thread_.join();
+      if (append_thread_.joinable()) formatted_.Finish(), append_thread_.join();
     }
     // Hands `batch` over and puts an empty one in its place.
     void Put(Batch& batch) {
@@ -509,38 +530,67 @@ class TraceBuilder {
     void Finish() {
       pipe_.Finish();
       thread_.join();
+      append_thread_.join();
       if (std::getenv("CPPROF_TIMING")) {
         std::fprintf(stderr,
-                     "cpprof: timing: export: placing waited %.3f s for the writer, the writer %.3f s for placing\n",
-                     pipe_.producer_waited_s(), pipe_.consumer_waited_s());
+                     "cpprof: timing: export: placing waited %.3f s for formatting, formatting %.3f s for placing; "
+                     "formatting waited %.3f s for appending, appending %.3f s for formatting\n",
+                     pipe_.producer_waited_s(), pipe_.consumer_waited_s(), formatted_.producer_waited_s(),
+                     formatted_.consumer_waited_s());
       }
       if (error_) std::rethrow_exception(error_);
+      if (append_error_) std::rethrow_exception(append_error_);
     }
 
    private:
-    void Run() {
+    void Format() {
       Batch current;
+      FormattedBlocks blocks;
+      int64_t staged = 0;
       try {
-        while (pipe_.Take(current)) current.WriteTo(writer_, off_);
+        while (pipe_.Take(current)) {
+          blocks.Clear();
+          blocks.base_events = base_events_;
+          blocks.staged_events = staged;
+          current.WriteTo(blocks, off_);
+          staged = blocks.staged_events;
+          if (!formatted_.Put(blocks)) break;  // the appending failed
+        }
+        formatted_.Finish();
       } catch (...) {
         error_ = std::current_exception();
+        pipe_.Stop();
+        formatted_.Finish();
+      }
+    }
+    void Append() {
+      FormattedBlocks blocks;
+      try {
+        while (formatted_.Take(blocks)) {
+          for (auto& [text, count] : blocks.blocks) writer_.AppendRaw(text, count);
+        }
+      } catch (...) {
+        append_error_ = std::current_exception();
+        formatted_.Stop();
         pipe_.Stop();
       }
     }
     render::ChromeTraceWriter& writer_;
     const int64_t off_;
+    const int64_t base_events_;
     BatchPipe<Batch> pipe_{2};
-    std::exception_ptr error_;
-    std::thread thread_;
+    BatchPipe<FormattedBlocks> formatted_{2};
+    std::exception_ptr error_, append_error_;
+    std::thread thread_, append_thread_;
   };
 
   // Items [0, n) formatted on all cores, a block of items each, and appended in order: the same
   // bytes as writing them one by one. write(w, separate, i) writes item i's events, calling
   // separate() before each (",\n", or "\n" before the document's first, as
   // ChromeTraceWriter::Begin); `events` is how many that makes in all; `bytes` a guess per item.
-  template <class WriteItem>
-  static void WriteInBlocks(render::ChromeTraceWriter& writer, size_t n, int64_t events, size_t bytes,
-                            WriteItem&& write) {
+  // `writer`: the ChromeTraceWriter, or a BatchWriter's FormattedBlocks.
+  template <class Writer, class WriteItem>
+  static void WriteInBlocks(Writer& writer, size_t n, int64_t events, size_t bytes, WriteItem&& write) {
     if (n == 0) return;
     const size_t blocks = std::min<size_t>(WorkerThreads(), (n + 1023) / 1024);
     std::vector<std::string> text(blocks);
@@ -556,7 +606,7 @@ class TraceBuilder {
       };
       for (size_t i = from; i < to; ++i) write(w, separate, i);
     });
-    for (size_t b = 0; b < blocks; ++b) writer.AppendRaw(text[b], b == 0 ? events : 0);
+    for (size_t b = 0; b < blocks; ++b) writer.AppendRaw(std::move(text[b]), b == 0 ? events : 0);
   }
 
   // GPU ops (kernels, memcpys, memsets) placed (pid, tid: their tracks) in order but not yet
@@ -579,7 +629,8 @@ class TraceBuilder {
     void Add(const Op& op) { ops_.push_back(op), flows_ += op.flow_end; }
     size_t size() const { return ops_.size(); }
     void Clear() { ops_.clear(), flows_ = 0; }
-    void WriteTo(render::ChromeTraceWriter& writer, int64_t off) {
+    template <class Writer>
+    void WriteTo(Writer& writer, int64_t off) {
       WriteInBlocks(writer, ops_.size(), static_cast<int64_t>(ops_.size() + flows_), 260,
                     [&](render::JsonWriter& w, const auto& separate, size_t i) {
                       const Op& op = ops_[i];
@@ -636,7 +687,8 @@ class TraceBuilder {
     void Add(const Call& c) { calls_.push_back(c); }
     size_t size() const { return calls_.size(); }
     void Clear() { calls_.clear(); }
-    void WriteTo(render::ChromeTraceWriter& writer, int64_t off) {
+    template <class Writer>
+    void WriteTo(Writer& writer, int64_t off) {
       WriteInBlocks(writer, calls_.size(), static_cast<int64_t>(calls_.size()), 200,
                     [&](render::JsonWriter& w, const auto& separate, size_t i) {
                       const Call& c = calls_[i];
@@ -984,7 +1036,8 @@ class TraceBuilder {
       names_.clear();
     }
     // Formats the batch (WriteX) and appends it to `writer`; empties it.
-    void WriteTo(render::ChromeTraceWriter& writer, int64_t off) {
+    template <class Writer>
+    void WriteTo(Writer& writer, int64_t off) {
       WriteInBlocks(writer, events_.size(), static_cast<int64_t>(events_.size()),
                     160 + names_.size() / std::max<size_t>(1, events_.size()),
                     [&](render::JsonWriter& w, const auto& separate, size_t i) {
