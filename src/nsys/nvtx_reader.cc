@@ -302,8 +302,7 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
   Prefetch& p = *prefetch;
   p.options = options;
   p.ranges = {options.rows};
-  const int want_readers =
-      options.readers > 0 ? options.readers : static_cast<int>(std::clamp<size_t>(WorkerThreads() / 4, 1, 4));
+  const int want_readers = options.readers > 0 ? options.readers : AutoReaders();
   if (want_readers > 1 && options.rows.whole() && !options.by_start) {
     CPPROF_ASSIGN_OR_RETURN(int64_t rows, RowsUpperBound(db, kNvtxTable));
     CPPROF_ASSIGN_OR_RETURN(p.ranges, SplitRowids(db, kNvtxTable, static_cast<size_t>(rows / Prefetch::kPartRows + 1),

@@ -96,8 +96,7 @@ class NvtxRangeCursor {
     bool prefetch = false;
     // With prefetch, in table order over the whole table: read by this many threads at once,
     // each on a connection of its own, a part of the table each in turn; the rows still come
-    // in table order, and annotate still runs in it. 0: by the cores, a quarter of
-    // WorkerThreads() from 1 to 4 (SQLite's stepping is the slowest stage of a reader).
+    // in table order, and annotate still runs in it. 0: AutoReaders() (row_prefetch.h).
     int readers = 1;
     // Run for each range as it is read (on the prefetch thread, with prefetch): its result is
     // the row's `annotation`. For work per row that may run ahead of the caller's.

@@ -178,10 +178,12 @@ StatusOr<PrefetchedRows> PrefetchedRows::Open(const Database& db, const std::str
   return PrefetchedRows(std::move(impl));
 }
 
+int AutoReaders() { return static_cast<int>(std::clamp<size_t>(WorkerThreads() / 8, 1, 2)); }
+
 StatusOr<PrefetchedRows> PrefetchedRows::OpenInParts(const Database& db, const char* table,
                                                      const std::function<std::string(const RowidRange&)>& sql,
                                                      std::string what, std::vector<Kind> columns, int readers) {
-  if (readers <= 0) readers = static_cast<int>(std::clamp<size_t>(WorkerThreads() / 4, 1, 4));
+  if (readers <= 0) readers = AutoReaders();
   std::vector<RowidRange> ranges(1);
   if (readers > 1) {
     CPPROF_ASSIGN_OR_RETURN(int64_t rows, RowsUpperBound(db, table));
