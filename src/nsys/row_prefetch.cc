@@ -178,7 +178,10 @@ StatusOr<PrefetchedRows> PrefetchedRows::Open(const Database& db, const std::str
   return PrefetchedRows(std::move(impl));
 }
 
-int AutoReaders() { return static_cast<int>(std::clamp<size_t>(WorkerThreads() / 8, 1, 2)); }
+int AutoReaders(int cores_each, int most) {
+  return static_cast<int>(
+      std::clamp<size_t>(WorkerThreads() / static_cast<size_t>(std::max(1, cores_each)), 1, std::max(1, most)));
+}
 
 StatusOr<PrefetchedRows> PrefetchedRows::OpenInParts(const Database& db, const char* table,
                                                      const std::function<std::string(const RowidRange&)>& sql,

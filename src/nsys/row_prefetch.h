@@ -25,10 +25,12 @@
 
 namespace cpprof::nsys {
 
-// How many threads read a table in parts when the caller leaves it to the cores: one per 8 worker
-// threads, at most 2. Measured on 16 cores at 1 GB: with 4, the readers of NVTX_EVENTS waited
-// for their consumer most of the time, and each holds a part's batches (megabytes) ahead.
-int AutoReaders();
+// How many threads read a table in parts when the caller leaves it to the cores: one per
+// `cores_each` worker threads, from 1 to `most`. The default (2 on 16 cores) is for a consumer
+// slower than two readers: on 16 cores at 1 GB the report's NVTX pass kept four waiting most of
+// the time, and each holds a part's batches (megabytes) ahead. Readers that do work of their own
+// per row (proj_sum's text split) or feed a fast consumer (export) want (4, 4): four on 16 cores.
+int AutoReaders(int cores_each = 8, int most = 2);
 
 class PrefetchedRows {
  public:
