@@ -15,6 +15,18 @@ std::string fmt_op(int i) {
   return "op " + std::to_string(i) + " seq " + std::to_string(i * 3 % 1000) + (i % 5 == 0 ? " sizes [[4, 256]]" : "");
 }
 
+// Texts at the edges of the split: empty, leading zeros, a run too long for a number, NULs, the
+// template's own escapes, a number alone, no number.
+std::vector<std::string> EdgeTexts() {
+  return {"",
+          "007 and 0 and 10",
+          "99999999999999999999 20 digits",
+          std::string("nul\0inside 12\0", 14),
+          std::string("\0\1\0\0 1", 7),
+          "42",
+          "x"};
+}
+
 TEST(CompactStringSet, GivesBackTheExactBytes) {
   const std::string cases[] = {
       "",
@@ -44,17 +56,11 @@ TEST(CompactStringSet, GivesBackTheExactBytes) {
 // InternFrom (a string of another set, its numbers copied as they are) gives the id Intern gives
 // its text: into an empty set, and into one that holds some of the strings already.
 TEST(CompactStringSet, InternFromAnotherSetAsItsText) {
-  const std::string cases[] = {
+  std::vector<std::string> cases = {
       "aten::view, op_id = 12610, sizes = [[256, 1024], [1024, 4]]",
       "aten::view, op_id = 7, sizes = [[2, 1]]",
-      "",
-      "007 and 0 and 10",
-      "99999999999999999999 20 digits",
-      std::string("nul\0inside 12\0", 14),
-      std::string("\0\1\0\0 1", 7),
-      "42",
-      "x",
   };
+  for (const auto& s : EdgeTexts()) cases.push_back(s);
   CompactStringSet from;
   for (const auto& s : cases) from.Intern(3, s);
   for (int warm : {0, 1}) {
@@ -79,17 +85,9 @@ TEST(CompactStringSet, InternFromAnotherSetAsItsText) {
 // hands them over) gives the ids Intern gives, for new and repeated strings, past the lookup
 // table's growth.
 TEST(CompactStringSet, SplitThenInternIsIntern) {
-  std::vector<std::string> texts = {
-      "",
-      "0",
-      "00",
-      "007 and 0 and 10",
-      "99999999999999999999 20 digits",
-      std::string("nul\0inside 12\0", 14),
-      std::string("\0\1\0\0 1", 7),
-      "42",
-      "x",
-  };
+  std::vector<std::string> texts = EdgeTexts();
+  texts.push_back("0");
+  texts.push_back("00");
   for (int i = 0; i < 5000; ++i) texts.push_back(fmt_op(i % 3000));  // repeats past the first 3000
   std::string forms;
   std::vector<size_t> begins;
