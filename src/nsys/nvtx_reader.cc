@@ -505,10 +505,9 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
   NvtxScan out;
   CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
   const bool payloads = callbacks.payload && db.HasColumn(kNvtxTable, "binaryData");
-  // SQLite steps on another core while this one names the ranges and runs the callbacks.
+  // SQLite steps on other cores (in parts of the table on several where there are enough, the
+  // rows in table order still) while this one names the ranges and runs the callbacks.
   using K = PrefetchedRows::Kind;
-  // SQLite steps in parts of the table on several cores where there are enough (the rows in
-  // table order still): reading NVTX took longer than what the callbacks do.
   const std::string select =
       fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, {} FROM {}",
                   db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid IS NOT NULL" : "0",

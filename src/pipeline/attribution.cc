@@ -131,7 +131,7 @@ class RangeClassifier {
     if (!thread_.joinable()) {
       classify_(batch_);
     } else if (!pipe_.Put(batch_)) {
-      return;  // the classifying thread failed: Finish rethrows its exception
+      // The classifying thread failed (Finish rethrows its exception): the rest is dropped.
     }
     batch_.Clear();
   }
