@@ -153,7 +153,9 @@ struct NvtxRangeCursor::Impl {
   NvtxDomains domains;
   NvtxRangeRow row{};
   bool saw_open = false;
-  std::unique_ptr<Prefetch> prefetch;  // Options::prefetch: rows come from there
+  bool all_events = false, payloads = false;  // Options'
+  int64_t damaged = 0;                        // rows left out for damaged times
+  std::unique_ptr<Prefetch> prefetch;         // Options::prefetch: rows come from there
   std::function<uint64_t(const NvtxRangeRow&, std::string_view)> annotate;
   std::function<void(const NvtxRangeRow&, std::string&)> prepare;
   std::string prepared;  // prepare's output for the row
@@ -172,6 +174,8 @@ struct NvtxRangeCursor::Prefetch {
     std::vector<size_t> text_begin;
     std::string prepared;  // Options::prepare's output, per row from prepared_begin
     std::vector<size_t> prepared_begin;
+    std::string payloads;  // Options::payloads: per row from payload_begin
+    std::vector<size_t> payload_begin;
 
     bool empty() const { return rows.empty(); }
     void Clear() {
@@ -180,10 +184,23 @@ struct NvtxRangeCursor::Prefetch {
       text_begin.clear();
       prepared.clear();
       prepared_begin.clear();
+      payloads.clear();
+      payload_begin.clear();
     }
-    // Points the rows' text views into this batch's `text` (the views do not survive a move).
+    void Add(const NvtxRangeRow& r, bool with_payload) {
+      text_begin.push_back(text.size());
+      text.append(r.text);
+      if (with_payload) {
+        payload_begin.push_back(payloads.size());
+        payloads.append(r.payload);
+      }
+      rows.push_back(r);
+    }
+    // Points the rows' text (and payload) views into this batch (the views do not survive a move).
     void ViewTexts() {
       for (size_t i = 0; i < rows.size(); ++i) rows[i].text = Piece(text, text_begin, i);
+      if (payload_begin.empty()) return;
+      for (size_t i = 0; i < rows.size(); ++i) rows[i].payload = Piece(payloads, payload_begin, i);
     }
     static std::string_view Piece(const std::string& all, const std::vector<size_t>& begins, size_t i) {
       const size_t end = i + 1 < begins.size() ? begins[i + 1] : all.size();
@@ -197,6 +214,7 @@ struct NvtxRangeCursor::Prefetch {
   struct PartResult {
     NvtxDomains domains;
     bool saw_open = false;
+    int64_t damaged = 0;
     Status status;
   };
 
@@ -242,10 +260,17 @@ struct NvtxRangeCursor::Prefetch {
   std::thread annotate_thread;
   Batch current;
   size_t pos = 0;
-  // Known at the end: the parts' domains merged in table order, any open range met.
+  // Known at the end: the parts' domains merged in table order, any open range met, the rows
+  // left out for damaged times.
   NvtxDomains domains;
   bool saw_open = false;
+  int64_t damaged = 0;
 };
+
+int AutoReaders(int cores_each, int most) {
+  return static_cast<int>(
+      std::clamp<size_t>(WorkerThreads() / static_cast<size_t>(std::max(1, cores_each)), 1, std::max(1, most)));
+}
 
 NvtxRangeCursor::Impl::~Impl() = default;
 
@@ -260,20 +285,24 @@ namespace {
 StatusOr<PrefetchedRows> OpenRangeRows(const Database& db, const NvtxRangeCursor::Options& options,
                                        bool rows_on_own_thread) {
   using K = PrefetchedRows::Kind;
+  std::string where;
+  auto add = [&where](const std::string& condition) { where += (where.empty() ? " WHERE " : " AND ") + condition; };
+  if (!options.all_events) {
+    add(fmt::format("eventType IN ({}, {}, {}, {}, {})", kNvtxPushPop, kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd,
+                    kNvtxDomainCreate));
+  }
+  if (!options.rows.whole()) add(fmt::format("rowid BETWEEN {} AND {}", options.rows.first, options.rows.last));
+  const bool payloads = options.payloads && db.HasColumn(kNvtxTable, "binaryData");
   return PrefetchedRows::Open(
       db,
-      fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid FROM {} "
-                  "WHERE eventType IN ({}, {}, {}, {}, {}){}{}",
-                  db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", kNvtxTable, kNvtxPushPop,
-                  kNvtxStartEnd, kNvtxtPushPop, kNvtxtStartEnd, kNvtxDomainCreate,
-                  options.rows.whole()
-                      ? std::string()
-                      : fmt::format(" AND rowid BETWEEN {} AND {}", options.rows.first, options.rows.last),
+      fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid, {} FROM {}{}{}",
+                  db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", payloads ? "binaryData" : "NULL",
+                  kNvtxTable, where,
                   !options.by_start       ? ""
                   : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
                                           : " ORDER BY start, rowid"),
-      "reading NVTX ranges", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kText, K::kInt, K::kInt},
-      rows_on_own_thread);
+      "reading NVTX events",
+      {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kText, K::kInt, K::kInt, K::kBlob}, rows_on_own_thread);
 }
 
 }  // namespace
@@ -283,6 +312,8 @@ StatusOr<std::unique_ptr<NvtxRangeCursor::Impl>> NvtxRangeCursor::OpenImpl(const
   CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
   CPPROF_ASSIGN_OR_RETURN(PrefetchedRows st, OpenRangeRows(db, options, rows_on_own_thread));
   auto impl = std::make_unique<Impl>(std::move(st), std::move(registered), options.open_end);
+  impl->all_events = options.all_events;
+  impl->payloads = options.payloads;
   impl->annotate = options.annotate;
   if (options.annotate) impl->prepare = options.prepare;
   return impl;
@@ -358,22 +389,22 @@ void NvtxRangeCursor::Prefetch::Fill(size_t part, size_t reader, Batch& batch, c
     impl->st = std::move(*rows);
     impl->domains = NvtxDomains();
     impl->saw_open = false;
+    impl->damaged = 0;
   }
   Impl& m = *impl;
   while (ReadNext(m)) {
     const NvtxRangeRow& r = m.row;
-    batch.text_begin.push_back(batch.text.size());
-    batch.text.append(r.text);
     if (prepare) {
       batch.prepared_begin.push_back(batch.prepared.size());
       prepare(r, batch.prepared);
     }
-    batch.rows.push_back(r);
+    batch.Add(r, m.payloads);
     if (batch.rows.size() == kBatchRows && !put(batch)) return;
   }
   result.status = m.st.status().ok() ? m.registered.status() : m.st.status();
   result.domains = std::move(m.domains);
   result.saw_open = m.saw_open;
+  result.damaged = m.damaged;
 }
 
 bool NvtxRangeCursor::Prefetch::PartDone(size_t part) {
@@ -385,6 +416,7 @@ bool NvtxRangeCursor::Prefetch::PartDone(size_t part) {
   domains.Merge(result.domains);
   result.domains = NvtxDomains();
   saw_open = saw_open || result.saw_open;
+  damaged += result.damaged;
   return true;
 }
 
@@ -430,17 +462,21 @@ bool NvtxRangeCursor::Next() {
 
 bool NvtxRangeCursor::ReadNext(Impl& m) {
   while (m.st.Step()) {
-    if (!ValidTimes(m.st, 0, 1, true)) continue;  // damaged times (ValidTimesSql), checked here: cheaper
-    const int64_t type = m.st.Int(2);
-    if (type == kNvtxDomainCreate) {
-      m.domains.Add(m.st.Int(3), m.st.Int(4), m.st.Int(0), m.registered.TextOf(m.st, 5, 6));
+    if (!ValidTimes(m.st, 0, 1, true)) {  // damaged times (ValidTimesSql), checked here: cheaper
+      ++m.damaged;
       continue;
     }
+    const int64_t type = m.st.Int(2);
     NvtxRangeRow& r = m.row;
+    r.text = m.registered.TextOf(m.st, 5, 6);
+    if (type == kNvtxDomainCreate) {
+      m.domains.Add(m.st.Int(3), m.st.Int(4), m.st.Int(0), r.text);
+      if (!m.all_events) continue;
+    }
     r.start = m.st.Int(0);
     r.open = m.st.IsNull(1);
     if (r.open) {
-      if (!m.open_end) m.saw_open = true;
+      if (!m.open_end && IsRange(type)) m.saw_open = true;
       r.end = m.open_end.value_or(r.start);
     } else {
       r.end = m.st.Int(1);
@@ -448,10 +484,11 @@ bool NvtxRangeCursor::ReadNext(Impl& m) {
     r.event_type = static_cast<int>(type);
     r.domain_id = m.st.Int(3);
     r.global_tid = m.st.Int(4);
-    r.text = m.registered.TextOf(m.st, 5, 6);
     r.ends_on_other_thread = !m.st.IsNull(7);
     r.end_global_tid = m.st.Int(7);
     r.rowid = m.st.Int(8);
+    r.has_payload = m.payloads && !m.st.IsNull(9);
+    r.payload = r.has_payload ? m.st.Blob(9) : std::string_view();
     if (m.annotate) {
       m.prepared.clear();
       if (m.prepare) m.prepare(r, m.prepared);
@@ -467,6 +504,7 @@ const NvtxDomains& NvtxRangeCursor::domains() const {
   return impl_->prefetch ? impl_->prefetch->domains : impl_->domains;
 }
 bool NvtxRangeCursor::saw_open() const { return impl_->prefetch ? impl_->prefetch->saw_open : impl_->saw_open; }
+int64_t NvtxRangeCursor::damaged_rows() const { return impl_->prefetch ? impl_->prefetch->damaged : impl_->damaged; }
 Status NvtxRangeCursor::status() const {
   if (impl_->prefetch) return impl_->prefetch->failed;
   CPPROF_RETURN_IF_ERROR(impl_->st.status());
@@ -474,53 +512,26 @@ Status NvtxRangeCursor::status() const {
 }
 
 Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn) {
-  std::string ranges_only = RangesOnly();
   // Ranges still open when the capture ended get the last NVTX timestamp of the export.
+  NvtxRangeCursor::Options options;
   CPPROF_ASSIGN_OR_RETURN(int64_t max_ts, LastNvtxTimestamp(db, open_end));
-  CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
-  CPPROF_ASSIGN_OR_RETURN(
-      Statement st,
-      db.Prepare(fmt::format("SELECT ne.start, coalesce(ne.end, {}), ne.eventType, ne.domainId, ne.globalTid, "
-                             "ne.textId, ne.text, {}, ne.end IS NULL FROM {} AS ne WHERE ne.{} AND {}",
-                             max_ts, db.HasColumn(kNvtxTable, "endGlobalTid") ? "ne.endGlobalTid IS NOT NULL" : "0",
-                             kNvtxTable, ranges_only, ValidTimesSql(true, "ne.")),
-                 "reading NVTX ranges"));
-  NvtxRangeRow r{};
-  while (st.Step()) {
-    r.start = st.Int(0);
-    r.end = st.Int(1);
-    r.event_type = static_cast<int>(st.Int(2));
-    r.domain_id = st.Int(3);
-    r.global_tid = st.Int(4);
-    r.text = registered.TextOf(st, 5, 6);
-    r.ends_on_other_thread = st.Int(7) != 0;
-    r.open = st.Int(8) != 0;
-    fn(r);
-  }
-  CPPROF_RETURN_IF_ERROR(registered.status());
-  return st.status();
+  options.open_end = max_ts;
+  CPPROF_ASSIGN_OR_RETURN(NvtxRangeCursor cursor, NvtxRangeCursor::Open(db, options));
+  while (cursor.Next()) fn(cursor.row());
+  return cursor.status();
 }
 
 StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScanCallbacks& callbacks) {
   NvtxScan out;
-  CPPROF_ASSIGN_OR_RETURN(RegisteredStrings registered, RegisteredStrings::Open(db));
-  const bool payloads = callbacks.payload && db.HasColumn(kNvtxTable, "binaryData");
-  // SQLite steps on other cores (in parts of the table on several where there are enough, the
-  // rows in table order still) while this one names the ranges and runs the callbacks.
-  using K = PrefetchedRows::Kind;
-  const std::string select =
-      fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, {} FROM {}",
-                  db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid IS NOT NULL" : "0",
-                  payloads ? "binaryData" : "NULL", kNvtxTable);
-  CPPROF_ASSIGN_OR_RETURN(
-      PrefetchedRows st,
-      PrefetchedRows::OpenInParts(
-          db, kNvtxTable,
-          [&](const RowidRange& rows) {
-            return rows.whole() ? select
-                                : fmt::format("{} WHERE rowid BETWEEN {} AND {}", select, rows.first, rows.last);
-          },
-          "reading NVTX events", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kText, K::kInt, K::kBlob}));
+  // Every event, SQLite stepping on other cores (in parts of the table on several where there
+  // are enough, the rows in table order still) while this one names the ranges and runs the
+  // callbacks.
+  NvtxRangeCursor::Options options;
+  options.all_events = true;
+  options.payloads = static_cast<bool>(callbacks.payload);
+  options.prefetch = WorkerThreads() > 1;
+  options.readers = 0;
+  CPPROF_ASSIGN_OR_RETURN(NvtxRangeCursor cursor, NvtxRangeCursor::Open(db, options));
   struct Held {
     NvtxRangeRow row;
     std::string text;
@@ -530,51 +541,35 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
   std::pair<int64_t, int64_t> last_used{-1, -1};
   bool conflict = false;
   int64_t max_event = INT64_MIN, max_range = INT64_MIN;
-  NvtxRangeRow r{};
-  while (st.Step()) {
-    if (!ValidTimes(st, 0, 1, true)) {  // damaged times: left out, counted (the other NVTX readers only leave them out)
-      ++out.damaged_rows;
-      continue;
-    }
-    const int64_t type = st.Int(2);
-    const int64_t start = st.Int(0);
-    const bool has_end = !st.IsNull(1);
-    const int64_t end = has_end ? st.Int(1) : start;
-    const int64_t tid = st.Int(4);
+  while (cursor.Next()) {
+    const NvtxRangeRow& r = cursor.row();
+    const int64_t type = r.event_type;
+    const int64_t start = r.start, end = r.end, tid = r.global_tid;  // no end: its start
     max_event = std::max({max_event, start, end});
-    if (payloads && !st.IsNull(8)) callbacks.payload(tid, st.Blob(8));
+    if (r.has_payload) callbacks.payload(tid, r.payload);
     if (type == kNvtxDomainCreate) {
-      int64_t domain = st.Int(3);
-      if (out.domains.Add(domain, tid, start, registered.TextOf(st, 5, 6)) &&
-          used.count({domain, model::GlobalPidOf(tid)})) {
+      if (out.domains.Add(r.domain_id, tid, start, r.text) && used.count({r.domain_id, model::GlobalPidOf(tid)})) {
         conflict = true;  // ranges already given took fewer (or other) names
       }
       continue;
     }
     if (!IsRange(type)) {
-      ++out.marks[{st.Int(3), tid}];
+      ++out.marks[{r.domain_id, tid}];
       continue;
     }
     max_range = std::max({max_range, start, end});
     if (conflict) continue;  // they are read again below
-    r.start = start;
-    r.end = end;
-    r.event_type = static_cast<int>(type);
-    r.domain_id = st.Int(3);
-    r.global_tid = tid;
-    r.text = registered.TextOf(st, 5, 6);
-    r.ends_on_other_thread = st.Int(7) != 0;
-    r.open = !has_end;
     if (r.open || (r.domain_id != 0 && !out.domains.Has(r.domain_id, tid))) {
       held.push_back({r, std::string(r.text)});
+      held.back().row.payload = {};
       continue;
     }
     std::pair<int64_t, int64_t> key{r.domain_id, model::GlobalPidOf(tid)};
     if (key != last_used) used.insert(key), last_used = key;
     callbacks.range(r, out.domains.NamesFor(r.domain_id, tid));
   }
-  CPPROF_RETURN_IF_ERROR(st.status());
-  CPPROF_RETURN_IF_ERROR(registered.status());
+  CPPROF_RETURN_IF_ERROR(cursor.status());
+  out.damaged_rows = cursor.damaged_rows();
   if (conflict) {
     out.two_pass = true;
     if (callbacks.restart) callbacks.restart();

@@ -61,9 +61,13 @@ struct NvtxRangeRow {
   bool ends_on_other_thread;   // endGlobalTid set: nsys leaves it out of GPU projection
   bool open;                   // no end recorded: still open when the capture ended
   std::string_view text;       // valid during the callback only
-  int64_t end_global_tid = 0;  // the thread that ended it, where the export says (NvtxRangeCursor only)
-  int64_t rowid = 0;           // NvtxRangeCursor only: the table order
-  uint64_t annotation = 0;     // NvtxRangeCursor only: Options::annotate's result
+  int64_t end_global_tid = 0;  // the thread that ended it, where the export says
+  int64_t rowid = 0;           // the table order
+  uint64_t annotation = 0;     // NvtxRangeCursor::Options::annotate's result
+  // NvtxRangeCursor::Options::payloads: the row's binaryData (typed payloads such as NCCL's
+  // ranks), valid as `text`; has_payload false where it is NULL.
+  std::string_view payload;
+  bool has_payload = false;
 };
 
 // Which timestamps bound the end given to ranges still open at the end of the capture: nsys's
@@ -76,9 +80,19 @@ StatusOr<int64_t> LastNvtxTimestamp(const Database& db, OpenEnd open_end);
 // Streams the push/pop and start/end ranges in table order.
 Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn);
 
+// How many threads read NVTX_EVENTS in parts (NvtxRangeCursor::Options::readers 0) when the caller leaves it to the
+// cores: one per `cores_each` worker threads, from 1 to `most`. The default (2 on 16 cores) is for a consumer slower
+// than two readers: on 16 cores at 1 GB the report's NVTX pass kept four waiting most of the time, and each holds a
+// part's batches (megabytes) ahead. Readers that do work of their own per row (proj_sum's text split) or feed a fast
+// consumer (export) want (4, 4): four on 16 cores.
+int AutoReaders(int cores_each = 8, int most = 2);
+
 // The ranges and domain-create events of NVTX_EVENTS as a cursor, in one pass: in table order
 // (exports list events by start time) or, with `by_start`, sorted by start (SQLite sorts: slower,
-// for exports that are not in time order). Domain creates go to domains(); Next() stops at ranges.
+// for exports that are not in time order). Domain creates go to domains(); Next() stops at ranges
+// (at every event with Options::all_events). The one reader of NVTX_EVENTS' rows: ScanNvtx and
+// ForEachNvtxRange read through it. Rows whose times are damaged (ValidTimesSql) are left out
+// and counted (damaged_rows()).
 class NvtxRangeCursor {
  public:
   struct Options {
@@ -90,13 +104,19 @@ class NvtxRangeCursor {
     std::optional<int64_t> open_end;
     // Only these rows (table order only): a part of the table read on its own connection.
     RowidRange rows;
+    // Every event, not only ranges: domain creates (which still name domains()) and the others
+    // (marks, ...) come from Next() too; event_type says which. Their end is their start when
+    // they have none (open), as a range's without open_end.
+    bool all_events = false;
+    // Each row's binaryData (NvtxRangeRow::payload), where the export has the column.
+    bool payloads = false;
     // SQLite steps on a thread of its own (on a connection of its own), a few thousand rows
     // ahead of Next(): for a caller with work of its own per row. domains(), saw_open() and
     // status() are then known once Next() returned false.
     bool prefetch = false;
     // With prefetch, in table order over the whole table: read by this many threads at once,
     // each on a connection of its own, a part of the table each in turn; the rows still come
-    // in table order, and annotate still runs in it. 0: AutoReaders() (row_prefetch.h).
+    // in table order, and annotate still runs in it. 0: AutoReaders().
     int readers = 1;
     // Run for each range as it is read (on the prefetch thread, with prefetch): its result is
     // the row's `annotation`. For work per row that may run ahead of the caller's.
@@ -118,6 +138,7 @@ class NvtxRangeCursor {
   const NvtxRangeRow& row() const;     // valid until the next Next()
   const NvtxDomains& domains() const;  // the domains created so far
   bool saw_open() const;               // a range without end was met while no open_end was given
+  int64_t damaged_rows() const;        // rows left out for damaged times (with prefetch: at the end)
   Status status() const;
 
  private:

@@ -148,6 +148,64 @@ TEST(ScanNvtx, RealExportsOnePassEqualsTwoPasses) {
   }
 }
 
+// Options::all_events with payloads gives every row of the table SQLite keeps with valid times
+// (ValidTimesSql), in table order, with its type, text (registered or its own), end (its start
+// when it has none) and binaryData, and counts the rest as damaged: plain, prefetched, and read by
+// three readers in parts (40,000 rows: several parts of kPartRows rowids).
+TEST(NvtxRangeCursor, AllEventsWithPayloadsAreTheTableAsSqlReadsIt) {
+  std::string sql =
+      std::string(kFixture) +
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40000) "
+      "INSERT INTO NVTX_EVENTS (start, end, eventType, domainId, globalTid, textId, text, endGlobalTid, "
+      "binaryData) SELECT 1000 + i, CASE i % 11 WHEN 0 THEN NULL WHEN 1 THEN -5 ELSE 1000 + i + i % 7 END, "
+      "CASE i % 5 WHEN 0 THEN 34 WHEN 1 THEN 60 WHEN 2 THEN 75 ELSE 59 END, i % 3, 1677721601 + i % 2, "
+      "CASE i % 13 WHEN 0 THEN 1 ELSE NULL END, 'text ' || i, CASE i % 17 WHEN 0 THEN 1677721602 END, "
+      "CASE i % 4 WHEN 0 THEN randomblob(i % 9) WHEN 1 THEN x'' END FROM n;";
+  auto db = Database::Open(testing::MakeDatabase("cursor_all_events.sqlite", sql));
+  ASSERT_TRUE(db.ok());
+  auto line = [](int64_t start, int64_t end, int64_t type, int64_t domain, int64_t tid, std::string_view text,
+                 bool ends_elsewhere, bool has_payload, std::string_view payload) {
+    std::string hex;
+    for (unsigned char c : payload) hex += fmt::format("{:02x}", c);
+    return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}:{}", start, end, type, domain, tid, text, ends_elsewhere, has_payload,
+                       hex);
+  };
+  std::vector<std::string> want;
+  auto st = db->Prepare(
+      "SELECT ne.start, coalesce(ne.end, ne.start), ne.eventType, ne.domainId, ne.globalTid, "
+      "coalesce(sid.value, ne.text, ''), ne.endGlobalTid IS NOT NULL, ne.binaryData IS NOT NULL, "
+      "ne.binaryData FROM NVTX_EVENTS AS ne LEFT JOIN StringIds AS sid ON ne.textId = sid.id WHERE " +
+          ValidTimesSql(true, "ne.") + " ORDER BY ne.rowid",
+      "reading the reference");
+  ASSERT_TRUE(st.ok());
+  while (st->Step()) {
+    want.push_back(line(st->Int(0), st->Int(1), st->Int(2), st->Int(3), st->Int(4), st->Text(5), st->Int(6) != 0,
+                        st->Int(7) != 0, st->Blob(8)));
+  }
+  auto count = db->Prepare("SELECT count(*) FROM NVTX_EVENTS", "counting");
+  ASSERT_TRUE(count.ok() && count->Step());
+  const int64_t damaged = count->Int(0) - static_cast<int64_t>(want.size());
+  ASSERT_GT(damaged, 3000);
+  ASSERT_GT(want.size(), 30'000u);
+  for (int mode = 0; mode < 3; ++mode) {
+    NvtxRangeCursor::Options options;
+    options.all_events = options.payloads = true;
+    options.prefetch = mode > 0;
+    options.readers = mode == 2 ? 3 : 1;
+    auto cursor = NvtxRangeCursor::Open(*db, options);
+    ASSERT_TRUE(cursor.ok()) << cursor.status().message();
+    std::vector<std::string> got;
+    while (cursor->Next()) {
+      const NvtxRangeRow& r = cursor->row();
+      got.push_back(line(r.start, r.end, r.event_type, r.domain_id, r.global_tid, r.text, r.ends_on_other_thread,
+                         r.has_payload, r.payload));
+    }
+    EXPECT_TRUE(cursor->status().ok()) << cursor->status().message();
+    EXPECT_EQ(got, want) << "mode " << mode;
+    EXPECT_EQ(cursor->damaged_rows(), damaged) << "mode " << mode;
+  }
+}
+
 // The rows of a cursor in order, with its rowids; then its domains and whether it met an open range.
 std::vector<std::string> CursorLines(const Database& db, NvtxRangeCursor::Options options,
                                      size_t stop_after = SIZE_MAX) {

@@ -1,13 +1,11 @@
 #include "nsys/row_prefetch.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <thread>
 
 #include "base/batch_pipe.h"
-#include "base/ordered_parts.h"
 #include "base/parallel.h"
 
 namespace cpprof::nsys {
@@ -21,57 +19,14 @@ struct Cell {
 };
 
 struct Batch {
-  std::vector<Cell> cells;  // rows x columns (kBatchRows rows allocated by Fill)
+  std::vector<Cell> cells;  // rows x columns (kBatchRows rows allocated)
   std::string arena;
   size_t rows = 0;
-  bool empty() const { return rows == 0; }
-  void Clear() {
-    arena.clear();
-    rows = 0;
-  }
 };
 
 // A batch is handed over at this many rows or bytes of text, whichever comes first; this many
 // batches wait at most (bounded memory whatever the table's size).
 constexpr size_t kBatchRows = 4096, kBatchBytes = 1 << 20, kBatchesAhead = 4;
-// Read in parts (OpenInParts): rowids per part; a reader keeps a part's batches ahead.
-constexpr int64_t kPartRows = 8192;
-
-// Steps `st` into batches of `kinds`' columns, handing each full one to `put` (false: stop);
-// the last, not full, stays in `batch`. False when put said stop.
-template <class Put>
-bool Fill(Statement& st, const std::vector<PrefetchedRows::Kind>& kinds, Batch& batch, Put&& put) {
-  using Kind = PrefetchedRows::Kind;
-  const size_t n = kinds.size();
-  if (batch.cells.size() < kBatchRows * n) batch.cells.resize(kBatchRows * n);
-  while (st.Step()) {
-    Cell* cells = batch.cells.data() + batch.rows * n;
-    for (size_t c = 0; c < n; ++c) {
-      const int col = static_cast<int>(c);
-      Cell& cell = cells[c];
-      cell.type = st.Type(col);
-      if (cell.type == SQLITE_NULL) {  // as Statement: Int() 0, Text() and Blob() empty
-        cell.value = 0;
-        cell.size = 0;
-        continue;
-      }
-      if (kinds[c] == Kind::kInt) {
-        cell.value = st.Int(col);
-        continue;
-      }
-      std::string_view s = kinds[c] == Kind::kText ? st.Text(col) : st.Blob(col);
-      cell.value = 0;
-      cell.begin = static_cast<uint32_t>(batch.arena.size());
-      cell.size = static_cast<uint32_t>(s.size());
-      batch.arena.append(s);
-    }
-    if (++batch.rows == kBatchRows || batch.arena.size() >= kBatchBytes) {
-      if (!put(batch)) return false;
-      if (batch.cells.size() < kBatchRows * n) batch.cells.resize(kBatchRows * n);
-    }
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -92,24 +47,14 @@ struct PrefetchedRows::Impl {
   size_t next_row = 0;
   const Cell* row = nullptr;
 
-  // In parts (OpenInParts): per reader a connection, per part its query and its status.
-  std::vector<std::unique_ptr<Database>> dbs;
-  std::vector<std::string> part_sql;
-  std::vector<Status> part_status;
-  std::unique_ptr<OrderedParts<Batch>> parts;
-
   std::string what;  // for CPPROF_TIMING
 
   ~Impl() {
     pipe.Stop();
     if (thread.joinable()) thread.join();
-    if (parts) parts->Stop();
     if (!direct && std::getenv("CPPROF_TIMING")) {
-      std::fprintf(stderr,
-                   "cpprof: timing: %s: SQLite (%zu) waited %.3f s for its reader, the reader %.3f s for SQLite\n",
-                   what.c_str(), parts ? parts->readers() : size_t{1},
-                   parts ? parts->readers_waited_s() : pipe.producer_waited_s(),
-                   parts ? parts->consumer_waited_s() : pipe.consumer_waited_s());
+      std::fprintf(stderr, "cpprof: timing: %s: SQLite waited %.3f s for its reader, the reader %.3f s for SQLite\n",
+                   what.c_str(), pipe.producer_waited_s(), pipe.consumer_waited_s());
     }
   }
 
@@ -118,10 +63,43 @@ struct PrefetchedRows::Impl {
 };
 
 void PrefetchedRows::Impl::Read(Statement reader) {
+  const size_t n = kinds.size();
   try {
     Batch batch;
-    if (!Fill(reader, kinds, batch, [&](Batch& b) { return pipe.Put(b) && (b.Clear(), true); })) return;
-    if (batch.rows > 0 && !pipe.Put(batch)) return;
+    batch.cells.resize(kBatchRows * n);
+    auto hand_over = [&] {
+      if (!pipe.Put(batch)) return false;
+      batch.arena.clear();
+      batch.rows = 0;
+      batch.cells.resize(kBatchRows * n);
+      return true;
+    };
+    while (reader.Step()) {
+      Cell* cells = batch.cells.data() + batch.rows * n;
+      for (size_t c = 0; c < n; ++c) {
+        const int col = static_cast<int>(c);
+        Cell& cell = cells[c];
+        cell.type = reader.Type(col);
+        if (cell.type == SQLITE_NULL) {  // as Statement: Int() 0, Text() and Blob() empty
+          cell.value = 0;
+          cell.size = 0;
+          continue;
+        }
+        if (kinds[c] == Kind::kInt) {
+          cell.value = reader.Int(col);
+          continue;
+        }
+        std::string_view s = kinds[c] == Kind::kText ? reader.Text(col) : reader.Blob(col);
+        cell.value = 0;
+        cell.begin = static_cast<uint32_t>(batch.arena.size());
+        cell.size = static_cast<uint32_t>(s.size());
+        batch.arena.append(s);
+      }
+      if (++batch.rows == kBatchRows || batch.arena.size() >= kBatchBytes) {
+        if (!hand_over()) return;
+      }
+    }
+    if (batch.rows > 0 && !hand_over()) return;
     read_status = reader.status();
     pipe.Finish();
   } catch (...) {
@@ -130,20 +108,6 @@ void PrefetchedRows::Impl::Read(Statement reader) {
 }
 
 bool PrefetchedRows::Impl::Take() {
-  if (parts) {
-    if (parts->Take(current)) {
-      next_row = 0;
-      return true;
-    }
-    parts->Stop();  // joins the readers: every part's status is known
-    for (const Status& st : part_status) {
-      if (!st.ok()) {
-        status = st;
-        break;
-      }
-    }
-    return false;
-  }
   bool more;
   try {
     more = pipe.Take(current);
@@ -175,47 +139,6 @@ StatusOr<PrefetchedRows> PrefetchedRows::Open(const Database& db, const std::str
   CPPROF_ASSIGN_OR_RETURN(Statement reader, impl->own->Prepare(sql, std::move(what)));
   Impl* p = impl.get();
   impl->thread = std::thread([p, r = std::move(reader)]() mutable { p->Read(std::move(r)); });
-  return PrefetchedRows(std::move(impl));
-}
-
-int AutoReaders(int cores_each, int most) {
-  return static_cast<int>(
-      std::clamp<size_t>(WorkerThreads() / static_cast<size_t>(std::max(1, cores_each)), 1, std::max(1, most)));
-}
-
-StatusOr<PrefetchedRows> PrefetchedRows::OpenInParts(const Database& db, const char* table,
-                                                     const std::function<std::string(const RowidRange&)>& sql,
-                                                     std::string what, std::vector<Kind> columns, int readers) {
-  if (readers <= 0) readers = AutoReaders();
-  std::vector<RowidRange> ranges(1);
-  if (readers > 1) {
-    CPPROF_ASSIGN_OR_RETURN(int64_t rows, RowsUpperBound(db, table));
-    CPPROF_ASSIGN_OR_RETURN(ranges, SplitRowids(db, table, static_cast<size_t>(rows / kPartRows + 1), kPartRows));
-  }
-  if (ranges.size() == 1) return Open(db, sql(ranges[0]), std::move(what), std::move(columns));
-  auto impl = std::make_unique<Impl>();
-  impl->kinds = std::move(columns);
-  impl->what = what;
-  for (const RowidRange& r : ranges) impl->part_sql.push_back(sql(r));
-  CPPROF_RETURN_IF_ERROR(db.Prepare(impl->part_sql[0], what).status());  // a bad query fails here, not in a reader
-  impl->part_status.resize(ranges.size());
-  const size_t n = std::min(ranges.size(), static_cast<size_t>(readers));
-  for (size_t k = 0; k < n; ++k) {
-    CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(db.path()));
-    impl->dbs.push_back(std::make_unique<Database>(std::move(own)));
-  }
-  Impl* p = impl.get();
-  impl->parts = std::make_unique<OrderedParts<Batch>>(
-      ranges.size(), n, static_cast<size_t>(kPartRows) / kBatchRows + 1,
-      [p](size_t part, size_t reader, Batch& last, const OrderedParts<Batch>::Put& put) {
-        StatusOr<Statement> st = p->dbs[reader]->Prepare(p->part_sql[part], p->what);
-        if (!st.ok()) {
-          p->part_status[part] = st.status();
-          return;
-        }
-        if (Fill(*st, p->kinds, last, put)) p->part_status[part] = st->status();
-      },
-      [p](size_t part) { return p->part_status[part].ok(); });
   return PrefetchedRows(std::move(impl));
 }
 

@@ -13,24 +13,15 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
-#include "nsys/export_reader.h"
 #include "nsys/sqlite_db.h"
 
 namespace cpprof::nsys {
-
-// How many threads read a table in parts when the caller leaves it to the cores: one per
-// `cores_each` worker threads, from 1 to `most`. The default (2 on 16 cores) is for a consumer
-// slower than two readers: on 16 cores at 1 GB the report's NVTX pass kept four waiting most of
-// the time, and each holds a part's batches (megabytes) ahead. Readers that do work of their own
-// per row (proj_sum's text split) or feed a fast consumer (export) want (4, 4): four on 16 cores.
-int AutoReaders(int cores_each = 8, int most = 2);
 
 class PrefetchedRows {
  public:
@@ -40,13 +31,6 @@ class PrefetchedRows {
   // false: stepped on the caller's thread (for callers that already run one per core).
   static StatusOr<PrefetchedRows> Open(const Database& db, const std::string& sql, std::string what,
                                        std::vector<Kind> columns, bool own_thread = true);
-  // The rows of a query over one table, in table order, read by `readers` threads at once, each
-  // on a connection of its own, a part of the table's rowids each in turn (OrderedParts):
-  // `sql(range)` is the query of the rows in `range` (whole(): the table). `readers` 0:
-  // AutoReaders(). One reader (or one part): Open(sql(whole)).
-  static StatusOr<PrefetchedRows> OpenInParts(const Database& db, const char* table,
-                                              const std::function<std::string(const RowidRange&)>& sql,
-                                              std::string what, std::vector<Kind> columns, int readers = 0);
   PrefetchedRows(PrefetchedRows&&) noexcept;
   PrefetchedRows& operator=(PrefetchedRows&&) noexcept;
   ~PrefetchedRows();  // stops the reading thread when the rows were not all taken

@@ -91,48 +91,6 @@ TEST(PrefetchedRows, StopsCleanlyWhenLeftEarlyAndSaysSqlErrors) {
   EXPECT_NE(bad.status().message().find("nope"), std::string::npos) << bad.status().message();
 }
 
-// Read in parts by several readers at once: the same rows in table order as one statement, with
-// parts that hold no rows (a gap in the rowids) and parts of other readers still queued when the
-// reader leaves early; a query SQLite refuses fails at Open.
-TEST(PrefetchedRows, InPartsGivesTheRowsInTableOrder) {
-  auto db = Database::Open(
-      testing::MakeDatabase("prefetch_parts.sqlite", Fixture() + "DELETE FROM T WHERE a BETWEEN 9000 AND 27000;"));
-  ASSERT_TRUE(db.ok());
-  const std::string select = "SELECT a, b, t, bl FROM T";
-  auto sql = [&](const RowidRange& r) {
-    return r.whole() ? select
-                     : select + " WHERE rowid BETWEEN " + std::to_string(r.first) + " AND " + std::to_string(r.last);
-  };
-  const std::vector<std::string> want = Lines(false, *db);
-  ASSERT_EQ(want.size(), 40000u - 18001u);
-  auto line = [](const PrefetchedRows& r) {
-    return std::to_string(r.Int(0)) + "|" + std::to_string(r.IsNull(1)) + std::to_string(r.IsInteger(1)) + ":" +
-           std::to_string(r.Int(1)) + "|" + std::to_string(r.IsNull(2)) + ":" + std::string(r.Text(2)) + "|" +
-           std::to_string(r.IsNull(3)) + ":" + std::string(r.Blob(3));
-  };
-  for (int readers : {1, 2, 3, 5}) {
-    auto rows =
-        PrefetchedRows::OpenInParts(*db, "T", sql, "reading T", {K::kInt, K::kInt, K::kText, K::kBlob}, readers);
-    ASSERT_TRUE(rows.ok()) << rows.status().message();
-    std::vector<std::string> got;
-    while (rows->Step()) got.push_back(line(*rows));
-    EXPECT_TRUE(rows->status().ok());
-    EXPECT_EQ(got, want) << readers << " readers";
-  }
-  {
-    auto rows = PrefetchedRows::OpenInParts(*db, "T", sql, "reading T", {K::kInt}, 3);
-    ASSERT_TRUE(rows.ok());
-    for (int i = 1; i <= 9000; ++i) {
-      ASSERT_TRUE(rows->Step());
-      ASSERT_EQ(rows->Int(0), i < 9000 ? i : 27001);
-    }
-  }  // left early: every reader is stopped and joined
-  auto bad = PrefetchedRows::OpenInParts(
-      *db, "T", [](const RowidRange&) { return std::string("SELECT nope FROM T"); }, "reading T", {K::kInt}, 3);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("nope"), std::string::npos) << bad.status().message();
-}
-
 // ValidTimes (C++) and ValidTimesSql (SQLite) keep and drop the same rows.
 TEST(ValidTimes, AgreesWithTheSqlCondition) {
   const std::string max = std::to_string(kMaxTimestampNs), low = std::to_string(-kMaxTimestampNs / 2);

@@ -32,7 +32,6 @@
 #include "nsys/launch_reader.h"
 #include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_reader.h"
-#include "nsys/row_prefetch.h"
 #include "pipeline/run_reader.h"
 #include "render/chrome_trace_writer.h"
 

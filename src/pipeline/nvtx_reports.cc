@@ -23,7 +23,6 @@
 #include "nsys/export_reader.h"
 #include "nsys/launch_reader.h"
 #include "nsys/nvtx_reader.h"
-#include "nsys/row_prefetch.h"
 #include "pipeline/nvtx_group_totals.h"
 #include "pipeline/summary_table.h"
 #include "render/pyformat.h"
