@@ -530,8 +530,8 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
   // SQLite and splitting the texts (on several readers where there are cores enough), keying
   // them, and the sweep: stages on cores of their own (the keying alone took longer than the
   // sweep, and reading NVTX alone nearly as long). Four readers on 16 cores, not AutoReaders()'s
-  // default two: the split is most of the keying's work, and on the GPU machine's host at 1 GB the
-  // report took 1.65 s with four (0.90x the bare scan) and 2.27 s with two.
+  // default two: the split is most of the keying's work, and on the GPU machine's host at 1 GB
+  // this report took 1.65 s with four (0.90x the bare scan) and 2.27 s with two.
   options.prefetch = WorkerThreads() > 1;
   options.readers = nsys::AutoReaders(4, 4);
   options.prepare = [](const nsys::NvtxRangeRow& r, std::string& out) {
