@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 namespace cpprof {
@@ -100,6 +102,52 @@ class BatchPipe {
   std::deque<Batch> ready_, spare_;
   bool done_ = false, stop_ = false;
   std::exception_ptr error_;
+};
+
+// A consumer on a thread of its own: consume(batch) runs on each batch handed over by Put, in
+// order, with at most `ahead` batches waiting. consume returns false to refuse the rest (Put
+// then returns false); an exception it throws does the same and is rethrown by Finish.
+template <class Batch>
+class BatchThread {
+ public:
+  BatchThread(size_t ahead, std::function<bool(Batch&)> consume)
+      : pipe_(ahead), consume_(std::move(consume)), thread_([this] { Run(); }) {}
+  ~BatchThread() { Join(); }
+  BatchThread(const BatchThread&) = delete;
+  BatchThread& operator=(const BatchThread&) = delete;
+
+  // Hands `batch` over and puts a batch to fill next in its place; false (the batch left as it
+  // is) once the consumer refused or failed.
+  bool Put(Batch& batch) { return pipe_.Put(batch); }
+  // Waits until every batch handed over is consumed; rethrows what consume threw.
+  void Finish() {
+    Join();
+    if (error_) std::rethrow_exception(error_);
+  }
+  double producer_waited_s() const { return pipe_.producer_waited_s(); }
+  double consumer_waited_s() const { return pipe_.consumer_waited_s(); }
+
+ private:
+  void Run() {
+    Batch batch;
+    try {
+      while (pipe_.Take(batch)) {
+        if (!consume_(batch)) break;
+      }
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    pipe_.Stop();  // a Put after the end (refused, failed) returns false
+  }
+  void Join() {
+    pipe_.Finish();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  BatchPipe<Batch> pipe_;
+  std::function<bool(Batch&)> consume_;
+  std::exception_ptr error_;
+  std::thread thread_;
 };
 
 }  // namespace cpprof

@@ -253,19 +253,22 @@ const uint8_t* CompactStringSet::NextEntry(const uint8_t* entry, size_t& chunk) 
   return p;
 }
 
+const uint8_t* CompactStringSet::SampledEntry(uint32_t id, size_t& chunk) const {
+  const uint64_t offset = samples_[id / kSampleEvery];
+  chunk = (offset - 1) >> kChunkBits;
+  return At(offset);
+}
+
 const uint8_t* CompactStringSet::Key(uint32_t id) const {
-  const uint64_t offset = samples_[id / kSampleEvery] - 1;
-  size_t chunk = offset >> kChunkBits;
-  const uint8_t* p = chunks_[chunk].get() + (offset & ((uint64_t{1} << kChunkBits) - 1));
+  size_t chunk;
+  const uint8_t* p = SampledEntry(id, chunk);
   for (uint32_t left = id % kSampleEvery; left > 0; --left) p = NextEntry(p, chunk);
   return p + sizeof(uint32_t);
 }
 
 const uint8_t* CompactStringSet::Cursor::Key(uint32_t id) {
   if (id_ == UINT32_MAX || id < id_ || id - id_ > kSampleEvery) {
-    const uint64_t offset = set_->samples_[id / kSampleEvery] - 1;
-    chunk_ = offset >> kChunkBits;
-    entry_ = set_->chunks_[chunk_].get() + (offset & ((uint64_t{1} << kChunkBits) - 1));
+    entry_ = set_->SampledEntry(id, chunk_);
     id_ = id / kSampleEvery * kSampleEvery;
   }
   for (; id_ < id; ++id_) entry_ = set_->NextEntry(entry_, chunk_);

@@ -87,6 +87,8 @@ class CompactStringSet {
   };
   const uint8_t* At(uint64_t offset) const;
   const uint8_t* Key(uint32_t id) const;  // the encoding: varint length, then the bytes
+  // The arena entry of the sampled id at or before `id`, and its chunk (set).
+  const uint8_t* SampledEntry(uint32_t id, size_t& chunk) const;
   // From id's arena entry in `chunk` (updated) to the next id's.
   const uint8_t* NextEntry(const uint8_t* entry, size_t& chunk) const;
   uint32_t TagAt(const uint8_t* key) const;

@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <exception>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
-#include <thread>
 #include <unordered_map>
 
 #include "analysis/name_cache.h"
@@ -95,18 +94,12 @@ class RangeClassifier {
  public:
   explicit RangeClassifier(std::function<void(const RangeBatch&)> classify) : classify_(std::move(classify)) {
     if (WorkerThreads() > 1) {
-      thread_ = std::thread([this] {
-        try {
-          RangeBatch batch;
-          while (pipe_.Take(batch)) classify_(batch);
-        } catch (...) {
-          error_ = std::current_exception();
-          pipe_.Stop();  // the scan's next Put returns false
-        }
+      thread_.emplace(4, [this](RangeBatch& batch) {
+        classify_(batch);
+        return true;
       });
     }
   }
-  ~RangeClassifier() { Join(); }
 
   void Add(int64_t start, int64_t end, int64_t tid, std::string_view domain, std::string_view text) {
     batch_.bytes.append(domain);
@@ -119,32 +112,26 @@ class RangeClassifier {
     HandOver();
     batch_.restart = true;
   }
+  // Every range classified; rethrows what the classifying thread threw.
   void Finish() {
     HandOver();
-    Join();
-    if (error_) std::rethrow_exception(error_);
+    if (thread_) thread_->Finish();
   }
 
  private:
   void HandOver() {
     if (batch_.ranges.empty() && !batch_.restart) return;
-    if (!thread_.joinable()) {
+    if (!thread_) {
       classify_(batch_);
-    } else if (!pipe_.Put(batch_)) {
-      // The classifying thread failed (Finish rethrows its exception): the rest is dropped.
+    } else {
+      thread_->Put(batch_);  // false: the classifying thread failed (Finish says how), the rest is dropped
     }
     batch_.Clear();
   }
-  void Join() {
-    pipe_.Finish();
-    if (thread_.joinable()) thread_.join();
-  }
 
   std::function<void(const RangeBatch&)> classify_;
-  BatchPipe<RangeBatch> pipe_{4};
   RangeBatch batch_;
-  std::thread thread_;
-  std::exception_ptr error_;
+  std::optional<BatchThread<RangeBatch>> thread_;  // last: stopped first
 };
 
 }  // namespace

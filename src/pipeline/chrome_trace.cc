@@ -489,7 +489,7 @@ class TraceBuilder {
     }
     FinishBatches(api_batch_, api_writer_);  // every call written before anything else is
     CPPROF_RETURN_IF_ERROR(calls.status());
-    // In place (a stable sort would take a buffer as large: 260 MB at 10 GB of export); calls of
+    // In place (a stable sort takes a buffer as large: 20 bytes per call, 13 M calls at 10 GB); calls of
     // one key (a correlation id seen twice on a rank) by time, then thread: the order is total.
     std::sort(launches_.begin(), launches_.end(), [](const Launch& a, const Launch& b) {
       const uint64_t ak = a.key, bk = b.key;
@@ -528,74 +528,44 @@ class TraceBuilder {
     BatchWriter(render::ChromeTraceWriter& writer, int64_t off)
         : writer_(writer),
           off_(off),
-          base_events_(writer.events()),
-          thread_([this] { Format(); }),
-          append_thread_([this] { Append(); }) {}
-    ~BatchWriter() {
-      if (thread_.joinable()) pipe_.Finish(), thread_.join();
-      if (append_thread_.joinable()) formatted_.Finish(), append_thread_.join();
-    }
+          appender_(2,
+                    [this](FormattedBlocks& blocks) {
+                      for (auto& [text, count] : blocks.blocks) writer_.AppendRaw(text, count);
+                      blocks.Clear();  // it goes back to the formatter as a spare: without its megabytes of text
+                      return true;
+                    }),
+          formatter_(2, [this, base = writer.events()](Batch& batch) {
+            blocks_.Clear();
+            blocks_.base_events = base;
+            blocks_.staged_events = staged_;
+            batch.WriteTo(blocks_, off_);
+            staged_ = blocks_.staged_events;
+            return appender_.Put(blocks_);  // false: the appending failed
+          }) {}
     // Hands `batch` over and puts an empty one in its place.
     void Put(Batch& batch) {
-      if (!pipe_.Put(batch)) batch.Clear();  // the writer failed: Finish says how
+      if (!formatter_.Put(batch)) batch.Clear();  // the writer failed: Finish says how
     }
-    // Waits until every batch is written; rethrows the writer's exception.
+    // Waits until every batch is written; rethrows what formatting or writing threw.
     void Finish() {
-      pipe_.Finish();
-      thread_.join();
-      append_thread_.join();
+      formatter_.Finish();
+      appender_.Finish();
       if (std::getenv("CPPROF_TIMING")) {
         std::fprintf(stderr,
                      "cpprof: timing: export: placing waited %.3f s for formatting, formatting %.3f s for placing; "
                      "formatting waited %.3f s for appending, appending %.3f s for formatting\n",
-                     pipe_.producer_waited_s(), pipe_.consumer_waited_s(), formatted_.producer_waited_s(),
-                     formatted_.consumer_waited_s());
+                     formatter_.producer_waited_s(), formatter_.consumer_waited_s(), appender_.producer_waited_s(),
+                     appender_.consumer_waited_s());
       }
-      if (error_) std::rethrow_exception(error_);
-      if (append_error_) std::rethrow_exception(append_error_);
     }
 
    private:
-    void Format() {
-      Batch current;
-      FormattedBlocks blocks;
-      int64_t staged = 0;
-      try {
-        while (pipe_.Take(current)) {
-          blocks.Clear();
-          blocks.base_events = base_events_;
-          blocks.staged_events = staged;
-          current.WriteTo(blocks, off_);
-          staged = blocks.staged_events;
-          if (!formatted_.Put(blocks)) break;  // the appending failed
-        }
-        formatted_.Finish();
-      } catch (...) {
-        error_ = std::current_exception();
-        pipe_.Stop();
-        formatted_.Finish();
-      }
-    }
-    void Append() {
-      FormattedBlocks blocks;
-      try {
-        while (formatted_.Take(blocks)) {
-          for (auto& [text, count] : blocks.blocks) writer_.AppendRaw(text, count);
-          blocks.Clear();  // it goes back to the formatter as a spare: without its megabytes of text
-        }
-      } catch (...) {
-        append_error_ = std::current_exception();
-        formatted_.Stop();
-        pipe_.Stop();
-      }
-    }
     render::ChromeTraceWriter& writer_;
     const int64_t off_;
-    const int64_t base_events_;
-    BatchPipe<Batch> pipe_{2};
-    BatchPipe<FormattedBlocks> formatted_{2};
-    std::exception_ptr error_, append_error_;
-    std::thread thread_, append_thread_;
+    FormattedBlocks blocks_;  // the formatter's: handed to the appender batch by batch
+    int64_t staged_ = 0;      // events formatted so far
+    BatchThread<FormattedBlocks> appender_;
+    BatchThread<Batch> formatter_;  // declared last: stopped first, before the appender it feeds
   };
 
   // Items [0, n) formatted on all cores, a block of items each, and appended in order: the same
@@ -906,10 +876,9 @@ class TraceBuilder {
 
   Status WriteNvtxRanges(const nsys::NvtxDomains& domains) {
     nsys::NvtxRangeCursor::Options options;
-    // SQLite reads NVTX on other cores (four on 16 cores: with two, this stage waited 0.63 s of
-    // its 1.02 s for them at 1 GB on the GPU machine's host) while this one places the ranges.
+    // SQLite reads NVTX on other cores while this one places the ranges.
     options.prefetch = WorkerThreads() > 1;
-    options.readers = nsys::AutoReaders(4, 4);
+    options.readers = 0;
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, options));
     last_domain_ = {INT64_MIN, INT64_MIN};  // EmitNvtx's cached name is of these domains
     // Ranges held (those of one start, to go out longest first; start/end ranges, to go out
