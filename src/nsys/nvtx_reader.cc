@@ -267,11 +267,6 @@ struct NvtxRangeCursor::Prefetch {
   int64_t damaged = 0;
 };
 
-int AutoReaders(int cores_each, int most) {
-  return static_cast<int>(
-      std::clamp<size_t>(WorkerThreads() / static_cast<size_t>(std::max(1, cores_each)), 1, std::max(1, most)));
-}
-
 NvtxRangeCursor::Impl::~Impl() = default;
 
 NvtxRangeCursor::NvtxRangeCursor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -333,7 +328,8 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
   Prefetch& p = *prefetch;
   p.options = options;
   p.ranges = {options.rows};
-  const int want_readers = options.readers > 0 ? options.readers : AutoReaders();
+  const int want_readers =
+      options.readers > 0 ? options.readers : static_cast<int>(std::clamp<size_t>(WorkerThreads() / 4, 1, 4));
   if (want_readers > 1 && options.rows.whole() && !options.by_start) {
     CPPROF_ASSIGN_OR_RETURN(int64_t rows, RowsUpperBound(db, kNvtxTable));
     CPPROF_ASSIGN_OR_RETURN(p.ranges, SplitRowids(db, kNvtxTable, static_cast<size_t>(rows / Prefetch::kPartRows + 1),

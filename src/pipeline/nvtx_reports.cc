@@ -529,11 +529,9 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
   options.open_end = open_end;
   // SQLite and splitting the texts (on several readers where there are cores enough), keying
   // them, and the sweep: stages on cores of their own (the keying alone took longer than the
-  // sweep, and reading NVTX alone nearly as long). Four readers on 16 cores, not AutoReaders()'s
-  // default two: the split is most of the keying's work, and on the GPU machine's host at 1 GB
-  // this report took 1.65 s with four (0.90x the bare scan) and 2.27 s with two.
+  // sweep, and reading NVTX alone nearly as long).
   options.prefetch = WorkerThreads() > 1;
-  options.readers = nsys::AutoReaders(4, 4);
+  options.readers = 0;
   options.prepare = [](const nsys::NvtxRangeRow& r, std::string& out) {
     if (!r.ends_on_other_thread) CompactStringSet::Split(r.text, out);
   };
