@@ -18,23 +18,27 @@ namespace cpprof {
 
 namespace {
 
-// Temporary names removed on SIGINT/SIGTERM (the handler may only make async-signal-safe
-// calls: it unlinks fixed buffers, then hands the signal to whatever handler was there before).
+// Temporary names removed, and a file cut back, on SIGINT/SIGTERM (the handler may only make
+// async-signal-safe calls: it unlinks fixed buffers and truncates, then hands the signal to
+// whatever handler was there before).
 constexpr int kSlots = 8;
 struct Slot {
   std::atomic<bool> used{false};
   char path[4096] = {};
 };
 Slot g_slots[kSlots];
+std::atomic<int> g_truncate_fd{-1};  // TruncateOnSignal's
+std::atomic<off_t> g_truncate_at{0};
 std::mutex g_mu;  // guards g_depth and the saved handlers
 int g_depth = 0;
 struct sigaction g_old_int {
 }, g_old_term{};
 
-extern "C" void RemoveTempsOnSignal(int sig, siginfo_t* info, void* uctx) {
+extern "C" void UndoOnSignal(int sig, siginfo_t* info, void* uctx) {
   for (auto& s : g_slots) {
     if (s.used.load()) ::unlink(s.path);
   }
+  if (const int fd = g_truncate_fd.load(); fd >= 0) (void)::ftruncate(fd, g_truncate_at.load());
   const struct sigaction& old = sig == SIGINT ? g_old_int : g_old_term;
   if (old.sa_flags & SA_SIGINFO) {
     if (old.sa_sigaction) old.sa_sigaction(sig, info, uctx);
@@ -47,6 +51,31 @@ extern "C" void RemoveTempsOnSignal(int sig, siginfo_t* info, void* uctx) {
     old.sa_handler(sig);
   }
 }
+
+// UndoOnSignal installed while at least one of these lives.
+class SignalHandlerRef {
+ public:
+  SignalHandlerRef() {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (g_depth++ == 0) {
+      struct sigaction sa {};
+      sa.sa_sigaction = UndoOnSignal;
+      sa.sa_flags = SA_SIGINFO;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(SIGINT, &sa, &g_old_int);
+      ::sigaction(SIGTERM, &sa, &g_old_term);
+    }
+  }
+  ~SignalHandlerRef() {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (--g_depth == 0) {
+      ::sigaction(SIGINT, &g_old_int, nullptr);
+      ::sigaction(SIGTERM, &g_old_term, nullptr);
+    }
+  }
+  SignalHandlerRef(const SignalHandlerRef&) = delete;
+  SignalHandlerRef& operator=(const SignalHandlerRef&) = delete;
+};
 
 // Registers `path` for removal on SIGINT/SIGTERM until the returned guard is destroyed.
 class TempGuard {
@@ -62,28 +91,16 @@ class TempGuard {
         break;
       }
     }
-    if (g_depth++ == 0) {
-      struct sigaction sa {};
-      sa.sa_sigaction = RemoveTempsOnSignal;
-      sa.sa_flags = SA_SIGINFO;
-      sigemptyset(&sa.sa_mask);
-      ::sigaction(SIGINT, &sa, &g_old_int);
-      ::sigaction(SIGTERM, &sa, &g_old_term);
-    }
   }
   ~TempGuard() {
-    std::lock_guard<std::mutex> lock(g_mu);
     if (slot_) slot_->used.store(false);
-    if (--g_depth == 0) {
-      ::sigaction(SIGINT, &g_old_int, nullptr);
-      ::sigaction(SIGTERM, &g_old_term, nullptr);
-    }
   }
   TempGuard(const TempGuard&) = delete;
   TempGuard& operator=(const TempGuard&) = delete;
 
  private:
   Slot* slot_ = nullptr;
+  SignalHandlerRef handler_;
 };
 
 // An ostream buffer over a file descriptor (no second open by name, which a planted link could
@@ -291,5 +308,16 @@ Status WriteFileAtomically(const std::string& path, std::string_view content, co
       },
       o);
 }
+
+struct TruncateOnSignal::Handler {
+  SignalHandlerRef ref;
+};
+
+TruncateOnSignal::TruncateOnSignal(int fd, off_t length) : handler_(std::make_unique<Handler>()) {
+  g_truncate_at.store(length);
+  g_truncate_fd.store(fd);
+}
+
+TruncateOnSignal::~TruncateOnSignal() { g_truncate_fd.store(-1); }
 
 }  // namespace cpprof

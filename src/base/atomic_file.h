@@ -5,7 +5,10 @@
 // name planted in the folder (a symlink, a stale .part) is never followed.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -40,5 +43,20 @@ Status CheckOutputPath(const std::string& path, const WriteFileOptions& o);
 Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write,
                            const WriteFileOptions& o = {});
 Status WriteFileAtomically(const std::string& path, std::string_view content, const WriteFileOptions& o = {});
+
+// While it lives, SIGINT and SIGTERM first cut `fd` back to `length` bytes (ftruncate), then end
+// the process as before: output written straight to a regular file (cpprof ... > FILE) is taken
+// back on Ctrl-C as on an error. One at a time.
+class TruncateOnSignal {
+ public:
+  TruncateOnSignal(int fd, off_t length);
+  ~TruncateOnSignal();
+  TruncateOnSignal(const TruncateOnSignal&) = delete;
+  TruncateOnSignal& operator=(const TruncateOnSignal&) = delete;
+
+ private:
+  struct Handler;
+  std::unique_ptr<Handler> handler_;
+};
 
 }  // namespace cpprof

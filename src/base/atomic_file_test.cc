@@ -1,5 +1,6 @@
 #include "base/atomic_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -126,6 +127,37 @@ TEST(WriteFileAtomically, SignalDuringTheWriteLeavesNothing) {
     EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == c.sig) << c.sig << " " << status;
     EXPECT_EQ(Entries(d), 0u) << "signal " << c.sig << (c.unnamed ? " (unnamed)" : " (mkstemp)");
     fs::remove_all(d);
+  }
+}
+
+// Output written straight to a regular file is cut back to where it began on SIGINT/SIGTERM, then
+// the process ends by the signal; after the guard is gone, a signal leaves the file alone.
+TEST(TruncateOnSignal, SignalCutsTheFileBackThenEndsTheProcess) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    for (bool guarded : {true, false}) {
+      std::string d = Dir("truncate");
+      const std::string path = d + "/out.txt";
+      std::ofstream(path) << "kept\n";
+      pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        int fd = ::open(path.c_str(), O_WRONLY | O_APPEND);
+        if (fd < 0) ::_exit(3);
+        {
+          TruncateOnSignal guard(fd, 5);
+          if (::write(fd, "partial", 7) != 7) ::_exit(4);
+          if (guarded) ::raise(sig);
+        }
+        if (::write(fd, "-after", 6) != 6) ::_exit(4);
+        ::raise(sig);
+        ::_exit(0);
+      }
+      int status = 0;
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << sig << " " << status;
+      EXPECT_EQ(Read(path), guarded ? "kept\n" : "kept\npartial-after") << "signal " << sig;
+      fs::remove_all(d);
+    }
   }
 }
 

@@ -10,6 +10,13 @@
 
 namespace cpprof {
 
+// When the process began (its static initialization): the timing lines say how far in they are.
+inline const std::chrono::steady_clock::time_point kProcessStart = std::chrono::steady_clock::now();
+
+inline double SecondsSinceStart() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
+}
+
 // The process's peak resident set so far (VmHWM), in MB; 0 where /proc is not there.
 inline double PeakRssMb() {
   std::ifstream in("/proc/self/status");
@@ -26,8 +33,9 @@ class StageTimer {
   void Mark(const char* stage) {
     if (!on_) return;
     auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "cpprof: timing: %-28s %8.3f s   peak RSS so far %6.1f MB\n", stage,
-                 std::chrono::duration<double>(now - last_).count(), PeakRssMb());
+    std::fprintf(stderr, "cpprof: timing: %-28s %8.3f s   peak RSS so far %6.1f MB   (at %.3f s)\n", stage,
+                 std::chrono::duration<double>(now - last_).count(), PeakRssMb(),
+                 std::chrono::duration<double>(now - kProcessStart).count());
     last_ = now;
   }
 

@@ -2,14 +2,20 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <new>
+#include <optional>
 
+#include "base/atomic_file.h"
 #include "base/spill_buffer.h"
+#include "base/stage_timer.h"
 #include "cli/command.h"
 #include "nsys/sqlite_db.h"
 
@@ -202,7 +208,7 @@ StatusOr<int> RunGuarded(const std::string& name, Fn fn) {
 constexpr size_t kTerminalLimit = size_t{4} << 20;
 
 int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std::ostream& out, std::ostream& err,
-               bool out_is_terminal) {
+               bool out_is_terminal, const DirectOutput* direct) {
   auto cmd = def.make();
   std::unique_ptr<CLI::App> app_ptr = MakeApp(def, *cmd);
   CLI::App& app = *app_ptr;
@@ -221,7 +227,10 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
   nsys::TakeInvalidUtf8Seen();  // a flag of an earlier command run in this process
   SpillBuffer held;
   std::ostream held_out(&held);
-  Context ctx{def.buffered ? held_out : out, err, out_is_terminal};
+  const bool hold = def.buffered && !direct;
+  std::optional<TruncateOnSignal> truncate_on_signal;  // Ctrl-C takes the output back too
+  if (def.buffered && direct && direct->fd >= 0) truncate_on_signal.emplace(direct->fd, direct->length);
+  Context ctx{hold ? held_out : out, err, out_is_terminal};
   StatusOr<int> rc = RunGuarded(def.name, [&] { return cmd->Run(ctx); });
   if (nsys::TakeInvalidUtf8Seen()) {
     err << "cpprof: note: some names in the export are not valid UTF-8; each such byte is shown as U+FFFD "
@@ -229,9 +238,17 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
   }
   if (!rc.ok()) {
     err << fmt::format("cpprof: error: {}: {}\n", def.name, rc.status().message());
-    return static_cast<int>(rc.status().code());  // what the command printed is dropped: stdout stays empty
+    // What the command printed is dropped: stdout stays empty (as it was).
+    if (def.buffered && direct && direct->fd >= 0) {
+      out.flush();
+      if (::ftruncate(direct->fd, direct->length) != 0 || ::lseek(direct->fd, direct->length, SEEK_SET) < 0) {
+        err << fmt::format("cpprof: error: {}: could not remove the partial output from stdout: discard it\n",
+                           def.name);
+      }
+    }
+    return static_cast<int>(rc.status().code());
   }
-  if (def.buffered && out_is_terminal && held.size() > kTerminalLimit) {
+  if (hold && out_is_terminal && held.size() > kTerminalLimit) {
     held_out.flush();
     err << fmt::format(
         "cpprof: error: {}: the output is {:.1f} MiB, too much for a terminal; nothing was printed. {} (or redirect "
@@ -240,7 +257,7 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
         app.get_option_no_throw("-o") ? "Write it to a file with -o FILE" : "Write it to a file", def.name);
     return static_cast<int>(ExitCode::kUsage);
   }
-  if (def.buffered && !held.CopyTo(out)) {
+  if (hold && !held.CopyTo(out)) {
     // Main says "could not write the output" when `out` failed; a failed spill file says so here.
     if (out) {
       err << fmt::format(
@@ -265,7 +282,8 @@ std::unique_ptr<CLI::App> MakeApp(const CommandDef& def, Command& cmd) {
   return app;
 }
 
-int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_terminal) {
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_terminal,
+        const DirectOutput* direct) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     (args.empty() ? err : out) << Overview();
     return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
@@ -299,10 +317,34 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     rest = {"--help"};
   }
   for (const auto& c : kCommands) {
-    if (name == c.name) return RunCommand(c, rest, out, err, out_is_terminal);
+    if (name == c.name) return RunCommand(c, rest, out, err, out_is_terminal, direct);
   }
   return UnknownCommand(name, err);
 }
+
+namespace {
+
+// Whether stdout can take a command's output as it comes and give it back on an error: a regular
+// file with nothing after the write position (cpprof ... > FILE, >> FILE) is cut back to that
+// position; /dev/null keeps nothing. Elsewhere (a pipe, a terminal, a file with bytes after the
+// position) the output is held until the command succeeded: a multi-GB trace is written twice.
+std::optional<DirectOutput> StdoutDirect() {
+  struct stat out;
+  if (::fstat(STDOUT_FILENO, &out) != 0) return std::nullopt;
+  if (S_ISCHR(out.st_mode)) {
+    struct stat null;
+    if (::stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode) && null.st_rdev == out.st_rdev) {
+      return DirectOutput{};
+    }
+    return std::nullopt;
+  }
+  if (!S_ISREG(out.st_mode)) return std::nullopt;
+  const off_t at = ::lseek(STDOUT_FILENO, 0, SEEK_CUR);
+  if (at < 0 || at != out.st_size) return std::nullopt;
+  return DirectOutput{STDOUT_FILENO, at};
+}
+
+}  // namespace
 
 int Main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
@@ -312,12 +354,16 @@ int Main(int argc, char** argv) {
   int rc = 0;
   try {
     std::vector<std::string> args(argv + 1, argv + argc);
-    rc = Run(args, std::cout, std::cerr, ::isatty(STDOUT_FILENO) == 1);
+    const std::optional<DirectOutput> direct = StdoutDirect();
+    rc = Run(args, std::cout, std::cerr, ::isatty(STDOUT_FILENO) == 1, direct ? &*direct : nullptr);
   } catch (const std::exception& e) {  // the commands are guarded; this is for the code around them
     std::cerr << "cpprof: error: internal error: " << e.what() << ". This is a bug in cpprof: please report it.\n";
     return static_cast<int>(ExitCode::kError);
   }
   std::cout.flush();
+  if (std::getenv("CPPROF_TIMING")) {
+    std::fprintf(stderr, "cpprof: timing: done, every object freed, at %.3f s\n", SecondsSinceStart());
+  }
   if (!std::cout) {
     std::cerr << "cpprof: error: could not write the output (disk full or closed pipe?)\n";
     return static_cast<int>(ExitCode::kError);

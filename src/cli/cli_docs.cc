@@ -96,7 +96,7 @@ const char* kEnvironment[][2] = {
     {"CPPROF_THREADS", "Worker threads (default: the machine's cores); the output is the same for any number."},
     {"CPPROF_TIMING", "1: print the time and peak memory of each stage of a report to stderr."},
     {"CPPROF_HELPERS_DIR", "Where cpprof's Python helpers are (default: share/cpprof/python beside the binary)."},
-    {"TMPDIR", "Where output is held once it passes 8 MiB, until the command succeeds."},
+    {"TMPDIR", "Where output to a pipe is held once it passes 8 MiB, until the command succeeds."},
 };
 
 }  // namespace

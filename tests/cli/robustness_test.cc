@@ -375,6 +375,33 @@ TEST(AllOrNothing, StdoutStaysEmptyOnError) {
   EXPECT_TRUE(FilesIn(dir).empty());
 }
 
+// Stdout that is a regular file with nothing after its position (> FILE, >> FILE) takes the output
+// as it comes, the same bytes as through a pipe, and is cut back to where it was on an error; a
+// file with bytes after the position (1<> FILE) gets the output held, as a pipe does.
+TEST(AllOrNothing, StdoutFileIsWrittenInPlaceAndCutBackOnError) {
+  const std::string bad = Damaged("no-textid-file", "ALTER TABLE NVTX_EVENTS DROP COLUMN textId;");
+  const std::string good = RealExport("cpwork-trace");
+  const std::string dir = FreshDir("stdout-file");
+  auto sh = [](const std::string& cmd) {
+    int rc = std::system(("bash -c \"" + cmd + "\" 2>/dev/null").c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  const std::string bin = std::string("'") + CPPROF_BINARY + "'";
+  WriteFile(dir + "/appended", "kept\n");
+  EXPECT_NE(sh(bin + " export '" + bad + "' >> " + dir + "/appended"), 0);
+  EXPECT_EQ(ReadFile(dir + "/appended"), "kept\n");
+  EXPECT_EQ(sh(bin + " export '" + good + "' >> " + dir + "/appended"), 0);
+  EXPECT_EQ(sh(bin + " export '" + good + "' | cat > " + dir + "/piped"), 0);
+  const std::string piped = ReadFile(dir + "/piped");
+  EXPECT_GT(piped.size(), 1000u);
+  EXPECT_EQ(ReadFile(dir + "/appended"), "kept\n" + piped);
+  WriteFile(dir + "/read-write", "bytes after the position\n");
+  EXPECT_NE(sh(bin + " export '" + bad + "' 1<> " + dir + "/read-write"), 0);
+  EXPECT_EQ(ReadFile(dir + "/read-write"), "bytes after the position\n");
+  EXPECT_NE(sh(bin + " stats -r cuda_gpu_kern_sum -r nvtx_sum '" + bad + "' > " + dir + "/stats"), 0);
+  EXPECT_EQ(ReadFile(dir + "/stats"), "") << "the first table must not stay when the second fails";
+}
+
 // Row 13: a closed pipe exits 1, as docs/exit-codes.md says, not 141 (death by SIGPIPE).
 TEST(AllOrNothing, ClosedPipeExitsOne) {
   std::string cmd = std::string("bash -c \"'") + CPPROF_BINARY + "' export '" + RealExport("cpwork-trace") +
