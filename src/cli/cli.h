@@ -14,7 +14,7 @@ int Main(int argc, char** argv);
 // Where a command's output may go straight to `out` because it can be taken back (Main: stdout
 // is a regular file with nothing after its write position, or /dev/null).
 struct DirectOutput {
-  int fd = -1;      // a regular file: cut back to `length` bytes on an error or Ctrl-C; -1: /dev/null
+  int fd = -1;  // a regular file: cut back to `length` bytes on an error or Ctrl-C; -1: /dev/null
   off_t length = 0;
 };
 
