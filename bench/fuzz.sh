@@ -4,6 +4,8 @@
 #
 #   bench/fuzz.sh 30           # the issue-19 acceptance run
 #   FUZZ_SEED=7 bench/fuzz.sh 5
+#   CPPROF_FUZZ_THREADS=16 bench/fuzz.sh 10   # 16 worker threads: NVTX read by 4 readers in parts of
+#                                             # 7 rowids (default: one thread)
 #   bench/fuzz.sh --replay     # every kept crash input once (regression check)
 #   bench/fuzz.sh --ci         # --replay, then a fixed number of runs from seed 1 (tools/test.sh: the
 #                              # same inputs on every machine, about a minute, not a time limit)

@@ -95,6 +95,9 @@ std::string Join(const std::vector<std::string>& v, const std::string& sep) {
 const char* kEnvironment[][2] = {
     {"CPPROF_THREADS", "Worker threads (default: the machine's cores); the output is the same for any number."},
     {"CPPROF_TIMING", "1: print the time, peak memory and time since the start of each stage of a command to stderr."},
+    {"CPPROF_NVTX_PART_ROWS",
+     "For tests: with 4 or more threads NVTX_EVENTS is read in parts of this many rowids (default and most 8192); "
+     "the output is the same for any value."},
     {"CPPROF_HELPERS_DIR", "Where cpprof's Python helpers are (default: share/cpprof/python beside the binary)."},
     {"TMPDIR", "Where output to a pipe is held once it passes 8 MiB, until the command succeeds."},
 };

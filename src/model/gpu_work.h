@@ -43,6 +43,10 @@ inline constexpr uint8_t kOpInWarmup = 1, kOpExcluded = 2;
 inline constexpr int64_t kOpKeyWarmup = int64_t{1} << 62, kOpKeyMemOp = int64_t{1} << 61;
 inline constexpr int64_t kOpKeyName = kOpKeyMemOp - 1;  // the mask of the name id
 inline int OpKeyMemKind(int64_t key) { return static_cast<int32_t>(static_cast<uint32_t>(key)); }
+// The largest kernel name id the work keeps: an id is part of an op's key, and a run of several
+// exports adds the export's index from bit 40 (pipeline/run_reader.cc). nsys's ids are small; a
+// damaged one (negative, or past this) is kept as this one, named by the first such id's string.
+inline constexpr int64_t kMaxNameId = (int64_t{1} << 40) - 1;
 
 struct LongOp {
   Interval iv;

@@ -148,15 +148,20 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
   StringTable strings(db);
   // Class per StringIds id, resolved on first sight (a vector: ids are small and dense).
   std::vector<int8_t> class_of_id;
-  auto class_of = [&](int64_t id) -> OpClass {
-    if (id >= 0 && static_cast<uint64_t>(id) < class_of_id.size() && class_of_id[id] >= 0) {
+  // `id`: the id kept (model::kMaxNameId for a damaged one); `string_id`: the one to name it by.
+  auto class_of = [&](int64_t id, int64_t string_id) -> OpClass {
+    if (static_cast<uint64_t>(id) < class_of_id.size() && class_of_id[id] >= 0) {
       return static_cast<OpClass>(class_of_id[id]);
     }
-    const std::string& name = strings.Get(id);
+    if (id == model::kMaxNameId) {
+      auto it = work.names.kernel_classes.find(id);
+      if (it != work.names.kernel_classes.end()) return it->second;
+    }
+    const std::string& name = strings.Get(string_id);
     OpClass c = classify(name);
     work.names.kernel_names[id] = name;
     work.names.kernel_classes[id] = c;
-    if (id >= 0 && id < (int64_t{1} << 26)) {
+    if (id < (int64_t{1} << 26)) {
       if (static_cast<uint64_t>(id) >= class_of_id.size()) class_of_id.resize(id + 1, -1);
       class_of_id[id] = static_cast<int8_t>(c);
     }
@@ -175,11 +180,13 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
         }
         model::OpTag ot = tag ? tag(r.global_pid, r.correlation) : model::OpTag{};
         int64_t start = r.start, end = r.end;
-        OpClass c = class_of(r.name_id);
-        auto& t = p.kernels[r.name_id];
+        const bool id_ok = r.name_id >= 0 && r.name_id <= model::kMaxNameId;  // else damaged: model::kMaxNameId
+        const int64_t id = id_ok ? r.name_id : model::kMaxNameId;
+        OpClass c = class_of(id, r.name_id);
+        auto& t = p.kernels[id];
         ++t.capture_instances;
         if (Skip(p, ot, window, start, end)) return;
-        AddOp(p, start, end, c, ot, r.name_id, keys);
+        AddOp(p, start, end, c, ot, id, keys);
         SatAdd(t.total_ns, end - start);
         ++t.instances;
       },

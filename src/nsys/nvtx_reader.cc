@@ -209,6 +209,15 @@ struct NvtxRangeCursor::Prefetch {
   };
   static constexpr size_t kBatchRows = 4096, kBatchesAhead = 4;
   static constexpr int64_t kPartRows = 8192;  // with several readers: a part fits one reader's batches ahead
+  // kPartRows, or CPPROF_NVTX_PART_ROWS (1 or more): tests read small exports in many parts, so
+  // that every boundary case (a domain created a part before its ranges, an open range) meets one.
+  static int64_t PartRows() {
+    if (const char* env = std::getenv("CPPROF_NVTX_PART_ROWS")) {
+      const long long n = std::strtoll(env, nullptr, 10);
+      if (n >= 1 && n <= kPartRows) return n;
+    }
+    return kPartRows;
+  }
 
   // What reading a part found besides its rows (set before its last batch is handed over).
   struct PartResult {
@@ -332,8 +341,8 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
       options.readers > 0 ? options.readers : static_cast<int>(std::clamp<size_t>(WorkerThreads() / 4, 1, 4));
   if (want_readers > 1 && options.rows.whole() && !options.by_start) {
     CPPROF_ASSIGN_OR_RETURN(int64_t rows, RowsUpperBound(db, kNvtxTable));
-    CPPROF_ASSIGN_OR_RETURN(p.ranges, SplitRowids(db, kNvtxTable, static_cast<size_t>(rows / Prefetch::kPartRows + 1),
-                                                  Prefetch::kPartRows));
+    const int64_t part_rows = Prefetch::PartRows();
+    CPPROF_ASSIGN_OR_RETURN(p.ranges, SplitRowids(db, kNvtxTable, static_cast<size_t>(rows / part_rows + 1), part_rows));
   }
   p.results.resize(p.ranges.size());
   const size_t readers = std::min<size_t>(p.ranges.size(), static_cast<size_t>(want_readers));

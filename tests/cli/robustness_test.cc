@@ -210,6 +210,23 @@ TEST(DamagedValues, HugeMemoryEventsAreLeftOut) {
   EXPECT_EQ(r.out.find("PiB"), std::string::npos);
 }
 
+// A kernel name id is part of an op's key (flags from bit 61, the export's index from bit 40 in a
+// run of several): damaged ids (negative, huge) are kept as one id, never read as flags. The
+// fuzzer's find: INT64_MIN + 1 read back as a memcpy of kind 1 in the HTML's windows.
+TEST(DamagedValues, KernelNameIdsPastTheKeyBitsAreOneName) {
+  std::string p = Damaged("name-ids",
+                          "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = -9223372036854775807 WHERE rowid IN "
+                          "(SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 3); "
+                          "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = 2305843009213693953 WHERE rowid IN "
+                          "(SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 2 OFFSET 3)");
+  for (const char* format : {"html", "json", "text"}) {
+    CliResult r = RunCli({"report", p, "--format", format});
+    EXPECT_EQ(r.rc, 0) << format << ": " << r.err;
+  }
+  CliResult two = RunCli({"report", RealExport("cpwork-trace"), p, "--format", "html", "--force"});  // ids + 1 << 40
+  EXPECT_EQ(two.rc, 0) << two.err;
+}
+
 // Row 8: errors name the next step: a missing column, a locked database.
 TEST(ErrorsSayWhatToDo, MissingColumn) {
   std::string p = Damaged("no-column", "ALTER TABLE NVTX_EVENTS DROP COLUMN textId;");

@@ -399,10 +399,15 @@ TEST(ChromeTraceDeterminism, SameBytesOnAnyNumberOfThreads) {
     CliResult three = RunCli(args);
     ::setenv("CPPROF_THREADS", "16", 1);  // NVTX read by 4 readers in parts, for the trace and the CP view
     CliResult sixteen = RunCli(args);
+    ::setenv("CPPROF_NVTX_PART_ROWS", "97", 1);  // 173 parts: every part boundary case meets one
+    CliResult small_parts = RunCli(args);
+    ::unsetenv("CPPROF_NVTX_PART_ROWS");
     ::unsetenv("CPPROF_THREADS");
     ASSERT_EQ(one.rc, 0) << one.err;
     ASSERT_EQ(three.rc, 0) << three.err;
     ASSERT_EQ(sixteen.rc, 0) << sixteen.err;
+    ASSERT_EQ(small_parts.rc, 0) << small_parts.err;
+    EXPECT_TRUE(one.out == small_parts.out) << "the trace depends on where the NVTX parts begin " << flows;
     EXPECT_GT(std::count(one.out.begin(), one.out.end(), '\n'), 65536);
     EXPECT_TRUE(one.out == three.out) << "the trace depends on the number of threads " << flows;
     EXPECT_TRUE(one.out == sixteen.out) << "the trace depends on the number of NVTX readers " << flows;

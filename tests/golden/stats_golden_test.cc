@@ -98,11 +98,16 @@ TEST(StatsLazyTables, SameRowsOnOneThreadAndInEveryFormat) {
     CliResult one = RunCli({"stats", "--report", report, "--format", "csv", RealExport(name)});
     ::setenv("CPPROF_THREADS", "16", 1);  // NVTX read in parts by 4 readers, keyed on a thread of its own
     CliResult sixteen = RunCli({"stats", "--report", report, "--format", "csv", RealExport(name)});
+    ::setenv("CPPROF_NVTX_PART_ROWS", "997", 1);  // 252 parts
+    CliResult small_parts = RunCli({"stats", "--report", report, "--format", "csv", RealExport(name)});
+    ::unsetenv("CPPROF_NVTX_PART_ROWS");
     ::unsetenv("CPPROF_THREADS");
     ASSERT_EQ(one.rc, 0) << one.err;
     EXPECT_EQ(one.out, expected) << report;
     ASSERT_EQ(sixteen.rc, 0) << sixteen.err;
     EXPECT_EQ(sixteen.out, expected) << report;
+    ASSERT_EQ(small_parts.rc, 0) << small_parts.err;
+    EXPECT_EQ(small_parts.out, expected) << report << " in small parts";
 
     CliResult json = RunCli({"stats", "--report", report, "--format", "json", RealExport(name)});
     ASSERT_EQ(json.rc, 0) << json.err;
