@@ -342,7 +342,8 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
   if (want_readers > 1 && options.rows.whole() && !options.by_start) {
     CPPROF_ASSIGN_OR_RETURN(int64_t rows, RowsUpperBound(db, kNvtxTable));
     const int64_t part_rows = Prefetch::PartRows();
-    CPPROF_ASSIGN_OR_RETURN(p.ranges, SplitRowids(db, kNvtxTable, static_cast<size_t>(rows / part_rows + 1), part_rows));
+    CPPROF_ASSIGN_OR_RETURN(p.ranges,
+                            SplitRowids(db, kNvtxTable, static_cast<size_t>(rows / part_rows + 1), part_rows));
   }
   p.results.resize(p.ranges.size());
   const size_t readers = std::min<size_t>(p.ranges.size(), static_cast<size_t>(want_readers));

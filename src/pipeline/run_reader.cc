@@ -37,7 +37,8 @@ namespace {
 
 constexpr int kNewestTestedSchema[2] = {3, 20};  // tests/data/real: nsys 2025.3.x exports
 constexpr int kExportPidShift = 48, kExportNameShift = 40;
-static_assert(model::kMaxNameId < (int64_t{1} << kExportNameShift), "a kernel name id must not reach the export's bits");
+static_assert(model::kMaxNameId < (int64_t{1} << kExportNameShift),
+              "a kernel name id must not reach the export's bits");
 
 // One export of the run and what is read from it.
 struct Source {
