@@ -102,7 +102,7 @@ measure() {
 
 fmt_gb() { awk "BEGIN{printf \"%.2f\", $1/1e9}"; }
 echo "cpprof benchmark: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f", $2/1048576}' /proc/meminfo) GiB RAM, sizes: $sizes GB, best of $repeat (of $repeat_big from 5 GB), warm page cache"
-echo "cpprof: $cpprof ($(git -C "$schema_dir" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+echo "cpprof: $cpprof ($("$cpprof" --version 2>/dev/null || echo "?"))"
 for size in $sizes; do
   a=$work/synthetic-${size}gb-a.sqlite
   b=$work/synthetic-${size}gb-b.sqlite

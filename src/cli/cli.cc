@@ -16,6 +16,7 @@
 #include "base/atomic_file.h"
 #include "base/spill_buffer.h"
 #include "base/stage_timer.h"
+#include "cli/build_commit.h"  // generated (CMakeLists.txt)
 #include "cli/command.h"
 #include "nsys/sqlite_db.h"
 
@@ -289,7 +290,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
   }
   if (args[0] == "--version" || args[0] == "version") {
-    out << "cpprof " << CPPROF_VERSION << '\n';
+    out << "cpprof " << CPPROF_VERSION << " (commit " << CPPROF_BUILD_COMMIT << ")\n";
     return 0;
   }
   std::string name = args[0];

@@ -2,6 +2,7 @@
 // mistyped command does), and output meant for files is refused on a terminal with a hint.
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <sstream>
 
 #include "cli/cli.h"
@@ -97,6 +98,15 @@ TEST(Terminal, MultiMegabyteOutputRefusedSmallOutputPrinted) {
   CliResult small = RunOnTerminal({"stats", "-r", "cuda_gpu_kern_sum", db});
   EXPECT_EQ(small.rc, 0) << small.err;
   EXPECT_NE(small.out.find("Total Time (ns)"), std::string::npos);
+}
+
+// --version names the commit the binary was built from (benchmark logs and bug reports quote it).
+TEST(Version, NamesTheCommit) {
+  CliResult r = RunBinary({"--version"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_TRUE(std::regex_match(
+      r.out, std::regex(R"(cpprof [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{7,}(\+changes)?|unknown)\)\n)")))
+      << r.out;
 }
 
 }  // namespace
