@@ -132,7 +132,8 @@ std::string Overview() {
       "usage: cpprof COMMAND [options] ...\n\ncommands:\n";
   for (const auto& c : kCommands) s += fmt::format("  {:<10}  {}\n", c.name, c.summary);
   s += "\n'cpprof help COMMAND' (or 'cpprof COMMAND --help') shows a command's options and examples;\n"
-       "'cpprof help --man' prints the man page, 'cpprof help --completion bash|zsh' a completion script.\n"
+       "'cpprof help --man' prints the man page, 'cpprof help --completion bash|zsh' a completion script;\n"
+       "'cpprof --version' the version and the commit the binary was built from.\n"
        "Exit codes: 0 ok, 1 error, 2 bad usage, 3 a check failed, 4 unreadable input,\n"
        "5 not an nsys export, 6 an external program failed (docs/exit-codes.md).\n";
   return s;

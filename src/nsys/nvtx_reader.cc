@@ -536,7 +536,6 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
   options.all_events = true;
   options.payloads = static_cast<bool>(callbacks.payload);
   options.prefetch = WorkerThreads() > 1;
-  options.readers = 0;
   CPPROF_ASSIGN_OR_RETURN(NvtxRangeCursor cursor, NvtxRangeCursor::Open(db, options));
   struct Held {
     NvtxRangeRow row;

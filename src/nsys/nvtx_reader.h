@@ -109,12 +109,13 @@ class NvtxRangeCursor {
     bool prefetch = false;
     // With prefetch, in table order over the whole table: read by this many threads at once,
     // each on a connection of its own, a part of the table each in turn; the rows still come
-    // in table order, and annotate still runs in it. 0: one per 4 worker threads, from 1 to 4.
+    // in table order, and annotate still runs in it. 0 (the default): one per 4 worker threads,
+    // from 1 to 4.
     // Measured at 1 GB on the GPU machine's 16 cores with two instead of four:
     // nvtx_gpu_proj_sum took 2.27 s instead of 1.65 s, export's NVTX stage waited 0.63 s of its
     // 1.02 s for them, the report's pass 0.47 s. Each reader holds a part's batches (a few MB)
     // ahead.
-    int readers = 1;
+    int readers = 0;
     // Run for each range as it is read (on the prefetch thread, with prefetch): its result is
     // the row's `annotation`. For work per row that may run ahead of the caller's.
     // `prepared`: what `prepare` appended for the row (empty without it).

@@ -229,6 +229,7 @@ TEST(NvtxRangeCursor, PrefetchGivesWhatThePlainCursorGives) {
   ASSERT_TRUE(db.ok());
   NvtxRangeCursor::Options plain, prefetch;
   prefetch.prefetch = true;
+  prefetch.readers = 1;  // SQLite on a thread of its own, the whole table in one part
   // annotate runs per range (on the reading thread with prefetch): here, the text's length.
   plain.annotate = prefetch.annotate = [](const NvtxRangeRow& r, std::string_view prepared) {
     EXPECT_TRUE(prepared.empty());
@@ -245,6 +246,7 @@ TEST(NvtxRangeCursor, PrefetchGivesWhatThePlainCursorGives) {
   // from what prepare left for each row; left half read mid-batch, every stage stops.
   NvtxRangeCursor::Options prepared_plain, prepared_prefetch;
   prepared_prefetch.prefetch = true;
+  prepared_prefetch.readers = 1;
   prepared_plain.prepare = prepared_prefetch.prepare = [](const NvtxRangeRow& r, std::string& out) {
     out += fmt::format("{}", r.rowid % 7);
   };
@@ -275,6 +277,7 @@ TEST(NvtxRangeCursor, PrefetchGivesWhatThePlainCursorGives) {
   ASSERT_TRUE(fixture.ok());
   NvtxRangeCursor::Options small_plain, small_prefetch;
   small_prefetch.prefetch = true;
+  small_prefetch.readers = 1;
   EXPECT_EQ(CursorLines(*fixture, small_prefetch), CursorLines(*fixture, small_plain));
   small_prefetch.readers = 4;  // one part: one reader
   EXPECT_EQ(CursorLines(*fixture, small_prefetch), CursorLines(*fixture, small_plain));

@@ -878,7 +878,6 @@ class TraceBuilder {
     nsys::NvtxRangeCursor::Options options;
     // SQLite reads NVTX on other cores while this one places the ranges.
     options.prefetch = WorkerThreads() > 1;
-    options.readers = 0;
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, options));
     last_domain_ = {INT64_MIN, INT64_MIN};  // EmitNvtx's cached name is of these domains
     // Ranges held (those of one start, to go out longest first; start/end ranges, to go out

@@ -531,7 +531,6 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
   // them, and the sweep: stages on cores of their own (the keying alone took longer than the
   // sweep, and reading NVTX alone nearly as long).
   options.prefetch = WorkerThreads() > 1;
-  options.readers = 0;
   options.prepare = [](const nsys::NvtxRangeRow& r, std::string& out) {
     if (!r.ends_on_other_thread) CompactStringSet::Split(r.text, out);
   };

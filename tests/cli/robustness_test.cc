@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "base/utf8.h"
@@ -225,6 +226,20 @@ TEST(DamagedValues, KernelNameIdsPastTheKeyBitsAreOneName) {
   }
   CliResult two = RunCli({"report", RealExport("cpwork-trace"), p, "--format", "html", "--force"});  // ids + 1 << 40
   EXPECT_EQ(two.rc, 0) << two.err;
+  // Only names changed: every op is still counted, once, and the GPU is as busy as before.
+  auto ops_and_busy = [](const std::string& path) {
+    CliResult r = RunCli({"report", path, "--format", "json", "--window", "all"});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const auto& rank : nlohmann::json::parse(r.out).at("per_rank")) {
+      int64_t instances = 0;
+      for (const auto& [name, c] : rank.at("classes").items()) instances += c.at("instances").get<int64_t>();
+      EXPECT_EQ(instances, rank.at("ops").get<int64_t>());
+      out.push_back({instances, rank.at("busy_ns").get<int64_t>()});
+    }
+    return out;
+  };
+  EXPECT_EQ(ops_and_busy(p), ops_and_busy(RealExport("cpwork-trace")));
 }
 
 // Row 8: errors name the next step: a missing column, a locked database.
@@ -399,13 +414,17 @@ TEST(AllOrNothing, StdoutFileIsWrittenInPlaceAndCutBackOnError) {
   const std::string bad = Damaged("no-textid-file", "ALTER TABLE NVTX_EVENTS DROP COLUMN textId;");
   const std::string good = RealExport("cpwork-trace");
   const std::string dir = FreshDir("stdout-file");
-  auto sh = [](const std::string& cmd) {
-    int rc = std::system(("bash -c \"" + cmd + "\" 2>/dev/null").c_str());
+  const std::string err = dir + "/stderr";
+  auto sh = [&err](const std::string& cmd) {
+    int rc = std::system(("bash -c \"" + cmd + "\" 2>" + err).c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   };
+  // Each failure below is the damage's (the missing column named), not another one.
+  auto failed_on_the_column = [&err] { return ReadFile(err).find("textId") != std::string::npos; };
   const std::string bin = std::string("'") + CPPROF_BINARY + "'";
   WriteFile(dir + "/appended", "kept\n");
   EXPECT_NE(sh(bin + " export '" + bad + "' >> " + dir + "/appended"), 0);
+  EXPECT_TRUE(failed_on_the_column()) << ReadFile(err);
   EXPECT_EQ(ReadFile(dir + "/appended"), "kept\n");
   EXPECT_EQ(sh(bin + " export '" + good + "' >> " + dir + "/appended"), 0);
   EXPECT_EQ(sh(bin + " export '" + good + "' | cat > " + dir + "/piped"), 0);
@@ -414,8 +433,10 @@ TEST(AllOrNothing, StdoutFileIsWrittenInPlaceAndCutBackOnError) {
   EXPECT_EQ(ReadFile(dir + "/appended"), "kept\n" + piped);
   WriteFile(dir + "/read-write", "bytes after the position\n");
   EXPECT_NE(sh(bin + " export '" + bad + "' 1<> " + dir + "/read-write"), 0);
+  EXPECT_TRUE(failed_on_the_column()) << ReadFile(err);
   EXPECT_EQ(ReadFile(dir + "/read-write"), "bytes after the position\n");
   EXPECT_NE(sh(bin + " stats -r cuda_gpu_kern_sum -r nvtx_sum '" + bad + "' > " + dir + "/stats"), 0);
+  EXPECT_TRUE(failed_on_the_column()) << ReadFile(err);
   EXPECT_EQ(ReadFile(dir + "/stats"), "") << "the first table must not stay when the second fails";
 }
 
