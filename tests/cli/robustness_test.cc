@@ -231,7 +231,8 @@ TEST(DamagedValues, KernelNameIdsPastTheKeyBitsAreOneName) {
     CliResult r = RunCli({"report", path, "--format", "json", "--window", "all"});
     EXPECT_EQ(r.rc, 0) << r.err;
     std::vector<std::pair<int64_t, int64_t>> out;
-    for (const auto& rank : nlohmann::json::parse(r.out).at("per_rank")) {
+    const nlohmann::json report = nlohmann::json::parse(r.out);
+    for (const auto& rank : report.at("per_rank")) {
       int64_t instances = 0;
       for (const auto& [name, c] : rank.at("classes").items()) instances += c.at("instances").get<int64_t>();
       EXPECT_EQ(instances, rank.at("ops").get<int64_t>());
