@@ -10,50 +10,16 @@
 #include <vector>
 
 #include "base/status.h"
-#include "model/memory.h"
-#include "model/op_class.h"
+#include "model/cp_view.h"
 #include "pipeline/build_report.h"
 
 namespace cpprof::pipeline {
 
-struct CpModuleSpan {
-  int64_t start = 0, end = 0;
-  int level = 0;     // 0: top-level module rows; 1: one level down
-  std::string name;  // the row's name
-  std::string path;  // "trunk/CPFoldModel.trunk"
-  bool cp = false;   // the module communicates on two or more ranks
-};
-
-// A piece of one NCCL op: its waiting for the last peer, its transfer, or (no peer matched) the
-// whole op.
-struct CpCommSlice {
-  enum class Part { kWait, kTransfer, kUnmatched };
-  int64_t start = 0, end = 0;
-  model::OpClass kind = model::OpClass::kNcclOther;
-  Part part = Part::kUnmatched;
-  int64_t op_start = 0;   // the op's start (its arrival)
-  int64_t instance = -1;  // index into CpView::instances; -1 unmatched
-};
-
-struct CpInstance {
-  model::OpClass kind = model::OpClass::kNcclOther;
-  int64_t last_start = 0;                         // the last arrival: where every op's transfer starts
-  std::vector<std::pair<int, int64_t>> arrivals;  // (rank, its op's start), by start
-};
-
-struct CpRankView {
-  int rank = 0;
-  std::vector<CpModuleSpan> modules;                       // by level, then start
-  std::vector<CpCommSlice> comm;                           // by op start
-  std::vector<model::MemoryPoint> memory;                  // the rank's memory line (its peak device)
-  int64_t wait_ns = 0, transfer_ns = 0, unmatched_ns = 0;  // sums of the slices
-};
-
-struct CpView {
-  model::Window window;  // the window applied (the readout's)
-  std::vector<CpRankView> ranks;
-  std::vector<CpInstance> instances;
-};
+using model::CpCommSlice;
+using model::CpInstance;
+using model::CpModuleSpan;
+using model::CpRankView;
+using model::CpView;
 
 // Reads the exports as `cpprof report` does (options.window applies) and builds the view; module
 // spans at most `module_bins` per level and rank (consecutive ops of a row merged, as the HTML

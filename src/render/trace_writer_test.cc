@@ -1,0 +1,283 @@
+// Where each format places the events of a hand-built run (no export, no SQLite): tracks, pids,
+// tids, categories, argument names and the metadata that names them.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "render/chrome_trace_format.h"
+#include "render/kineto_format.h"
+
+namespace cpprof::render {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kTid = 0x2A;                       // OS thread 42
+constexpr int64_t kGpid = (int64_t{7} << 24);        // process 7
+constexpr int64_t kGtid = kGpid | kTid;              // its thread 42
+constexpr int64_t kOtherGtid = kGpid | 0x2B;         // its thread 43
+constexpr int64_t kSecondGpid = (int64_t{9} << 24);  // process 9 (rank 1)
+
+std::vector<model::TraceProcess> TwoRanks() { return {{0, 7, 7, 0, "python", kGpid}, {1, 9, 9, 1, "", kSecondGpid}}; }
+
+model::TraceHeader Header(std::vector<model::TraceProcess> procs) {
+  model::TraceHeader h;
+  h.nsys_version = "2025.3.2";
+  h.export_schema = "3.20.3";
+  h.rank_method = "test";
+  h.time = "ns";
+  h.world_size = 2;
+  h.processes = std::move(procs);
+  return h;
+}
+
+model::TraceGpuOp Kernel(const model::TraceProcess& p, int stream, int64_t start, int64_t end, model::OpClass cls,
+                         std::string_view name, int64_t id) {
+  model::TraceGpuOp op;
+  op.process = &p;
+  op.name_id = id;
+  op.name = name;
+  op.cls = cls;
+  op.global_pid = p.global_pid;
+  op.device = p.device;
+  op.stream = stream;
+  op.start = start, op.end = end;
+  op.has_correlation = true;
+  op.correlation = start;
+  return op;
+}
+
+model::TraceNvtxRange Range(const model::TraceProcess& p, std::string_view text, int64_t start, int64_t end,
+                            bool push_pop) {
+  model::TraceNvtxRange r;
+  r.process = &p;
+  r.domain = "";
+  r.text = text;
+  r.global_tid = kGtid;
+  r.start = start, r.end = end;
+  r.push_pop = push_pop;
+  return r;
+}
+
+// The events of a finished document; `meta` the metadata events alone.
+std::vector<json> Events(const std::string& text, bool meta) {
+  std::vector<json> out;
+  for (const auto& e : json::parse(text)["traceEvents"]) {
+    if ((e["ph"] == "M") == meta) out.push_back(e);
+  }
+  return out;
+}
+
+// The name a metadata event gives (pid, tid).
+std::string TrackName(const std::vector<json>& meta, int pid, int64_t tid) {
+  for (const auto& e : meta) {
+    if (e["name"] == "thread_name" && e["pid"] == pid && e.value("tid", int64_t{-1}) == tid) return e["args"]["name"];
+  }
+  return "";
+}
+
+int64_t SortIndex(const std::vector<json>& meta, int pid, int64_t tid) {
+  for (const auto& e : meta) {
+    if (e["name"] == "thread_sort_index" && e["pid"] == pid && e.value("tid", int64_t{-1}) == tid)
+      return e["args"]["sort_index"];
+  }
+  return -1;
+}
+
+TEST(ChromeTraceFormat, GpuOpsGoOnAStreamTrackOfTheirRankComputeBeforeCommunication) {
+  const auto procs = TwoRanks();
+  std::ostringstream out;
+  ChromeTraceFormat w(out, Header(procs));
+  w.BeginExport(procs);
+  w.GpuOp(Kernel(procs[0], 13, 100, 200, model::OpClass::kAllReduce, "ncclDevKernel_AllReduce", 1));
+  w.GpuOp(Kernel(procs[0], 7, 300, 400, model::OpClass::kGemm, "sgemm", 2));
+  w.GpuOp(Kernel(procs[1], 7, 300, 500, model::OpClass::kGemm, "sgemm", 2));
+  w.EndGpuOps();
+  w.EndExport({});
+  w.Finish();
+  const auto events = Events(out.str(), false), meta = Events(out.str(), true);
+  ASSERT_EQ(events.size(), 3u);
+  // Synthetic tids in the order the streams are met, unique over the trace.
+  EXPECT_EQ(events[0]["pid"], 7);
+  EXPECT_EQ(events[0]["tid"], kSyntheticTidBase);
+  EXPECT_EQ(events[0]["cat"], "AllReduce");
+  EXPECT_EQ(events[1]["tid"], kSyntheticTidBase + 1);
+  EXPECT_EQ(events[2]["pid"], 9);
+  EXPECT_EQ(events[2]["tid"], kSyntheticTidBase + 2);
+  EXPECT_EQ(events[0]["args"]["correlationId"], 100);
+  EXPECT_FALSE(events[0]["args"].contains("external id"));
+  EXPECT_EQ(events[1]["ts"], 0.3);
+  EXPECT_EQ(events[1]["dur"], 0.1);
+  EXPECT_EQ(TrackName(meta, 7, kSyntheticTidBase), "stream 13 (comm)");
+  EXPECT_EQ(TrackName(meta, 7, kSyntheticTidBase + 1), "stream 7");
+  // The compute stream sorts first though it was met second.
+  EXPECT_EQ(SortIndex(meta, 7, kSyntheticTidBase + 1), 0);
+  EXPECT_EQ(SortIndex(meta, 7, kSyntheticTidBase), 1);
+  EXPECT_EQ(meta[0]["name"], "process_name");
+  EXPECT_EQ(meta[0]["args"]["name"], "rank 0 (pid 7, GPU 0) python");
+}
+
+TEST(ChromeTraceFormat, StartEndRangesThatDoNotNestGetLanesBelowTheirThread) {
+  const auto procs = TwoRanks();
+  std::ostringstream out;
+  ChromeTraceFormat w(out, Header(procs));
+  w.BeginExport(procs);
+  w.NvtxRange(Range(procs[0], "a", 0, 10'000, false));
+  w.NvtxRange(Range(procs[0], "b", 5'000, 15'000, false));   // overlaps a without nesting: a lane of its own
+  w.NvtxRange(Range(procs[0], "c", 6'000, 8'000, false));    // nests in a: a's lane
+  w.NvtxRange(Range(procs[0], "push", 1'000, 2'000, true));  // push/pop: the thread's own track
+  w.EndNvtx();
+  w.EndExport({{kGtid, "main"}});
+  w.Finish();
+  const auto events = Events(out.str(), false), meta = Events(out.str(), true);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0]["name"], ":a");
+  EXPECT_EQ(events[0]["tid"], kSyntheticTidBase);
+  EXPECT_EQ(events[1]["tid"], kSyntheticTidBase + 1);
+  EXPECT_EQ(events[2]["tid"], kSyntheticTidBase);
+  EXPECT_EQ(events[3]["tid"], kTid);
+  EXPECT_EQ(events[0]["cat"], "nvtx start/end");
+  EXPECT_EQ(events[0]["args"]["thread"], kTid);
+  EXPECT_EQ(events[3]["cat"], "nvtx");
+  EXPECT_FALSE(events[3].contains("args"));
+  EXPECT_EQ(TrackName(meta, 7, kTid), "main");
+  EXPECT_EQ(TrackName(meta, 7, kSyntheticTidBase), "main NVTX start/end");
+  EXPECT_EQ(TrackName(meta, 7, kSyntheticTidBase + 1), "main NVTX start/end 2");
+  EXPECT_EQ(SortIndex(meta, 7, kTid), 0);
+  EXPECT_EQ(SortIndex(meta, 7, kSyntheticTidBase + 1), 2);
+}
+
+TEST(ChromeTraceFormat, FlowsLinkALaunchToTheFirstOpOfIt) {
+  const auto procs = TwoRanks();
+  std::ostringstream out;
+  ChromeTraceFormat w(out, Header(procs));
+  w.BeginExport(procs);
+  model::TraceApiCall call;
+  call.process = &procs[0];
+  call.name_id = 5;
+  call.name = "cudaLaunchKernel_v7000";
+  call.global_tid = kOtherGtid;
+  call.start = 50, call.end = 60;
+  call.has_correlation = true;
+  call.correlation = 100;
+  w.ApiCall(call);
+  w.EndApiCalls();
+  model::TraceGpuOp op = Kernel(procs[0], 7, 100, 200, model::OpClass::kGemm, "sgemm", 2);
+  op.flow_end = true;
+  op.flow_id = 100;
+  w.GpuOp(op);
+  w.EndGpuOps();
+  w.FlowStart({100, 7, 0x2B, 50});
+  w.EndExport({});
+  w.Finish();
+  const auto events = Events(out.str(), false);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0]["name"], "cudaLaunchKernel_v7000");
+  EXPECT_EQ(events[0]["cat"], "cuda_api");
+  EXPECT_EQ(events[0]["tid"], 0x2B);
+  EXPECT_EQ(events[2]["ph"], "f");
+  EXPECT_EQ(events[2]["pid"], 7);
+  EXPECT_EQ(events[2]["tid"], events[1]["tid"]);  // on the op's stream track
+  EXPECT_EQ(events[3]["ph"], "s");
+  EXPECT_EQ(events[3]["id"], events[2]["id"]);
+  EXPECT_EQ(events[3]["tid"], 0x2B);
+}
+
+TEST(ChromeTraceFormat, TimesBeforeTheCaptureAreClampedWithTheRawValueKept) {
+  const auto procs = TwoRanks();
+  std::ostringstream out;
+  ChromeTraceFormat w(out, Header(procs));
+  w.BeginExport(procs);
+  w.GpuOp(Kernel(procs[0], 7, -500, 1'500, model::OpClass::kGemm, "sgemm", 2));
+  w.GpuOp(Kernel(procs[0], 7, 3'000, 2'000, model::OpClass::kGemm, "sgemm", 2));
+  w.EndGpuOps();
+  w.EndExport({});
+  w.Finish();
+  const auto events = Events(out.str(), false);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["ts"], 0);
+  EXPECT_EQ(events[0]["dur"], 1.5);
+  EXPECT_EQ(events[0]["args"]["clamped_start_ns"], -500);
+  EXPECT_EQ(events[1]["dur"], 0);
+  EXPECT_EQ(events[1]["args"]["end_before_start_ns"], 2'000);
+}
+
+TEST(KinetoFormat, GpuOpsGoOnTheDeviceAndStreamWithKinetosNames) {
+  const std::vector<model::TraceProcess> procs = {TwoRanks()[1]};
+  std::ostringstream out;
+  KinetoFormat w(out, Header(procs));
+  w.BeginExport(procs);
+  model::TraceApiCall call;
+  call.process = &procs[0];
+  call.name_id = 5;
+  call.name = "cudaLaunchKernel_v7000";
+  call.global_tid = kSecondGpid | kTid;
+  call.start = 50, call.end = 60;
+  call.has_correlation = true;
+  call.correlation = 100;
+  w.ApiCall(call);
+  w.EndApiCalls();
+  w.GpuOp(Kernel(procs[0], 13, 100, 200, model::OpClass::kGemm, "sgemm", 2));
+  model::TraceGpuOp copy = Kernel(procs[0], 14, 300, 400, model::OpClass::kMemcpy, "[CUDA memcpy Host-to-Device]", 1);
+  copy.memop = true;
+  copy.bytes = 4096;
+  w.GpuOp(copy);
+  model::TraceGpuOp set = Kernel(procs[0], 14, 500, 600, model::OpClass::kMemset, "[CUDA memset]", -1);
+  set.memop = true;
+  w.GpuOp(set);
+  w.EndGpuOps();
+  w.EndExport({});
+  w.Finish();
+  const json doc = json::parse(out.str());
+  EXPECT_EQ(doc["distributedInfo"]["rank"], 1);
+  EXPECT_EQ(doc["distributedInfo"]["world_size"], 2);
+  EXPECT_EQ(doc["deviceProperties"][0]["id"], 1);
+  const auto events = Events(out.str(), false), meta = Events(out.str(), true);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0]["name"], "cudaLaunchKernel");
+  EXPECT_EQ(events[0]["cat"], "cuda_runtime");
+  EXPECT_EQ(events[0]["pid"], 9);
+  EXPECT_EQ(events[0]["args"]["correlation"], 100);
+  EXPECT_EQ(events[1]["cat"], "kernel");
+  EXPECT_EQ(events[1]["pid"], 1);   // the device
+  EXPECT_EQ(events[1]["tid"], 13);  // the stream
+  EXPECT_EQ(events[1]["args"]["correlation"], 100);
+  EXPECT_EQ(events[1]["args"]["external id"], 100);
+  EXPECT_EQ(events[2]["cat"], "gpu_memcpy");
+  EXPECT_EQ(events[2]["args"]["bytes"], 4096);
+  EXPECT_EQ(events[3]["cat"], "gpu_memset");
+  EXPECT_EQ(TrackName(meta, 1, 13), "stream 13");
+  EXPECT_EQ(TrackName(meta, 1, 14), "stream 14");
+  bool labelled = false;
+  for (const auto& e : meta) labelled |= e["name"] == "process_labels" && e["args"]["labels"] == "rank 1";
+  EXPECT_TRUE(labelled);
+}
+
+TEST(KinetoFormat, AnIterationMarkerGetsAProfilerStepOverIt) {
+  const std::vector<model::TraceProcess> procs = {TwoRanks()[0]};
+  std::ostringstream out;
+  KinetoFormat w(out, Header(procs));
+  w.BeginExport(procs);
+  model::TraceNvtxRange r = Range(procs[0], "cpfold:iter12", 1'000, 9'000, true);
+  r.iteration = "12";
+  w.NvtxRange(r);
+  w.NvtxRange(Range(procs[0], "Trunk.forward", 2'000, 3'000, true));
+  w.EndNvtx();
+  w.EndExport({});
+  w.Finish();
+  const auto events = Events(out.str(), false);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0]["name"], "ProfilerStep#12");
+  EXPECT_EQ(events[0]["cat"], "user_annotation");
+  EXPECT_EQ(events[0]["ts"], 1);
+  EXPECT_EQ(events[0]["dur"], 8);
+  EXPECT_EQ(events[1]["name"], ":cpfold:iter12");
+  EXPECT_EQ(events[2]["name"], ":Trunk.forward");
+  EXPECT_EQ(events[2]["tid"], kTid);
+}
+
+}  // namespace
+}  // namespace cpprof::render
