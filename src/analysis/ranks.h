@@ -1,4 +1,5 @@
-// Which process is which CP rank.
+// Which process is which CP rank, and which exports are of one run: the run's rank policy, the
+// same for one export, several exports (one nsys per rank or per node) and merged partials.
 #pragma once
 
 #include <cstdint>
@@ -6,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+#include "model/capture.h"
 #include "model/gpu_work.h"
 #include "model/nccl.h"
 
@@ -26,5 +29,20 @@ struct RankAssignment {
 RankAssignment AssignRanks(const model::GpuWork& work, const std::map<int64_t, NcclRankInfo>& nccl);
 RankAssignment AssignRanks(const std::vector<model::GpuProcess>& processes,
                            const std::map<int64_t, NcclRankInfo>& nccl);
+
+// Ranks over a run's processes (several exports): NCCL's payloads; else the launcher's rank
+// variables each export recorded; else host, export and device order.
+// `export_of_process[p]` indexes `captures`. One export: AssignRanks.
+RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& processes,
+                              const std::map<int64_t, NcclRankInfo>& nccl, const std::vector<size_t>& export_of_process,
+                              const std::vector<const model::CaptureInfo*>& captures);
+
+// Exports of one run whose captures started further apart than this are refused (without force).
+inline constexpr int64_t kMaxRunStartSpreadNs = 600'000'000'000;  // 10 minutes
+
+// Exports not from one run are refused (kUsage, unless `force`): another command (rank flags
+// aside), or session starts more than kMaxRunStartSpreadNs apart. `names[i]` names captures[i].
+Status CheckSameRun(const std::vector<const model::CaptureInfo*>& captures, const std::vector<std::string>& names,
+                    bool force);
 
 }  // namespace cpprof::analysis

@@ -320,4 +320,31 @@ TruncateOnSignal::TruncateOnSignal(int fd, off_t length) : handler_(std::make_un
 
 TruncateOnSignal::~TruncateOnSignal() { g_truncate_fd.store(-1); }
 
+namespace {
+
+// The files from paths[i] on, their streams appended to `streams`: each one's write nests the next.
+Status WriteFilesFrom(size_t i, const std::vector<std::string>& paths, std::vector<std::ostream*>& streams,
+                      const std::function<Status(const std::vector<std::ostream*>&)>& write,
+                      const WriteFileOptions& o) {
+  if (i == paths.size()) return write(streams);
+  return WriteFileAtomically(
+      paths[i],
+      [&](std::ostream& out) -> Status {
+        streams.push_back(&out);
+        Status s = WriteFilesFrom(i + 1, paths, streams, write, o);
+        streams.pop_back();
+        return s;
+      },
+      o);
+}
+
+}  // namespace
+
+Status WriteFilesAtomically(const std::vector<std::string>& paths,
+                            const std::function<Status(const std::vector<std::ostream*>&)>& write,
+                            const WriteFileOptions& o) {
+  std::vector<std::ostream*> streams;
+  return WriteFilesFrom(0, paths, streams, write, o);
+}
+
 }  // namespace cpprof

@@ -43,6 +43,12 @@ Status CheckOutputPath(const std::string& path, const WriteFileOptions& o);
 Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write,
                            const WriteFileOptions& o = {});
 Status WriteFileAtomically(const std::string& path, std::string_view content, const WriteFileOptions& o = {});
+// Several files streamed at once (one pass writing them all): write(streams), one stream per path in
+// order. A non-OK Status (or a failed stream) leaves every path as it was; each file is whole or
+// absent, and they are put in place one after another.
+Status WriteFilesAtomically(const std::vector<std::string>& paths,
+                            const std::function<Status(const std::vector<std::ostream*>&)>& write,
+                            const WriteFileOptions& o = {});
 
 // While it lives, SIGINT and SIGTERM first cut `fd` back to `length` bytes (ftruncate), then end
 // the process as before: output written straight to a regular file (cpprof ... > FILE) is taken

@@ -130,7 +130,8 @@ class ExportCommand : public Command {
   }
 
  private:
-  // One trace per rank, DIR/rank<N>.json, each whole or not at all; existing ones kept unless --force.
+  // One trace per rank, DIR/rank<N>.json, each whole or not at all; existing ones kept unless
+  // --force; every rank's file from one pass over each export.
   StatusOr<int> RunKineto(const std::vector<std::string>& files, Context& ctx) {
     if (output_.empty() || output_ == "-") {
       return Error(ExitCode::kUsage, fmt::format("--format kineto writes one trace per rank into a folder: give -o "
@@ -141,50 +142,37 @@ class ExportCommand : public Command {
       return Error(ExitCode::kUsage,
                    "--flows is for --format chrome-trace (Kineto traces link "
                    "launches to kernels by their correlation ids)");
-    CPPROF_ASSIGN_OR_RETURN(int world, pipeline::CountRanks(files, force_));
-    std::vector<int> ranks = options_.ranks;
-    if (ranks.empty()) {
-      for (int r = 0; r < world; ++r) ranks.push_back(r);
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(output_, ec);
-    if (ec) {
-      return Error(ExitCode::kError, fmt::format("cannot make the folder '{}': {}", output_, ec.message()));
-    }
     WriteFileOptions write;
     write.replace_existing = force_;
     write.inputs = files;
     std::vector<std::string> paths;
-    for (int r : ranks) {
-      if (r < 0 || r >= world) {
-        return Error(ExitCode::kUsage, fmt::format("--ranks {}: the export has ranks 0..{}", r, world - 1));
+    pipeline::KinetoFiles out;
+    out.ranks = [&](int world) -> StatusOr<std::vector<int>> {
+      std::vector<int> ranks = options_.ranks;
+      if (ranks.empty()) {
+        for (int r = 0; r < world; ++r) ranks.push_back(r);
       }
-      paths.push_back(fmt::format("{}/rank{}.json", output_, r));
-      CPPROF_RETURN_IF_ERROR(CheckOutputPath(paths.back(), write));
-    }
-    int64_t events = 0, gpu_ops = 0;
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      pipeline::ChromeTraceOptions o = options_;
-      o.kineto = true;
-      o.ranks = {ranks[i]};
-      pipeline::ChromeTraceSummary summary;
-      CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
-          paths[i],
-          [&](std::ostream& out) -> Status {
-            CPPROF_ASSIGN_OR_RETURN(summary, pipeline::WriteChromeTrace(files, o, out));
-            return OkStatus();
-          },
-          write));
-      if (i == 0) {
-        for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
+      std::error_code ec;
+      std::filesystem::create_directories(output_, ec);
+      if (ec) return Error(ExitCode::kError, fmt::format("cannot make the folder '{}': {}", output_, ec.message()));
+      for (int r : ranks) {
+        if (r < 0 || r >= world) {
+          return Error(ExitCode::kUsage, fmt::format("--ranks {}: the export has ranks 0..{}", r, world - 1));
+        }
+        paths.push_back(fmt::format("{}/rank{}.json", output_, r));
+        CPPROF_RETURN_IF_ERROR(CheckOutputPath(paths.back(), write));
       }
-      events += summary.events;
-      gpu_ops += summary.gpu_ops;
-    }
+      return ranks;
+    };
+    out.open = [&](const std::vector<int>&, const auto& write_all) {
+      return WriteFilesAtomically(paths, write_all, write);
+    };
+    CPPROF_ASSIGN_OR_RETURN(pipeline::ChromeTraceSummary summary, pipeline::WriteKinetoTraces(files, options_, out));
+    for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
     ctx.err << fmt::format(
         "cpprof: wrote {} Kineto traces ({} events, {} GPU ops) to '{}/rank*.json'. Holistic Trace Analysis: "
         "TraceAnalysis(trace_dir=\"{}\")\n",
-        ranks.size(), events, gpu_ops, output_, output_);
+        paths.size(), summary.events, summary.gpu_ops, output_, output_);
     return 0;
   }
 

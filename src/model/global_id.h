@@ -18,4 +18,13 @@ inline constexpr int PidOf(int64_t global_id) { return static_cast<int>((global_
 // The OS thread id (bits 0..23) of a globalTid.
 inline constexpr int TidOf(int64_t global_id) { return static_cast<int>(global_id & kThreadBits); }
 
+// A run read from several exports (one nsys per rank or per node): two hosts may run the same pid,
+// so a process is known by its globalPid with the export's index in place of the hardware id
+// (bits 48 and up), and a kernel name by its StringIds id with the export's index from bit 40 up.
+inline constexpr int kExportPidShift = 48, kExportNameShift = 40;
+inline constexpr int64_t kPidBits = (int64_t{1} << kExportPidShift) - 1;  // globalPid without the hardware id
+inline constexpr int64_t RunPid(size_t export_index, int64_t global_pid) {
+  return (global_pid & kPidBits) | (static_cast<int64_t>(export_index) << kExportPidShift);
+}
+
 }  // namespace cpprof::model

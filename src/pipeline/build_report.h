@@ -22,16 +22,13 @@ struct ReportOptions {
   // A regex for the iteration ranges ("domain:text"); "" uses the built-in marker names.
   std::string iteration_range;
   // Several exports that do not look like one run (another command, or starts more than
-  // kMaxRunStartSpreadNs apart) are read as one anyway.
+  // analysis::kMaxRunStartSpreadNs apart) are read as one anyway.
   bool force = false;
   // The cost model (null: the built-in) and the model's sizes (--dims, the config's "dims" under
   // them); without sizes, cpfold's `cpfold-config:` line in the log beside the export gives them.
   const analysis::CostConfig* cost = nullptr;
   std::optional<analysis::Dims> dims;
 };
-
-// Exports of one run whose captures started further apart than this are refused (without force).
-inline constexpr int64_t kMaxRunStartSpreadNs = 600'000'000'000;  // 10 minutes
 
 StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions& options);
 

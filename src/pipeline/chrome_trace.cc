@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "analysis/classify.h"
@@ -29,6 +30,7 @@
 #include "nsys/launch_reader.h"
 #include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_reader.h"
+#include "pipeline/run_exports.h"
 #include "pipeline/run_reader.h"
 #include "render/chrome_trace_format.h"
 #include "render/kineto_format.h"
@@ -82,9 +84,17 @@ struct TraceOut {
   render::ChromeTraceFormat* chrome = nullptr;
 };
 
-TraceOut MakeWriter(const ChromeTraceOptions& options, std::ostream& out, const model::TraceHeader& header) {
+// With several writers at once (a Kineto trace per rank in one pass), each formats its batches on
+// the reading thread, not on threads of its own.
+render::TraceWriterOptions WriterOptions(bool several_writers) {
   render::TraceWriterOptions o;
   o.timing = std::getenv("CPPROF_TIMING") != nullptr;
+  o.batch_threads = !several_writers;
+  return o;
+}
+
+TraceOut MakeWriter(const ChromeTraceOptions& options, std::ostream& out, const model::TraceHeader& header) {
+  const render::TraceWriterOptions o = WriterOptions(false);
   TraceOut t;
   if (options.kineto) {
     t.writer = std::make_unique<render::KinetoFormat>(out, header, o);
@@ -100,23 +110,33 @@ TraceOut MakeWriter(const ChromeTraceOptions& options, std::ostream& out, const 
 // ops, launch flows and NVTX ranges in the window, then its metadata.
 class ExportEvents {
  public:
-  // `processes`: the export's ranks to write (globalPid in the export); `offset_ns` puts its
-  // times on the run's clock; `domains`: the NVTX domain names being read (ReadDomainsAhead), or
-  // none (read when needed).
+  // The export's ranks to write (globalPid in the export), each with the writer of its trace (one
+  // for all, or one per rank); `offset_ns` puts its times on the run's clock; `domains`: the NVTX
+  // domain names being read (ReadDomainsAhead), or none (read when needed).
+  struct Output {
+    model::TraceProcess process;
+    render::TraceWriter* writer = nullptr;
+  };
   ExportEvents(const Database& db, const nsys::ExportSchema& schema, const ChromeTraceOptions& options,
-               const std::vector<model::TraceProcess>& processes, int64_t offset_ns,
-               std::future<StatusOr<nsys::NvtxDomains>> domains)
+               const std::vector<Output>& outputs, int64_t offset_ns, std::future<StatusOr<nsys::NvtxDomains>> domains)
       : db_(db), schema_(schema), options_(options), strings_(db), off_(offset_ns), domains_(std::move(domains)) {
-    for (const auto& p : processes) procs_[p.global_pid] = p;
+    for (const auto& o : outputs) {
+      size_t w = std::find(writers_.begin(), writers_.end(), o.writer) - writers_.begin();
+      if (w == writers_.size()) writers_.push_back(o.writer);
+      procs_[o.process.global_pid] = {o.process, w};
+    }
   }
 
-  Status Write(render::TraceWriter& w, ChromeTraceSummary& summary) {
+  Status Write(ChromeTraceSummary& summary) {
     StageTimer timer;
-    w_ = &w;
     summary_ = &summary;
-    std::vector<model::TraceProcess> procs;
-    for (const auto& [gpid, p] : procs_) procs.push_back(p);
-    w.BeginExport(procs);
+    for (size_t w = 0; w < writers_.size(); ++w) {
+      std::vector<model::TraceProcess> procs;  // the writer's, by globalPid
+      for (const auto& [gpid, p] : procs_) {
+        if (p.writer == w) procs.push_back(p.process);
+      }
+      writers_[w]->BeginExport(procs);
+    }
     const bool want_api = options_.api || options_.flows || options_.kineto;
     const bool api = want_api && db_.HasTable(nsys::kRuntimeTable);
     if (want_api && !api) {
@@ -130,7 +150,7 @@ class ExportEvents {
     Status gpu_status = Kernels();
     timer.Mark("export: kernels");
     if (gpu_status.ok()) gpu_status = MemOps();
-    w.EndGpuOps();  // every GPU op written before anything else is
+    for (auto* w : writers_) w->EndGpuOps();  // every GPU op written before anything else is
     CPPROF_RETURN_IF_ERROR(gpu_status);
     CPPROF_RETURN_IF_ERROR(strings_.status());
     if (api && options_.flows) FlowStarts();
@@ -138,13 +158,19 @@ class ExportEvents {
     if (options_.nvtx && db_.HasTable(nsys::kNvtxTable)) CPPROF_RETURN_IF_ERROR(Nvtx());
     timer.Mark("export: NVTX");
     CPPROF_ASSIGN_OR_RETURN(auto thread_names, nsys::ReadThreadNames(db_));
-    w.EndExport(thread_names);
+    for (auto* w : writers_) w->EndExport(thread_names);
     timer.Mark("export: metadata");
     return OkStatus();
   }
 
  private:
-  const model::TraceProcess* ProcessOf(int64_t global_pid) {
+  // A rank written: its process and its writer's index.
+  struct Placed {
+    model::TraceProcess process;
+    size_t writer = 0;
+  };
+
+  const Placed* ProcessOf(int64_t global_pid) {
     if (global_pid == last_gpid_) return last_proc_;
     auto it = procs_.find(global_pid);
     last_gpid_ = global_pid;
@@ -168,19 +194,19 @@ class ExportEvents {
     model::TraceApiCall e;
     while (calls.Next()) {
       const nsys::ApiCallRow& c = calls.row();
-      const model::TraceProcess* p = ProcessOf(model::GlobalPidOf(c.global_tid));
+      const Placed* p = ProcessOf(model::GlobalPidOf(c.global_tid));
       e.start = c.start + off_, e.end = c.end + off_;
       if (!p || !InWindow(e.start, e.end)) continue;
       if (c.has_correlation && options_.flows) NoteLaunch(*p, c, e.start);
-      e.process = p;
+      e.process = &p->process;
       e.name_id = c.name_id;
       e.name = strings_.Get(c.name_id);
       e.global_tid = c.global_tid;
       e.has_correlation = c.has_correlation, e.correlation = c.correlation;
-      w_->ApiCall(e);
+      writers_[p->writer]->ApiCall(e);
       ++summary_->api_calls;
     }
-    w_->EndApiCalls();  // every call written before anything else is
+    for (auto* w : writers_) w->EndApiCalls();  // every call written before anything else is
     CPPROF_RETURN_IF_ERROR(calls.status());
     // In place (a stable sort takes a buffer as large: 20 bytes per call, 13 M calls at 10 GB); calls of
     // one key (a correlation id seen twice on a rank) by time, then thread: the order is total.
@@ -194,14 +220,14 @@ class ExportEvents {
   }
 
   // A launch that may start a flow: its key, time and thread.
-  void NoteLaunch(const model::TraceProcess& p, const nsys::ApiCallRow& c, int64_t start) {
+  void NoteLaunch(const Placed& p, const nsys::ApiCallRow& c, int64_t start) {
     if (c.global_tid != last_launch_gtid_) {
       auto [it, added] = launch_thread_of_.try_emplace(c.global_tid, static_cast<uint32_t>(launch_threads_.size()));
-      if (added) launch_threads_.push_back({p.pid, model::TidOf(c.global_tid)});
+      if (added) launch_threads_.push_back({p.process.pid, model::TidOf(c.global_tid), p.writer});
       last_launch_gtid_ = c.global_tid;
       last_launch_thread_ = it->second;
     }
-    launches_.push_back({FlowKey(p.rank, c.correlation), std::max<int64_t>(start, 0), last_launch_thread_});
+    launches_.push_back({FlowKey(p.process.rank, c.correlation), std::max<int64_t>(start, 0), last_launch_thread_});
   }
 
   // Whether a GPU op ends its launch's flow (the first op of a launch: graph launches run
@@ -219,10 +245,11 @@ class ExportEvents {
     return true;
   }
 
-  // A GPU op to the writer: its launch's flow end found.
-  void GpuOp(model::TraceGpuOp& op) {
-    op.flow_end = FlowEndsAt(*op.process, op.has_correlation, op.correlation, &op.flow_id);
-    w_->GpuOp(op);
+  // A GPU op of `p` to its writer: its launch's flow end found.
+  void GpuOp(const Placed& p, model::TraceGpuOp& op) {
+    op.process = &p.process;
+    op.flow_end = FlowEndsAt(p.process, op.has_correlation, op.correlation, &op.flow_id);
+    writers_[p.writer]->GpuOp(op);
     ++summary_->gpu_ops;
   }
 
@@ -237,10 +264,10 @@ class ExportEvents {
         db_, schema_,
         [&](const nsys::KernelRow& k) {
           gpu_max_end_ = std::max(gpu_max_end_, std::max(k.start, k.end));
+          const Placed* p = ProcessOf(k.global_pid);
           model::TraceGpuOp op;
-          op.process = ProcessOf(k.global_pid);
           op.start = k.start + off_, op.end = k.end + off_;
-          if (!op.process || !InWindow(op.start, op.end)) return;
+          if (!p || !InWindow(op.start, op.end)) return;
           op.name_id = k.name_id;
           op.name = strings_.Get(k.name_id);
           op.cls = ClassOf(k.name_id);
@@ -248,7 +275,7 @@ class ExportEvents {
           op.has_correlation = k.has_correlation, op.correlation = k.correlation;
           op.has_launch_config = k.has_launch_config;
           for (int i = 0; i < 3; ++i) op.grid[i] = k.grid[i], op.block[i] = k.block[i];
-          GpuOp(op);
+          GpuOp(*p, op);
         },
         LaunchConfig());
   }
@@ -258,10 +285,10 @@ class ExportEvents {
     std::unordered_map<int, std::string> names;  // copy kind (-1: memset) -> name
     return nsys::ForEachMemOp(db_, [&](const nsys::MemOpRow& m) {
       gpu_max_end_ = std::max(gpu_max_end_, std::max(m.start, m.end));
+      const Placed* p = ProcessOf(m.global_pid);
       model::TraceGpuOp op;
-      op.process = ProcessOf(m.global_pid);
       op.start = m.start + off_, op.end = m.end + off_;
-      if (!op.process || !InWindow(op.start, op.end)) return;
+      if (!p || !InWindow(op.start, op.end)) return;
       const int kind = m.copy_kind;
       auto [name, inserted] = names.try_emplace(kind);
       if (inserted) {
@@ -277,7 +304,7 @@ class ExportEvents {
       op.global_pid = m.global_pid, op.device = m.device, op.stream = m.stream;
       op.has_correlation = m.has_correlation, op.correlation = m.correlation;
       op.bytes = m.bytes;
-      GpuOp(op);
+      GpuOp(*p, op);
     });
   }
 
@@ -285,8 +312,8 @@ class ExportEvents {
     for (size_t i = 0; i < launches_.size(); ++i) {
       if (!launch_used_[i]) continue;
       const Launch& l = launches_[i];
-      const auto& [pid, tid] = launch_threads_[l.thread];
-      w_->FlowStart({l.key, pid, tid, l.ts_ns});
+      const auto& [pid, tid, writer] = launch_threads_[l.thread];
+      writers_[writer]->FlowStart({l.key, pid, tid, l.ts_ns});
     }
   }
 
@@ -308,38 +335,47 @@ class ExportEvents {
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains,
                             domains_.valid() ? domains_.get() : nsys::NvtxDomains::Read(db_));
     Status status = NvtxRanges(domains);
-    w_->EndNvtx();  // every range written before anything else is
+    for (auto* w : writers_) w->EndNvtx();  // every range written before anything else is
     return status;
   }
 
+  // Each writer's ranges in the order a pass over its ranks alone gives them.
   Status NvtxRanges(const nsys::NvtxDomains& domains) {
     nsys::NvtxRangeCursor::Options options;
     // SQLite reads NVTX on other cores while this one places the ranges.
     options.prefetch = WorkerThreads() > 1;
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, options));
     last_domain_ = {INT64_MIN, INT64_MIN};  // Range's cached name is of these domains
-    HeldRanges same_start, start_end;
-    int64_t skipped = 0, out_of_order = 0, last_start = INT64_MIN;
+    struct Held {
+      HeldRanges same_start, start_end;
+      int64_t last_start = INT64_MIN;
+    };
+    std::vector<Held> held(writers_.size());
+    int64_t skipped = 0, out_of_order = 0;
     while (ranges.Next()) {
       const nsys::NvtxRangeRow& r = ranges.row();
-      if (!ProcessOf(model::GlobalPidOf(r.global_tid))) {
+      const Placed* p = ProcessOf(model::GlobalPidOf(r.global_tid));
+      if (!p) {
         ++skipped;
         continue;
       }
+      Held& h = held[p->writer];
       if (r.event_type != nsys::kNvtxPushPop && r.event_type != nsys::kNvtxtPushPop) {
-        start_end.Hold(r);
+        h.start_end.Hold(r);
         continue;
       }
-      if (r.start != last_start) {
-        CPPROF_RETURN_IF_ERROR(Emit(same_start, domains));
-        if (r.start < last_start) ++out_of_order;
-        last_start = r.start;
+      if (r.start != h.last_start) {
+        CPPROF_RETURN_IF_ERROR(Emit(h.same_start, domains));
+        if (r.start < h.last_start) ++out_of_order;
+        h.last_start = r.start;
       }
-      same_start.Hold(r);
+      h.same_start.Hold(r);
     }
     CPPROF_RETURN_IF_ERROR(ranges.status());
-    CPPROF_RETURN_IF_ERROR(Emit(same_start, domains));
-    CPPROF_RETURN_IF_ERROR(Emit(start_end, domains));
+    for (Held& h : held) {
+      CPPROF_RETURN_IF_ERROR(Emit(h.same_start, domains));
+      CPPROF_RETURN_IF_ERROR(Emit(h.start_end, domains));
+    }
     NvtxNotes(skipped, out_of_order);
     return OkStatus();
   }
@@ -390,8 +426,9 @@ class ExportEvents {
   }
 
   Status Range(const nsys::NvtxRangeRow& r, const nsys::NvtxDomains& domains) {
+    const Placed* p = ProcessOf(model::GlobalPidOf(r.global_tid));
     model::TraceNvtxRange e;
-    e.process = ProcessOf(model::GlobalPidOf(r.global_tid));
+    e.process = &p->process;
     e.start = r.start, e.end = r.end;
     if (r.open) {
       CPPROF_ASSIGN_OR_RETURN(e.end, CaptureEnd());
@@ -415,7 +452,7 @@ class ExportEvents {
       if (nsys::IsIterationName(name_)) e.iteration = e.text.substr(e.text.find_last_not_of("0123456789") + 1);
     }
     ++summary_->nvtx_ranges;
-    w_->NvtxRange(e);
+    writers_[p->writer]->NvtxRange(e);
     return OkStatus();
   }
 
@@ -425,20 +462,20 @@ class ExportEvents {
   nsys::StringTable strings_;
   const int64_t off_;                                 // added to every time: the run's clock
   std::future<StatusOr<nsys::NvtxDomains>> domains_;  // read on another connection, or not yet
-  render::TraceWriter* w_ = nullptr;
+  std::vector<render::TraceWriter*> writers_;
   ChromeTraceSummary* summary_ = nullptr;
 
-  std::map<int64_t, model::TraceProcess> procs_;  // by globalPid: the ranks kept
+  std::map<int64_t, Placed> procs_;  // by globalPid: the ranks kept
   int64_t last_gpid_ = -1;
-  const model::TraceProcess* last_proc_ = nullptr;
+  const Placed* last_proc_ = nullptr;
   std::unordered_map<int64_t, OpClass> classes_;
   std::pair<int64_t, int64_t> last_domain_{INT64_MIN, INT64_MIN};  // Range's last (domainId, globalTid)
   const std::string* last_domain_name_ = nullptr;                  // and its name
   std::string name_;                                               // Range's "domain:text"
   std::vector<Launch> launches_;                                   // sorted by key
   std::vector<bool> launch_used_;
-  std::vector<std::pair<int, int64_t>> launch_threads_;     // a launch's (pid, tid) by Launch::thread
-  std::unordered_map<int64_t, uint32_t> launch_thread_of_;  // globalTid -> index there
+  std::vector<std::tuple<int, int64_t, size_t>> launch_threads_;  // a launch's (pid, tid, writer) by Launch::thread
+  std::unordered_map<int64_t, uint32_t> launch_thread_of_;        // globalTid -> index there
   int64_t last_launch_gtid_ = INT64_MIN;
   uint32_t last_launch_thread_ = 0;
   int64_t gpu_max_end_ = 0;
@@ -471,196 +508,209 @@ Status Finish(const ChromeTraceOptions& options, const std::vector<model::TraceP
   return OkStatus();
 }
 
-}  // namespace
-
-StatusOr<int> CountRanks(const std::string& path) {
-  CPPROF_ASSIGN_OR_RETURN(Database db, Database::Open(path));
-  CPPROF_ASSIGN_OR_RETURN(nsys::ExportSchema schema, nsys::ProbeExport(db));
-  (void)schema;
-  CPPROF_ASSIGN_OR_RETURN(std::vector<model::GpuProcess> gpu_procs, nsys::ReadGpuProcesses(db));
-  CPPROF_ASSIGN_OR_RETURN(auto nccl, nsys::ReadNcclRanks(db));
-  return static_cast<int>(analysis::AssignRanks(gpu_procs, nccl).process_of_rank.size());
-}
-
-StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const ChromeTraceOptions& options,
-                                              std::ostream& out) {
-  CPPROF_ASSIGN_OR_RETURN(Database db, Database::Open(path));
-  CPPROF_ASSIGN_OR_RETURN(nsys::ExportSchema schema, nsys::ProbeExport(db));
-  // Whole-table scans before anything is written, each on a connection of its own where there
-  // are cores: NCCL's rank payloads and the NVTX domain names (two scans of NVTX_EVENTS) while
-  // this thread counts the GPU ops per process.
-  std::future<StatusOr<std::map<int64_t, model::NcclRankInfo>>> nccl_read;
-  if (WorkerThreads() > 1)
-    nccl_read = std::async(std::launch::async, [path = db.path()] {
-      return OnOwnConnection(path, [](const Database& own) { return nsys::ReadNcclRanks(own); });
-    });
-  std::future<StatusOr<nsys::NvtxDomains>> domains = ReadDomainsAhead(db, options);
-  CPPROF_ASSIGN_OR_RETURN(std::vector<model::GpuProcess> gpu_procs, nsys::ReadGpuProcesses(db));
-  CPPROF_ASSIGN_OR_RETURN(auto nccl, nccl_read.valid() ? nccl_read.get() : nsys::ReadNcclRanks(db));
-  analysis::RankAssignment ranks = analysis::AssignRanks(gpu_procs, nccl);
-  const int world = static_cast<int>(ranks.process_of_rank.size());
-  CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, world));
-  std::vector<model::TraceProcess> kept;  // by globalPid
-  for (int r = 0; r < world; ++r) {
-    if (!Wanted(options.ranks, r)) continue;
-    const auto& p = gpu_procs[ranks.process_of_rank[r]];
-    kept.push_back({r, p.pid, p.pid, p.MainDevice(), p.name, p.global_pid});
-  }
-  std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.global_pid < b.global_pid; });
-  model::TraceHeader header;
-  header.nsys_version = schema.nsys_version;
-  header.export_schema = schema.schema_version;
-  header.rank_method = ranks.method;
-  header.time = "ts and dur in microseconds of the export's clock (0 = start of the nsys session)";
-  header.world_size = world;
-  header.processes = kept;
-  ChromeTraceSummary summary;
-  summary.notes = ranks.notes;
-  summary.ranks = static_cast<int>(kept.size());
-  TraceOut t = MakeWriter(options, out, header);
-  ExportEvents reader(db, schema, options, kept, 0, std::move(domains));
-  CPPROF_RETURN_IF_ERROR(reader.Write(*t.writer, summary));
-  CPPROF_RETURN_IF_ERROR(Finish(options, kept, t, summary));
-  return summary;
-}
-
-namespace {
-
-// What a run read from several exports needs before its events go out: per export the census,
-// NCCL's payloads and the launcher's variables (its ranks), and the NCCL kernels (its clock), read
-// in parallel; the exports' databases stay open for the events.
-struct RunSource {
-  std::optional<Database> db;
-  nsys::ExportSchema schema;
+// One export of the run and what the trace needs of it besides: its GPU processes (the census),
+// NCCL's rank payloads, and its NVTX domain names being read ahead.
+struct TraceExport : OpenedExport {
   std::vector<model::GpuProcess> procs;
   std::map<int64_t, model::NcclRankInfo> nccl;
-  model::CaptureInfo capture;
+  std::future<StatusOr<nsys::NvtxDomains>> domains;
 };
 
-struct RunLayout {
-  std::vector<RunSource> sources;
-  std::vector<analysis::ClockAlignment> aligned;  // by export
-  analysis::RankAssignment ranks;                 // over the processes below
-  std::vector<size_t> export_of;                  // by process: its export
-  std::vector<int64_t> own_pid;                   // by process: its globalPid in its export
+// The run: its exports open, on one clock, and its ranks (analysis::AssignRunRanks).
+struct TraceRun {
+  std::vector<std::string> paths;
+  std::vector<TraceExport> exports;
+  analysis::RankAssignment ranks;      // over the processes below
+  std::vector<size_t> export_of;       // by process: its export
+  std::vector<model::GpuProcess> own;  // by process: as its export has it (its own globalPid)
   int World() const { return static_cast<int>(ranks.process_of_rank.size()); }
+  bool Several() const { return exports.size() > 1; }
 };
 
-StatusOr<RunLayout> ReadRunLayout(const std::vector<std::string>& paths, bool force) {
-  RunLayout run;
-  run.sources.resize(paths.size());
-  std::vector<std::vector<model::CommOpTime>> comm(paths.size());
-  std::vector<Status> status(paths.size());
-  ParallelFor(paths.size(), [&](size_t e) {
-    status[e] = [&]() -> Status {
-      RunSource& s = run.sources[e];
-      CPPROF_ASSIGN_OR_RETURN(Database db, Database::Open(paths[e]));
-      s.db.emplace(std::move(db));
-      CPPROF_ASSIGN_OR_RETURN(s.schema, nsys::ProbeExport(*s.db));
-      CPPROF_ASSIGN_OR_RETURN(s.procs, nsys::ReadGpuProcesses(*s.db));
-      CPPROF_ASSIGN_OR_RETURN(s.nccl, nsys::ReadNcclRanks(*s.db));
-      CPPROF_ASSIGN_OR_RETURN(s.capture, nsys::ReadCaptureInfo(*s.db));
-      CPPROF_ASSIGN_OR_RETURN(comm[e], nsys::ReadCommOps(*s.db, s.schema, analysis::ClassifyKernel));
-      return OkStatus();
-    }();
-  });
-  for (const auto& st : status) CPPROF_RETURN_IF_ERROR(st);
-  std::vector<const model::CaptureInfo*> captures;
-  for (const auto& s : run.sources) captures.push_back(&s.capture);
-  CPPROF_RETURN_IF_ERROR(CheckSameRun(captures, paths, force));
-  std::vector<analysis::ClockInput> clocks(paths.size());
-  for (size_t e = 0; e < paths.size(); ++e) {
-    clocks[e].utc_start_ns = run.sources[e].capture.utc_start_ns;
-    clocks[e].comm = std::move(comm[e]);
-  }
-  run.aligned = analysis::AlignClocks(clocks);
-  std::vector<model::GpuProcess> procs;
+// Opens the run (pipeline/run_exports.h) and reads what the trace's ranks need: per export the
+// census and NCCL's payloads (on a connection of its own while this one counts the GPU ops per
+// process, where there are cores), with one export its NVTX domain names too (`domains_ahead`).
+StatusOr<TraceRun> OpenTraceRun(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
+                                bool domains_ahead) {
+  TraceRun run;
+  run.paths = paths;
+  run.exports = std::vector<TraceExport>(paths.size());
+  std::vector<OpenedExport*> open;
+  for (auto& x : run.exports) open.push_back(&x);
+  OpenRunOptions o;
+  o.force = options.force;
+  o.read = [&](size_t e) -> Status {
+    TraceExport& x = run.exports[e];
+    std::future<StatusOr<std::map<int64_t, model::NcclRankInfo>>> nccl_read;
+    if (WorkerThreads() > 1)
+      nccl_read = std::async(std::launch::async, [path = x.path] {
+        return OnOwnConnection(path, [](const Database& own) { return nsys::ReadNcclRanks(own); });
+      });
+    if (domains_ahead && paths.size() == 1) x.domains = ReadDomainsAhead(*x.db, options);
+    CPPROF_ASSIGN_OR_RETURN(x.procs, nsys::ReadGpuProcesses(*x.db));
+    CPPROF_ASSIGN_OR_RETURN(x.nccl, nccl_read.valid() ? nccl_read.get() : nsys::ReadNcclRanks(*x.db));
+    return OkStatus();
+  };
+  CPPROF_RETURN_IF_ERROR(OpenRun(paths, o, open));
+  std::vector<model::GpuProcess> procs;  // the run's: globalPids with the export in the high bits
   std::map<int64_t, model::NcclRankInfo> nccl;
   for (size_t e = 0; e < paths.size(); ++e) {
-    for (auto p : run.sources[e].procs) {
-      run.own_pid.push_back(p.global_pid);
-      p.global_pid = RunPid(e, p.global_pid);
-      procs.push_back(std::move(p));
+    auto pid = [&](int64_t gpid) { return run.Several() ? model::RunPid(e, gpid) : gpid; };
+    for (const auto& p : run.exports[e].procs) {
+      run.own.push_back(p);
+      procs.push_back(p);
+      procs.back().global_pid = pid(p.global_pid);
       run.export_of.push_back(e);
     }
-    for (const auto& [gpid, info] : run.sources[e].nccl) nccl[RunPid(e, gpid)] = info;
+    for (const auto& [gpid, info] : run.exports[e].nccl) nccl[pid(gpid)] = info;
   }
-  run.ranks = AssignRunRanks(procs, nccl, run.export_of, captures);
+  run.ranks = analysis::AssignRunRanks(procs, nccl, run.export_of, CapturesOf(open));
   return run;
 }
 
-// The run's ranks written, by rank: a process per rank with the rank as its pid.
-std::vector<model::TraceProcess> RunProcesses(const RunLayout& run, const std::vector<int>& wanted) {
-  std::vector<model::TraceProcess> out;
+// The ranks written (all, or those asked for), by export then globalPid: a trace of one export
+// names a rank's process by its OS pid, a run's trace by its rank.
+std::vector<model::TraceProcess> Written(const TraceRun& run, const std::vector<int>& wanted) {
+  std::vector<std::pair<size_t, model::TraceProcess>> out;
   for (int r = 0; r < run.World(); ++r) {
     if (!Wanted(wanted, r)) continue;
     const size_t p = run.ranks.process_of_rank[static_cast<size_t>(r)];
-    for (const auto& q : run.sources[run.export_of[p]].procs) {
-      if (q.global_pid == run.own_pid[p]) out.push_back({r, r, q.pid, q.MainDevice(), q.name, q.global_pid});
-    }
+    const model::GpuProcess& q = run.own[p];
+    out.push_back({run.export_of[p], {r, run.Several() ? r : q.pid, q.pid, q.MainDevice(), q.name, q.global_pid}});
   }
-  return out;
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second.global_pid < b.second.global_pid;
+  });
+  std::vector<model::TraceProcess> procs;
+  for (auto& [e, p] : out) procs.push_back(std::move(p));
+  return procs;
 }
 
-// The header of a run read from several exports.
-model::TraceHeader RunHeader(const RunLayout& run, const std::vector<std::string>& paths,
-                             std::vector<model::TraceProcess> processes) {
+size_t ExportOf(const TraceRun& run, int rank) {
+  return run.export_of[run.ranks.process_of_rank[static_cast<size_t>(rank)]];
+}
+
+// What the document says about itself, for the ranks `processes`.
+model::TraceHeader Header(const TraceRun& run, std::vector<model::TraceProcess> processes) {
   model::TraceHeader header;
-  header.nsys_version = run.sources[0].schema.nsys_version;
-  header.export_schema = run.sources[0].schema.schema_version;
+  header.nsys_version = run.exports[0].schema.nsys_version;
+  header.export_schema = run.exports[0].schema.schema_version;
   header.rank_method = run.ranks.method;
+  header.world_size = run.World();
+  header.processes = std::move(processes);
+  if (!run.Several()) {
+    header.time = "ts and dur in microseconds of the export's clock (0 = start of the nsys session)";
+    return header;
+  }
   header.time =
       "ts and dur in microseconds of the run's clock: the first export's session clock (0 = its start); each "
       "other export's times shifted by its offset";
-  const std::vector<std::string> names = DistinctNames(paths);
-  for (size_t e = 0; e < paths.size(); ++e) {
-    header.exports.push_back({names[e], run.aligned[e].offset_ns, run.aligned[e].residual_ns, run.aligned[e].method});
+  const std::vector<std::string> names = DistinctNames(run.paths);
+  for (size_t e = 0; e < run.exports.size(); ++e) {
+    const analysis::ClockAlignment& c = run.exports[e].clock;
+    header.exports.push_back({names[e], c.offset_ns, c.residual_ns, c.method});
   }
-  header.world_size = run.World();
-  header.processes = std::move(processes);
   return header;
 }
 
-}  // namespace
-
-StatusOr<int> CountRanks(const std::vector<std::string>& paths, bool force) {
-  if (paths.size() == 1) return CountRanks(paths[0]);
-  CPPROF_ASSIGN_OR_RETURN(RunLayout run, ReadRunLayout(paths, force));
-  return run.World();
-}
-
-StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
-                                              std::ostream& out) {
-  if (paths.size() == 1) return WriteChromeTrace(paths[0], options, out);
-  if (options.kineto && options.ranks.size() != 1) {
-    return Error(ExitCode::kUsage, "a Kineto trace of several exports holds one rank: give one rank per trace");
-  }
-  CPPROF_ASSIGN_OR_RETURN(RunLayout run, ReadRunLayout(paths, options.force));
-  CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, run.World(), "the run"));
-  const std::vector<model::TraceProcess> kept = RunProcesses(run, options.ranks);
-  TraceOut t = MakeWriter(options, out, RunHeader(run, paths, kept));
-  ChromeTraceSummary summary;
-  summary.notes.push_back(
-      "several exports: a process per rank with the rank as its pid; times on the first export's clock");
-  for (size_t e = 0; e < paths.size(); ++e) {
-    std::vector<model::TraceProcess> mine;  // the export's ranks written, by its own globalPid
-    for (const auto& p : kept) {
-      if (run.export_of[run.ranks.process_of_rank[static_cast<size_t>(p.rank)]] == e) mine.push_back(p);
+// Each export's events to the writers of its ranks (`writer_of_rank`), in export order; an export
+// none of whose ranks is written is not read at all.
+Status WriteExports(TraceRun& run, const ChromeTraceOptions& options, const std::vector<model::TraceProcess>& written,
+                    const std::function<render::TraceWriter*(int rank)>& writer_of_rank, ChromeTraceSummary& summary) {
+  for (size_t e = 0; e < run.exports.size(); ++e) {
+    TraceExport& x = run.exports[e];
+    std::vector<ExportEvents::Output> mine;
+    for (const auto& p : written) {
+      if (ExportOf(run, p.rank) == e) mine.push_back({p, writer_of_rank(p.rank)});
     }
-    if (mine.empty()) continue;  // none of its ranks asked for: not read at all
-    std::sort(mine.begin(), mine.end(), [](const auto& a, const auto& b) { return a.global_pid < b.global_pid; });
+    if (mine.empty()) continue;
     ChromeTraceSummary part;
-    ExportEvents reader(*run.sources[e].db, run.sources[e].schema, options, mine, run.aligned[e].offset_ns,
-                        ReadDomainsAhead(*run.sources[e].db, options));
-    CPPROF_RETURN_IF_ERROR(reader.Write(*t.writer, part));
-    summary.ranks += static_cast<int>(mine.size());
+    ExportEvents reader(*x.db, x.schema, options, mine, x.clock.offset_ns,
+                        x.domains.valid() ? std::move(x.domains) : ReadDomainsAhead(*x.db, options));
+    CPPROF_RETURN_IF_ERROR(reader.Write(run.Several() ? part : summary));
+    if (!run.Several()) break;
     summary.gpu_ops += part.gpu_ops;
     summary.nvtx_ranges += part.nvtx_ranges;
     summary.api_calls += part.api_calls;
     summary.flows += part.flows;
-    for (auto& n : part.notes) summary.notes.push_back(fmt::format("{}: {}", paths[e], n));
+    for (auto& n : part.notes) summary.notes.push_back(fmt::format("{}: {}", run.paths[e], n));
   }
-  CPPROF_RETURN_IF_ERROR(Finish(options, kept, t, summary));  // a rank's pid is the rank
+  return OkStatus();
+}
+
+// The notes a trace of the run starts with.
+std::vector<std::string> RunNotes(const TraceRun& run) {
+  if (!run.Several()) return run.ranks.notes;
+  return {"several exports: a process per rank with the rank as its pid; times on the first export's clock"};
+}
+
+}  // namespace
+
+StatusOr<int> CountRanks(const std::string& path) { return CountRanks(std::vector<std::string>{path}, false); }
+
+StatusOr<int> CountRanks(const std::vector<std::string>& paths, bool force) {
+  ChromeTraceOptions o;
+  o.force = force;
+  CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, o, /*domains_ahead=*/false));
+  return run.World();
+}
+
+StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const ChromeTraceOptions& options,
+                                              std::ostream& out) {
+  return WriteChromeTrace(std::vector<std::string>{path}, options, out);
+}
+
+StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
+                                              std::ostream& out) {
+  if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
+  if (options.kineto && paths.size() > 1 && options.ranks.size() != 1) {
+    return Error(ExitCode::kUsage, "a Kineto trace of several exports holds one rank: give one rank per trace");
+  }
+  CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, options, /*domains_ahead=*/true));
+  CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, run.World(), run.Several() ? "the run" : "the export"));
+  const std::vector<model::TraceProcess> written = Written(run, options.ranks);
+  TraceOut t = MakeWriter(options, out, Header(run, written));
+  ChromeTraceSummary summary;
+  summary.notes = RunNotes(run);
+  summary.ranks = static_cast<int>(written.size());
+  CPPROF_RETURN_IF_ERROR(WriteExports(
+      run, options, written, [&](int) { return t.writer.get(); }, summary));
+  CPPROF_RETURN_IF_ERROR(Finish(options, written, t, summary));
+  return summary;
+}
+
+StatusOr<ChromeTraceSummary> WriteKinetoTraces(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
+                                               const KinetoFiles& files) {
+  if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
+  ChromeTraceOptions o = options;
+  o.kineto = true;
+  CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, o, /*domains_ahead=*/true));
+  CPPROF_ASSIGN_OR_RETURN(std::vector<int> ranks, files.ranks(run.World()));
+  CPPROF_RETURN_IF_ERROR(CheckRanks(ranks, run.World(), run.Several() ? "the run" : "the export"));
+  o.ranks = ranks;
+  const std::vector<model::TraceProcess> written = Written(run, ranks);
+  ChromeTraceSummary summary;
+  summary.notes = RunNotes(run);
+  summary.ranks = static_cast<int>(written.size());
+  CPPROF_RETURN_IF_ERROR(files.open(ranks, [&](const std::vector<std::ostream*>& streams) -> Status {
+    std::map<int, TraceOut> traces;  // by rank: one file each, its rank alone in it
+    const render::TraceWriterOptions wo = WriterOptions(/*several_writers=*/ranks.size() > 1);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      std::vector<model::TraceProcess> one;
+      for (const auto& p : written) {
+        if (p.rank == ranks[i]) one.push_back(p);
+      }
+      traces[ranks[i]].writer = std::make_unique<render::KinetoFormat>(*streams[i], Header(run, one), wo);
+    }
+    CPPROF_RETURN_IF_ERROR(WriteExports(
+        run, o, written, [&](int r) { return traces[r].writer.get(); }, summary));
+    for (auto& [rank, t] : traces) {
+      ChromeTraceSummary own;
+      CPPROF_RETURN_IF_ERROR(Finish(o, {}, t, own));
+      summary.events += own.events;
+    }
+    return OkStatus();
+  }));
   return summary;
 }
 

@@ -59,6 +59,20 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const Chr
 // exactly one rank (options.ranks): a Kineto trace holds one rank.
 StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
                                               std::ostream& out);
+// One Kineto trace per rank, all in one pass over each export (`options.kineto` implied,
+// `options.ranks` replaced by what files.ranks chooses).
+struct KinetoFiles {
+  // The ranks to write, given the run's number of ranks; an error ends the export before any file.
+  std::function<StatusOr<std::vector<int>>(int world)> ranks;
+  // Opens one file per rank of `ranks` (in that order), calls write with their streams, and keeps
+  // each file only when everything was written (or none).
+  std::function<Status(const std::vector<int>& ranks,
+                       const std::function<Status(const std::vector<std::ostream*>&)>& write)>
+      open;
+};
+StatusOr<ChromeTraceSummary> WriteKinetoTraces(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
+                                               const KinetoFiles& files);
+
 // The number of ranks of the export at `path` (as the report assigns them), or of the run read
 // from several exports (refused as `report` refuses exports of different runs, unless `force`).
 StatusOr<int> CountRanks(const std::string& path);

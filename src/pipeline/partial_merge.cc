@@ -7,15 +7,18 @@
 #include <unordered_map>
 
 #include "analysis/clock_align.h"
+#include "analysis/ranks.h"
 #include "analysis/window.h"
 #include "base/input_files.h"
+#include "model/global_id.h"
 #include "pipeline/run_reader.h"
 
 namespace cpprof::pipeline {
 
 namespace {
 
-constexpr int64_t kPidMask = (int64_t{1} << 48) - 1;
+using model::kPidBits;
+using model::RunPid;
 constexpr size_t kClockSampleOps = 4096;  // per process and collective kind
 
 // Shifts every time of a part onto the run's clock.
@@ -49,7 +52,7 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
   // One run, read with one set of options.
   std::vector<const model::CaptureInfo*> captures;
   for (const auto& p : parts) captures.push_back(&p.sources[0].capture);
-  CPPROF_RETURN_IF_ERROR(CheckSameRun(captures, names, force));
+  CPPROF_RETURN_IF_ERROR(analysis::CheckSameRun(captures, names, force));
   for (size_t i = 1; i < parts.size() && !force; ++i) {
     const auto& a = parts[0];
     const auto& b = parts[i];
@@ -115,7 +118,7 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
     for (auto& p : part.processes) {
       p.source += source_base;
       // Processes of one export keep their pid; the export's index replaces the hardware id.
-      p.process.global_pid = RunPid(p.source, p.process.global_pid & kPidMask);
+      p.process.global_pid = RunPid(p.source, p.process.global_pid & kPidBits);
       p.summary.global_pid = p.process.global_pid;
       if (p.nccl.rank >= 0) nccl[p.process.global_pid] = p.nccl;
       std::vector<model::ModuleRankTime> nodes(std::max<size_t>(1, run.nodes.size()));
@@ -144,7 +147,7 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
     }
     // Memory series follow their process.
     for (auto& series : part.memory.series) {
-      series.global_pid = RunPid(source_base, series.global_pid & kPidMask);
+      series.global_pid = RunPid(source_base, series.global_pid & kPidBits);
       run.memory.series.push_back(std::move(series));
     }
     run.memory.captured |= part.memory.captured;
@@ -216,7 +219,7 @@ StatusOr<RunPartial> MergePartials(std::vector<RunPartial> parts, const std::vec
 
   std::vector<const model::CaptureInfo*> source_captures;
   for (const auto& s : run.sources) source_captures.push_back(&s.capture);
-  analysis::RankAssignment ranks = AssignRunRanks(procs, nccl, source_of_process, source_captures);
+  analysis::RankAssignment ranks = analysis::AssignRunRanks(procs, nccl, source_of_process, source_captures);
   run.rank_method = ranks.method;
   run.world_size = ranks.world_size;
   run.notes.insert(run.notes.end(), ranks.notes.begin(), ranks.notes.end());

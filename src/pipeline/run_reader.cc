@@ -24,31 +24,28 @@
 #include "base/regex.h"
 #include "base/saturating.h"
 #include "base/stage_timer.h"
+#include "model/global_id.h"
 #include "nsys/capture_reader.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
 #include "nsys/memory_reader.h"
 #include "nsys/nvtx_facts.h"
 #include "pipeline/attribution.h"
+#include "pipeline/run_exports.h"
 
 namespace cpprof::pipeline {
 
 namespace {
 
 constexpr int kNewestTestedSchema[2] = {3, 20};  // tests/data/real: nsys 2025.3.x exports
-constexpr int kExportPidShift = 48, kExportNameShift = 40;
+using model::kExportNameShift;
+using model::RunPid;
 static_assert(model::kMaxNameId < (int64_t{1} << kExportNameShift),
               "a kernel name id must not reach the export's bits");
 
-// One export of the run and what is read from it.
-struct Source {
-  std::string path;
-  std::optional<nsys::Database> db;
-  nsys::ExportSchema schema;
+// One export of the run (open: path, db, schema, capture facts, clock) and what is read from it.
+struct Source : OpenedExport {
   Attribution attribution;
-  model::CaptureInfo capture;
-  std::vector<model::CommOpTime> comm;  // several exports only: for the clocks
-  analysis::ClockAlignment clock;
   // Phase 2.
   model::GpuWork work;
   model::MemoryUsage memory;
@@ -121,42 +118,6 @@ std::string ReadInterconnect(const std::string& export_path) {
   } catch (const std::exception&) {
     return "";
   }
-}
-
-// The launched command without the arguments that differ by rank or node (--node-rank 1,
-// --node_rank=1, --rank=3): what every export of one run shares.
-std::string RunCommand(const model::CaptureInfo& c) {
-  static const RE2 rank_flag(R"(--?(?:node[-_]rank|rank|local[-_]rank|machine[-_]rank)(=.*)?)");
-  std::string out = c.command;
-  bool skip_value = false;
-  for (const auto& a : c.arguments) {
-    if (skip_value) {
-      skip_value = false;
-      continue;
-    }
-    std::string value;
-    if (RE2::FullMatch(a, rank_flag, &value)) {
-      skip_value = value.empty();
-      continue;
-    }
-    out += ' ' + a;
-  }
-  return out;
-}
-
-// Phase 1: what the window and the clocks need (NVTX and runtime for the modules and
-// iterations; the NCCL kernels when there are several exports).
-Status ReadSourceFacts(const analysis::ModuleConfig& config, const RE2* iteration_re, const ReportOptions& options,
-                       bool several, Source& s) {
-  CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(s.path));
-  s.db.emplace(std::move(db));
-  CPPROF_ASSIGN_OR_RETURN(s.schema, nsys::ProbeExport(*s.db));
-  CPPROF_ASSIGN_OR_RETURN(s.attribution, ReadAttribution(*s.db, config, iteration_re, options.iteration_range));
-  CPPROF_ASSIGN_OR_RETURN(s.capture, nsys::ReadCaptureInfo(*s.db));
-  if (several) {
-    CPPROF_ASSIGN_OR_RETURN(s.comm, nsys::ReadCommOps(*s.db, s.schema, analysis::ClassifyKernel));
-  }
-  return OkStatus();
 }
 
 // Phase 2: the GPU ops in the window (given on the run's clock), memory, NVTX facts.
@@ -305,10 +266,6 @@ std::string NodePath(const std::vector<analysis::ModuleTreeNode>& nodes, int nod
   return s;
 }
 
-int64_t RunPid(size_t e, int64_t gpid) {
-  return (gpid & ((int64_t{1} << kExportPidShift) - 1)) | (static_cast<int64_t>(e) << kExportPidShift);
-}
-
 std::vector<uint16_t> ModuleTreeMerger::Add(const std::vector<analysis::ModuleTreeNode>& mine) {
   std::vector<uint16_t> map(mine.size(), analysis::kUnattributed);
   for (size_t n = 0; n < mine.size(); ++n) {  // a parent's id is smaller than its children's
@@ -331,96 +288,15 @@ std::vector<uint16_t> ModuleTreeMerger::Add(const std::vector<analysis::ModuleTr
   return map;
 }
 
-Status CheckSameRun(const std::vector<const model::CaptureInfo*>& captures, const std::vector<std::string>& names,
-                    bool force) {
-  if (force || captures.size() < 2) return OkStatus();
-  const model::CaptureInfo& first = *captures[0];
-  const std::string command = RunCommand(first);
-  for (size_t e = 1; e < captures.size(); ++e) {
-    const model::CaptureInfo& c = *captures[e];
-    if (first.recorded && c.recorded && RunCommand(c) != command) {
-      return Status(ExitCode::kUsage,
-                    fmt::format("'{}' and '{}' are not from one run: they profiled different commands ('{}' and "
-                                "'{}'; rank and node-rank flags aside). Give the exports of one run, or --force",
-                                names[0], names[e], command, RunCommand(c)));
-    }
-    if (first.utc_start_ns > 0 && c.utc_start_ns > 0) {
-      int64_t apart = std::abs(c.utc_start_ns - first.utc_start_ns);
-      if (apart > kMaxRunStartSpreadNs) {
-        return Status(
-            ExitCode::kUsage,
-            fmt::format("'{}' and '{}' are not from one run: their captures started {:.0f} s apart (more "
-                        "than {} s). Give the exports of one run, or --force",
-                        names[0], names[e], static_cast<double>(apart) / 1e9, kMaxRunStartSpreadNs / 1'000'000'000));
-      }
-    }
-  }
-  return OkStatus();
-}
-
 Status CheckSameRun(const std::vector<std::string>& paths, bool force) {
   if (force || paths.size() < 2) return OkStatus();
-  std::vector<model::CaptureInfo> infos(paths.size());
-  std::vector<Status> status(paths.size());
-  ParallelFor(paths.size(), [&](size_t e) {
-    status[e] = [&]() -> Status {
-      CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(paths[e]));
-      CPPROF_ASSIGN_OR_RETURN(infos[e], nsys::ReadCaptureInfo(db));
-      return OkStatus();
-    }();
-  });
-  for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
-  std::vector<const model::CaptureInfo*> captures;
-  for (const auto& c : infos) captures.push_back(&c);
-  return CheckSameRun(captures, paths, force);
-}
-
-analysis::RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& procs,
-                                        const std::map<int64_t, model::NcclRankInfo>& nccl,
-                                        const std::vector<size_t>& export_of_process,
-                                        const std::vector<const model::CaptureInfo*>& captures) {
-  analysis::RankAssignment ranks = analysis::AssignRanks(procs, nccl);
-  if (captures.size() < 2 || ranks.method.rfind("NCCL", 0) == 0) return ranks;
-  // RANK (torchrun, one nsys per rank) on exports of one GPU process each.
-  std::vector<int64_t> env_rank(procs.size(), -1), node(procs.size(), -1);
-  std::map<size_t, int> procs_in_export;
-  for (size_t p = 0; p < procs.size(); ++p) ++procs_in_export[export_of_process[p]];
-  bool all_rank = true, all_node = true;
-  std::set<int64_t> seen;
-  for (size_t p = 0; p < procs.size(); ++p) {
-    const model::CaptureInfo& c = *captures[export_of_process[p]];
-    int64_t r = c.EnvInt("RANK");
-    if (r < 0) r = c.EnvInt("SLURM_PROCID");
-    if (procs_in_export[export_of_process[p]] != 1 || r < 0 || !seen.insert(r).second) all_rank = false;
-    env_rank[p] = r;
-    int64_t n = c.EnvInt("NODE_RANK");
-    if (n < 0) n = c.EnvInt("GROUP_RANK");
-    if (n < 0) n = c.EnvInt("SLURM_NODEID");
-    if (n < 0) all_node = false;
-    node[p] = n;
-  }
-  std::vector<size_t> order(procs.size());
-  std::iota(order.begin(), order.end(), 0);
-  auto host = [&](size_t p) -> const std::string& { return captures[export_of_process[p]]->host; };
-  if (all_rank) {
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return env_rank[a] < env_rank[b]; });
-    ranks.method = "the launcher's RANK (or SLURM_PROCID) recorded in each export";
-  } else {
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      if (all_node && node[a] != node[b]) return node[a] < node[b];
-      if (!all_node && host(a) != host(b)) return host(a) < host(b);
-      if (export_of_process[a] != export_of_process[b]) return export_of_process[a] < export_of_process[b];
-      int da = procs[a].MainDevice(), db = procs[b].MainDevice();
-      return da != db ? da < db : procs[a].pid < procs[b].pid;
-    });
-    ranks.method = all_node ? "the launcher's NODE_RANK (GROUP_RANK, SLURM_NODEID) recorded in each export, then "
-                              "device order"
-                            : "host name, export and device order (no NCCL rank payloads or launcher rank variables)";
-  }
-  ranks.process_of_rank = order;
-  ranks.world_size = static_cast<int>(procs.size());
-  ranks.notes.clear();
-  return ranks;
+  std::vector<OpenedExport> exports(paths.size());
+  std::vector<OpenedExport*> open;
+  for (auto& x : exports) open.push_back(&x);
+  OpenRunOptions o;
+  o.align_clocks = false;
+  o.probe = false;  // only the capture facts: whether each export has the data is the command's to say
+  return OpenRun(paths, o, open);
 }
 
 namespace {
@@ -458,25 +334,19 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
   const bool several = paths.size() > 1;
   StageTimer timer;
   sources = std::vector<Source>(paths.size());
-  std::vector<Status> status(paths.size());
-  for (size_t e = 0; e < paths.size(); ++e) sources[e].path = paths[e];
-  ParallelFor(sources.size(),
-              [&](size_t e) { status[e] = ReadSourceFacts(config, iteration_re.get(), options, several, sources[e]); });
-  for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
-  timer.Mark("attribution (NVTX, runtime)");
-  std::vector<const model::CaptureInfo*> captures;
-  for (const auto& s : sources) captures.push_back(&s.capture);
-  CPPROF_RETURN_IF_ERROR(CheckSameRun(captures, paths, options.force));
-  if (several) {
-    std::vector<analysis::ClockInput> clocks(sources.size());
-    for (size_t e = 0; e < sources.size(); ++e) {
-      clocks[e].utc_start_ns = sources[e].capture.utc_start_ns;
-      clocks[e].comm = std::move(sources[e].comm);
-    }
-    std::vector<analysis::ClockAlignment> aligned = analysis::AlignClocks(clocks);
-    for (size_t e = 0; e < sources.size(); ++e) sources[e].clock = std::move(aligned[e]);
-    timer.Mark("clocks aligned");
-  }
+  std::vector<OpenedExport*> exports;
+  for (auto& s : sources) exports.push_back(&s);
+  // What the window and the clocks need: NVTX and runtime for the modules and iterations (and
+  // the NCCL kernels, read by OpenRun, when there are several exports).
+  OpenRunOptions open;
+  open.force = options.force;
+  open.read = [&](size_t e) -> Status {
+    Source& s = sources[e];
+    CPPROF_ASSIGN_OR_RETURN(s.attribution, ReadAttribution(*s.db, config, iteration_re.get(), options.iteration_range));
+    return OkStatus();
+  };
+  CPPROF_RETURN_IF_ERROR(OpenRun(paths, open, exports));
+  timer.Mark(several ? "attribution (NVTX, runtime), clocks aligned" : "attribution (NVTX, runtime)");
   // The iteration marks of every export, on the run's clock.
   for (size_t e = 0; e < sources.size(); ++e) {
     Attribution& a = sources[e].attribution;
@@ -549,7 +419,7 @@ StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& wi
   for (const auto& p : run.work.processes) base.procs.push_back(static_cast<const model::GpuProcess&>(p));
   std::vector<const model::CaptureInfo*> source_captures;
   for (const auto& s : base.sources) source_captures.push_back(&s.capture);
-  base.ranks = AssignRunRanks(base.procs, run.nccl, run.export_of_process, source_captures);
+  base.ranks = analysis::AssignRunRanks(base.procs, run.nccl, run.export_of_process, source_captures);
   base.notes.insert(base.notes.end(), base.ranks.notes.begin(), base.ranks.notes.end());
   if (run.memory.invalid_events) {
     base.notes.push_back(

@@ -58,10 +58,6 @@ class RunData {
 // Reads the exports once for RunData (options.window is checked, not applied).
 StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const ReportOptions& options);
 
-// With several exports a process is known by its globalPid with the export's index in place of
-// the hardware id (bits 48 and up): two hosts may run the same pid.
-int64_t RunPid(size_t export_index, int64_t global_pid);
-
 // Maps module trees of several exports into one: the same path is the same node.
 class ModuleTreeMerger {
  public:
@@ -77,20 +73,8 @@ class ModuleTreeMerger {
   bool overflowed_ = false;
 };
 
-// Ranks over the run's processes (several exports): NCCL's payloads; else the launcher's rank
-// variables each export recorded; else host, export and device order.
-// `export_of_process[p]` indexes `captures`.
-analysis::RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& processes,
-                                        const std::map<int64_t, model::NcclRankInfo>& nccl,
-                                        const std::vector<size_t>& export_of_process,
-                                        const std::vector<const model::CaptureInfo*>& captures);
-
-// Exports not from one run are refused (kUsage, unless `force`): another command (rank flags
-// aside), or session starts more than kMaxRunStartSpreadNs apart. `names[i]` names captures[i].
-Status CheckSameRun(const std::vector<const model::CaptureInfo*>& captures, const std::vector<std::string>& names,
-                    bool force);
-// The same check on the exports at `paths`, their capture facts read from each (for a command
-// that does not otherwise read them: `stats --merge`). Opening errors as for `report`.
+// analysis::CheckSameRun on the exports at `paths`, their capture facts read from each (for a
+// command that does not otherwise read them: `stats --merge`). Opening errors as for `report`.
 Status CheckSameRun(const std::vector<std::string>& paths, bool force);
 
 // "trunk/CPFoldModel.trunk/...": a node's path from its top-level row.

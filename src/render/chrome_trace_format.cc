@@ -67,7 +67,7 @@ void ChromeTraceFormat::NvtxRange(const model::TraceNvtxRange& r) {
     ThreadTid(r.global_tid);  // named with its thread
     tid = LaneTid(r.global_tid, r.start, r.end);
   }
-  nvtx_.Start(json_, {}, "NVTX", options_.timing);
+  nvtx_.Start(json_, {}, "NVTX", options_.timing, options_.batch_threads);
   nvtx_.batch().Add(r.domain, r.text, r.push_pop ? "nvtx" : "nvtx start/end", r.process->pid, tid, r.start, r.end,
                     r.open, r.push_pop, model::TidOf(r.global_tid), r.ended_on_tid);
   nvtx_.PutIfFull(json_);

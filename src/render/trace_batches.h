@@ -336,10 +336,13 @@ template <class Batch>
 class BatchedEvents {
  public:
   Batch& batch() { return batch_; }
-  // Starts formatting ahead when there are cores to (one thread: batches are written in place).
-  void Start(ChromeTraceWriter& writer, typename Batch::Style style, const char* what, bool timing) {
+  // Starts formatting ahead on threads of its own when `ahead` and there are cores to (else
+  // batches are formatted in place, on all cores).
+  void Start(ChromeTraceWriter& writer, typename Batch::Style style, const char* what, bool timing, bool ahead) {
     style_ = style;
-    if (WorkerThreads() > 1 && !writer_) writer_ = std::make_unique<BatchWriter<Batch>>(writer, style, what, timing);
+    if (ahead && WorkerThreads() > 1 && !writer_) {
+      writer_ = std::make_unique<BatchWriter<Batch>>(writer, style, what, timing);
+    }
   }
   // A full batch to its writer thread, or written here.
   void Put(ChromeTraceWriter& writer) {

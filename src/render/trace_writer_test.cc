@@ -65,7 +65,8 @@ model::TraceNvtxRange Range(const model::TraceProcess& p, std::string_view text,
 // The events of a finished document; `meta` the metadata events alone.
 std::vector<json> Events(const std::string& text, bool meta) {
   std::vector<json> out;
-  for (const auto& e : json::parse(text)["traceEvents"]) {
+  const json doc = json::parse(text);  // kept alive while its events are walked
+  for (const auto& e : doc["traceEvents"]) {
     if ((e["ph"] == "M") == meta) out.push_back(e);
   }
   return out;
