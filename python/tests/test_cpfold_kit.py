@@ -168,3 +168,38 @@ def test_broadcast_ints_without_a_process_group_is_identity():
     comm.reset_counts()
     assert comm.broadcast_ints([2, 5]) == [2, 5]
     assert comm.counts_by_tag() == {}
+
+
+def _cpfold_inputs_as_a_kit_contract():
+    """cpfold's INVENTORY in the kit's terms, each feature with the kind that says what it is."""
+    from cpfold.features import INVENTORY
+    dtypes = {torch.float32: "float32", torch.int64: "int64"}
+    dims = {"N": "N_token", "A": "N_atom", "S": "N_msa"}
+    one_hot = {"res_type", "ref_element", "ref_atom_name_chars", "msa"}
+    masks = {"token_pad_mask", "atom_pad_mask", "msa_mask", "has_deletion"}
+
+    def kind(s):
+        if s.name in one_hot:
+            return "one-hot"
+        if s.name in masks:
+            return "mask"
+        if s.name == "atom_to_token":
+            return "atom_to_token"
+        return "index" if s.dtype == torch.int64 else "float"
+    return cw.load_contract({"schema": cw.SCHEMA, "inputs": [
+        {"name": s.name, "shape": [dims.get(d, d) for d in s.shape], "dtype": dtypes[s.dtype],
+         "kind": kind(s)} for s in INVENTORY]})
+
+
+def test_the_kits_contract_does_not_fit_cpfolds_padded_inputs():
+    # The reasons cpfold keeps its own make_inputs / validate_inputs (cpfold/features.py's
+    # docstring): valid cpfold inputs with padding break the kit's one-hot and atom_to_token rules.
+    from cpfold.features import make_inputs, validate_inputs
+    contract = _cpfold_inputs_as_a_kit_contract()
+    f = make_inputs(16, n_valid=12, msa_depth=3, seed=1)
+    validate_inputs(f)                                   # valid for cpfold
+    with pytest.raises(cw.InputError) as e:
+        cw.validate_inputs(f, contract, N_atom=f["ref_pos"].shape[0], N_msa=3)
+    broken = {p.split("'")[1] for p in e.value.problems}
+    assert broken == {"res_type", "msa", "ref_element", "ref_atom_name_chars", "atom_to_token"}
+    assert any("not sorted" in p for p in e.value.problems)
