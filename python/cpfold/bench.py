@@ -115,9 +115,10 @@ class _Env:
             self.torch.cuda.reset_peak_memory_stats(self.device)
 
     def block(self, cfg):
+        import cpprof_workload as cw
         from .model.common import glorot_init_, set_context_parallel
         from .model.pairformer import PairformerBlock
-        self.torch.manual_seed(0)
+        cw.seed_all(0)
         blk = PairformerBlock(cfg)
         glorot_init_(blk, cfg.init_gain)
         blk = blk.to(self.device, self.dtype).eval()
@@ -215,13 +216,14 @@ def _worker_timing(args) -> int:
 
 def _worker_memory(args) -> int:
     """Peak memory of a ``--memory-blocks`` Pairformer stack forward at ``--memory-n``."""
+    import cpprof_workload as cw
     from .config import get_preset
     from .model.common import glorot_init_, set_context_parallel
     from .model.pairformer import PairformerModule
     env = _Env(args)
-    torch, dist = env.torch, env.dist
+    dist = env.dist
     cfg = get_preset(args.preset).model
-    torch.manual_seed(0)
+    cw.seed_all(0)
     stack = PairformerModule(cfg, args.memory_blocks)
     glorot_init_(stack, cfg.init_gain)
     stack = stack.to(env.device, env.dtype).eval()

@@ -15,6 +15,8 @@ from typing import Tuple
 
 import torch
 
+import cpprof_workload as cw
+
 from .config import ModelConfig, get_preset
 
 CONFIG_FILE = "cpfold_config.json"
@@ -63,7 +65,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     from .model import CPFoldModel
-    torch.manual_seed(args.seed)
+    cw.seed_all(args.seed)          # the kit's seeding, as cpfold.run does
     model = CPFoldModel(get_preset(args.preset).model)
     save_checkpoint(model, args.out)
     n = sum(p.numel() for p in model.parameters())

@@ -10,6 +10,28 @@ Padding rules (checked by :func:`validate_inputs`):
     map starts at token 0, is non-decreasing and never skips a token (tokens are
     contiguous), and every valid token owns at least one atom;
   * padding atoms may map to any in-range token (0 by convention) and are ignored.
+
+Why cpfold does not use the workload kit's input contract (``cpprof_workload``:
+``load_contract`` / ``validate_inputs`` / ``synthetic_inputs``, docs/workload-kit.md) although
+it uses the kit's seeding, control counts and iteration marks: the contract (schema
+``cpprof.contract/1``) has no notion of padding, and cpfold's inputs are padded.
+
+  * one-hot features (``res_type``, ``msa``, ``ref_element``, ``ref_atom_name_chars``) have
+    all-zero rows on padding tokens, atoms and MSA entries; the kit's ``one-hot`` kind wants
+    exactly one 1 in every row, and its ``float`` kind would check nothing but finiteness;
+  * ``atom_to_token`` maps padding atoms to token 0 after the valid atoms, and padding tokens
+    own no atom; the kit's ``atom_to_token`` kind wants the whole axis sorted and every token
+    owning an atom;
+  * the prefix rules of the masks, ``msa_mask`` being 0 on padding tokens, the id rules checked
+    on valid tokens only, ``deletion_value`` in [0, 1) and the optional ``atom_coords`` have no
+    counterpart in the contract; the atom count is drawn per token (padded to a multiple of 32),
+    not an expression of N_token;
+  * ``synthetic_inputs`` would draw different (and structureless) inputs than
+    :func:`make_inputs`, whose chains, MSA and coordinates the model's numerics depend on.
+
+So :func:`make_inputs` and :func:`validate_inputs` below stay cpfold's own; a test
+(python/tests/test_cpfold_kit.py) keeps these reasons true: the kit's ``validate_inputs`` rejects
+cpfold's valid padded inputs when they are declared with the kit's kinds.
 """
 from __future__ import annotations
 

@@ -100,6 +100,7 @@ def _compare(pairs, low_precision: bool = False):
 
 def _mode_trimul(args, grid, device, dtype):
     import torch
+    import cpprof_workload as cw
     from .cp import cannon
     from .model.common import glorot_init_, set_context_parallel
     from .model.pairformer import TriangleMultiplicationIncoming, TriangleMultiplicationOutgoing
@@ -135,7 +136,7 @@ def _mode_trimul(args, grid, device, dtype):
     mask = mask.to(device, dtype)
     ctx = CPContext(grid)
     for cls in (TriangleMultiplicationOutgoing, TriangleMultiplicationIncoming):
-        torch.manual_seed(args.seed)
+        cw.seed_all(args.seed)
         mod = cls(cfg.c_z, cfg.tri_mul_hidden, cfg.chunk_elems)
         glorot_init_(mod, 1.0)
         mod = mod.to(device, dtype)
@@ -174,10 +175,10 @@ def _config(args):
 
 
 def _make_model_and_inputs(args, device, dtype):
-    import torch
+    import cpprof_workload as cw
     from .features import cast_features, make_inputs, validate_inputs
     from .model import CPFoldModel
-    torch.manual_seed(args.seed)                      # identical weights on every rank
+    cw.seed_all(args.seed)                            # identical weights on every rank
     model = CPFoldModel(_config(args)).to(device=device, dtype=dtype)
     feats = make_inputs(args.n_token, n_valid=args.n_valid, msa_depth=args.msa_depth, seed=args.seed)
     validate_inputs(feats)

@@ -6,8 +6,10 @@
 Modes: ``trunk`` (embedder + MSA + recycled Pairformer, all-gathered output),
 ``e2e`` (+ diffusion sampling + confidence), ``train`` (trunk + diffusion
 training step: forward, synthetic loss, backward, grad sync, Adam step).
-Backend: NCCL on CUDA, gloo on CPU.  Each rank prints
-``cpfold-iter: {json}`` per iteration; rank 0 ends with one line
+Backend: NCCL on CUDA, gloo on CPU.  Built on the workload kit (``cpprof_workload``: seeding,
+control counts from rank 0, iteration schedule and marks): each rank prints the kit's
+``cpprof-iter: {json}`` line per iteration (docs/workload-kit.md, "The iteration line") inside an
+NVTX range ``cpfold:warmupK`` / ``cpfold:iterK`` on CUDA; rank 0 ends with one line
 ``cpfold: {json}`` holding per-iteration wall times and peak memory per rank.
 
 Fault injection (proof data for the readout's waiting/straggler split):
@@ -27,12 +29,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import sys
-import time
 
 from .config import DEFAULT_PRESET, PRESETS
+
+# The NVTX iteration ranges' prefix: cpfold:warmupK / cpfold:iterK (the kit's default is cpprof).
+RANGE_PREFIX = "cpfold"
 
 RUN_FLAGS = ("--mode", "--n-token", "--cp0", "--cp1", "--recycles", "--diffusion-steps",
              "--samples", "--dtype", "--iters", "--warmup", "--preset", "--blocks",
@@ -155,6 +158,22 @@ def _install_nvtx_hooks(model):
             m.register_forward_hook(post)
 
 
+def seeded_model_and_inputs(cfg, seed: int, n_token: int, atoms_per_token: int, msa_depth: int,
+                            checkpoint=None):
+    """(model, loaded, feats): the same weights and inputs on every rank for the same seed. The
+    weights come from the global RNG seeded by the kit's ``seed_all`` (torch's stream is exactly
+    ``torch.manual_seed(seed)``'s), the inputs from ``make_inputs``' private generator."""
+    import cpprof_workload as cw
+
+    from .checkpoint import build_model
+    from .features import make_inputs, validate_inputs
+    cw.seed_all(seed)                             # every rank: identical weights and inputs
+    model, loaded = build_model(cfg, checkpoint)
+    feats = make_inputs(n_token, atoms_per_token=atoms_per_token, msa_depth=msa_depth, seed=seed)
+    validate_inputs(feats)
+    return model, loaded, feats
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -162,12 +181,14 @@ def main(argv=None) -> int:
     import torch
     import torch.distributed as dist
 
-    from .checkpoint import build_model, save_checkpoint
+    import cpprof_workload as cw
+
+    from .checkpoint import save_checkpoint
     from .config import get_preset
     from .cp import CPGrid
     from .cp import cannon, comm
     from .wrapper import ContextParallel
-    from .features import cast_features, make_inputs, validate_inputs
+    from .features import cast_features
     from .local_ranks import init_from_env
 
     use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
@@ -196,16 +217,13 @@ def main(argv=None) -> int:
     samples = rt.samples if args.samples is None else args.samples
     msa_depth = rt.msa_depth if args.msa_depth is None else args.msa_depth
 
-    torch.manual_seed(args.seed)                  # every rank: identical weights and inputs
-    model, loaded = build_model(cfg, args.checkpoint)
+    model, loaded, feats = seeded_model_and_inputs(cfg, args.seed, args.n_token, args.atoms_per_token,
+                                                   msa_depth, args.checkpoint)
     if args.checkpoint and not loaded:
         if rank == 0:
             save_checkpoint(model, args.checkpoint)
         dist.barrier()
     model = model.to(device=device, dtype=dtype)
-    feats = make_inputs(args.n_token, atoms_per_token=args.atoms_per_token, msa_depth=msa_depth,
-                        seed=args.seed)
-    validate_inputs(feats)
     feats = cast_features(feats, device=device)
     cp_model = ContextParallel(model, grid)
     if args.nvtx_modules and use_cuda:
@@ -224,54 +242,39 @@ def main(argv=None) -> int:
         if use_cuda:
             torch.cuda.synchronize(device)
 
-    def nvtx_push(name):
-        if use_cuda:
-            torch.cuda.nvtx.range_push(name)
-
-    def nvtx_pop():
-        if use_cuda:
-            torch.cuda.nvtx.range_pop()
-
-    walls, peaks, loss_val = [], [], None
+    warm_w, timed_w, timed_p, loss_val, first_counts = [], [], [], None, {}
     delays_it, batches_it, extra_it = [], [], []      # per iteration (fault injection)
-    for it in range(args.warmup + args.iters):
-        warm = it < args.warmup
+    # The kit's schedule (under `cpprof profile`'s probe, $CPPROF_PROBE_ITERS, only its first
+    # iterations) and marks: NVTX range cpfold:warmupK / cpfold:iterK, one cpprof-iter: line.
+    for it, warm in cw.schedule(args.iters, args.warmup):
         sync()
         dist.barrier()
-        if use_cuda:
-            torch.cuda.reset_peak_memory_stats(device)
         if it == args.warmup:
             comm.reset_counts()                  # comm counts of the first timed iteration
-        nvtx_push(f"cpfold:{'warmup' if warm else 'iter'}{it}")
-        d0, b0, e0 = comm.INJECT.applied, comm.INJECT.batches, cannon.SLOW.extra
-        t0 = time.perf_counter()
-        gen = torch.Generator(device=device).manual_seed(args.seed + 1)
-        if args.mode == "train":
-            opt.zero_grad(set_to_none=True)
-            loss, _ = cp_model.training_loss(feats, recycles=recycles, samples=samples, generator=gen)
-            loss.backward()
-            cp_model.sync_grads()
-            opt.step()
-            loss_val = float(loss.detach())
-        else:
-            with torch.no_grad():
-                cp_model(feats, mode=args.mode, recycles=recycles, diffusion_steps=steps,
-                         samples=samples, generator=gen)
-        sync()
-        wall = time.perf_counter() - t0
-        nvtx_pop()
+        with cw.iteration(it, warmup=warm, prefix=RANGE_PREFIX) as mark:
+            d0, b0, e0 = comm.INJECT.applied, comm.INJECT.batches, cannon.SLOW.extra
+            gen = torch.Generator(device=device).manual_seed(args.seed + 1)
+            if args.mode == "train":
+                opt.zero_grad(set_to_none=True)
+                loss, _ = cp_model.training_loss(feats, recycles=recycles, samples=samples, generator=gen)
+                loss.backward()
+                cp_model.sync_grads()
+                opt.step()
+                loss_val = float(loss.detach())
+            else:
+                with torch.no_grad():
+                    cp_model(feats, mode=args.mode, recycles=recycles, diffusion_steps=steps,
+                             samples=samples, generator=gen)
         delays_it.append(comm.INJECT.applied - d0)
         batches_it.append(comm.INJECT.batches - b0)
         extra_it.append(cannon.SLOW.extra - e0)
         if it == args.warmup:
             first_counts = comm.counts_by_tag()
-        peak = (torch.cuda.max_memory_allocated(device) if use_cuda
-                else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-        walls.append(wall)
-        peaks.append(peak)
-        print("cpfold-iter: " + json.dumps(dict(rank=rank, iter=it, warmup=warm, wall_s=round(wall, 6),
-                                                peak_mem_bytes=int(peak))), flush=True)
-    timed_w, timed_p = walls[args.warmup:], peaks[args.warmup:]
+        if warm:
+            warm_w.append(mark["wall_s"])
+        else:
+            timed_w.append(mark["wall_s"])
+            timed_p.append(mark["peak_mem_bytes"])
     print("cpfold-inject: " + json.dumps(dict(
         rank=rank,
         delay_rank=delay["rank"] if delay else None,
@@ -287,8 +290,7 @@ def main(argv=None) -> int:
         p2p_batches_per_iter=batches_it,
         slow_extra_gemms_total=cannon.SLOW.extra,
         slow_extra_gemms_timed=sum(extra_it[args.warmup:]))), flush=True)
-    mine = dict(rank=rank, iter_wall_s=[round(w, 6) for w in timed_w],
-                warmup_wall_s=[round(w, 6) for w in walls[:args.warmup]],
+    mine = dict(rank=rank, iter_wall_s=timed_w, warmup_wall_s=warm_w,
                 median_s=statistics.median(timed_w) if timed_w else None,
                 peak_mem_bytes=int(max(timed_p)) if timed_p else None)
     gathered = [None] * world
@@ -300,10 +302,9 @@ def main(argv=None) -> int:
             torch=torch.__version__, recycles=recycles, diffusion_steps=steps, samples=samples,
             warmup=args.warmup, iters=args.iters,
             peak_mem_kind="cuda_max_allocated" if use_cuda else "cpu_max_rss",
-            median_iter_s=max(g["median_s"] for g in gathered) if args.iters else None,
-            peak_mem_max_bytes=max(g["peak_mem_bytes"] for g in gathered) if args.iters else None,
-            per_rank=gathered, loss=loss_val,
-            comm_counts_rank0=first_counts if args.iters else {})
+            median_iter_s=max(g["median_s"] for g in gathered) if timed_w else None,
+            peak_mem_max_bytes=max(g["peak_mem_bytes"] for g in gathered) if timed_w else None,
+            per_rank=gathered, loss=loss_val, comm_counts_rank0=first_counts)
         line = json.dumps(result)
         if args.json_out:
             with open(args.json_out, "w") as fh:

@@ -35,8 +35,10 @@ class ContextParallel(nn.Module):
     * the token axis is padded (masked) to a multiple of the grid sizes and the
       outputs are trimmed back, so callers never see the sharding;
     * control-flow counts (recycles, diffusion steps, samples) are broadcast
-      from rank 0 so that every rank issues the same collectives in the same
-      order (``broadcast_control=False`` exists only to demonstrate the hang);
+      from rank 0 (``comm.broadcast_ints``: the kit's ``broadcast_counts``, one
+      int64 broadcast per call) so that every rank issues the same collectives
+      in the same order (``broadcast_control=False`` exists only to demonstrate
+      the hang);
     * after backward, :meth:`sync_grads` sums the partial gradients of the
       parameters that act on pair blocks.
     """
@@ -49,16 +51,10 @@ class ContextParallel(nn.Module):
         self.broadcast_control = broadcast_control
         set_context_parallel(model, self.ctx)
 
-    def _device(self):
-        return next(self.model.parameters()).device
-
     def control(self, *counts: int):
         if not self.broadcast_control:
-            return list(counts)
-        dev = self._device()
-        if dist.is_initialized() and dist.get_backend() == "gloo":
-            dev = torch.device("cpu")
-        return comm.broadcast_ints(counts, dev)
+            return [int(c) for c in counts]
+        return comm.broadcast_ints(counts)
 
     def forward(self, feats: Dict[str, torch.Tensor], mode: str = "e2e", recycles: int = 1,
                 diffusion_steps: int = 10, samples: int = 1,

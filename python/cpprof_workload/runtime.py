@@ -110,17 +110,24 @@ def _sync():
 
 
 @contextlib.contextmanager
-def iteration(i: int, warmup: bool = False, planned: Optional[int] = None, out=None) -> Iterator[None]:
-    """Marks iteration ``i``: an NVTX range ``cpprof:iter<i>`` (``cpprof:warmup<i>``) when CUDA is
-    there, and on exit one line on stdout::
+def iteration(i: int, warmup: bool = False, planned: Optional[int] = None, out=None,
+              prefix: str = "cpprof") -> Iterator[Dict[str, object]]:
+    """Marks iteration ``i``: an NVTX range ``<prefix>:iter<i>`` (``<prefix>:warmup<i>``; prefix
+    ``cpprof`` unless told, cpfold passes ``cpfold``) when CUDA is there, and on exit one line on
+    stdout (docs/workload-kit.md, "The iteration line")::
 
         cpprof-iter: {"rank": 0, "iter": 1, "warmup": false, "wall_s": 0.25, "wall_ms": 250.0,
                       "peak_mem_bytes": 123, "peak_mem_kind": "cuda_max_allocated", "planned": 4}
 
     wall time from a synchronised start to a synchronised end; peak memory since the start
-    (torch.cuda.max_memory_allocated, else the process's peak RSS)."""
+    (torch.cuda.max_memory_allocated, else the process's peak RSS). ``with iteration(i) as mark:``
+    gives a dict that holds the line's fields once the block has ended (for a workload's own
+    summary)."""
+    if not isinstance(prefix, str) or not prefix:
+        raise ValueError(f"iteration: prefix {prefix!r} is not a non-empty string")
     cuda = torch.cuda.is_available()
-    name = f"cpprof:{'warmup' if warmup else 'iter'}{int(i)}"
+    name = f"{prefix}:{'warmup' if warmup else 'iter'}{int(i)}"
+    mark: Dict[str, object] = {}
     _sync()
     if cuda and torch.cuda.is_initialized():
         torch.cuda.reset_peak_memory_stats()
@@ -128,7 +135,7 @@ def iteration(i: int, warmup: bool = False, planned: Optional[int] = None, out=N
         torch.cuda.nvtx.range_push(name)
     t0 = time.perf_counter()
     try:
-        yield
+        yield mark
     finally:
         _sync()
         wall = time.perf_counter() - t0
@@ -143,6 +150,8 @@ def iteration(i: int, warmup: bool = False, planned: Optional[int] = None, out=N
     p = planned if planned is not None else _planned
     if p is not None:
         line["planned"] = int(p)
+    mark.clear()
+    mark.update(line)
     stream = out if out is not None else sys.stdout
     stream.write(ITER_TAG + " " + json.dumps(line) + "\n")
     stream.flush()

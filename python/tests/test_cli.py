@@ -51,9 +51,11 @@ def test_run_single_process_e2e():
     assert res["mode"] == "e2e" and res["world"] == 1 and res["iters"] == 2
     assert len(res["per_rank"]) == 1 and len(res["per_rank"][0]["iter_wall_s"]) == 2
     assert res["per_rank"][0]["peak_mem_bytes"] > 0 and res["median_iter_s"] > 0
-    iters = [json.loads(l[len("cpfold-iter: "):]) for l in p.stdout.splitlines()
-             if l.startswith("cpfold-iter: ")]
+    # cpfold's iteration lines are the workload kit's (cpprof-iter:), the only kind it prints
+    iters = [json.loads(l[len("cpprof-iter: "):]) for l in p.stdout.splitlines()
+             if l.startswith("cpprof-iter: ")]
     assert [i["iter"] for i in iters] == [0, 1, 2] and iters[0]["warmup"]
+    assert "cpfold-iter" not in p.stdout
     # The config line carries the model's sizes (cpprof report's cost model reads them).
     cfg = [json.loads(l[len("cpfold-config: "):]) for l in p.stdout.splitlines()
            if l.startswith("cpfold-config: ")]

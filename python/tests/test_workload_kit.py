@@ -143,6 +143,27 @@ def test_iteration_prints_one_machine_readable_line(monkeypatch):
     assert buf.getvalue().startswith("cpprof-iter: {")
 
 
+def test_iteration_gives_its_numbers_and_names_its_range(monkeypatch):
+    monkeypatch.delenv(cw.PROBE_ITERS_ENV, raising=False)
+    names = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)      # CUDA pretended: NVTX only
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    monkeypatch.setattr(torch.cuda.nvtx, "range_push", names.append)
+    monkeypatch.setattr(torch.cuda.nvtx, "range_pop", lambda: None)
+    buf = io.StringIO()
+    with cw.iteration(0, warmup=True, out=buf, planned=2) as mark:
+        assert mark == {}
+    with cw.iteration(1, out=buf, prefix="cpfold") as mark1:
+        pass
+    assert names == ["cpprof:warmup0", "cpfold:iter1"]
+    lines = cw.parse_iteration_lines(buf.getvalue())
+    assert mark == lines[0] and mark1 == lines[1]          # the printed fields, for a summary
+    assert mark["planned"] == 2 and mark["warmup"] is True
+    with pytest.raises(ValueError, match="prefix"):
+        with cw.iteration(2, out=buf, prefix=""):
+            pass
+
+
 def test_schedule_is_capped_under_the_probe(monkeypatch):
     monkeypatch.setenv(cw.PROBE_ITERS_ENV, "2")
     assert cw.schedule(iters=5, warmup=1) == [(0, True), (1, False)]

@@ -26,6 +26,8 @@ from typing import List, Optional, Sequence, Tuple
 import torch
 import torch.distributed as dist
 
+import cpprof_workload as cw
+
 COUNTS: "collections.Counter[Tuple[str, str]]" = collections.Counter()
 
 
@@ -247,14 +249,18 @@ def wait_all(works) -> None:
         w.wait()
 
 
-def broadcast_ints(values: Sequence[int], device, tag: str = "control") -> List[int]:
-    """Broadcast integer control-flow counts from rank 0 (identity without a process group)."""
+def broadcast_ints(values: Sequence[int], tag: str = "control") -> List[int]:
+    """Integer control-flow counts from rank 0 on every rank (identity without a process group):
+    the workload kit's ``cpprof_workload.broadcast_counts``, one int64 broadcast on the process
+    group's device (the current GPU under NCCL, the CPU under gloo). This function stays as
+    cpfold's own (counted under ``tag``, and named in trace_spec.json, so that a profile keeps
+    the broadcast under a ``cpfold.cp.comm.broadcast_ints`` range)."""
+    values = [int(v) for v in values]
     if not dist.is_initialized() or dist.get_world_size() == 1:
-        return [int(v) for v in values]
-    t = torch.tensor([int(v) for v in values], dtype=torch.int64, device=device)
+        return values
     count(tag, "broadcast")
-    dist.broadcast(t, src=0)
-    return [int(v) for v in t.tolist()]
+    got = cw.broadcast_counts(**{f"c{i}": v for i, v in enumerate(values)})
+    return [got[f"c{i}"] for i in range(len(values))]
 
 
 # ---------------------------------------------------------------------------

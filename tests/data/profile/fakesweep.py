@@ -57,6 +57,7 @@ for it in range(a.warmup + a.iters):
     wall = 0.001 * (a.n / 256) ** 2 / ranks * (3 if it < a.warmup else 1) * (1 + 0.01 * (it % 3))
     peak = a.n * a.n * 4096 // ranks + rank
     say("cpprof-iter: " + json.dumps({"rank": rank, "iter": it, "warmup": it < a.warmup, "wall_s": round(wall, 6),
-                                      "peak_mem_bytes": peak, "peak_mem_kind": "cuda_max_allocated"}))
+                                      "wall_ms": round(wall * 1e3, 3), "peak_mem_bytes": peak,
+                                      "peak_mem_kind": "cuda_max_allocated", "planned": a.warmup + a.iters}))
 if a.touch and rank == 0:
     open(a.touch, "w").close()

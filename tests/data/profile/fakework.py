@@ -1,7 +1,11 @@
 """A fake workload for cpprof profile's tests: prints its arguments, can hang or crash a rank, and
-speaks cpfold's probe protocol (a `cpfold-iter: {...}` line per iteration) with made-up numbers,
-or cpprof_workload's (`--tag cpprof-iter --planned N`, only the first $CPPROF_PROBE_ITERS lines
-under the probe, as cpprof_workload.schedule runs them). `--probe-sleep S` makes only the probe (the
+speaks the probe protocol with made-up numbers: with `--tag cpprof-iter` (`--planned N`) the one
+iteration line cpfold and cpprof_workload print (docs/workload-kit.md, "The iteration line"), only
+the first $CPPROF_PROBE_ITERS lines under the probe, as cpprof_workload.schedule runs them; by
+default the retired `cpfold-iter: {...}` line (cpfold's own before issue 34), all of them, which
+cpprof's reader still accepts and tests/cli/profile_test.cc's first probe tests still expect
+(`cpfold-iter: ` in the probe's log, "the workload's cpfold-iter lines"): the default turns to
+cpprof-iter when the C++ side retires the old tag. `--probe-sleep S` makes only the probe (the
 run with $CPPROF_PROBE_ITERS) sleep S s after its lines, ignoring SIGTERM, to test --probe-cap."""
 import argparse
 import json
@@ -15,10 +19,11 @@ p.add_argument("--n", type=int)
 p.add_argument("--hang", action="store_true", help="sleep, ignoring SIGTERM (only SIGKILL stops it)")
 p.add_argument("--crash-rank", type=int, default=-1)
 p.add_argument("--pid-dir")
-p.add_argument("--iter-lines", type=int, default=0, help="print this many cpfold-iter lines per rank")
+p.add_argument("--iter-lines", type=int, default=0, help="print this many iteration lines per rank")
 p.add_argument("--iter-s", type=float, default=0.25, help="the wall_s they claim (nothing sleeps)")
 p.add_argument("--peak-bytes", type=int, default=1 << 30, help="the peak_mem_bytes they claim")
-p.add_argument("--tag", default="cpfold-iter", help="the lines' tag: cpfold-iter or cpprof-iter")
+p.add_argument("--tag", default="cpfold-iter",
+               help="the lines' tag: cpprof-iter (cpfold's and the kit's) or the retired cpfold-iter")
 p.add_argument("--planned", type=int, default=0, help="the `planned` the lines say (0: none)")
 p.add_argument("--probe-sleep", type=float, default=0, help="under the probe: sleep this long after the lines")
 a = p.parse_args()
