@@ -56,19 +56,12 @@ struct RankTimeline {
   bool modules_downsampled[2] = {false, false};
 };
 
-// An iteration marker: an NVTX range named like "iteration 0" or "cpfold:iter1", over all
-// processes (earliest start, latest end). CPU time: the GPU work it launched may end later.
-struct IterationWindow {
-  std::string name;  // as nsys names the range ("domain:text"; ":text" for the default domain)
-  int64_t start = 0, end = 0;
-};
 
 struct Timeline {
   bool built = false;
   int max_bins = 0;  // per lane and rank
   std::vector<TimelineLane> lanes;
   std::vector<RankTimeline> ranks;          // by rank
-  std::vector<IterationWindow> iterations;  // by start
 };
 
 }  // namespace cpprof::model

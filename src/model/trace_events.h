@@ -90,9 +90,16 @@ struct TraceNvtxRange {
   bool open = false;                    // still open when the capture stopped: it ends at the capture's end
   bool push_pop = false;                // a push/pop range (nests on its thread); else start/end
   std::optional<int64_t> ended_on_tid;  // ended on another thread: that thread's tid
-  // An iteration marker (analysis/window.h's rule): its number as the name writes it ("12");
-  // empty when the range is not one.
-  std::string_view iteration;
+};
+
+// One iteration of the run on one rank: an outermost iteration marker range (analysis/window.h's
+// rule), numbered as the readout numbers the run's iterations (0, 1, ... by start, one number
+// per marker name over the ranks: --window iter:N).
+struct TraceStep {
+  const TraceProcess* process = nullptr;
+  int64_t tid = 0;  // the marker's OS thread
+  int64_t start = 0, end = 0;
+  int64_t number = 0;
 };
 
 }  // namespace cpprof::model

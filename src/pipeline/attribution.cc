@@ -214,7 +214,6 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     nsys::NvtxScanCallbacks callbacks;
     callbacks.range = [&](const nsys::NvtxRangeRow& r, const std::vector<std::string>& domain_names) {
       a.tally.Add(domain_names, r);
-      a.iteration_windows.Add(r, domain_names.front());
       if (r.ends_on_other_thread) {
         ++a.cross_thread;
         return;
@@ -223,7 +222,6 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     };
     callbacks.restart = [&] {
       a.tally = {};
-      a.iteration_windows.Clear();
       a.cross_thread = 0;
       classifier.Restart();  // kept, the iteration marks and the warm-up range, in order
     };

@@ -13,7 +13,6 @@
 #include "analysis/window.h"
 #include "base/status.h"
 #include "model/nccl.h"
-#include "nsys/iteration_ranges.h"
 #include "nsys/nvtx_facts.h"
 #include "nsys/nvtx_reader.h"
 #include "nsys/sqlite_db.h"
@@ -40,8 +39,6 @@ struct Attribution {
   // Iteration markers (analysis/window.h), for the report's window, and how they were found.
   std::vector<analysis::IterationMark> iteration_marks;
   std::string iteration_method;
-  // Iteration-named ranges for the HTML's zoom (nsys/iteration_ranges.h), from the same pass.
-  nsys::IterationWindowCollector iteration_windows;
 };
 
 // `iteration_range`, when not null, replaces the built-in iteration marker names: the ranges

@@ -248,8 +248,8 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
   model::Report report = FinishReport(std::move(run));
   AddEfficiency(paths, options, report);
   if (options.timeline) {
-    CPPROF_RETURN_IF_ERROR(AddTimeline(std::move(work.iteration_windows), work.work, work.process_of_rank,
-                                       nodes.empty() ? nullptr : &nodes, options.timeline_bins, report));
+    CPPROF_RETURN_IF_ERROR(
+        AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, options.timeline_bins, report));
   }
   return report;
 }
@@ -291,8 +291,8 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   model::Report& timeline = whole ? page.readout : page.timeline;
   timeline = FinishReport(std::move(run));
   AddEfficiency(paths, options, timeline);
-  CPPROF_RETURN_IF_ERROR(AddTimeline(std::move(work.iteration_windows), work.work, work.process_of_rank,
-                                     nodes.empty() ? nullptr : &nodes, options.timeline_bins, timeline));
+  CPPROF_RETURN_IF_ERROR(
+      AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, options.timeline_bins, timeline));
   page.own_timeline = whole;
   timer.Mark("timeline");
   return page;

@@ -17,6 +17,7 @@
 #include "analysis/classify.h"
 #include "analysis/clock_align.h"
 #include "analysis/ranks.h"
+#include "analysis/window.h"
 #include "base/input_files.h"
 #include "base/parallel.h"
 #include "base/stage_timer.h"
@@ -26,7 +27,6 @@
 #include "nsys/capture_reader.h"
 #include "nsys/export_reader.h"
 #include "nsys/gpu_work_loader.h"
-#include "nsys/iteration_ranges.h"
 #include "nsys/launch_reader.h"
 #include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_reader.h"
@@ -106,6 +106,14 @@ TraceOut MakeWriter(const ChromeTraceOptions& options, std::ostream& out, const 
   return t;
 }
 
+// An iteration marker range of a rank written (IterationMark::global_pid is its rank), on the
+// run's clock.
+struct IterationMarker {
+  analysis::IterationMark mark;
+  int64_t tid = 0;
+  render::TraceWriter* writer = nullptr;
+};
+
 // One export's events, read in table order and handed to the writer: its ranks' API calls, GPU
 // ops, launch flows and NVTX ranges in the window, then its metadata.
 class ExportEvents {
@@ -118,8 +126,15 @@ class ExportEvents {
     render::TraceWriter* writer = nullptr;
   };
   ExportEvents(const Database& db, const nsys::ExportSchema& schema, const ChromeTraceOptions& options,
-               const std::vector<Output>& outputs, int64_t offset_ns, std::future<StatusOr<nsys::NvtxDomains>> domains)
-      : db_(db), schema_(schema), options_(options), strings_(db), off_(offset_ns), domains_(std::move(domains)) {
+               const std::vector<Output>& outputs, int64_t offset_ns, std::future<StatusOr<nsys::NvtxDomains>> domains,
+               std::vector<IterationMarker>* markers)
+      : db_(db),
+        schema_(schema),
+        options_(options),
+        strings_(db),
+        off_(offset_ns),
+        domains_(std::move(domains)),
+        markers_(markers) {
     for (const auto& o : outputs) {
       size_t w = std::find(writers_.begin(), writers_.end(), o.writer) - writers_.begin();
       if (w == writers_.size()) writers_.push_back(o.writer);
@@ -425,6 +440,18 @@ class ExportEvents {
     return OkStatus();
   }
 
+  // An iteration marker by analysis/window.h's rule (its name ends in its number), noted for the
+  // steps written after the run's events, inside the window or not (the numbers are the run's).
+  void NoteIterationMarker(const Placed& p, const model::TraceNvtxRange& e) {
+    if (!markers_ || e.text.empty() || e.text.back() < '0' || e.text.back() > '9') return;
+    name_.assign(e.domain).append(":").append(e.text);
+    const analysis::MarkerKind kind = analysis::IterationMarkerKind(name_);
+    if (kind == analysis::MarkerKind::kNone) return;
+    markers_->push_back({{name_, p.process.rank, e.start, e.end, kind == analysis::MarkerKind::kWarmup},
+                         model::TidOf(e.global_tid),
+                         writers_[p.writer]});
+  }
+
   Status Range(const nsys::NvtxRangeRow& r, const nsys::NvtxDomains& domains) {
     const Placed* p = ProcessOf(model::GlobalPidOf(r.global_tid));
     model::TraceNvtxRange e;
@@ -435,7 +462,6 @@ class ExportEvents {
       e.end = std::max(e.end, e.start);
     }
     e.start += off_, e.end += off_;
-    if (!InWindow(e.start, e.end)) return OkStatus();
     // The domain's name, looked up again only when the domain or the thread changes.
     if (r.domain_id != last_domain_.first || r.global_tid != last_domain_.second) {
       last_domain_ = {r.domain_id, r.global_tid};
@@ -447,10 +473,8 @@ class ExportEvents {
     e.open = r.open;
     e.push_pop = r.event_type == nsys::kNvtxPushPop || r.event_type == nsys::kNvtxtPushPop;
     if (r.ends_on_other_thread && r.end_global_tid != r.global_tid) e.ended_on_tid = model::TidOf(r.end_global_tid);
-    if (!e.text.empty() && e.text.back() >= '0' && e.text.back() <= '9') {  // every marker ends in its number
-      name_.assign(e.domain).append(":").append(e.text);
-      if (nsys::IsIterationName(name_)) e.iteration = e.text.substr(e.text.find_last_not_of("0123456789") + 1);
-    }
+    NoteIterationMarker(*p, e);
+    if (!InWindow(e.start, e.end)) return OkStatus();
     ++summary_->nvtx_ranges;
     writers_[p->writer]->NvtxRange(e);
     return OkStatus();
@@ -462,6 +486,7 @@ class ExportEvents {
   nsys::StringTable strings_;
   const int64_t off_;                                 // added to every time: the run's clock
   std::future<StatusOr<nsys::NvtxDomains>> domains_;  // read on another connection, or not yet
+  std::vector<IterationMarker>* markers_;             // the run's iteration markers (null: not wanted)
   std::vector<render::TraceWriter*> writers_;
   ChromeTraceSummary* summary_ = nullptr;
 
@@ -613,10 +638,44 @@ model::TraceHeader Header(const TraceRun& run, std::vector<model::TraceProcess> 
   return header;
 }
 
+// The run's iterations on each rank written: its outermost marker ranges (as analysis::ChooseWindow
+// keeps them), numbered as the readout numbers the run's iterations, those in the trace's time range.
+void WriteSteps(std::vector<IterationMarker> markers, const std::vector<model::TraceProcess>& written,
+                const ChromeTraceOptions& options) {
+  if (markers.empty()) return;
+  std::vector<analysis::IterationMark> marks;
+  for (const auto& m : markers) marks.push_back(m.mark);
+  StatusOr<model::Window> all = analysis::ChooseWindow(std::move(marks), "", "all");
+  if (!all.ok()) return;
+  std::map<std::string, int64_t> number;  // the iteration's name -> its number in the run
+  for (size_t i = 0; i < all->iterations.size(); ++i) number[all->iterations[i].name] = static_cast<int64_t>(i);
+  std::map<int64_t, const model::TraceProcess*> process_of_rank;
+  for (const auto& p : written) process_of_rank[p.rank] = &p;
+  std::sort(markers.begin(), markers.end(), [](const IterationMarker& a, const IterationMarker& b) {
+    const auto &x = a.mark, &y = b.mark;
+    return x.global_pid != y.global_pid ? x.global_pid < y.global_pid
+           : x.start != y.start         ? x.start < y.start
+                                        : x.end > y.end;
+  });
+  const IterationMarker* outer = nullptr;
+  for (const IterationMarker& m : markers) {
+    if (outer && outer->mark.global_pid == m.mark.global_pid && m.mark.end <= outer->mark.end) continue;  // nested
+    outer = &m;
+    auto n = number.find(m.mark.name);
+    const bool in_range =
+        (!options.start_ns || m.mark.end >= *options.start_ns) && (!options.end_ns || m.mark.start <= *options.end_ns);
+    if (n == number.end() || !in_range) continue;
+    m.writer->Step({process_of_rank.at(m.mark.global_pid), m.tid, m.mark.start, m.mark.end, n->second});
+  }
+}
+
 // Each export's events to the writers of its ranks (`writer_of_rank`), in export order; an export
 // none of whose ranks is written is not read at all.
 Status WriteExports(TraceRun& run, const ChromeTraceOptions& options, const std::vector<model::TraceProcess>& written,
                     const std::function<render::TraceWriter*(int rank)>& writer_of_rank, ChromeTraceSummary& summary) {
+  std::vector<IterationMarker> markers;
+  bool steps = false;  // whether a writer draws the run's iterations (needs their markers)
+  for (const auto& p : written) steps = steps || writer_of_rank(p.rank)->DrawsSteps();
   for (size_t e = 0; e < run.exports.size(); ++e) {
     TraceExport& x = run.exports[e];
     std::vector<ExportEvents::Output> mine;
@@ -626,15 +685,17 @@ Status WriteExports(TraceRun& run, const ChromeTraceOptions& options, const std:
     if (mine.empty()) continue;
     ChromeTraceSummary part;
     ExportEvents reader(*x.db, x.schema, options, mine, x.clock.offset_ns,
-                        x.domains.valid() ? std::move(x.domains) : ReadDomainsAhead(*x.db, options));
+                        x.domains.valid() ? std::move(x.domains) : ReadDomainsAhead(*x.db, options),
+                        steps ? &markers : nullptr);
     CPPROF_RETURN_IF_ERROR(reader.Write(run.Several() ? part : summary));
-    if (!run.Several()) break;
+    if (!run.Several()) continue;
     summary.gpu_ops += part.gpu_ops;
     summary.nvtx_ranges += part.nvtx_ranges;
     summary.api_calls += part.api_calls;
     summary.flows += part.flows;
     for (auto& n : part.notes) summary.notes.push_back(fmt::format("{}: {}", run.paths[e], n));
   }
+  WriteSteps(std::move(markers), written, options);
   return OkStatus();
 }
 

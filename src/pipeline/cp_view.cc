@@ -80,7 +80,7 @@ StatusOr<CpView> BuildCpView(const std::vector<std::string>& paths, const Report
   std::vector<analysis::ModuleTreeNode> nodes = run.nodes;
   model::Report report = FinishReport(std::move(run));
   CPPROF_RETURN_IF_ERROR(
-      AddTimeline({}, work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, module_bins, report));
+      AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, module_bins, report));
   view.window = report.window;
   std::vector<std::string> path(report.modules.size());
   for (size_t i = 0; i < report.modules.size(); ++i) {

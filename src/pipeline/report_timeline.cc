@@ -34,9 +34,8 @@ std::vector<int> ModuleRowOfNode(const std::vector<analysis::ModuleTreeNode>& no
   return out;
 }
 
-Status AddTimeline(std::vector<model::IterationWindow> iterations, model::GpuWork& work,
-                   const std::vector<size_t>& process_of_rank, const std::vector<analysis::ModuleTreeNode>* modules,
-                   int max_bins, model::Report& report) {
+Status AddTimeline(model::GpuWork& work, const std::vector<size_t>& process_of_rank,
+                   const std::vector<analysis::ModuleTreeNode>* modules, int max_bins, model::Report& report) {
   model::Timeline& tl = report.timeline;
   tl.built = true;
   tl.max_bins = max_bins;
@@ -69,7 +68,6 @@ Status AddTimeline(std::vector<model::IterationWindow> iterations, model::GpuWor
     rt.rank = static_cast<int>(r);
     tl.ranks.push_back(std::move(rt));
   }
-  tl.iterations = std::move(iterations);
   return Status();
 }
 

@@ -13,10 +13,9 @@ namespace cpprof::pipeline {
 
 // Fills report.timeline. Needs report.ranks and report.modules filled; `modules` (the module
 // tree, indexed by node id) is null when the export has no module ranges. May reorder the processes' ops.
-// `iterations`: the iteration windows (nsys::IterationWindowCollector) for the zoom.
-Status AddTimeline(std::vector<model::IterationWindow> iterations, model::GpuWork& work,
-                   const std::vector<size_t>& process_of_rank, const std::vector<analysis::ModuleTreeNode>* modules,
-                   int max_bins, model::Report& report);
+// The iterations it is drawn with are the report's window's (analysis/window.h's rule).
+Status AddTimeline(model::GpuWork& work, const std::vector<size_t>& process_of_rank,
+                   const std::vector<analysis::ModuleTreeNode>* modules, int max_bins, model::Report& report);
 
 // By module node id: the row of model::Report::modules that shows the node, found by the path of
 // names from its top-level row; -1 when no row shows it.

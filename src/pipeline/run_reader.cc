@@ -59,8 +59,7 @@ struct Run {
   model::MemoryUsage memory;
   std::map<int64_t, model::NcclRankInfo> nccl;
   std::map<int64_t, std::string> peak_module;
-  std::vector<analysis::ModuleTreeNode> nodes;  // the module tree; empty: no module ranges anywhere
-  std::vector<model::IterationWindow> iteration_windows;
+  std::vector<analysis::ModuleTreeNode> nodes;     // the module tree; empty: no module ranges anywhere
   std::vector<size_t> export_of_process;           // per work.processes
   std::vector<analysis::ModuleCall> module_calls;  // by process, then start
   int64_t module_ranges = 0;                       // the most of any export
@@ -159,7 +158,6 @@ Run MergeSources(std::vector<Source>& sources) {
   Run run;
   const bool several = sources.size() > 1;
   ModuleTreeMerger merger(run.nodes);
-  std::unordered_map<std::string, size_t> window_index;  // name -> index in run.iteration_windows
   for (size_t e = 0; e < sources.size(); ++e) {
     Source& s = sources[e];
     const int64_t offset = s.clock.offset_ns;
@@ -230,19 +228,6 @@ Run MergeSources(std::vector<Source>& sources) {
       for (auto& point : series.timeline) point.time_ns += offset;
       run.memory.series.push_back(std::move(series));
     }
-    // Iteration windows (the HTML's zoom): one per name over all exports.
-    for (auto w : s.attribution.iteration_windows.Windows()) {
-      w.start += offset;
-      w.end += offset;
-      auto [at, added] = window_index.try_emplace(w.name, run.iteration_windows.size());
-      if (added) {
-        run.iteration_windows.push_back(std::move(w));
-      } else {
-        model::IterationWindow& same = run.iteration_windows[at->second];
-        same.start = std::min(same.start, w.start);
-        same.end = std::max(same.end, w.end);
-      }
-    }
     s.work = {};
     s.memory = {};
   }
@@ -250,8 +235,6 @@ Run MergeSources(std::vector<Source>& sources) {
   std::sort(run.module_calls.begin(), run.module_calls.end(), [](const auto& a, const auto& b) {
     return a.global_pid != b.global_pid ? a.global_pid < b.global_pid : a.start < b.start;
   });
-  std::sort(run.iteration_windows.begin(), run.iteration_windows.end(),
-            [](const auto& a, const auto& b) { return a.start != b.start ? a.start < b.start : a.name < b.name; });
   std::stable_sort(run.memory.series.begin(), run.memory.series.end(), [](const auto& a, const auto& b) {
     return a.global_pid != b.global_pid ? a.global_pid < b.global_pid : a.device < b.device;
   });
@@ -317,7 +300,6 @@ struct RunBase {
   model::ModuleGrouping grouping;
   AttributionFacts attribution;
   model::MemoryUsage memory;
-  std::vector<model::IterationWindow> iteration_windows;
 };
 
 // Phase 1, one export per thread: NVTX, runtime calls, capture facts (and NCCL kernels); the
@@ -442,7 +424,6 @@ StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& wi
   base.attribution = std::move(run.attribution);
   base.attribution.exclude_work_pattern = config.exclude_work_pattern;
   base.memory = std::move(run.memory);
-  base.iteration_windows = std::move(run.iteration_windows);
   work = std::move(run.work);
   return base;
 }
@@ -620,7 +601,6 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
   if (keep) {
     keep->work = std::move(work);
     keep->process_of_rank = base.ranks.process_of_rank;
-    keep->iteration_windows = std::move(base.iteration_windows);
   }
   return out;
 }
@@ -698,7 +678,6 @@ RunPartial RunData::TakeAll(model::Window window, RunWork* keep, bool memory) {
   if (keep) {
     keep->work = std::move(d.work);
     keep->process_of_rank = d.base.ranks.process_of_rank;
-    keep->iteration_windows = std::move(d.base.iteration_windows);
   }
   return out;
 }

@@ -21,7 +21,6 @@ namespace cpprof::pipeline {
 struct RunWork {
   model::GpuWork work;
   std::vector<size_t> process_of_rank;  // rank -> index into work.processes
-  std::vector<model::IterationWindow> iteration_windows;
 };
 
 // `keep`, when given, receives the GPU ops (for the timeline).

@@ -64,14 +64,13 @@ void KinetoFormat::NvtxRange(const model::TraceNvtxRange& r) {
     ThreadTid(r.global_tid);  // named with its thread
     tid = LaneTid(r.global_tid, r.start, r.end);
   }
-  const int pid = r.process->pid;
-  if (!r.iteration.empty()) {
-    // HTA finds iterations by Kineto's step annotations: ProfilerStep#N over each iteration marker.
-    EmitX(json_.Escape("ProfilerStep#" + std::string(r.iteration)), "user_annotation", pid, tid, r.start, r.end, false,
-          [](JsonWriter&) {});
-  }
-  EmitX(EscapedRangeName(r), "user_annotation", pid, tid, r.start, r.end, r.open || !r.push_pop,
+  EmitX(EscapedRangeName(r), "user_annotation", r.process->pid, tid, r.start, r.end, r.open || !r.push_pop,
         [&](JsonWriter& w) { trace::NvtxArgs(w, r.open, r.push_pop, model::TidOf(r.global_tid), r.ended_on_tid); });
+}
+
+void KinetoFormat::Step(const model::TraceStep& s) {
+  EmitX(json_.Escape(fmt::format("ProfilerStep#{}", s.number)), "user_annotation", s.process->pid, s.tid, s.start,
+        s.end, false, [](JsonWriter&) {});
 }
 
 void KinetoFormat::TrackMetadata(const model::TraceProcess& p, int64_t&) {

@@ -1,7 +1,8 @@
 // A Kineto trace (PyTorch profiler's JSON) of one rank, for Holistic Trace Analysis
 // (docs/kineto.md): Kineto's categories (kernel, gpu_memcpy, gpu_memset, cuda_runtime,
 // user_annotation), GPU ops on pid = device and tid = stream, launches linked by `correlation`,
-// ProfilerStep#N over each iteration marker, and distributedInfo (rank, world size) at the top.
+// ProfilerStep#N over each iteration (numbered as the readout numbers them), and distributedInfo (rank, world size) at
+// the top.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,9 @@ class KinetoFormat : public TraceWriter {
   void ApiCall(const model::TraceApiCall& call) override;
   void GpuOp(const model::TraceGpuOp& op) override;
   void NvtxRange(const model::TraceNvtxRange& range) override;
+  // ProfilerStep#N over the iteration, on its marker's thread: how HTA finds iterations.
+  void Step(const model::TraceStep& step) override;
+  bool DrawsSteps() const override { return true; }
 
  private:
   static Json TopLevel(const model::TraceHeader& header);

@@ -5,7 +5,8 @@
 // argument names its events carry, and the tracks of its own.
 //
 // The order of calls, per export of the run: BeginExport, then ApiCall... EndApiCalls, GpuOp...
-// EndGpuOps, FlowStart..., NvtxRange... EndNvtx, EndExport; after the last export, Finish.
+// EndGpuOps, FlowStart..., NvtxRange... EndNvtx, EndExport; after the last export, Step... and
+// Finish.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +53,10 @@ class TraceWriter {
   virtual void NvtxRange(const model::TraceNvtxRange& range) = 0;
   // Every NVTX range written (before anything else is).
   virtual void EndNvtx() {}
+  // The run's iterations on this trace's ranks (after every export's events): a format without
+  // steps of its own leaves them out.
+  virtual void Step(const model::TraceStep&) {}
+  virtual bool DrawsSteps() const { return false; }
   // The export's metadata: each rank's process and tracks named and ordered (`thread_names`: by
   // globalTid; a thread without one is "thread TID").
   void EndExport(const std::map<int64_t, std::string>& thread_names);

@@ -257,27 +257,38 @@ TEST(KinetoFormat, GpuOpsGoOnTheDeviceAndStreamWithKinetosNames) {
   EXPECT_TRUE(labelled);
 }
 
-TEST(KinetoFormat, AnIterationMarkerGetsAProfilerStepOverIt) {
+TEST(KinetoFormat, AStepIsAProfilerStepOnItsMarkersThread) {
   const std::vector<model::TraceProcess> procs = {TwoRanks()[0]};
   std::ostringstream out;
   KinetoFormat w(out, Header(procs));
+  EXPECT_TRUE(w.DrawsSteps());
   w.BeginExport(procs);
-  model::TraceNvtxRange r = Range(procs[0], "cpfold:iter12", 1'000, 9'000, true);
-  r.iteration = "12";
-  w.NvtxRange(r);
-  w.NvtxRange(Range(procs[0], "Trunk.forward", 2'000, 3'000, true));
+  w.NvtxRange(Range(procs[0], "cpfold:iter12", 1'000, 9'000, true));
   w.EndNvtx();
   w.EndExport({});
+  w.Step({&procs[0], kTid, 1'000, 9'000, 3});  // the run's fourth iteration, whatever its name says
   w.Finish();
   const auto events = Events(out.str(), false);
-  ASSERT_EQ(events.size(), 3u);
-  EXPECT_EQ(events[0]["name"], "ProfilerStep#12");
-  EXPECT_EQ(events[0]["cat"], "user_annotation");
-  EXPECT_EQ(events[0]["ts"], 1);
-  EXPECT_EQ(events[0]["dur"], 8);
-  EXPECT_EQ(events[1]["name"], ":cpfold:iter12");
-  EXPECT_EQ(events[2]["name"], ":Trunk.forward");
-  EXPECT_EQ(events[2]["tid"], kTid);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["name"], ":cpfold:iter12");
+  EXPECT_EQ(events[1]["name"], "ProfilerStep#3");
+  EXPECT_EQ(events[1]["cat"], "user_annotation");
+  EXPECT_EQ(events[1]["pid"], 7);
+  EXPECT_EQ(events[1]["tid"], kTid);
+  EXPECT_EQ(events[1]["ts"], 1);
+  EXPECT_EQ(events[1]["dur"], 8);
+}
+
+TEST(ChromeTraceFormat, DrawsNoSteps) {
+  const auto procs = TwoRanks();
+  std::ostringstream out;
+  ChromeTraceFormat w(out, Header(procs));
+  EXPECT_FALSE(w.DrawsSteps());
+  w.BeginExport(procs);
+  w.EndExport({});
+  w.Step({&procs[0], kTid, 1'000, 9'000, 0});
+  w.Finish();
+  EXPECT_TRUE(Events(out.str(), false).empty());
 }
 
 }  // namespace
