@@ -41,6 +41,78 @@ std::string Join(const std::vector<std::string>& items, size_t max_listed) {
   return out;
 }
 
+// The functions-trace entries of one domain.
+using DomainEntries = std::vector<const model::FunctionsTraceEntry*>;
+
+// A functions-trace domain that recorded no range (d: its facts, nullptr when it never appeared):
+// the warning, with the likely cause (the -m entry module is traced) and its fix.
+Diagnostic EmptyDomain(const std::string& domain, const model::NvtxDomainFacts* d, const DomainEntries& entries,
+                       const std::string& entry) {
+  std::vector<std::string> modules;
+  for (const auto* e : entries) {
+    if (std::find(modules.begin(), modules.end(), e->module) == modules.end()) modules.push_back(e->module);
+  }
+  std::vector<std::string> listed;
+  for (const auto* e : entries) {
+    for (const auto& f : e->functions) listed.push_back(e->module + "." + f);
+  }
+  std::string detail = fmt::format("The functions-trace JSON lists {} function{} in domain '{}' (module{} {}): {}. {}",
+                                   listed.size(), listed.size() == 1 ? "" : "s", domain, modules.size() == 1 ? "" : "s",
+                                   Join(modules, kMaxListed), Join(listed, kMaxListed),
+                                   d == nullptr ? "The domain never appeared in the export."
+                                                : "nsys created the domain, but no range of it was recorded.");
+  bool entry_is_traced = !entry.empty() && std::find(modules.begin(), modules.end(), entry) != modules.end();
+  std::string fix;
+  if (entry_is_traced) {
+    detail += fmt::format(
+        " Cause: the job was launched with `-m {}`, so that module ran as __main__; nsys annotates a module "
+        "when it is imported under its listed name, which never happened.",
+        entry);
+    fix = fmt::format(
+        "Move the traced classes out of the entry module into a module it imports (or launch a small script "
+        "that imports {} and calls its main), then profile again. `cpprof trace-json` refuses classes of "
+        "the -m entry module.",
+        entry);
+  } else {
+    detail +=
+        " Likely causes: the module was never imported under that name; the functions were never "
+        "called during the capture; a Class.method is misspelt or is inherited (name the class that "
+        "defines it).";
+    fix =
+        "Check every entry with `cpprof trace-json --function MODULE:Class.method`, which imports it with "
+        "the workload's Python.";
+  }
+  return Make(Severity::kWarning, "functions-trace-domain-empty",
+              fmt::format("functions-trace domain '{}' recorded no ranges", domain), std::move(detail), std::move(fix));
+}
+
+// A domain that recorded ranges: the functions listed in it (torch's left out) that did not, as a
+// milder note.
+void MissingFunctions(const std::string& domain, const DomainEntries& entries, const std::set<std::string>& named,
+                      std::vector<Diagnostic>& out) {
+  std::vector<std::string> missing;
+  size_t listed_total = 0;
+  for (const auto* e : entries) {
+    if (IsTorchModule(e->module)) continue;
+    for (const auto& f : e->functions) {
+      ++listed_total;
+      std::string name = e->module + "." + f;
+      if (!named.count(domain + ":" + name)) missing.push_back(name);
+    }
+  }
+  if (!missing.empty()) {
+    out.push_back(Make(
+        Severity::kInfo, "functions-trace-functions-missing",
+        fmt::format("{} of {} functions listed in domain '{}' recorded no range", missing.size(), listed_total, domain),
+        fmt::format("Never recorded: {}. They were not called during the capture, or are misspelt or inherited.",
+                    Join(missing, kMaxListed)),
+        "Nothing to do if they are not on the profiled path; otherwise check them with `cpprof trace-json "
+        "--function MODULE:Class.method`."));
+  }
+}
+
+// The functions-trace JSON was given: whether it could be read, its injection started, and each of
+// its domains (and functions) recorded ranges.
 void FunctionsTrace(const model::CaptureInfo& c, const model::NvtxFacts& facts, std::vector<Diagnostic>& out) {
   if (!c.functions_trace_error.empty()) {
     out.push_back(Make(Severity::kWarning, "functions-trace-unreadable", "the functions-trace JSON could not be read",
@@ -61,74 +133,17 @@ void FunctionsTrace(const model::CaptureInfo& c, const model::NvtxFacts& facts, 
   std::set<std::string> named(facts.named_ranges.begin(), facts.named_ranges.end());
   // Domains in the order the JSON first names them.
   std::vector<std::string> domains;
-  std::map<std::string, std::vector<const model::FunctionsTraceEntry*>> entries;
+  std::map<std::string, DomainEntries> entries;
   for (const auto& e : c.functions_trace) {
     if (!entries.count(e.domain)) domains.push_back(e.domain);
     entries[e.domain].push_back(&e);
   }
   for (const auto& domain : domains) {
     const model::NvtxDomainFacts* d = facts.Domain(domain);
-    std::vector<std::string> modules;
-    for (const auto* e : entries[domain]) {
-      if (std::find(modules.begin(), modules.end(), e->module) == modules.end()) modules.push_back(e->module);
-    }
     if (d == nullptr || d->ranges == 0) {
-      std::vector<std::string> listed;
-      for (const auto* e : entries[domain]) {
-        for (const auto& f : e->functions) listed.push_back(e->module + "." + f);
-      }
-      std::string detail =
-          fmt::format("The functions-trace JSON lists {} function{} in domain '{}' (module{} {}): {}. {}",
-                      listed.size(), listed.size() == 1 ? "" : "s", domain, modules.size() == 1 ? "" : "s",
-                      Join(modules, kMaxListed), Join(listed, kMaxListed),
-                      d == nullptr ? "The domain never appeared in the export."
-                                   : "nsys created the domain, but no range of it was recorded.");
-      bool entry_is_traced = !entry.empty() && std::find(modules.begin(), modules.end(), entry) != modules.end();
-      std::string fix;
-      if (entry_is_traced) {
-        detail += fmt::format(
-            " Cause: the job was launched with `-m {}`, so that module ran as __main__; nsys annotates a module "
-            "when it is imported under its listed name, which never happened.",
-            entry);
-        fix = fmt::format(
-            "Move the traced classes out of the entry module into a module it imports (or launch a small script "
-            "that imports {} and calls its main), then profile again. `cpprof trace-json` refuses classes of "
-            "the -m entry module.",
-            entry);
-      } else {
-        detail +=
-            " Likely causes: the module was never imported under that name; the functions were never "
-            "called during the capture; a Class.method is misspelt or is inherited (name the class that "
-            "defines it).";
-        fix =
-            "Check every entry with `cpprof trace-json --function MODULE:Class.method`, which imports it with "
-            "the workload's Python.";
-      }
-      out.push_back(Make(Severity::kWarning, "functions-trace-domain-empty",
-                         fmt::format("functions-trace domain '{}' recorded no ranges", domain), std::move(detail),
-                         std::move(fix)));
-      continue;
-    }
-    // The domain recorded ranges: list the functions that did not (a milder note).
-    std::vector<std::string> missing;
-    size_t listed_total = 0;
-    for (const auto* e : entries[domain]) {
-      if (IsTorchModule(e->module)) continue;
-      for (const auto& f : e->functions) {
-        ++listed_total;
-        std::string name = e->module + "." + f;
-        if (!named.count(domain + ":" + name)) missing.push_back(name);
-      }
-    }
-    if (!missing.empty()) {
-      out.push_back(
-          Make(Severity::kInfo, "functions-trace-functions-missing",
-               fmt::format("{} of {} functions listed in domain '{}' recorded no range", missing.size(), listed_total,
-                           domain),
-               fmt::format("Never recorded: {}. They were not called during the capture, or are misspelt or inherited.",
-                           Join(missing, kMaxListed)),
-               "Nothing to do if they are not on the profiled path; otherwise check them with `cpprof trace-json "
-               "--function MODULE:Class.method`."));
+      out.push_back(EmptyDomain(domain, d, entries[domain], entry));
+    } else {
+      MissingFunctions(domain, entries[domain], named, out);
     }
   }
 }

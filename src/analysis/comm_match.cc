@@ -14,15 +14,14 @@ struct Pooled {
   uint32_t rank, index;  // index into the rank's comm_ops of the kind
 };
 
-void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommMatch& m) {
-  const size_t ranks = per_rank.size();
+using Splits = std::vector<std::vector<CommOpSplit>>;  // per rank, per op of the kind
+
+// Every rank's ops of kind c in one pool sorted by end (then rank, index); counts them per rank
+// into s and sizes splits.
+std::vector<Pooled> PoolOps(int c, const std::vector<const RankModuleTimes*>& per_rank, model::CollectiveStats& s,
+                            Splits& splits) {
   std::vector<Pooled> pool;
-  model::CollectiveStats s;
-  s.kind = static_cast<model::OpClass>(c);
-  s.per_rank.assign(ranks, {});
-  auto& splits = m.splits[c];
-  splits.assign(ranks, {});
-  for (size_t r = 0; r < ranks; ++r) {
+  for (size_t r = 0; r < per_rank.size(); ++r) {
     const auto& ops = per_rank[r]->comm_ops[c];
     s.per_rank_count.push_back(static_cast<int64_t>(ops.size()));
     splits[r].resize(ops.size());
@@ -33,12 +32,66 @@ void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommM
       SatAdd(k.time_ns, ops[i].end - ops[i].start);
     }
   }
-  if (pool.empty()) return;
   std::sort(pool.begin(), pool.end(), [](const Pooled& a, const Pooled& b) {
     if (a.end != b.end) return a.end < b.end;
     if (a.rank != b.rank) return a.rank < b.rank;
     return a.index < b.index;
   });
+  return pool;
+}
+
+// An op no other rank's op matched: counted as unmatched, no waiting.
+void Unmatched(const Pooled& seed, model::CollectiveStats& s, Splits& splits) {
+  auto& k = s.per_rank[seed.rank];
+  ++k.unmatched_ops;
+  SatAdd(k.unmatched_ns, seed.end - seed.start);
+  splits[seed.rank][seed.index] = CommOpSplit{0, seed.start, false, false, 0};
+}
+
+// One instance (member: pool indices, one per rank): the last rank to arrive, each member's
+// waiting until then and transfer after it, and the waiting the last one caused.
+void SettleInstance(const std::vector<Pooled>& pool, const std::vector<size_t>& member, model::CollectiveStats& s,
+                    Splits& splits) {
+  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+  uint32_t last_rank = 0;
+  for (size_t j : member) {
+    const Pooled& p = pool[j];
+    first = std::min(first, p.start);
+    if (p.start > last || (p.start == last && p.rank < last_rank)) last = p.start, last_rank = p.rank;
+  }
+  ++s.instances;
+  s.start_spread_sum_ns += last - first;
+  s.start_spread_max_ns = std::max(s.start_spread_max_ns, last - first);
+  int64_t caused = 0;
+  for (size_t j : member) {
+    const Pooled& p = pool[j];
+    int64_t wait = std::min(last, p.end) - p.start;  // last < every member's end (see MatchKind)
+    auto& k = s.per_rank[p.rank];
+    SatAdd(k.wait_ns, wait);
+    SatAdd(k.transfer_ns, (p.end - p.start) - wait);
+    caused += wait;
+    splits[p.rank][p.index] = CommOpSplit{wait, p.start + wait, true, p.rank == last_rank, 0};
+  }
+  auto& l = s.per_rank[last_rank];
+  ++l.last_arrivals;
+  SatAdd(l.caused_wait_ns, caused);
+  for (size_t j : member) {
+    if (pool[j].rank == last_rank) splits[last_rank][pool[j].index].caused_wait_ns = caused;
+  }
+}
+
+// The ops of kind c matched across ranks into instances (m.kinds, m.splits[c]): each untaken op
+// in end order seeds one, joined by each other rank's earliest-ending untaken op that started
+// before the seed ended.
+void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommMatch& m) {
+  const size_t ranks = per_rank.size();
+  model::CollectiveStats s;
+  s.kind = static_cast<model::OpClass>(c);
+  s.per_rank.assign(ranks, {});
+  auto& splits = m.splits[c];
+  splits.assign(ranks, {});
+  const std::vector<Pooled> pool = PoolOps(c, per_rank, s, splits);
+  if (pool.empty()) return;
   std::vector<char> taken(pool.size(), 0);
   std::vector<size_t> member;  // pool indices of the instance being built
   std::vector<char> has_rank(ranks, 0);
@@ -61,37 +114,9 @@ void MatchKind(int c, const std::vector<const RankModuleTimes*>& per_rank, CommM
     }
     for (size_t j : member) taken[j] = 1, has_rank[pool[j].rank] = 0;
     if (member.size() < 2) {
-      auto& k = s.per_rank[seed.rank];
-      ++k.unmatched_ops;
-      SatAdd(k.unmatched_ns, seed.end - seed.start);
-      splits[seed.rank][seed.index] = CommOpSplit{0, seed.start, false, false, 0};
-      continue;
-    }
-    int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-    uint32_t last_rank = 0;
-    for (size_t j : member) {
-      const Pooled& p = pool[j];
-      first = std::min(first, p.start);
-      if (p.start > last || (p.start == last && p.rank < last_rank)) last = p.start, last_rank = p.rank;
-    }
-    ++s.instances;
-    s.start_spread_sum_ns += last - first;
-    s.start_spread_max_ns = std::max(s.start_spread_max_ns, last - first);
-    int64_t caused = 0;
-    for (size_t j : member) {
-      const Pooled& p = pool[j];
-      int64_t wait = std::min(last, p.end) - p.start;  // last < every member's end (see above)
-      auto& k = s.per_rank[p.rank];
-      SatAdd(k.wait_ns, wait);
-      SatAdd(k.transfer_ns, (p.end - p.start) - wait);
-      caused += wait;
-      splits[p.rank][p.index] = CommOpSplit{wait, p.start + wait, true, p.rank == last_rank, 0};
-    }
-    auto& l = s.per_rank[last_rank];
-    ++l.last_arrivals;
-    SatAdd(l.caused_wait_ns, caused);
-    for (size_t j : member) {
-      if (pool[j].rank == last_rank) splits[last_rank][pool[j].index].caused_wait_ns = caused;
+      Unmatched(seed, s, splits);
+    } else {
+      SettleInstance(pool, member, s, splits);
     }
   }
   m.kinds.push_back(std::move(s));

@@ -343,159 +343,255 @@ void AddWork(ModuleCost& to, const ModuleCost& c, double times) {
 // and the deletion mean (python/cpfold/config.py).
 double SingleInputs(const Dims& d) { return d.Get("c_s") + 2 * 33 + 1; }
 
+// The sizes most formulas use: N, N^2, N^3, bytes per element e, c_z, c_s, transition_n.
+struct Common {
+  double n, n2, n3, e, cz, cs, tn;
+};
+
+// The common sizes of d (see Common).
+Common CommonOf(const Dims& d) {
+  const double n = d.Get("N"), n2 = n * n, n3 = n2 * n, e = d.dtype_bytes();
+  return {n, n2, n3, e, d.Get("c_z"), d.Get("c_s"), d.Get("transition_n")};
+}
+
+// TriangleMultiplicationOutgoing and Incoming, with the ring shifts of the distributed product.
+ModuleCost TriangleMultiplicationCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  const double h = d.Get("tri_mul_hidden");
+  // projections a|b values and gates (c -> 4h), output gate (c -> c), the triangle product
+  // (h channels of N x N times N x N), the output projection (h -> c).
+  c.matmul_flops_sharded = 2 * n2 * cz * 4 * h + 2 * n2 * cz * cz + 2 * h * n3 + 2 * n2 * h * cz;
+  // LN in, gating of a|b (sigmoid, mask, product: 6 per element of 2h), output gate sigmoid,
+  // LN out, the final product.
+  c.other_flops_sharded = kLayerNorm * n2 * cz + 6 * n2 * 2 * h + kSigmoid * n2 * cz + kLayerNorm * n2 * h + n2 * cz;
+  c.bytes_sharded = e * n2 * (5 * cz + 6 * h);
+  AddShifts(c, d, h);
+  return c;
+}
+
+// TriangleAttentionStartingNode and EndingNode, with the work a square grid's row peers repeat.
+ModuleCost TriangleAttentionCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  const double heads = d.Get("tri_att_heads"), hd = heads * d.Get("tri_att_head_dim");
+  // bias (c -> H), q|k|v|g (c -> 4 Hd), scores and weighted values (2 N^3 d each per head),
+  // output (Hd -> c).
+  c.matmul_flops_sharded = 2 * n2 * cz * heads + 2 * n2 * cz * 4 * hd + 4 * hd * n3 + 2 * n2 * hd * cz;
+  // LN, bias add and softmax over the H N^3 scores, gate sigmoid and product.
+  c.other_flops_sharded = kLayerNorm * n2 * cz + (kAdd + kSoftmax) * heads * n3 + (kSigmoid + 1) * n2 * hd;
+  c.bytes_sharded = e * n2 * (2 * cz + 10 * hd + 2 * heads);
+  // On a q x q grid a rank gathers its block's full rows from its row peers and projects the keys,
+  // values and bias of all of them: the q ranks of a grid row repeat that work (counted q times).
+  if (d.grid_rows == d.grid_cols && d.grid_rows > 1) {
+    const double repeat = d.grid_rows - 1;
+    c.matmul_flops_sharded += repeat * (2 * n2 * cz * heads + 2 * n2 * cz * 2 * hd);
+    c.bytes_sharded += repeat * e * n2 * (cz + 2 * hd + heads);
+  }
+  return c;
+}
+
+// PairTransition (pair: sharded) or SingleTransition (replicated).
+ModuleCost TransitionCost(const Dims& d, bool pair) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  const double rows = pair ? n2 : n, ch = pair ? cz : cs;
+  const double mm = 6 * rows * tn * ch * ch;  // a, b (c -> n c) and out (n c -> c)
+  const double other = kLayerNorm * rows * ch + kSiluMul * rows * tn * ch;
+  const double bytes = e * rows * (3 * ch + 4 * tn * ch);
+  (pair ? c.matmul_flops_sharded : c.matmul_flops_replicated) = mm;
+  (pair ? c.other_flops_sharded : c.other_flops_replicated) = other;
+  (pair ? c.bytes_sharded : c.bytes_replicated) = bytes;
+  return c;
+}
+
+// AttentionPairBias: the pair bias on this rank's block, the single attention replicated.
+ModuleCost AttentionPairBiasCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  const double heads = d.Get("single_att_heads");
+  // pair bias LN(z) -> H on this rank's pair block; the single attention is replicated:
+  // q, k, v, g, o (c_s -> c_s each), scores and weighted values (2 N^2 c_s each).
+  c.matmul_flops_sharded = 2 * n2 * cz * heads;
+  c.other_flops_sharded = kLayerNorm * n2 * cz;
+  c.bytes_sharded = e * n2 * (cz + heads);
+  c.matmul_flops_replicated = 5 * 2 * n * cs * cs + 4 * n2 * cs;
+  c.other_flops_replicated = kLayerNorm * n * cs + (kAdd + kSoftmax) * heads * n2 + (kSigmoid + 1) * n * cs;
+  c.bytes_replicated = e * (12 * n * cs + heads * n2);
+  return c;
+}
+
+// OuterProductMean: the projections of every MSA row replicated, the outer product sharded.
+ModuleCost OuterProductMeanCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  const double s = d.Get("msa_depth"), cm = d.Get("c_m"), h = d.Get("c_opm");
+  // a, b (c_m -> h) on every MSA row (replicated), the outer product summed over the S
+  // sequences (2 S per output of N^2 h^2), the output (h^2 -> c_z).
+  c.matmul_flops_replicated = 2 * 2 * s * n * cm * h;
+  c.other_flops_replicated = kLayerNorm * s * n * cm + 2 * s * n * h;
+  c.bytes_replicated = e * (2 * s * n * cm + 2 * s * n * h);
+  // the mask's count per pair (an S-long dot product of the masks: 2 S N^2).
+  c.matmul_flops_sharded = 2 * s * n2 * h * h + 2 * n2 * h * h * cz + 2 * s * n2;
+  c.other_flops_sharded = n2 * h * h;  // divide by the mask's count
+  c.bytes_sharded = e * n2 * (2 * h * h + cz);
+  return c;
+}
+
+// MSAPairWeightedAveraging: the pair bias sharded, the weighted average replicated.
+ModuleCost MsaPairWeightedAveragingCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  const double s = d.Get("msa_depth"), cm = d.Get("c_m"), heads = d.Get("msa_heads");
+  const double hc = heads * d.Get("msa_head_dim");
+  c.matmul_flops_sharded = 2 * n2 * cz * heads;  // the pair bias, on this rank's block
+  c.other_flops_sharded = kLayerNorm * n2 * cz;
+  c.bytes_sharded = e * n2 * (cz + heads);
+  // v, g (c_m -> H c), the weighted average (2 S N^2 H c), the output (H c -> c_m).
+  c.matmul_flops_replicated = 2 * 2 * s * n * cm * hc + 2 * s * n2 * hc + 2 * s * n * hc * cm;
+  c.other_flops_replicated = (kAdd + kSoftmax) * heads * n2 + kLayerNorm * s * n * cm + (kSigmoid + 1) * s * n * hc;
+  c.bytes_replicated = e * (3 * heads * n2 + 3 * s * n * cm + 6 * s * n * hc);
+  return c;
+}
+
+// DiffusionAttentionPairBias: the diffusion transformer's attention, replicated.
+ModuleCost DiffusionAttentionPairBiasCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  // AF3 Algorithm 24 with adaptive LN (Algorithm 26) on the token transformer's activations a
+  // [K, N, c_a] conditioned on s [K, N, c_s], K = samples; the pair bias [N, N, H] comes
+  // precomputed (DiffusionModule.prepare, once per sampling call). Replicated on every rank.
+  const double k = d.Get("samples"), ca = d.Get("c_token_diffusion"), heads = d.Get("diffusion_heads");
+  // AdaLN scale and shift (c_s -> c_a), q|k|v|g|o (c_a -> c_a), scores and weighted values
+  // (2 N^2 c_a each per sample), the output gate from s (c_s -> c_a).
+  c.matmul_flops_replicated = k * n * (3 * 2 * cs * ca + 5 * 2 * ca * ca) + k * 4 * n2 * ca;
+  // LN(s), LN(a), sigmoid(scale) * LN(a) + shift, the key mask into the bias (once), bias add and
+  // softmax per sample, gate sigmoid and product, output gate sigmoid and product.
+  c.other_flops_replicated = k * n * (kLayerNorm * cs + kLayerNorm * ca + (kSigmoid + 2) * ca) + heads * n2 +
+                             k * (kAdd + kSoftmax) * heads * n2 + 2 * (kSigmoid + 1) * k * n * ca;
+  // AdaLN reads a, s, writes x; q|k|v|g reads x, writes 4; attention reads q, k, v and the bias
+  // (each sample), writes o; output reads g, o, writes; the gate reads s and it, writes. The
+  // bias with its key mask: read and written once.
+  c.bytes_replicated = e * (k * n * (16 * ca + 2 * cs) + (k + 2) * heads * n2);
+  return c;
+}
+
+// DiffusionTransition: the diffusion transformer's conditioned transition, replicated.
+ModuleCost DiffusionTransitionCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  // AF3 Algorithm 25 (ConditionedTransitionBlock, SwiGLU, n = 2): AdaLN, a and b (c_a -> 2 c_a),
+  // out (2 c_a -> c_a), the output gate from s (c_s -> c_a). Replicated.
+  const double k = d.Get("samples"), ca = d.Get("c_token_diffusion"), tn2 = 2;
+  c.matmul_flops_replicated = k * n * (3 * 2 * cs * ca + 6 * tn2 * ca * ca);
+  c.other_flops_replicated =
+      k * n * (kLayerNorm * cs + kLayerNorm * ca + (kSigmoid + 2) * ca + kSiluMul * tn2 * ca + (kSigmoid + 1) * ca);
+  c.bytes_replicated = e * k * n * (6 * ca + 4 * tn2 * ca + 2 * cs);
+  return c;
+}
+
+// DiffusionTransformer: its blocks' attention and transition, with the residual adds.
+ModuleCost DiffusionTransformerCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  // AF3 Algorithm 23: diffusion_blocks x (attention + transition), each with its residual add.
+  const double k = d.Get("samples"), ca = d.Get("c_token_diffusion"), blocks = d.Get("diffusion_blocks");
+  AddWork(c, DiffusionAttentionPairBiasCost(d), blocks);
+  AddWork(c, DiffusionTransitionCost(d), blocks);
+  c.other_flops_replicated += blocks * 2 * k * n * ca;
+  c.bytes_replicated += blocks * 2 * 3 * e * k * n * ca;
+  return c;
+}
+
+// One Pairformer block of the confidence head: the trunk's formulas with their residual adds.
+ModuleCost ConfidenceBlockCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost block;
+  for (const char* m :
+       {"TriangleMultiplicationOutgoing", "TriangleMultiplicationIncoming", "TriangleAttentionStartingNode",
+        "TriangleAttentionEndingNode", "PairTransition", "AttentionPairBias", "SingleTransition"}) {
+    AddWork(block, *CostOf(m, d), 1);
+  }
+  block.other_flops_sharded += 5 * n2 * cz;  // the residual adds: 5 on z, 2 on s
+  block.bytes_sharded += 5 * 3 * e * n2 * cz;
+  block.other_flops_replicated += 2 * n * cs;
+  block.bytes_replicated += 2 * 3 * e * n * cs;
+  return block;
+}
+
+// One sample of the confidence head: the distances embedded, its blocks, the PAE, PDE and pLDDT
+// heads.
+ModuleCost ConfidenceSampleCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  const double blocks = d.Get("confidence_blocks");
+  const double pae = d.Get("pae_bins"), pde = d.Get("pde_bins"), plddt = d.Get("plddt_bins");
+  ModuleCost sample;
+  // torch.cdist of the block's token positions: PyTorch computes it as one matmul of [r, 5] by
+  // [5, c] (-2x, |x|^2, 1 against y, 1, |y|^2) when either side has more than 25 points, else
+  // elementwise.
+  const double rows = n / d.grid_rows, cols = n / d.grid_cols;
+  if (rows > 25 || cols > 25) sample.matmul_flops_sharded = 2 * n2 * 5;
+  sample.other_flops_sharded = n2 * cz;  // z0 + the distance bins' embedding
+  sample.bytes_sharded = e * 2 * n2 * cz;
+  AddWork(sample, ConfidenceBlockCost(d), blocks);
+  // PAE: LN + Linear(c_z -> pae_bins) on the full z; PDE: z + z^T, LN + Linear(c_z -> pde_bins);
+  // pLDDT: LN + Linear(c_s -> plddt_bins) on s. Replicated (every rank has the gathered z).
+  sample.matmul_flops_replicated += 2 * n2 * cz * (pae + pde) + 2 * n * cs * plddt;
+  sample.other_flops_replicated +=
+      kLayerNorm * n2 * cz * 2 + n2 * cz + n2 * (pae + pde) + kLayerNorm * n * cs + n * plddt;
+  sample.bytes_replicated += e * (n2 * (cz + pae) + n2 * (4 * cz + pde) + n * (cs + plddt));
+  return sample;
+}
+
+// ConfidenceModule: the inputs once, then its samples.
+ModuleCost ConfidenceModuleCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  // cpfold's confidence head (python/cpfold/model/confidence.py; AF3 Algorithm 31, simplified),
+  // one call: the inputs once, then per sample (K) the distances of the predicted structure
+  // embedded into z, confidence_blocks Pairformer blocks (the formulas above, with their
+  // residual adds) and the PAE, PDE and pLDDT heads on the gathered (replicated) outputs.
+  const double k = d.Get("samples"), csi = SingleInputs(d);
+  // Once: LN(z) + the s_inputs projections (row and column: c_si -> c_z each, replicated and
+  // sliced), LN(s) + linear_s (c_si -> c_s).
+  c.other_flops_sharded = (kLayerNorm + 2) * n2 * cz;
+  c.bytes_sharded = e * 2 * n2 * cz;
+  c.matmul_flops_replicated = 2 * 2 * n * csi * cz + 2 * n * csi * cs;
+  c.other_flops_replicated = (kLayerNorm + 1) * n * cs;
+  c.bytes_replicated = e * n * (csi + 2 * cz + 2 * cs);
+  AddWork(c, ConfidenceSampleCost(d), k);
+  return c;
+}
+
+// DistogramHead: Linear(c_z -> distogram_bins)(z + z^T) on the full (gathered) z: replicated.
+ModuleCost DistogramHeadCost(const Dims& d) {
+  const auto [n, n2, n3, e, cz, cs, tn] = CommonOf(d);
+  ModuleCost c;
+  const double bins = d.Get("distogram_bins");
+  c.matmul_flops_replicated = 2 * n2 * cz * bins;
+  c.other_flops_replicated = n2 * cz + n2 * bins;
+  c.bytes_replicated = e * n2 * (4 * cz + bins);
+  return c;
+}
+
 }  // namespace
 
 // Every formula is derived in docs/cost-model.md; N2 = N^2, N3 = N^3, e = bytes per element.
 std::optional<ModuleCost> CostOf(std::string_view key, const Dims& d) {
-  const double n = d.Get("N"), n2 = n * n, n3 = n2 * n, e = d.dtype_bytes();
-  const double cz = d.Get("c_z"), cs = d.Get("c_s"), tn = d.Get("transition_n");
-  ModuleCost c;
   if (key == "TriangleMultiplicationOutgoing" || key == "TriangleMultiplicationIncoming") {
-    const double h = d.Get("tri_mul_hidden");
-    // projections a|b values and gates (c -> 4h), output gate (c -> c), the triangle product
-    // (h channels of N x N times N x N), the output projection (h -> c).
-    c.matmul_flops_sharded = 2 * n2 * cz * 4 * h + 2 * n2 * cz * cz + 2 * h * n3 + 2 * n2 * h * cz;
-    // LN in, gating of a|b (sigmoid, mask, product: 6 per element of 2h), output gate sigmoid,
-    // LN out, the final product.
-    c.other_flops_sharded = kLayerNorm * n2 * cz + 6 * n2 * 2 * h + kSigmoid * n2 * cz + kLayerNorm * n2 * h + n2 * cz;
-    c.bytes_sharded = e * n2 * (5 * cz + 6 * h);
-    AddShifts(c, d, h);
-  } else if (key == "TriangleAttentionStartingNode" || key == "TriangleAttentionEndingNode") {
-    const double heads = d.Get("tri_att_heads"), hd = heads * d.Get("tri_att_head_dim");
-    // bias (c -> H), q|k|v|g (c -> 4 Hd), scores and weighted values (2 N^3 d each per head),
-    // output (Hd -> c).
-    c.matmul_flops_sharded = 2 * n2 * cz * heads + 2 * n2 * cz * 4 * hd + 4 * hd * n3 + 2 * n2 * hd * cz;
-    // LN, bias add and softmax over the H N^3 scores, gate sigmoid and product.
-    c.other_flops_sharded = kLayerNorm * n2 * cz + (kAdd + kSoftmax) * heads * n3 + (kSigmoid + 1) * n2 * hd;
-    c.bytes_sharded = e * n2 * (2 * cz + 10 * hd + 2 * heads);
-    // On a q x q grid a rank gathers its block's full rows from its row peers and projects the keys,
-    // values and bias of all of them: the q ranks of a grid row repeat that work (counted q times).
-    if (d.grid_rows == d.grid_cols && d.grid_rows > 1) {
-      const double repeat = d.grid_rows - 1;
-      c.matmul_flops_sharded += repeat * (2 * n2 * cz * heads + 2 * n2 * cz * 2 * hd);
-      c.bytes_sharded += repeat * e * n2 * (cz + 2 * hd + heads);
-    }
-  } else if (key == "PairTransition" || key == "SingleTransition") {
-    const bool pair = key == "PairTransition";
-    const double rows = pair ? n2 : n, ch = pair ? cz : cs;
-    const double mm = 6 * rows * tn * ch * ch;  // a, b (c -> n c) and out (n c -> c)
-    const double other = kLayerNorm * rows * ch + kSiluMul * rows * tn * ch;
-    const double bytes = e * rows * (3 * ch + 4 * tn * ch);
-    (pair ? c.matmul_flops_sharded : c.matmul_flops_replicated) = mm;
-    (pair ? c.other_flops_sharded : c.other_flops_replicated) = other;
-    (pair ? c.bytes_sharded : c.bytes_replicated) = bytes;
-  } else if (key == "AttentionPairBias") {
-    const double heads = d.Get("single_att_heads");
-    // pair bias LN(z) -> H on this rank's pair block; the single attention is replicated:
-    // q, k, v, g, o (c_s -> c_s each), scores and weighted values (2 N^2 c_s each).
-    c.matmul_flops_sharded = 2 * n2 * cz * heads;
-    c.other_flops_sharded = kLayerNorm * n2 * cz;
-    c.bytes_sharded = e * n2 * (cz + heads);
-    c.matmul_flops_replicated = 5 * 2 * n * cs * cs + 4 * n2 * cs;
-    c.other_flops_replicated = kLayerNorm * n * cs + (kAdd + kSoftmax) * heads * n2 + (kSigmoid + 1) * n * cs;
-    c.bytes_replicated = e * (12 * n * cs + heads * n2);
-  } else if (key == "OuterProductMean") {
-    const double s = d.Get("msa_depth"), cm = d.Get("c_m"), h = d.Get("c_opm");
-    // a, b (c_m -> h) on every MSA row (replicated), the outer product summed over the S
-    // sequences (2 S per output of N^2 h^2), the output (h^2 -> c_z).
-    c.matmul_flops_replicated = 2 * 2 * s * n * cm * h;
-    c.other_flops_replicated = kLayerNorm * s * n * cm + 2 * s * n * h;
-    c.bytes_replicated = e * (2 * s * n * cm + 2 * s * n * h);
-    // the mask's count per pair (an S-long dot product of the masks: 2 S N^2).
-    c.matmul_flops_sharded = 2 * s * n2 * h * h + 2 * n2 * h * h * cz + 2 * s * n2;
-    c.other_flops_sharded = n2 * h * h;  // divide by the mask's count
-    c.bytes_sharded = e * n2 * (2 * h * h + cz);
-  } else if (key == "MSAPairWeightedAveraging") {
-    const double s = d.Get("msa_depth"), cm = d.Get("c_m"), heads = d.Get("msa_heads");
-    const double hc = heads * d.Get("msa_head_dim");
-    c.matmul_flops_sharded = 2 * n2 * cz * heads;  // the pair bias, on this rank's block
-    c.other_flops_sharded = kLayerNorm * n2 * cz;
-    c.bytes_sharded = e * n2 * (cz + heads);
-    // v, g (c_m -> H c), the weighted average (2 S N^2 H c), the output (H c -> c_m).
-    c.matmul_flops_replicated = 2 * 2 * s * n * cm * hc + 2 * s * n2 * hc + 2 * s * n * hc * cm;
-    c.other_flops_replicated = (kAdd + kSoftmax) * heads * n2 + kLayerNorm * s * n * cm + (kSigmoid + 1) * s * n * hc;
-    c.bytes_replicated = e * (3 * heads * n2 + 3 * s * n * cm + 6 * s * n * hc);
-  } else if (key == "DiffusionAttentionPairBias") {
-    // AF3 Algorithm 24 with adaptive LN (Algorithm 26) on the token transformer's activations a
-    // [K, N, c_a] conditioned on s [K, N, c_s], K = samples; the pair bias [N, N, H] comes
-    // precomputed (DiffusionModule.prepare, once per sampling call). Replicated on every rank.
-    const double k = d.Get("samples"), ca = d.Get("c_token_diffusion"), heads = d.Get("diffusion_heads");
-    // AdaLN scale and shift (c_s -> c_a), q|k|v|g|o (c_a -> c_a), scores and weighted values
-    // (2 N^2 c_a each per sample), the output gate from s (c_s -> c_a).
-    c.matmul_flops_replicated = k * n * (3 * 2 * cs * ca + 5 * 2 * ca * ca) + k * 4 * n2 * ca;
-    // LN(s), LN(a), sigmoid(scale) * LN(a) + shift, the key mask into the bias (once), bias add and
-    // softmax per sample, gate sigmoid and product, output gate sigmoid and product.
-    c.other_flops_replicated = k * n * (kLayerNorm * cs + kLayerNorm * ca + (kSigmoid + 2) * ca) + heads * n2 +
-                               k * (kAdd + kSoftmax) * heads * n2 + 2 * (kSigmoid + 1) * k * n * ca;
-    // AdaLN reads a, s, writes x; q|k|v|g reads x, writes 4; attention reads q, k, v and the bias
-    // (each sample), writes o; output reads g, o, writes; the gate reads s and it, writes. The
-    // bias with its key mask: read and written once.
-    c.bytes_replicated = e * (k * n * (16 * ca + 2 * cs) + (k + 2) * heads * n2);
-  } else if (key == "DiffusionTransition") {
-    // AF3 Algorithm 25 (ConditionedTransitionBlock, SwiGLU, n = 2): AdaLN, a and b (c_a -> 2 c_a),
-    // out (2 c_a -> c_a), the output gate from s (c_s -> c_a). Replicated.
-    const double k = d.Get("samples"), ca = d.Get("c_token_diffusion"), tn2 = 2;
-    c.matmul_flops_replicated = k * n * (3 * 2 * cs * ca + 6 * tn2 * ca * ca);
-    c.other_flops_replicated =
-        k * n * (kLayerNorm * cs + kLayerNorm * ca + (kSigmoid + 2) * ca + kSiluMul * tn2 * ca + (kSigmoid + 1) * ca);
-    c.bytes_replicated = e * k * n * (6 * ca + 4 * tn2 * ca + 2 * cs);
-  } else if (key == "DiffusionTransformer") {
-    // AF3 Algorithm 23: diffusion_blocks x (attention + transition), each with its residual add.
-    const double k = d.Get("samples"), ca = d.Get("c_token_diffusion"), blocks = d.Get("diffusion_blocks");
-    AddWork(c, *CostOf("DiffusionAttentionPairBias", d), blocks);
-    AddWork(c, *CostOf("DiffusionTransition", d), blocks);
-    c.other_flops_replicated += blocks * 2 * k * n * ca;
-    c.bytes_replicated += blocks * 2 * 3 * e * k * n * ca;
-  } else if (key == "ConfidenceModule") {
-    // cpfold's confidence head (python/cpfold/model/confidence.py; AF3 Algorithm 31, simplified),
-    // one call: the inputs once, then per sample (K) the distances of the predicted structure
-    // embedded into z, confidence_blocks Pairformer blocks (the formulas above, with their
-    // residual adds) and the PAE, PDE and pLDDT heads on the gathered (replicated) outputs.
-    const double k = d.Get("samples"), blocks = d.Get("confidence_blocks"), csi = SingleInputs(d);
-    const double pae = d.Get("pae_bins"), pde = d.Get("pde_bins"), plddt = d.Get("plddt_bins");
-    // Once: LN(z) + the s_inputs projections (row and column: c_si -> c_z each, replicated and
-    // sliced), LN(s) + linear_s (c_si -> c_s).
-    c.other_flops_sharded = (kLayerNorm + 2) * n2 * cz;
-    c.bytes_sharded = e * 2 * n2 * cz;
-    c.matmul_flops_replicated = 2 * 2 * n * csi * cz + 2 * n * csi * cs;
-    c.other_flops_replicated = (kLayerNorm + 1) * n * cs;
-    c.bytes_replicated = e * n * (csi + 2 * cz + 2 * cs);
-    ModuleCost sample;
-    // torch.cdist of the block's token positions: PyTorch computes it as one matmul of [r, 5] by
-    // [5, c] (-2x, |x|^2, 1 against y, 1, |y|^2) when either side has more than 25 points, else
-    // elementwise.
-    const double rows = n / d.grid_rows, cols = n / d.grid_cols;
-    if (rows > 25 || cols > 25) sample.matmul_flops_sharded = 2 * n2 * 5;
-    sample.other_flops_sharded = n2 * cz;  // z0 + the distance bins' embedding
-    sample.bytes_sharded = e * 2 * n2 * cz;
-    ModuleCost block;
-    for (const char* m :
-         {"TriangleMultiplicationOutgoing", "TriangleMultiplicationIncoming", "TriangleAttentionStartingNode",
-          "TriangleAttentionEndingNode", "PairTransition", "AttentionPairBias", "SingleTransition"}) {
-      AddWork(block, *CostOf(m, d), 1);
-    }
-    block.other_flops_sharded += 5 * n2 * cz;  // the residual adds: 5 on z, 2 on s
-    block.bytes_sharded += 5 * 3 * e * n2 * cz;
-    block.other_flops_replicated += 2 * n * cs;
-    block.bytes_replicated += 2 * 3 * e * n * cs;
-    AddWork(sample, block, blocks);
-    // PAE: LN + Linear(c_z -> pae_bins) on the full z; PDE: z + z^T, LN + Linear(c_z -> pde_bins);
-    // pLDDT: LN + Linear(c_s -> plddt_bins) on s. Replicated (every rank has the gathered z).
-    sample.matmul_flops_replicated += 2 * n2 * cz * (pae + pde) + 2 * n * cs * plddt;
-    sample.other_flops_replicated +=
-        kLayerNorm * n2 * cz * 2 + n2 * cz + n2 * (pae + pde) + kLayerNorm * n * cs + n * plddt;
-    sample.bytes_replicated += e * (n2 * (cz + pae) + n2 * (4 * cz + pde) + n * (cs + plddt));
-    AddWork(c, sample, k);
-  } else if (key == "DistogramHead") {
-    // Linear(c_z -> distogram_bins)(z + z^T) on the full (gathered) z: replicated.
-    const double bins = d.Get("distogram_bins");
-    c.matmul_flops_replicated = 2 * n2 * cz * bins;
-    c.other_flops_replicated = n2 * cz + n2 * bins;
-    c.bytes_replicated = e * n2 * (4 * cz + bins);
-  } else {
-    return std::nullopt;
+    return TriangleMultiplicationCost(d);
   }
-  return c;
+  if (key == "TriangleAttentionStartingNode" || key == "TriangleAttentionEndingNode") return TriangleAttentionCost(d);
+  if (key == "PairTransition" || key == "SingleTransition") return TransitionCost(d, key == "PairTransition");
+  if (key == "AttentionPairBias") return AttentionPairBiasCost(d);
+  if (key == "OuterProductMean") return OuterProductMeanCost(d);
+  if (key == "MSAPairWeightedAveraging") return MsaPairWeightedAveragingCost(d);
+  if (key == "DiffusionAttentionPairBias") return DiffusionAttentionPairBiasCost(d);
+  if (key == "DiffusionTransition") return DiffusionTransitionCost(d);
+  if (key == "DiffusionTransformer") return DiffusionTransformerCost(d);
+  if (key == "ConfidenceModule") return ConfidenceModuleCost(d);
+  if (key == "DistogramHead") return DistogramHeadCost(d);
+  return std::nullopt;
 }
 
 namespace {
@@ -627,114 +723,147 @@ std::string CostConfigJson(const CostConfig& c) {
   return j.dump(2);
 }
 
+namespace {
+
+// The error of a bad --model-config, with the format it wants.
+Status BadConfig(const std::string& source, const std::string& what) {
+  return Status(ExitCode::kBadInput, fmt::format("{}: {}. The format: {{\"dims\": {{\"c_z\": 128, ...}}, \"modules\": "
+                                                 "{{\"MyTriMul\": \"TriangleMultiplicationOutgoing\"}}, \"calls\": "
+                                                 "{{\"trunk\": \"blocks*passes\"}}, \"devices\": [{{\"name\": ..., "
+                                                 "\"match\": ..., \"bf16_tflops\": ..., ...}}], \"device\": NAME}}; "
+                                                 "'cpprof report --print-cost-model' prints the built-in one "
+                                                 "(docs/cost-model.md)",
+                                                 source, what));
+}
+
+// The config's "dims" into c.dims; returns what is wrong ("" when nothing).
+std::string ReadDims(nlohmann::json& value, CostConfig& c) {
+  if (!value.is_object()) return "'dims' must be an object of numbers";
+  for (const auto& [name, v] : value.items()) {
+    if (!FindDim(name)) {
+      return fmt::format("unknown dim '{}' in 'dims' (--model-config); the names: {}", name, KnownDimNames());
+    }
+    if (!v.is_number() || v.get<double>() < 0) return fmt::format("dims.{} must be a number >= 0", name);
+    c.dims[name] = v.get<double>();
+  }
+  return "";
+}
+
+// The config's "modules" into c.modules; returns what is wrong ("" when nothing).
+std::string ReadModules(nlohmann::json& value, CostConfig& c) {
+  if (!value.is_object()) return "'modules' must be an object: module name -> built-in cost key";
+  for (const auto& [name, v] : value.items()) {
+    if (!v.is_string()) return fmt::format("modules.{} must be a string", name);
+    std::string k = v.get<std::string>();
+    if (std::find(CostKeys().begin(), CostKeys().end(), k) == CostKeys().end()) {
+      std::string keys;
+      for (const auto& x : CostKeys()) keys += (keys.empty() ? "" : ", ") + x;
+      return fmt::format("modules.{}: unknown cost key '{}' (the built-in: {})", name, k, keys);
+    }
+    c.modules[name] = k;
+  }
+  return "";
+}
+
+// The config's "calls" into c.calls; returns what is wrong ("" when nothing).
+std::string ReadCalls(nlohmann::json& value, CostConfig& c) {
+  if (!value.is_object()) return "'calls' must be an object: group -> a product of dims (\"blocks*passes\")";
+  for (const auto& [group, v] : value.items()) {
+    if (!v.is_string()) return fmt::format("calls.{} must be a string such as \"blocks*passes\"", group);
+    std::string expr = v.get<std::string>();
+    std::stringstream ss(expr);
+    std::string part;
+    while (std::getline(ss, part, '*')) {
+      double unused = 0;
+      if (!FindDim(part) && !ParseNumber(part, unused)) {
+        return fmt::format("calls.{}: '{}' is not a dim or a number (write a product: \"blocks*passes\")", group, part);
+      }
+    }
+    c.calls[group] = expr;
+  }
+  return "";
+}
+
+// One field f of a device into p; returns what is wrong ("" when nothing).
+std::string ReadDeviceField(const std::string& f, const nlohmann::json& fv, model::DevicePeaks& p) {
+  double* num = f == "fp32_tflops"   ? &p.fp32_tflops
+                : f == "tf32_tflops" ? &p.tf32_tflops
+                : f == "bf16_tflops" ? &p.bf16_tflops
+                : f == "fp16_tflops" ? &p.fp16_tflops
+                : f == "hbm_tbs"     ? &p.hbm_tbs
+                : f == "nvlink_gbs"  ? &p.nvlink_gbs
+                : f == "pcie_gbs"    ? &p.pcie_gbs
+                                     : nullptr;
+  if (num) {
+    if (!fv.is_number() || fv.get<double>() <= 0) return fmt::format("devices: {} must be a number > 0", f);
+    *num = fv.get<double>();
+  } else if (f == "name" || f == "match" || f == "source") {
+    if (!fv.is_string()) return fmt::format("devices: {} must be a string", f);
+    (f == "name" ? p.name : f == "match" ? p.match : p.source) = fv.get<std::string>();
+  } else if (f == "unless") {
+    if (!fv.is_array()) return "devices: unless must be an array of strings";
+    for (const auto& u : fv) {
+      if (!u.is_string()) return "devices: unless must be an array of strings";
+      p.unless.push_back(u.get<std::string>());
+    }
+  } else {
+    return fmt::format("devices: unknown field '{}'", f);
+  }
+  return "";
+}
+
+// The config's "devices" ahead of the built-in ones in c.devices; returns what is wrong ("" when
+// nothing).
+std::string ReadDevices(nlohmann::json& value, const std::string& source, CostConfig& c) {
+  if (!value.is_array()) return "'devices' must be an array";
+  std::vector<model::DevicePeaks> mine;
+  for (const auto& dj : value) {
+    if (!dj.is_object() || !dj.contains("name") || !dj["name"].is_string()) return "each device needs a \"name\"";
+    model::DevicePeaks p;
+    for (const auto& [f, fv] : dj.items()) {
+      if (std::string err = ReadDeviceField(f, fv, p); !err.empty()) return err;
+    }
+    if (p.fp16_tflops == 0) p.fp16_tflops = p.bf16_tflops;
+    if (p.bf16_tflops == 0 || p.hbm_tbs == 0) {
+      return fmt::format("device '{}' needs at least bf16_tflops and hbm_tbs", p.name);
+    }
+    if (p.source.empty()) p.source = source;
+    mine.push_back(std::move(p));
+  }
+  mine.insert(mine.end(), c.devices.begin(), c.devices.end());
+  c.devices = std::move(mine);
+  return "";
+}
+
+// One top-level field of the config into c; returns what is wrong ("" when nothing).
+std::string ReadConfigField(const std::string& key, nlohmann::json& value, const std::string& source, CostConfig& c) {
+  if (key == "dims") return ReadDims(value, c);
+  if (key == "modules") return ReadModules(value, c);
+  if (key == "calls") return ReadCalls(value, c);
+  if (key == "devices") return ReadDevices(value, source, c);
+  if (key == "device") {
+    if (!value.is_string()) return "'device' must be a device's name";
+    c.device = value.get<std::string>();
+    return "";
+  }
+  return fmt::format("unknown field '{}'", key);
+}
+
+}  // namespace
+
 StatusOr<CostConfig> ParseCostConfig(std::string_view text, const std::string& source) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  auto bad = [&](const std::string& what) {
-    return Status(ExitCode::kBadInput,
-                  fmt::format("{}: {}. The format: {{\"dims\": {{\"c_z\": 128, ...}}, \"modules\": "
-                              "{{\"MyTriMul\": \"TriangleMultiplicationOutgoing\"}}, \"calls\": "
-                              "{{\"trunk\": \"blocks*passes\"}}, \"devices\": [{{\"name\": ..., "
-                              "\"match\": ..., \"bf16_tflops\": ..., ...}}], \"device\": NAME}}; "
-                              "'cpprof report --print-cost-model' prints the built-in one "
-                              "(docs/cost-model.md)",
-                              source, what));
-  };
-  if (j.is_discarded()) return bad("not valid JSON");
-  if (!j.is_object()) return bad("the top level must be an object");
+  if (j.is_discarded()) return BadConfig(source, "not valid JSON");
+  if (!j.is_object()) return BadConfig(source, "the top level must be an object");
   CostConfig c = DefaultCostConfig();
   c.source = source;
-  for (const auto& [key, value] : j.items()) {
-    if (key == "dims") {
-      if (!value.is_object()) return bad("'dims' must be an object of numbers");
-      for (const auto& [name, v] : value.items()) {
-        if (!FindDim(name)) {
-          return bad(fmt::format("unknown dim '{}' in 'dims' (--model-config); the names: {}", name, KnownDimNames()));
-        }
-        if (!v.is_number() || v.get<double>() < 0) return bad(fmt::format("dims.{} must be a number >= 0", name));
-        c.dims[name] = v.get<double>();
-      }
-    } else if (key == "modules") {
-      if (!value.is_object()) return bad("'modules' must be an object: module name -> built-in cost key");
-      for (const auto& [name, v] : value.items()) {
-        if (!v.is_string()) return bad(fmt::format("modules.{} must be a string", name));
-        std::string k = v.get<std::string>();
-        if (std::find(CostKeys().begin(), CostKeys().end(), k) == CostKeys().end()) {
-          std::string keys;
-          for (const auto& x : CostKeys()) keys += (keys.empty() ? "" : ", ") + x;
-          return bad(fmt::format("modules.{}: unknown cost key '{}' (the built-in: {})", name, k, keys));
-        }
-        c.modules[name] = k;
-      }
-    } else if (key == "calls") {
-      if (!value.is_object()) return bad("'calls' must be an object: group -> a product of dims (\"blocks*passes\")");
-      for (const auto& [group, v] : value.items()) {
-        if (!v.is_string()) return bad(fmt::format("calls.{} must be a string such as \"blocks*passes\"", group));
-        std::string expr = v.get<std::string>();
-        std::stringstream ss(expr);
-        std::string part;
-        while (std::getline(ss, part, '*')) {
-          double unused = 0;
-          if (!FindDim(part) && !ParseNumber(part, unused)) {
-            return bad(fmt::format("calls.{}: '{}' is not a dim or a number (write a product: \"blocks*passes\")",
-                                   group, part));
-          }
-        }
-        c.calls[group] = expr;
-      }
-    } else if (key == "devices") {
-      if (!value.is_array()) return bad("'devices' must be an array");
-      std::vector<model::DevicePeaks> mine;
-      for (const auto& dj : value) {
-        if (!dj.is_object() || !dj.contains("name") || !dj["name"].is_string()) {
-          return bad("each device needs a \"name\"");
-        }
-        model::DevicePeaks p;
-        for (const auto& [f, fv] : dj.items()) {
-          double* num = f == "fp32_tflops"   ? &p.fp32_tflops
-                        : f == "tf32_tflops" ? &p.tf32_tflops
-                        : f == "bf16_tflops" ? &p.bf16_tflops
-                        : f == "fp16_tflops" ? &p.fp16_tflops
-                        : f == "hbm_tbs"     ? &p.hbm_tbs
-                        : f == "nvlink_gbs"  ? &p.nvlink_gbs
-                        : f == "pcie_gbs"    ? &p.pcie_gbs
-                                             : nullptr;
-          if (num) {
-            if (!fv.is_number() || fv.get<double>() <= 0)
-              return bad(fmt::format("devices: {} must be a number > 0", f));
-            *num = fv.get<double>();
-          } else if (f == "name" || f == "match" || f == "source") {
-            if (!fv.is_string()) return bad(fmt::format("devices: {} must be a string", f));
-            (f == "name" ? p.name : f == "match" ? p.match : p.source) = fv.get<std::string>();
-          } else if (f == "unless") {
-            if (!fv.is_array()) return bad("devices: unless must be an array of strings");
-            for (const auto& u : fv) {
-              if (!u.is_string()) return bad("devices: unless must be an array of strings");
-              p.unless.push_back(u.get<std::string>());
-            }
-          } else {
-            return bad(fmt::format("devices: unknown field '{}'", f));
-          }
-        }
-        if (p.fp16_tflops == 0) p.fp16_tflops = p.bf16_tflops;
-        if (p.bf16_tflops == 0 || p.hbm_tbs == 0) {
-          return bad(fmt::format("device '{}' needs at least bf16_tflops and hbm_tbs", p.name));
-        }
-        if (p.source.empty()) p.source = source;
-        mine.push_back(std::move(p));
-      }
-      mine.insert(mine.end(), c.devices.begin(), c.devices.end());
-      c.devices = std::move(mine);
-    } else if (key == "device") {
-      if (!value.is_string()) return bad("'device' must be a device's name");
-      c.device = value.get<std::string>();
-    } else {
-      return bad(fmt::format("unknown field '{}'", key));
-    }
+  for (auto& [key, value] : j.items()) {
+    if (std::string err = ReadConfigField(key, value, source, c); !err.empty()) return BadConfig(source, err);
   }
   if (!c.device.empty() && !c.PeaksFor("")) {
     std::string names;
     for (const auto& p : c.devices) names += (names.empty() ? "" : ", ") + p.name;
-    return bad(fmt::format("device '{}' is not in the devices ({})", c.device, names));
+    return BadConfig(source, fmt::format("device '{}' is not in the devices ({})", c.device, names));
   }
   return c;
 }

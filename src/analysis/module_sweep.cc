@@ -108,157 +108,221 @@ RankModuleTimes SweepModules(model::ProcessGpuWork& work, const std::vector<int>
   return out;
 }
 
-void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, RankModuleTimes& out) {
-  const size_t n = parent.size();
-  const bool collect_comm_ops = out.collect_comm_ops;
-  std::vector<double> own_share(n, 0.0);
-  // The backward part of each node's share: a node running forward and backward work at once
-  // gives half of its share to each.
-  std::vector<double> backward_share(n, 0.0);
-  std::vector<int32_t> backward_active(n, 0);  // running backward ops per node
-  std::array<double, model::kNumPhases> phase_share{};
+namespace {
 
-  ActiveSet own(n);         // nodes with a running op attributed to them
-  ActiveSet comm_nodes(n);  // nodes with running communication in their subtree
-  std::vector<std::array<int32_t, kCommClasses>> kind_active(n, std::array<int32_t, kCommClasses>{});
-  std::array<int32_t, model::kNumPhases> phase_active{};
-  std::array<int32_t, model::kNumOpClasses> class_active{};
-  int64_t active = 0, compute_active = 0;
-  uint32_t class_mask = 0;  // classes with a running op
-  static_assert(model::kNumOpClasses <= 32);
-  int64_t first = INT64_MAX, last = INT64_MIN;
-  const bool windowed = out.window_end > out.window_start;
-  int64_t now = windowed ? out.window_start : INT64_MIN;
-  auto gap = [&](int64_t until, uint16_t node) {
-    if (active != 0 || now == INT64_MIN || until <= now) return;
-    int64_t len = until - now;
-    out.nodes[node].host_idle_ns += len;
-    (len < model::kLaunchGapNs ? out.launch_gap_ns : out.host_stall_ns) += len;
-  };
+// One rank's sweep in time order: what runs now (per node, class and phase), and each node's and
+// phase's share of the busy time so far. Every step is inline: the sweep runs once per GPU op.
+class Sweeper {
+ public:
+  Sweeper(const std::vector<int>& parent, RankModuleTimes& out)
+      : parent_(parent),
+        out_(out),
+        n_(parent.size()),
+        collect_comm_ops_(out.collect_comm_ops),
+        own_share_(n_, 0.0),
+        backward_share_(n_, 0.0),
+        backward_active_(n_, 0),
+        own_(n_),
+        comm_nodes_(n_),
+        kind_active_(n_, std::array<int32_t, kCommClasses>{}),
+        windowed_(out.window_end > out.window_start),
+        now_(windowed_ ? out.window_start : INT64_MIN) {}
 
-  auto segment = [&](int64_t until) {
-    if (until <= now) return;
-    const int64_t from = now;  // INT64_MIN before the first op of an unwindowed sweep: nothing runs then
-    now = until;
-    if (active == 0) return;
+  // One op in start order: the ops that ended by its start end, its gap and segment are counted,
+  // then it starts.
+  void Op(const SweptOp& op) {
+    while (!ending_.empty() && ending_.top().end <= op.start) EndFirst();
+    uint16_t node = op.node < n_ ? op.node : 0;
+    Gap(op.start, node);
+    Segment(op.start);
+    uint8_t phase = op.phase < model::kNumPhases ? op.phase : 0;
+    Count(op, node);
+    if (op.end <= op.start) return;  // zero-length ops add no time
+    Change(op.cls, phase, node, +1);
+    ending_.push({op.end, op.cls, phase, node});
+    if (phase == static_cast<uint8_t>(model::Phase::kBackward)) out_.has_backward = true;
+    if (collect_comm_ops_ && model::IsComm(op.cls))
+      out_.comm_ops[static_cast<int>(op.cls)].push_back({op.start, op.end, node});
+  }
+
+  // After the last op: the ops still running end, and a window's trailing gap goes to node 0.
+  void Finish() {
+    while (!ending_.empty()) EndFirst();
+    if (windowed_) Gap(out_.window_end, 0);
+    if (out_.ops) out_.first_start = first_, out_.last_end = last_;
+  }
+
+  // The shares rounded to nanoseconds that add up: each node's own and backward time, each
+  // phase's busy time.
+  void Attribute() {
+    std::vector<int64_t> own_ns = RoundShares(own_share_, out_.busy_ns);
+    std::vector<double> ps(phase_share_.begin(), phase_share_.end());
+    std::vector<int64_t> phase_ns = RoundShares(ps, out_.busy_ns);
+    for (int p = 0; p < model::kNumPhases; ++p) out_.phase_busy_ns[p] = phase_ns[p];
+    double backward_total = 0;
+    for (double b : backward_share_) backward_total += b;
+    std::vector<int64_t> backward_ns = RoundShares(backward_share_, std::llround(backward_total));
+    for (size_t i = 0; i < n_; ++i) {
+      out_.nodes[i].own_ns = own_ns[i];
+      out_.nodes[i].busy_ns += own_ns[i];
+      out_.nodes[i].backward_ns += std::min(backward_ns[i], own_ns[i]);  // rounded apart: keep it a part
+    }
+  }
+
+ private:
+  // The op that ends first ends: the segment up to its end is counted, then it stops running.
+  void EndFirst() {
+    Ending e = ending_.top();
+    ending_.pop();
+    Segment(e.end);
+    Change(e.cls, e.phase, e.node, -1);
+  }
+
+  // The op's counts: per node and class, its duration, the first start and last end.
+  void Count(const SweptOp& op, uint16_t node) {
+    ++out_.nodes[node].ops;
+    ++out_.ops;
+    int c = static_cast<int>(op.cls);
+    SatAdd(out_.class_sum_ns[c], op.end - op.start);
+    ++out_.class_instances[c];
+    first_ = std::min(first_, op.start);
+    last_ = std::max(last_, op.end);
+  }
+
+  // Idle from now until `until` (nothing running) goes to `node`: a launch gap or a host stall.
+  void Gap(int64_t until, uint16_t node) {
+    if (active_ != 0 || now_ == INT64_MIN || until <= now_) return;
+    int64_t len = until - now_;
+    out_.nodes[node].host_idle_ns += len;
+    (len < model::kLaunchGapNs ? out_.launch_gap_ns : out_.host_stall_ns) += len;
+  }
+
+  // The time from now until `until`, during which the same ops run, counted; now moves there.
+  void Segment(int64_t until) {
+    if (until <= now_) return;
+    const int64_t from = now_;  // INT64_MIN before the first op of an unwindowed sweep: nothing runs then
+    now_ = until;
+    if (active_ == 0) return;
     const int64_t len = until - from;
-    out.busy_ns += len;
-    for (uint32_t m = class_mask; m; m &= m - 1) out.class_union_ns[__builtin_ctz(m)] += len;
-    if (compute_active > 0) out.compute_union_ns += len;
-    if (compute_active < active) out.comm_union_ns += len;
-    const auto& owners = own.list();
+    out_.busy_ns += len;
+    for (uint32_t m = class_mask_; m; m &= m - 1) out_.class_union_ns[__builtin_ctz(m)] += len;
+    if (compute_active_ > 0) out_.compute_union_ns += len;
+    if (compute_active_ < active_) out_.comm_union_ns += len;
+    ShareOwners(len);
+    SharePhases(len);
+    const bool hidden = compute_active_ > 0;
+    const uint32_t comm_mask = class_mask_ & kCommMask;  // communication classes running now
+    if (hidden) Hide(until, len, comm_mask);
+    CountCommNodes(len, hidden, comm_mask);
+  }
+
+  // The segment split equally among the nodes with a running op (and into their backward part).
+  void ShareOwners(int64_t len) {
+    const auto& owners = own_.list();
     double share = static_cast<double>(len) / static_cast<double>(owners.size());
     for (uint32_t id : owners) {
-      own_share[id] += share;
-      if (backward_active[id] > 0) backward_share[id] += backward_active[id] == own.count(id) ? share : share / 2;
+      own_share_[id] += share;
+      if (backward_active_[id] > 0) backward_share_[id] += backward_active_[id] == own_.count(id) ? share : share / 2;
     }
+  }
+
+  // The segment split equally among the phases with a running op.
+  void SharePhases(int64_t len) {
     int phases = 0;
-    for (int p = 0; p < model::kNumPhases; ++p) phases += phase_active[p] > 0;
+    for (int p = 0; p < model::kNumPhases; ++p) phases += phase_active_[p] > 0;
     for (int p = 0; p < model::kNumPhases; ++p) {
-      if (phase_active[p] > 0) phase_share[p] += static_cast<double>(len) / phases;
+      if (phase_active_[p] > 0) phase_share_[p] += static_cast<double>(len) / phases;
     }
-    bool hidden = compute_active > 0;
-    const uint32_t comm_mask = class_mask & kCommMask;  // communication classes running now
-    if (hidden) {
-      for (uint32_t m = comm_mask; m; m &= m - 1) out.hidden_ns[__builtin_ctz(m)] += len;
-      if (comm_mask && collect_comm_ops) {
-        auto& seg = out.hidden_segments;
-        if (!seg.empty() && seg.back().end == until - len) {
-          seg.back().end = until;
-        } else {
-          seg.push_back({until - len, until});
-        }
+  }
+
+  // A segment with compute running: hidden for each communication class running, and (when
+  // collecting) a stretch that can hide a transfer, joined to the last when they touch.
+  void Hide(int64_t until, int64_t len, uint32_t comm_mask) {
+    for (uint32_t m = comm_mask; m; m &= m - 1) out_.hidden_ns[__builtin_ctz(m)] += len;
+    if (comm_mask && collect_comm_ops_) {
+      auto& seg = out_.hidden_segments;
+      if (!seg.empty() && seg.back().end == until - len) {
+        seg.back().end = until;
+      } else {
+        seg.push_back({until - len, until});
       }
     }
-    for (uint32_t id : comm_nodes.list()) {
-      auto& t = out.nodes[id];
+  }
+
+  // The segment to each node with communication running in its subtree: comm, hidden, per kind.
+  void CountCommNodes(int64_t len, bool hidden, uint32_t comm_mask) {
+    for (uint32_t id : comm_nodes_.list()) {
+      auto& t = out_.nodes[id];
       t.comm_ns += len;
       if (hidden) t.hidden_ns += len;
       for (uint32_t m = comm_mask; m; m &= m - 1) {
         int c = __builtin_ctz(m);
-        if (kind_active[id][c] > 0) t.comm_kind_ns[c] += len;
+        if (kind_active_[id][c] > 0) t.comm_kind_ns[c] += len;
       }
     }
-  };
-  auto change = [&](OpClass cls, uint8_t phase, uint16_t node, int d) {
+  }
+
+  // An op of class cls and phase on node starts (d = +1) or ends (d = -1).
+  void Change(OpClass cls, uint8_t phase, uint16_t node, int d) {
     int c = static_cast<int>(cls);
-    active += d;
-    class_active[c] += d;
-    if (class_active[c] > 0) {
-      class_mask |= 1u << c;
+    active_ += d;
+    class_active_[c] += d;
+    if (class_active_[c] > 0) {
+      class_mask_ |= 1u << c;
     } else {
-      class_mask &= ~(1u << c);
+      class_mask_ &= ~(1u << c);
     }
-    phase_active[phase] += d;
+    phase_active_[phase] += d;
     bool comm = model::IsComm(cls);
-    if (!comm) compute_active += d;
-    if (phase == static_cast<uint8_t>(model::Phase::kBackward)) backward_active[node] += d;
+    if (!comm) compute_active_ += d;
+    if (phase == static_cast<uint8_t>(model::Phase::kBackward)) backward_active_[node] += d;
     if (d > 0) {
-      own.Inc(node);
+      own_.Inc(node);
     } else {
-      own.Dec(node);
+      own_.Dec(node);
     }
-    if (comm) {
-      for (int id = node; id >= 0; id = parent[id]) {
-        kind_active[id][c] += d;
-        if (d > 0) {
-          comm_nodes.Inc(id);
-        } else {
-          comm_nodes.Dec(id);
-        }
+    if (comm) ChangeComm(c, node, d);
+  }
+
+  // Communication of class c on node starts or ends: counted on the node and its ancestors.
+  void ChangeComm(int c, uint16_t node, int d) {
+    for (int id = node; id >= 0; id = parent_[id]) {
+      kind_active_[id][c] += d;
+      if (d > 0) {
+        comm_nodes_.Inc(id);
+      } else {
+        comm_nodes_.Dec(id);
       }
     }
-  };
-
-  std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> ending;
-  ForEachOpByStart(work, [&](const SweptOp& op) {
-    while (!ending.empty() && ending.top().end <= op.start) {
-      Ending e = ending.top();
-      ending.pop();
-      segment(e.end);
-      change(e.cls, e.phase, e.node, -1);
-    }
-    uint16_t node = op.node < n ? op.node : 0;
-    gap(op.start, node);
-    segment(op.start);
-    uint8_t phase = op.phase < model::kNumPhases ? op.phase : 0;
-    ++out.nodes[node].ops;
-    ++out.ops;
-    int c = static_cast<int>(op.cls);
-    SatAdd(out.class_sum_ns[c], op.end - op.start);
-    ++out.class_instances[c];
-    first = std::min(first, op.start);
-    last = std::max(last, op.end);
-    if (op.end <= op.start) return;  // zero-length ops add no time
-    change(op.cls, phase, node, +1);
-    ending.push({op.end, op.cls, phase, node});
-    if (phase == static_cast<uint8_t>(model::Phase::kBackward)) out.has_backward = true;
-    if (collect_comm_ops && model::IsComm(op.cls))
-      out.comm_ops[static_cast<int>(op.cls)].push_back({op.start, op.end, node});
-  });
-  while (!ending.empty()) {
-    Ending e = ending.top();
-    ending.pop();
-    segment(e.end);
-    change(e.cls, e.phase, e.node, -1);
   }
-  if (windowed) gap(out.window_end, 0);
 
-  if (out.ops) out.first_start = first, out.last_end = last;
-  std::vector<int64_t> own_ns = RoundShares(own_share, out.busy_ns);
-  std::vector<double> ps(phase_share.begin(), phase_share.end());
-  std::vector<int64_t> phase_ns = RoundShares(ps, out.busy_ns);
-  for (int p = 0; p < model::kNumPhases; ++p) out.phase_busy_ns[p] = phase_ns[p];
-  double backward_total = 0;
-  for (double b : backward_share) backward_total += b;
-  std::vector<int64_t> backward_ns = RoundShares(backward_share, std::llround(backward_total));
-  for (size_t i = 0; i < n; ++i) {
-    out.nodes[i].own_ns = own_ns[i];
-    out.nodes[i].busy_ns += own_ns[i];
-    out.nodes[i].backward_ns += std::min(backward_ns[i], own_ns[i]);  // rounded apart: keep it a part
-  }
-  // Children before parents: a child's id is always larger than its parent's (interned after).
-  for (size_t i = n; i-- > 0;) {
+  const std::vector<int>& parent_;
+  RankModuleTimes& out_;
+  const size_t n_;
+  const bool collect_comm_ops_;
+  std::vector<double> own_share_;
+  // The backward part of each node's share: a node running forward and backward work at once
+  // gives half of its share to each.
+  std::vector<double> backward_share_;
+  std::vector<int32_t> backward_active_;  // running backward ops per node
+  std::array<double, model::kNumPhases> phase_share_{};
+  ActiveSet own_;         // nodes with a running op attributed to them
+  ActiveSet comm_nodes_;  // nodes with running communication in their subtree
+  std::vector<std::array<int32_t, kCommClasses>> kind_active_;
+  std::array<int32_t, model::kNumPhases> phase_active_{};
+  std::array<int32_t, model::kNumOpClasses> class_active_{};
+  int64_t active_ = 0, compute_active_ = 0;
+  uint32_t class_mask_ = 0;  // classes with a running op
+  int64_t first_ = INT64_MAX, last_ = INT64_MIN;
+  const bool windowed_;
+  int64_t now_;
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> ending_;
+  static_assert(model::kNumOpClasses <= 32);
+};
+
+// Children before parents: a child's id is always larger than its parent's (interned after).
+void AddChildren(const std::vector<int>& parent, RankModuleTimes& out) {
+  for (size_t i = parent.size(); i-- > 0;) {
     if (parent[i] >= 0) {
       out.nodes[parent[i]].busy_ns += out.nodes[i].busy_ns;
       out.nodes[parent[i]].backward_ns += out.nodes[i].backward_ns;
@@ -266,6 +330,16 @@ void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, R
       out.nodes[parent[i]].host_idle_ns += out.nodes[i].host_idle_ns;
     }
   }
+}
+
+}  // namespace
+
+void SweepModules(model::ProcessGpuWork& work, const std::vector<int>& parent, RankModuleTimes& out) {
+  Sweeper sweep(parent, out);
+  ForEachOpByStart(work, [&](const SweptOp& op) { sweep.Op(op); });
+  sweep.Finish();
+  sweep.Attribute();
+  AddChildren(parent, out);
 }
 
 }  // namespace cpprof::analysis

@@ -64,89 +64,91 @@ std::vector<DiffRow> Rows(const std::map<std::string, Totals>& a, const std::map
 
 std::string Pct(double f) { return fmt::format("{:+.1f}%", 100.0 * f); }
 
-}  // namespace
-
-ReportDiff DiffReports(const model::Report& a, const model::Report& b, const DiffOptions& options,
-                       PeakMemoryOf peak_memory) {
-  ReportDiff d;
-  d.a_ranks = a.ranks.size();
-  d.b_ranks = b.ranks.size();
-
-  // Per rank: busy, comm, peak memory.
+// One row per rank of either report: busy, comm, compute, exposed time and peak memory.
+std::vector<RankDiff> RankRows(const model::Report& a, const model::Report& b, PeakMemoryOf peak_memory) {
   std::vector<std::optional<int64_t>> pa, pb;
   if (peak_memory) pa = peak_memory(a), pb = peak_memory(b);
-  for (size_t r = 0; r < std::max(d.a_ranks, d.b_ranks); ++r) {
+  std::vector<RankDiff> rows;
+  for (size_t r = 0; r < std::max(a.ranks.size(), b.ranks.size()); ++r) {
     RankDiff x;
     x.rank = static_cast<int>(r);
-    if (r < d.a_ranks) {
+    if (r < a.ranks.size()) {
       const auto& s = a.ranks[r];
       x.in_a = true, x.a_busy = s.busy_ns, x.a_comm = s.comm_ns, x.a_compute = s.compute_ns;
       x.a_transfer = s.exposed_transfer_ns, x.a_wait = s.exposed_wait_ns, x.a_idle = s.idle_ns;
     }
-    if (r < d.b_ranks) {
+    if (r < b.ranks.size()) {
       const auto& s = b.ranks[r];
       x.in_b = true, x.b_busy = s.busy_ns, x.b_comm = s.comm_ns, x.b_compute = s.compute_ns;
       x.b_transfer = s.exposed_transfer_ns, x.b_wait = s.exposed_wait_ns, x.b_idle = s.idle_ns;
     }
     if (r < pa.size()) x.a_peak = pa[r];
     if (r < pb.size()) x.b_peak = pb[r];
-    d.ranks.push_back(x);
+    rows.push_back(x);
   }
+  return rows;
+}
 
-  // Kernel mix over all ranks; per-rank counts for the sanity check.
-  auto mix = [](const model::Report& rep, std::map<std::string, Totals>& kernels,
-                std::map<std::string, Totals>& classes, std::map<std::pair<int, std::string>, int64_t>& per_rank,
-                int64_t& whole) {
-    for (const auto& s : rep.ranks) {
-      for (const auto& k : s.top_kernels) {
-        auto& t = kernels[k.name];
-        t.count += k.instances, t.ns += k.total_ns, t.label = std::string(model::Name(k.cls));
-        whole += k.total_ns;
-      }
-      // The sanity check counts over the whole capture: a window's edges may cut differently.
-      for (const auto& [name, n] : s.capture_counts) per_rank[{s.rank, name}] += n;
-      for (int c = 0; c < model::kNumOpClasses; ++c) {
-        if (!s.classes[c].instances) continue;
-        auto& t = classes[std::string(model::kOpClassNames[c])];
-        t.count += s.classes[c].instances, t.ns += s.classes[c].sum_ns;
-        t.label = std::string(model::Kind(static_cast<model::OpClass>(c)));
-      }
+// One report's kernel mix over all ranks, its classes, and the per-rank counts for the sanity check.
+struct Mix {
+  std::map<std::string, Totals> kernels, classes;
+  std::map<std::pair<int, std::string>, int64_t> per_rank;  // (rank, name) -> launches
+  int64_t whole = 0;                                        // kernel time of all ranks
+};
+
+// The kernel mix of one report (see Mix).
+Mix KernelMix(const model::Report& rep) {
+  Mix m;
+  for (const auto& s : rep.ranks) {
+    for (const auto& k : s.top_kernels) {
+      auto& t = m.kernels[k.name];
+      t.count += k.instances, t.ns += k.total_ns, t.label = std::string(model::Name(k.cls));
+      m.whole += k.total_ns;
     }
-  };
-  std::map<std::string, Totals> ka, kb, ca, cb;
-  std::map<std::pair<int, std::string>, int64_t> ra, rb;
-  int64_t wa = 0, wb = 0;
-  mix(a, ka, ca, ra, wa);
-  mix(b, kb, cb, rb, wb);
-  d.kernels = Rows(ka, kb, wa, wb, true);
-  d.classes = Rows(ca, cb, wa, wb, true);
-
-  // Modules by path; time is the mean busy per rank.
-  auto modules = [](const model::Report& rep, int64_t& mean_busy) {
-    std::map<std::string, Totals> out;
-    std::vector<std::string> path(rep.modules.size());
-    for (size_t i = 0; i < rep.modules.size(); ++i) {
-      const auto& m = rep.modules[i];
-      path[i] = m.parent < 0 ? m.name : path[m.parent] + "/" + m.name;
-      auto& t = out[path[i]];
-      int64_t wait = 0;
-      for (const auto& pr : m.per_rank) t.count += pr.ops, wait += pr.wait_ns;
-      if (!m.per_rank.empty()) wait /= static_cast<int64_t>(m.per_rank.size());
-      t.ns += m.mean_busy_ns;
-      t.work_ns += std::max<int64_t>(0, m.mean_busy_ns - wait);
-      t.label = m.name == "[unattributed]" ? "-" : m.cp_distributed ? "CP" : "serial";
+    // The sanity check counts over the whole capture: a window's edges may cut differently.
+    for (const auto& [name, n] : s.capture_counts) m.per_rank[{s.rank, name}] += n;
+    for (int c = 0; c < model::kNumOpClasses; ++c) {
+      if (!s.classes[c].instances) continue;
+      auto& t = m.classes[std::string(model::kOpClassNames[c])];
+      t.count += s.classes[c].instances, t.ns += s.classes[c].sum_ns;
+      t.label = std::string(model::Kind(static_cast<model::OpClass>(c)));
     }
-    int64_t sum = 0;
-    for (const auto& s : rep.ranks) sum += s.busy_ns;
-    mean_busy = rep.ranks.empty() ? 0 : sum / static_cast<int64_t>(rep.ranks.size());
-    return out;
-  };
-  int64_t ma = 0, mb = 0;
-  auto mods_a = modules(a, ma);
-  auto mods_b = modules(b, mb);
-  d.modules = Rows(mods_a, mods_b, ma, mb, false);
+  }
+  return m;
+}
 
-  // Sanity: the same kernels, as many times, on each rank; peak memory within the tolerance.
+// Modules by path; time is the mean busy per rank (returned in mean_busy for all ranks).
+std::map<std::string, Totals> ModuleTotals(const model::Report& rep, int64_t& mean_busy) {
+  std::map<std::string, Totals> out;
+  std::vector<std::string> path(rep.modules.size());
+  for (size_t i = 0; i < rep.modules.size(); ++i) {
+    const auto& m = rep.modules[i];
+    path[i] = m.parent < 0 ? m.name : path[m.parent] + "/" + m.name;
+    auto& t = out[path[i]];
+    int64_t wait = 0;
+    for (const auto& pr : m.per_rank) t.count += pr.ops, wait += pr.wait_ns;
+    if (!m.per_rank.empty()) wait /= static_cast<int64_t>(m.per_rank.size());
+    t.ns += m.mean_busy_ns;
+    t.work_ns += std::max<int64_t>(0, m.mean_busy_ns - wait);
+    t.label = m.name == "[unattributed]" ? "-" : m.cp_distributed ? "CP" : "serial";
+  }
+  int64_t sum = 0;
+  for (const auto& s : rep.ranks) sum += s.busy_ns;
+  mean_busy = rep.ranks.empty() ? 0 : sum / static_cast<int64_t>(rep.ranks.size());
+  return out;
+}
+
+// What the kernel check found: the problems, and for the SAME line the names and launches of A.
+struct KernelCheck {
+  std::vector<std::string> problems;
+  size_t names_a = 0;
+  int64_t launches = 0;
+};
+
+// The same kernels, as many times, on each rank; differing (rank, kernel) counts go to
+// d.sanity_details (the first 20).
+KernelCheck CheckKernels(const std::map<std::pair<int, std::string>, int64_t>& ra,
+                         const std::map<std::pair<int, std::string>, int64_t>& rb, ReportDiff& d) {
   int64_t news = 0, gone = 0, changed = 0;
   std::set<std::string> names_a, names_b;
   for (const auto& [k, v] : ra) names_a.insert(k.second);
@@ -165,25 +167,62 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
       }
     }
   }
-  std::vector<std::string> kernel_problems, memory_problems;
-  if (d.a_ranks != d.b_ranks) kernel_problems.push_back(fmt::format("{} ranks vs {}", d.a_ranks, d.b_ranks));
-  if (news) kernel_problems.push_back(fmt::format("{} kernel name{} only in B", news, news == 1 ? "" : "s"));
-  if (gone) kernel_problems.push_back(fmt::format("{} only in A", gone));
-  if (changed) kernel_problems.push_back(fmt::format("{} (rank, kernel) counts differ", changed));
-  int64_t launches = 0;
-  for (const auto& [k, v] : ra) launches += v;
+  KernelCheck check;
+  auto& problems = check.problems;
+  if (d.a_ranks != d.b_ranks) problems.push_back(fmt::format("{} ranks vs {}", d.a_ranks, d.b_ranks));
+  if (news) problems.push_back(fmt::format("{} kernel name{} only in B", news, news == 1 ? "" : "s"));
+  if (gone) problems.push_back(fmt::format("{} only in A", gone));
+  if (changed) problems.push_back(fmt::format("{} (rank, kernel) counts differ", changed));
+  check.names_a = names_a.size();
+  for (const auto& [k, v] : ra) check.launches += v;
+  return check;
+}
+
+// Peak memory within the tolerance on each rank that has it in both; sets d.memory_compared.
+std::vector<std::string> CheckMemory(const DiffOptions& options, ReportDiff& d) {
+  std::vector<std::string> problems;
   for (const auto& r : d.ranks) {
     if (!r.a_peak || !r.b_peak) continue;
     d.memory_compared = true;
     double rel = *r.a_peak > 0 ? static_cast<double>(*r.b_peak - *r.a_peak) / static_cast<double>(*r.a_peak) : 0;
     if (std::fabs(rel) > options.mem_tolerance) {
-      memory_problems.push_back(
+      problems.push_back(
           fmt::format("rank {} peak memory {} (tolerance {:.1f}%)", r.rank, Pct(rel), 100.0 * options.mem_tolerance));
     }
   }
-  d.kernels_same = kernel_problems.empty();
+  return problems;
+}
+
+// Sanity: the kernel and memory checks, their verdict and the line that says it.
+void CheckSameWork(const Mix& ma, const Mix& mb, const DiffOptions& options, ReportDiff& d) {
+  const KernelCheck kernels = CheckKernels(ma.per_rank, mb.per_rank, d);
+  const std::vector<std::string> memory_problems = CheckMemory(options, d);
+  d.kernels_same = kernels.problems.empty();
   d.memory_same = memory_problems.empty();
   d.same_work = d.kernels_same && d.memory_same;
+  if (d.same_work) {
+    d.sanity_line = fmt::format(
+        "SAME GPU work: {} kernel and memory op names, {} launches on {} rank{} over the "
+        "whole capture, identical counts per rank; {}",
+        kernels.names_a, kernels.launches, d.a_ranks, d.a_ranks == 1 ? "" : "s",
+        d.memory_compared ? fmt::format("peak memory within {:.1f}% on every rank", 100.0 * options.mem_tolerance)
+                          : "peak memory not compared (not captured in both)");
+  } else {
+    std::string list;
+    if (!kernels.problems.empty()) {
+      list = "kernel check failed: " + fmt::format("{}", fmt::join(kernels.problems, "; "));
+    }
+    if (!memory_problems.empty()) {
+      list += (list.empty() ? "" : "; ") + std::string("memory check failed: ") +
+              fmt::format("{}", fmt::join(memory_problems, "; "));
+    }
+    if (d.kernels_same) list += "; the kernels match (names and counts per rank)";
+    d.sanity_line = "GPU work DIFFERS: " + list;
+  }
+}
+
+// The capture options of each report, when they differ.
+void CompareOptions(const model::Report& a, const model::Report& b, ReportDiff& d) {
   if (a.capture.reconstructed_flags != b.capture.reconstructed_flags ||
       a.capture.pytorch_autograd != b.capture.pytorch_autograd) {
     auto flags = [](const model::Report& r) {
@@ -193,26 +232,11 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
     };
     d.options_a = flags(a), d.options_b = flags(b);
   }
-  d.window_a = a.window.description, d.window_b = b.window.description;
-  if (d.same_work) {
-    d.sanity_line = fmt::format(
-        "SAME GPU work: {} kernel and memory op names, {} launches on {} rank{} over the "
-        "whole capture, identical counts per rank; {}",
-        names_a.size(), launches, d.a_ranks, d.a_ranks == 1 ? "" : "s",
-        d.memory_compared ? fmt::format("peak memory within {:.1f}% on every rank", 100.0 * options.mem_tolerance)
-                          : "peak memory not compared (not captured in both)");
-  } else {
-    std::string list;
-    if (!kernel_problems.empty()) list = "kernel check failed: " + fmt::format("{}", fmt::join(kernel_problems, "; "));
-    if (!memory_problems.empty()) {
-      list += (list.empty() ? "" : "; ") + std::string("memory check failed: ") +
-              fmt::format("{}", fmt::join(memory_problems, "; "));
-    }
-    if (d.kernels_same) list += "; the kernels match (names and counts per rank)";
-    d.sanity_line = "GPU work DIFFERS: " + list;
-  }
+}
 
-  // Thresholds: growth from A to B.
+// Thresholds: growth from A to B of each rank's compute time and peak memory, and of each
+// module's work, over --max-time-delta / --max-mem-delta.
+void FindRegressions(const DiffOptions& options, ReportDiff& d) {
   for (const auto& r : d.ranks) {
     if (options.max_time_delta && r.in_a && r.in_b && r.a_compute > 0) {
       double rel = static_cast<double>(r.b_compute - r.a_compute) / static_cast<double>(r.a_compute);
@@ -243,6 +267,27 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
       }
     }
   }
+}
+
+}  // namespace
+
+ReportDiff DiffReports(const model::Report& a, const model::Report& b, const DiffOptions& options,
+                       PeakMemoryOf peak_memory) {
+  ReportDiff d;
+  d.a_ranks = a.ranks.size();
+  d.b_ranks = b.ranks.size();
+  d.ranks = RankRows(a, b, peak_memory);
+  const Mix ma = KernelMix(a), mb = KernelMix(b);
+  d.kernels = Rows(ma.kernels, mb.kernels, ma.whole, mb.whole, true);
+  d.classes = Rows(ma.classes, mb.classes, ma.whole, mb.whole, true);
+  int64_t busy_a = 0, busy_b = 0;
+  const auto mods_a = ModuleTotals(a, busy_a);
+  const auto mods_b = ModuleTotals(b, busy_b);
+  d.modules = Rows(mods_a, mods_b, busy_a, busy_b, false);
+  CheckSameWork(ma, mb, options, d);
+  CompareOptions(a, b, d);
+  d.window_a = a.window.description, d.window_b = b.window.description;
+  FindRegressions(options, d);
   return d;
 }
 

@@ -118,21 +118,34 @@ model::Imbalance SummarizeImbalance(const std::vector<model::RankSummary>& ranks
   return im;
 }
 
-model::Verdict MakeVerdict(const model::Report& r) {
-  model::Verdict v;
-  if (r.ranks.empty()) return v;
-  const auto& w = r.window;
-  const size_t n = r.ranks.size();
-  double compute = MeanShare(r.ranks, [](const auto& s) { return s.compute_ns; });
-  double transfer = MeanShare(r.ranks, [](const auto& s) { return s.exposed_transfer_ns; });
-  double waiting = MeanShare(r.ranks, [](const auto& s) { return s.exposed_wait_ns; });
-  double idle = MeanShare(r.ranks, [](const auto& s) { return s.idle_ns; });
-  double launch = MeanShare(r.ranks, [](const auto& s) { return s.launch_gap_ns; });
+namespace {
+
+// Each rank's window split by what the GPU did (mean over ranks), and the mean window.
+struct MeanShares {
+  double compute = 0, transfer = 0, waiting = 0, idle = 0, launch = 0;
+  int64_t span = 0;
+};
+
+// The mean shares of r's ranks (at least one).
+MeanShares SharesOf(const model::Report& r) {
+  MeanShares m;
+  m.compute = MeanShare(r.ranks, [](const auto& s) { return s.compute_ns; });
+  m.transfer = MeanShare(r.ranks, [](const auto& s) { return s.exposed_transfer_ns; });
+  m.waiting = MeanShare(r.ranks, [](const auto& s) { return s.exposed_wait_ns; });
+  m.idle = MeanShare(r.ranks, [](const auto& s) { return s.idle_ns; });
+  m.launch = MeanShare(r.ranks, [](const auto& s) { return s.launch_gap_ns; });
   // A double: exact below 2^53 ns in all (104 days), and no sum past int64 on damaged spans.
   double span_sum = 0;
   for (const auto& s : r.ranks) span_sum += static_cast<double>(s.span_ns);
-  const auto mean_span = static_cast<int64_t>(span_sum / static_cast<double>(n));
+  m.span = static_cast<int64_t>(span_sum / static_cast<double>(r.ranks.size()));
+  return m;
+}
 
+// The verdict's summary: per iteration (or over the window), where each rank's window goes, and
+// the straggler.
+std::string Summary(const model::Report& r, const MeanShares& m) {
+  const auto& w = r.window;
+  const size_t n = r.ranks.size();
   std::string head;
   if (w.iter_median_ns > 0) {
     int in = static_cast<int>(
@@ -140,45 +153,56 @@ model::Verdict MakeVerdict(const model::Report& r) {
     head = fmt::format("Per {}iteration {} (median of {}).", w.kind == "steady" ? "steady-state " : "",
                        Ms(w.iter_median_ns), in);
   } else {
-    head = fmt::format("Over {} of {}.", Ms(mean_span),
+    head = fmt::format("Over {} of {}.", Ms(m.span),
                        w.whole_capture ? "the whole capture (start-up included)" : "the window");
   }
-  v.summary = head + fmt::format(
-                         " Of each rank's window{}: compute {}, exposed transfer {}, waiting for peers {}, "
-                         "GPU idle for the host {}",
-                         n > 1 ? " (mean over ranks)" : "", Pct(compute), Pct(transfer), Pct(waiting), Pct(idle));
-  v.summary += idle > 0 ? fmt::format(" (launch gaps {}).", Pct(launch)) : ".";
+  std::string summary =
+      head + fmt::format(
+                 " Of each rank's window{}: compute {}, exposed transfer {}, waiting for peers {}, "
+                 "GPU idle for the host {}",
+                 n > 1 ? " (mean over ranks)" : "", Pct(m.compute), Pct(m.transfer), Pct(m.waiting), Pct(m.idle));
+  summary += m.idle > 0 ? fmt::format(" (launch gaps {}).", Pct(m.launch)) : ".";
   const auto& im = r.imbalance;
   if (n > 1 && im.straggler_rank >= 0) {
-    v.summary += fmt::format(
+    summary += fmt::format(
         " The straggler is rank {}: it arrived last at {} of {} matched NCCL ops and kept the "
         "others waiting {} in all.",
         im.straggler_rank, im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns));
   } else if (n > 1) {
-    v.summary += " No rank kept another waiting in matched NCCL ops.";
+    summary += " No rank kept another waiting in matched NCCL ops.";
   }
+  return summary;
+}
 
-  // Opportunities, each with its share of the mean window; the largest three.
-  std::vector<std::pair<double, std::string>> ops;
-  if (n > 1 && im.straggler_rank >= 0 && mean_span > 0) {
-    const auto& st = r.ranks[im.straggler_rank];
-    double share = Share(im.straggler_caused_wait_ns, mean_span) / static_cast<double>(n - 1);
-    double others_idle = 0;
-    for (const auto& s : r.ranks) {
-      if (s.rank != im.straggler_rank) others_idle += Share(s.idle_ns, s.span_ns) / static_cast<double>(n - 1);
-    }
-    std::string why;
-    if (st.idle_ns > 0 && Share(st.idle_ns, st.span_ns) > others_idle * 1.2 + 0.01) {
-      why = fmt::format("its GPU is idle for its host {} of the window (the others' mean: {})",
-                        Pct(Share(st.idle_ns, st.span_ns)), Pct(others_idle));
-    } else if (im.compute_spread > 0.05) {
-      why = fmt::format("its compute takes {} (ranks differ by {})", Ms(st.compute_ns), Pct(im.compute_spread));
-    } else {
-      why = "its host reaches the NCCL calls later";
-    }
-    ops.push_back({share, fmt::format("Rank {} is late: the other ranks waited {} for it ({} of their time); {}.",
-                                      im.straggler_rank, Ms(im.straggler_caused_wait_ns), Pct(share), why)});
+// An opportunity: its share of the mean window, and what it says.
+using Opportunity = std::pair<double, std::string>;
+
+// The straggler (several ranks, one kept the others waiting): how long, and why it is late.
+void StragglerOpportunity(const model::Report& r, const MeanShares& m, std::vector<Opportunity>& ops) {
+  const size_t n = r.ranks.size();
+  const auto& im = r.imbalance;
+  if (!(n > 1 && im.straggler_rank >= 0 && m.span > 0)) return;
+  const auto& st = r.ranks[im.straggler_rank];
+  double share = Share(im.straggler_caused_wait_ns, m.span) / static_cast<double>(n - 1);
+  double others_idle = 0;
+  for (const auto& s : r.ranks) {
+    if (s.rank != im.straggler_rank) others_idle += Share(s.idle_ns, s.span_ns) / static_cast<double>(n - 1);
   }
+  std::string why;
+  if (st.idle_ns > 0 && Share(st.idle_ns, st.span_ns) > others_idle * 1.2 + 0.01) {
+    why = fmt::format("its GPU is idle for its host {} of the window (the others' mean: {})",
+                      Pct(Share(st.idle_ns, st.span_ns)), Pct(others_idle));
+  } else if (im.compute_spread > 0.05) {
+    why = fmt::format("its compute takes {} (ranks differ by {})", Ms(st.compute_ns), Pct(im.compute_spread));
+  } else {
+    why = "its host reaches the NCCL calls later";
+  }
+  ops.push_back({share, fmt::format("Rank {} is late: the other ranks waited {} for it ({} of their time); {}.",
+                                    im.straggler_rank, Ms(im.straggler_caused_wait_ns), Pct(share), why)});
+}
+
+// The two module rows with the most transfer not hidden under compute, and their NCCL kinds.
+void TransferOpportunities(const model::Report& r, std::vector<Opportunity>& ops) {
   for (const auto& [share, i] : SpecificModules(
            r, [](const model::ModuleRankTime& t) { return t.exposed_transfer_ns; }, 2)) {
     std::string kinds;
@@ -193,34 +217,56 @@ model::Verdict MakeVerdict(const model::Report& r) {
                                       "more work per transfer.",
                                       ModuleLabel(r, i), Pct(share), kinds.empty() ? "NCCL" : kinds)});
   }
-  if (idle >= 0.02) {
-    auto where = SpecificModules(
-        r, [](const model::ModuleRankTime& t) { return t.host_idle_ns; }, 1);
-    std::string at = where.empty() ? "" : fmt::format(", most before {}'s launches", ModuleLabel(r, where[0].second));
-    std::string fix = launch >= idle / 2
-                          ? "many short gaps between small kernels: CUDA graphs, fused or fewer kernels, or a larger N"
-                          : "long host stalls: synchronisations, host work or data loading between launches";
-    ops.push_back({idle, fmt::format("The GPU waits for the host {} of the window{}: {}.", Pct(idle), at, fix)});
-  }
-  if (n > 1 && im.compute_spread >= 0.05) {
-    auto most = std::max_element(r.ranks.begin(), r.ranks.end(),
-                                 [](const auto& a, const auto& b) { return a.compute_ns < b.compute_ns; });
-    auto least = std::min_element(r.ranks.begin(), r.ranks.end(),
-                                  [](const auto& a, const auto& b) { return a.compute_ns < b.compute_ns; });
-    double share = Share(most->compute_ns - least->compute_ns, mean_span);
-    ops.push_back(
-        {share,
-         fmt::format("Compute is unbalanced: rank {} computes {}, rank {} {} ({} spread): even out the "
-                     "CP split.",
-                     most->rank, Ms(most->compute_ns), least->rank, Ms(least->compute_ns), Pct(im.compute_spread))});
-  }
-  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (const auto& [share, text] : ops) {
-    if (share < 0.01 || v.opportunities.size() == 3) continue;
-    v.opportunities.push_back(text);
-  }
+}
 
-  // Timings not to trust.
+// The GPU waiting for the host (2% of the window or more): where most, and short gaps or long
+// stalls.
+void IdleOpportunity(const model::Report& r, const MeanShares& m, std::vector<Opportunity>& ops) {
+  if (m.idle < 0.02) return;
+  auto where = SpecificModules(
+      r, [](const model::ModuleRankTime& t) { return t.host_idle_ns; }, 1);
+  std::string at = where.empty() ? "" : fmt::format(", most before {}'s launches", ModuleLabel(r, where[0].second));
+  std::string fix = m.launch >= m.idle / 2
+                        ? "many short gaps between small kernels: CUDA graphs, fused or fewer kernels, or a larger N"
+                        : "long host stalls: synchronisations, host work or data loading between launches";
+  ops.push_back({m.idle, fmt::format("The GPU waits for the host {} of the window{}: {}.", Pct(m.idle), at, fix)});
+}
+
+// Compute that differs between ranks by 5% or more: the most and the least.
+void UnbalancedOpportunity(const model::Report& r, const MeanShares& m, std::vector<Opportunity>& ops) {
+  const auto& im = r.imbalance;
+  if (!(r.ranks.size() > 1 && im.compute_spread >= 0.05)) return;
+  auto most = std::max_element(r.ranks.begin(), r.ranks.end(),
+                               [](const auto& a, const auto& b) { return a.compute_ns < b.compute_ns; });
+  auto least = std::min_element(r.ranks.begin(), r.ranks.end(),
+                                [](const auto& a, const auto& b) { return a.compute_ns < b.compute_ns; });
+  double share = Share(most->compute_ns - least->compute_ns, m.span);
+  ops.push_back({share, fmt::format("Compute is unbalanced: rank {} computes {}, rank {} {} ({} spread): even out the "
+                                    "CP split.",
+                                    most->rank, Ms(most->compute_ns), least->rank, Ms(least->compute_ns),
+                                    Pct(im.compute_spread))});
+}
+
+// Opportunities, each with its share of the mean window: the largest three of 1% or more.
+std::vector<std::string> Opportunities(const model::Report& r, const MeanShares& m) {
+  std::vector<Opportunity> ops;
+  StragglerOpportunity(r, m, ops);
+  TransferOpportunities(r, ops);
+  IdleOpportunity(r, m, ops);
+  UnbalancedOpportunity(r, m, ops);
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> out;
+  for (const auto& [share, text] : ops) {
+    if (share < 0.01 || out.size() == 3) continue;
+    out.push_back(text);
+  }
+  return out;
+}
+
+// Timings not to trust: launch-bound ranks (and whether the capture's options slowed the
+// launches), no iterations found.
+std::vector<std::string> Warnings(const model::Report& r) {
+  std::vector<std::string> warnings;
   std::vector<int> bound;
   for (const auto& s : r.ranks) {
     if (s.launch_bound) bound.push_back(s.rank);
@@ -229,7 +275,7 @@ model::Verdict MakeVerdict(const model::Report& r) {
     const std::string& f = r.capture.reconstructed_flags;
     bool slow = r.capture.python_backtraces || !r.capture.cuda_backtrace_kinds.empty() ||
                 f.find("osrt") != std::string::npos || r.capture.pytorch_autograd;
-    v.warnings.push_back(fmt::format(
+    warnings.push_back(fmt::format(
         "rank{} {} look{} launch-bound (short gaps between GPU ops take {} or more of the window){}",
         bound.size() > 1 ? "s" : "", fmt::join(bound, ", "), bound.size() > 1 ? "" : "s", Pct(kLaunchBoundShare),
         slow ? ": this capture's options (backtraces, autograd ranges or OS runtime tracing) slow every launch, so its "
@@ -237,9 +283,22 @@ model::Verdict MakeVerdict(const model::Report& r) {
                "fast)"
              : ": the GPU finishes each kernel before the host launches the next"));
   }
+  const auto& w = r.window;
   if (w.whole_capture && w.requested == "steady") {
-    v.warnings.push_back("no iterations found: the numbers include start-up and warm-up (" + w.description + ")");
+    warnings.push_back("no iterations found: the numbers include start-up and warm-up (" + w.description + ")");
   }
+  return warnings;
+}
+
+}  // namespace
+
+model::Verdict MakeVerdict(const model::Report& r) {
+  model::Verdict v;
+  if (r.ranks.empty()) return v;
+  const MeanShares m = SharesOf(r);
+  v.summary = Summary(r, m);
+  v.opportunities = Opportunities(r, m);
+  v.warnings = Warnings(r);
   return v;
 }
 

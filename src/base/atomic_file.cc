@@ -217,86 +217,120 @@ Status CheckOutputPath(const std::string& path, const WriteFileOptions& o) {
   return OkStatus();
 }
 
-Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write,
-                           const WriteFileOptions& o) {
-  CPPROF_RETURN_IF_ERROR(CheckOutputPath(path, o));
-  if (WriteInPlace(path)) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return SysError("open", path, errno);
-    Status s = WriteToFd(fd, path, write);
-    ::close(fd);
-    return s;
-  }
+namespace {
 
-  const std::string dir = Dir(path);
-  const std::string stem = dir + "/." + std::filesystem::path(path).filename().string() + ".tmp-";
-  const mode_t mode = NewFileMode(path);
+// A FIFO or device: opened and written in place.
+Status WriteOver(const std::string& path, const std::function<Status(std::ostream&)>& write) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return SysError("open", path, errno);
+  Status s = WriteToFd(fd, path, write);
+  ::close(fd);
+  return s;
+}
 
-  // An unnamed file first: nothing to clean up, whatever ends the process. It gets a name only
-  // once it is complete (linkat through /proc), just before the rename.
+// The temporary file beside the output: its descriptor, its name once it has one, and the guard
+// that removes that name on SIGINT/SIGTERM.
+struct TempFile {
   int fd = -1;
-  std::string temp;  // the named temporary, once there is one
+  bool unnamed = false;
+  std::string name;  // the named temporary, once there is one
   std::unique_ptr<TempGuard> guard;
+};
+
+// An unnamed file first (O_TMPFILE): nothing to clean up, whatever ends the process. Else a
+// named one (stem + random), guarded.
+Status OpenTemp(const std::string& dir, const std::string& stem, const std::string& path, const WriteFileOptions& o,
+                TempFile& t) {
 #ifdef O_TMPFILE
   if (o.unnamed_temp && ::access("/proc/self/fd", X_OK) == 0)
-    fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    t.fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 #endif
-  const bool unnamed = fd >= 0;
-  if (!unnamed) {
-    temp = stem + "XXXXXX";
-    fd = ::mkstemp(temp.data());
-    if (fd < 0) return SysError("creating a temporary file in '" + dir + "'", path, errno);
-    guard = std::make_unique<TempGuard>(temp);
+  t.unnamed = t.fd >= 0;
+  if (!t.unnamed) {
+    std::string temp = stem + "XXXXXX";
+    t.fd = ::mkstemp(temp.data());
+    if (t.fd < 0) return SysError("creating a temporary file in '" + dir + "'", path, errno);
+    t.name = std::move(temp);
+    t.guard = std::make_unique<TempGuard>(t.name);
   }
-  auto fail = [&](Status s) {
-    ::close(fd);
-    if (!temp.empty()) ::unlink(temp.c_str());
-    return s;
-  };
+  return OkStatus();
+}
 
-  Status s = WriteToFd(fd, path, write);
-  if (!s.ok()) return fail(s);
-  if (::fchmod(fd, mode) != 0) return fail(SysError("fchmod", path, errno));
-  if (::fsync(fd) != 0) return fail(SysError("fsync", path, errno));
-  if (unnamed) {
-    std::string proc = fmt::format("/proc/self/fd/{}", fd);
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      std::string name = stem + RandomSuffix();
-      guard = std::make_unique<TempGuard>(name);
-      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
-        temp = name;
-        break;
-      }
-      int err = errno;
-      guard.reset();
-      if (err != EEXIST) return fail(SysError("linkat", path, err));
+// The unnamed temporary, once complete, gets a name (linkat through /proc), guarded.
+Status NameTemp(const std::string& stem, const std::string& path, TempFile& t) {
+  std::string proc = fmt::format("/proc/self/fd/{}", t.fd);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string name = stem + RandomSuffix();
+    t.guard = std::make_unique<TempGuard>(name);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+      t.name = name;
+      break;
     }
-    if (temp.empty()) return fail(SysError("linkat", path, EEXIST));
-  }
-  if (::close(fd) != 0) {
     int err = errno;
-    ::unlink(temp.c_str());
-    return SysError("close", path, err);
+    t.guard.reset();
+    if (err != EEXIST) return SysError("linkat", path, err);
   }
+  if (t.name.empty()) return SysError("linkat", path, EEXIST);
+  return OkStatus();
+}
+
+// The content into the temporary, with the output's mode, on disk, named.
+Status FillTemp(const std::string& stem, const std::string& path, const std::function<Status(std::ostream&)>& write,
+                mode_t mode, TempFile& t) {
+  CPPROF_RETURN_IF_ERROR(WriteToFd(t.fd, path, write));
+  if (::fchmod(t.fd, mode) != 0) return SysError("fchmod", path, errno);
+  if (::fsync(t.fd) != 0) return SysError("fsync", path, errno);
+  if (t.unnamed) return NameTemp(stem, path, t);
+  return OkStatus();
+}
+
+// The closed, complete temporary verified and renamed onto the output (removed on failure); the
+// rename synced to disk.
+Status ReplaceWithTemp(const std::string& dir, const std::string& path, const WriteFileOptions& o, TempFile& t) {
   if (o.verify) {
-    Status v = o.verify(temp);
+    Status v = o.verify(t.name);
     if (!v.ok()) {
-      ::unlink(temp.c_str());
+      ::unlink(t.name.c_str());
       return v;
     }
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  if (::rename(t.name.c_str(), path.c_str()) != 0) {
     int err = errno;
-    ::unlink(temp.c_str());
+    ::unlink(t.name.c_str());
     return SysError("rename", path, err);
   }
-  guard.reset();
+  t.guard.reset();
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);  // the rename itself on disk; best effort
     ::close(dfd);
   }
   return OkStatus();
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write,
+                           const WriteFileOptions& o) {
+  CPPROF_RETURN_IF_ERROR(CheckOutputPath(path, o));
+  if (WriteInPlace(path)) return WriteOver(path, write);
+  const std::string dir = Dir(path);
+  const std::string stem = dir + "/." + std::filesystem::path(path).filename().string() + ".tmp-";
+  const mode_t mode = NewFileMode(path);
+  // It gets a name only once it is complete, just before the rename.
+  TempFile t;
+  CPPROF_RETURN_IF_ERROR(OpenTemp(dir, stem, path, o, t));
+  if (Status s = FillTemp(stem, path, write, mode, t); !s.ok()) {
+    ::close(t.fd);
+    if (!t.name.empty()) ::unlink(t.name.c_str());
+    return s;
+  }
+  if (::close(t.fd) != 0) {
+    int err = errno;
+    ::unlink(t.name.c_str());
+    return SysError("close", path, err);
+  }
+  return ReplaceWithTemp(dir, path, o, t);
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view content, const WriteFileOptions& o) {

@@ -106,72 +106,91 @@ void NoteInjection(std::string_view text, model::CaptureInfo& info) {
   if (StartsWith(name, "PyTorch autograd")) info.pytorch_autograd = true;
 }
 
-Status ReadMetadata(const Database& db, model::CaptureInfo& info) {
-  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT name, value FROM META_DATA_CAPTURE ORDER BY rowid",
-                                                   "reading META_DATA_CAPTURE"));
-  info.recorded = true;
+// What META_DATA_CAPTURE's rows give that is put in place after the last row.
+struct MetadataRows {
   std::map<std::pair<int, int64_t>, std::string> args;  // (damaged index?, index)
   std::vector<std::string> backtrace_kinds;
   std::string encoded_json;
-  while (st.Step()) {
-    std::string_view name = st.Text(0), value = st.Text(1);
-    if (name == "CAPTURE_EVENT_TYPE") {
-      info.traced.emplace_back(value);
-    } else if (name == "PROCESS_0:COMMAND") {
-      info.command = value;
-    } else if (StartsWith(name, "PROCESS_0:ARGUMENT_")) {
-      // By index; a damaged index (not a number, past int64) keeps its row's place after the rest.
-      std::optional<int64_t> i = ParseInt(name.substr(std::string_view("PROCESS_0:ARGUMENT_").size()));
-      args[{i ? 0 : 1, i ? *i : static_cast<int64_t>(args.size())}] = value;
-    } else if (name == "PROCESS_0:WORKING_DIR") {
-      info.working_dir = value;
-    } else if (name == "PROCESS_0:ENVIRONMENT_VARIABLE") {
-      size_t eq = value.find('=');
-      std::string_view var = value.substr(0, eq);
-      if (eq != std::string_view::npos && AllowedEnv(var)) info.env.emplace_back(var, value.substr(eq + 1));
-    } else if (name == "PROCESS_0:COLLECT_GPU_MEMORY_USAGE") {
-      info.gpu_memory_usage = IsTrue(value);
-    } else if (StartsWith(name, "PROCESS_0:CUDA_BACKTRACE_OPTIONS:COLLECT_")) {
-      std::string_view kind = name.substr(std::string_view("PROCESS_0:CUDA_BACKTRACE_OPTIONS:COLLECT_").size());
-      if (kind == "PYTHON_BACKTRACES") {
-        info.python_backtraces = IsTrue(value);
-      } else if (IsTrue(value)) {
-        // KERNEL_BACKTRACES, MEMORY_BACKTRACES, SYNCHRONOIZATION_BACKTRACES (sic), OTHER_BACKTRACES
-        if (StartsWith(kind, "KERNEL"))
-          backtrace_kinds.push_back("kernel");
-        else if (StartsWith(kind, "MEMORY"))
-          backtrace_kinds.push_back("memory");
-        else if (StartsWith(kind, "SYNC"))
-          backtrace_kinds.push_back("sync");
-        else if (StartsWith(kind, "OTHER"))
-          backtrace_kinds.push_back("other");
-      }
-    } else if (name == "LINUX_PERF_OPTIONS:COLLECTION_MODE") {
-      info.sampling_mode = value;
-    } else if (name == "LINUX_PERF_OPTIONS:SAMPLING_PERIOD") {
-      info.sampling_period = ToInt(value);
-    } else if (name == "LINUX_PERF_OPTIONS:COLLECT_IP_BACKTRACE_SAMPLES") {
-      info.sampling_backtraces = IsTrue(value);
-    } else if (name == "LINUX_PERF_OPTIONS:COLLECT_CPU_CTXSW_TRACE") {
-      info.cpu_context_switches = IsTrue(value);
-    } else if (name == "OS_RUNTIME_OPTIONS:COLLECT_BACKTRACES") {
-      info.osrt_backtraces = IsTrue(value);
-    } else if (name == "OS_RUNTIME_OPTIONS:BACKTRACES_THRESHOLD_NS") {
-      info.osrt_backtrace_threshold_ns = ToInt(value);
-    } else if (name == "PYTHON_NVTX_ANNOTATIONS_OPTIONS:JSON_PATH") {
-      info.functions_trace_path = value;
-    } else if (name == "PYTHON_NVTX_ANNOTATIONS_OPTIONS:ENCODED_JSON") {
-      encoded_json = value;
-    } else if (name == "PROCESS_0:CUDA_GRAPH_TRACE_OPTIONS:MODE") {
-      info.cuda_graph_trace_mode = value;
-    } else if (name == "RUN_DURATION_MS") {
-      info.run_duration_ms = ToInt(value);
-    }
-    // --pytorch is not among the names nsys 2025.3 writes (checked on the committed real
-    // exports, which were made with --pytorch=autograd-shapes-nvtx): see NoteInjection.
+};
+
+// PROCESS_0:CUDA_BACKTRACE_OPTIONS:COLLECT_<kind>: Python backtraces, or a CUDA backtrace kind.
+void ReadBacktraceOption(std::string_view kind, std::string_view value, model::CaptureInfo& info, MetadataRows& rows) {
+  if (kind == "PYTHON_BACKTRACES") {
+    info.python_backtraces = IsTrue(value);
+  } else if (IsTrue(value)) {
+    // KERNEL_BACKTRACES, MEMORY_BACKTRACES, SYNCHRONOIZATION_BACKTRACES (sic), OTHER_BACKTRACES
+    if (StartsWith(kind, "KERNEL"))
+      rows.backtrace_kinds.push_back("kernel");
+    else if (StartsWith(kind, "MEMORY"))
+      rows.backtrace_kinds.push_back("memory");
+    else if (StartsWith(kind, "SYNC"))
+      rows.backtrace_kinds.push_back("sync");
+    else if (StartsWith(kind, "OTHER"))
+      rows.backtrace_kinds.push_back("other");
   }
-  CPPROF_RETURN_IF_ERROR(st.status());
-  for (auto& [i, a] : args) info.arguments.push_back(std::move(a));
+}
+
+// A row about the launched process (command, arguments, directory, environment, memory usage,
+// backtraces); false when the row is about something else.
+bool ReadProcessRow(std::string_view name, std::string_view value, model::CaptureInfo& info, MetadataRows& rows) {
+  if (name == "PROCESS_0:COMMAND") {
+    info.command = value;
+  } else if (StartsWith(name, "PROCESS_0:ARGUMENT_")) {
+    // By index; a damaged index (not a number, past int64) keeps its row's place after the rest.
+    std::optional<int64_t> i = ParseInt(name.substr(std::string_view("PROCESS_0:ARGUMENT_").size()));
+    rows.args[{i ? 0 : 1, i ? *i : static_cast<int64_t>(rows.args.size())}] = value;
+  } else if (name == "PROCESS_0:WORKING_DIR") {
+    info.working_dir = value;
+  } else if (name == "PROCESS_0:ENVIRONMENT_VARIABLE") {
+    size_t eq = value.find('=');
+    std::string_view var = value.substr(0, eq);
+    if (eq != std::string_view::npos && AllowedEnv(var)) info.env.emplace_back(var, value.substr(eq + 1));
+  } else if (name == "PROCESS_0:COLLECT_GPU_MEMORY_USAGE") {
+    info.gpu_memory_usage = IsTrue(value);
+  } else if (StartsWith(name, "PROCESS_0:CUDA_BACKTRACE_OPTIONS:COLLECT_")) {
+    ReadBacktraceOption(name.substr(std::string_view("PROCESS_0:CUDA_BACKTRACE_OPTIONS:COLLECT_").size()), value, info,
+                        rows);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// A row about what was traced and how: event types, CPU sampling, OS runtime backtraces, the
+// functions trace, CUDA graphs, the duration.
+void ReadTraceRow(std::string_view name, std::string_view value, model::CaptureInfo& info, MetadataRows& rows) {
+  if (name == "CAPTURE_EVENT_TYPE") {
+    info.traced.emplace_back(value);
+  } else if (name == "LINUX_PERF_OPTIONS:COLLECTION_MODE") {
+    info.sampling_mode = value;
+  } else if (name == "LINUX_PERF_OPTIONS:SAMPLING_PERIOD") {
+    info.sampling_period = ToInt(value);
+  } else if (name == "LINUX_PERF_OPTIONS:COLLECT_IP_BACKTRACE_SAMPLES") {
+    info.sampling_backtraces = IsTrue(value);
+  } else if (name == "LINUX_PERF_OPTIONS:COLLECT_CPU_CTXSW_TRACE") {
+    info.cpu_context_switches = IsTrue(value);
+  } else if (name == "OS_RUNTIME_OPTIONS:COLLECT_BACKTRACES") {
+    info.osrt_backtraces = IsTrue(value);
+  } else if (name == "OS_RUNTIME_OPTIONS:BACKTRACES_THRESHOLD_NS") {
+    info.osrt_backtrace_threshold_ns = ToInt(value);
+  } else if (name == "PYTHON_NVTX_ANNOTATIONS_OPTIONS:JSON_PATH") {
+    info.functions_trace_path = value;
+  } else if (name == "PYTHON_NVTX_ANNOTATIONS_OPTIONS:ENCODED_JSON") {
+    rows.encoded_json = value;
+  } else if (name == "PROCESS_0:CUDA_GRAPH_TRACE_OPTIONS:MODE") {
+    info.cuda_graph_trace_mode = value;
+  } else if (name == "RUN_DURATION_MS") {
+    info.run_duration_ms = ToInt(value);
+  }
+  // --pytorch is not among the names nsys 2025.3 writes (checked on the committed real
+  // exports, which were made with --pytorch=autograd-shapes-nvtx): see NoteInjection.
+}
+
+// After the last row: the arguments in order, the traced event types sorted and unique, the
+// backtrace kinds in --cudabacktrace's order, CPU sampling, the environment sorted, the
+// functions trace parsed.
+void FinishMetadata(MetadataRows& rows, model::CaptureInfo& info) {
+  for (auto& [i, a] : rows.args) info.arguments.push_back(std::move(a));
   std::stable_sort(info.traced.begin(), info.traced.end(), [](const std::string& a, const std::string& b) {
     int oa = TraceOrder(a), ob = TraceOrder(b);
     return oa != ob ? oa < ob : a < b;
@@ -179,14 +198,27 @@ Status ReadMetadata(const Database& db, model::CaptureInfo& info) {
   info.traced.erase(std::unique(info.traced.begin(), info.traced.end()), info.traced.end());
   // The order --cudabacktrace lists them in.
   for (const char* k : {"kernel", "memory", "sync", "other"}) {
-    if (std::find(backtrace_kinds.begin(), backtrace_kinds.end(), k) != backtrace_kinds.end()) {
+    if (std::find(rows.backtrace_kinds.begin(), rows.backtrace_kinds.end(), k) != rows.backtrace_kinds.end()) {
       info.cuda_backtrace_kinds.push_back(k);
     }
   }
   std::string mode = Lower(info.sampling_mode);
   info.cpu_sampling = !mode.empty() && mode != "none" && mode != "off" && mode != "disabled";
   std::sort(info.env.begin(), info.env.end());
-  if (!encoded_json.empty()) ParseFunctionsTrace(encoded_json, info);
+  if (!rows.encoded_json.empty()) ParseFunctionsTrace(rows.encoded_json, info);
+}
+
+Status ReadMetadata(const Database& db, model::CaptureInfo& info) {
+  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT name, value FROM META_DATA_CAPTURE ORDER BY rowid",
+                                                   "reading META_DATA_CAPTURE"));
+  info.recorded = true;
+  MetadataRows rows;
+  while (st.Step()) {
+    std::string_view name = st.Text(0), value = st.Text(1);
+    if (!ReadProcessRow(name, value, info, rows)) ReadTraceRow(name, value, info, rows);
+  }
+  CPPROF_RETURN_IF_ERROR(st.status());
+  FinishMetadata(rows, info);
   return OkStatus();
 }
 

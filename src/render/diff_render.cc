@@ -27,9 +27,8 @@ std::string Mib(const std::optional<int64_t>& v) {
   return v ? fmt::format("{:.1f}", static_cast<double>(*v) / (1024.0 * 1024.0)) : "-";
 }
 
-}  // namespace
-
-void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out) {
+// The sanity line and its details, and a warning when the captures' options differ.
+void PrintSanity(const model::ReportDiff& d, std::ostream& out) {
   out << "sanity: " << d.sanity_line << '\n';
   for (const auto& s : d.sanity_details) out << "  " << s << '\n';
   if (!d.options_a.empty()) {
@@ -37,13 +36,10 @@ void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::
            "profiler, not the work:\n  A: "
         << d.options_a << "\n  B: " << d.options_b << '\n';
   }
-  if (o.sanity_only) return;
-  out << "\nA " << d.window_a << ".\nB " << d.window_b << ".\n";
-  out << fmt::format(
-      "\nA: {} rank{}, B: {} rank{}. Markers: [ = ] same, [ ~ ] count changed, [NEW] only in B, "
-      "[DEL] only in A; deltas are B - A.\n\n",
-      d.a_ranks, d.a_ranks == 1 ? "" : "s", d.b_ranks, d.b_ranks == 1 ? "" : "s");
+}
 
+// GPU time per rank: compute, exposed transfer, waiting and busy, A against B.
+void PrintRankTimes(const model::ReportDiff& d, std::ostream& out) {
   out << "GPU time per rank (ms): compute, exposed transfer and waiting for peers apart (busy mixes them):\n";
   TextTable r({{"rank"},
                {"A compute"},
@@ -69,6 +65,10 @@ void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::
   r.Print(out, "  ");
   out << "  compute = union of non-communication work; transfer = exposed transfer; waiting = NCCL kernels "
          "spinning for a late peer (cpprof help report).\n\n";
+}
+
+// Peak GPU memory per rank, A against B.
+void PrintRankMemory(const model::ReportDiff& d, std::ostream& out) {
   out << "Peak GPU memory per rank (MiB):\n";
   TextTable m({{"rank"}, {"A peak"}, {"B peak"}, {"delta"}});
   for (const auto& x : d.ranks) {
@@ -77,54 +77,74 @@ void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::
   }
   m.Print(out, "  ");
   out << '\n';
+}
 
-  auto mix_table = [&](const std::vector<model::DiffRow>& rows, const char* label, const char* what, size_t top,
-                       bool kernels) {
-    TextTable t({{"", TextTable::Align::kLeft},
-                 {"A inst"},
-                 {"B inst"},
-                 {"A ms"},
-                 {"B ms"},
-                 {"delta ms"},
-                 {"A share %"},
-                 {"B share %"},
-                 {label, TextTable::Align::kLeft},
-                 // Kernel names are shortened by their template arguments, never cut in the middle.
-                 {what, TextTable::Align::kLeft, kernels ? size_t{0} : size_t{90}}});
-    size_t shown = 0;
-    for (const auto& row : rows) {
-      if (top && shown >= top && row.marker == model::DiffMarker::kSame) break;
-      t.AddRow({std::string(model::MarkerText(row.marker)), std::to_string(row.a_count), std::to_string(row.b_count),
-                Ms(row.a_ns), Ms(row.b_ns), SignedMs(row.a_ns, row.b_ns), SharePct(row.a_share), SharePct(row.b_share),
-                row.label, kernels ? KernelNameForText(row.key, o.full_names) : row.key});
-      ++shown;
-    }
-    t.Print(out, "  ");
-    if (shown < rows.size()) out << fmt::format("  ... {} more unchanged (--top 0 shows all)\n", rows.size() - shown);
-  };
-  out << "Kernel classes, all ranks (share = of all GPU op time):\n";
-  mix_table(d.classes, "kind", "class", 0, false);
-  out << "\nKernels and memory ops, all ranks (changed first, then by time):\n";
-  mix_table(d.kernels, "class", "name", o.top, true);
-
-  if (!d.modules.empty()) {
-    out << "\nModules, mean busy per rank (ms):\n";
-    TextTable t({{"", TextTable::Align::kLeft},
-                 {"split", TextTable::Align::kLeft},
-                 {"A ms"},
-                 {"B ms"},
-                 {"delta ms"},
-                 {"delta"},
-                 {"A share %"},
-                 {"B share %"},
-                 {"module", TextTable::Align::kLeft, 90}});
-    for (const auto& row : d.modules) {
-      t.AddRow({std::string(model::MarkerText(row.marker)), row.label, Ms(row.a_ns), Ms(row.b_ns),
-                SignedMs(row.a_ns, row.b_ns), Delta(row.a_ns, row.b_ns, row.marker != model::DiffMarker::kNew),
-                SharePct(row.a_share), SharePct(row.b_share), row.key});
-    }
-    t.Print(out, "  ");
+// A mix of kernels or classes (label: the column of their kind or class, what: of their name):
+// changed rows first, then at most `top` rows in all (0: all); kernel names shortened unless
+// full_names.
+void PrintMix(const std::vector<model::DiffRow>& rows, const char* label, const char* what, size_t top, bool kernels,
+              bool full_names, std::ostream& out) {
+  TextTable t({{"", TextTable::Align::kLeft},
+               {"A inst"},
+               {"B inst"},
+               {"A ms"},
+               {"B ms"},
+               {"delta ms"},
+               {"A share %"},
+               {"B share %"},
+               {label, TextTable::Align::kLeft},
+               // Kernel names are shortened by their template arguments, never cut in the middle.
+               {what, TextTable::Align::kLeft, kernels ? size_t{0} : size_t{90}}});
+  size_t shown = 0;
+  for (const auto& row : rows) {
+    if (top && shown >= top && row.marker == model::DiffMarker::kSame) break;
+    t.AddRow({std::string(model::MarkerText(row.marker)), std::to_string(row.a_count), std::to_string(row.b_count),
+              Ms(row.a_ns), Ms(row.b_ns), SignedMs(row.a_ns, row.b_ns), SharePct(row.a_share), SharePct(row.b_share),
+              row.label, kernels ? KernelNameForText(row.key, full_names) : row.key});
+    ++shown;
   }
+  t.Print(out, "  ");
+  if (shown < rows.size()) out << fmt::format("  ... {} more unchanged (--top 0 shows all)\n", rows.size() - shown);
+}
+
+// Modules, mean busy per rank, A against B (nothing when neither has modules).
+void PrintModuleRows(const model::ReportDiff& d, std::ostream& out) {
+  if (d.modules.empty()) return;
+  out << "\nModules, mean busy per rank (ms):\n";
+  TextTable t({{"", TextTable::Align::kLeft},
+               {"split", TextTable::Align::kLeft},
+               {"A ms"},
+               {"B ms"},
+               {"delta ms"},
+               {"delta"},
+               {"A share %"},
+               {"B share %"},
+               {"module", TextTable::Align::kLeft, 90}});
+  for (const auto& row : d.modules) {
+    t.AddRow({std::string(model::MarkerText(row.marker)), row.label, Ms(row.a_ns), Ms(row.b_ns),
+              SignedMs(row.a_ns, row.b_ns), Delta(row.a_ns, row.b_ns, row.marker != model::DiffMarker::kNew),
+              SharePct(row.a_share), SharePct(row.b_share), row.key});
+  }
+  t.Print(out, "  ");
+}
+
+}  // namespace
+
+void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out) {
+  PrintSanity(d, out);
+  if (o.sanity_only) return;
+  out << "\nA " << d.window_a << ".\nB " << d.window_b << ".\n";
+  out << fmt::format(
+      "\nA: {} rank{}, B: {} rank{}. Markers: [ = ] same, [ ~ ] count changed, [NEW] only in B, "
+      "[DEL] only in A; deltas are B - A.\n\n",
+      d.a_ranks, d.a_ranks == 1 ? "" : "s", d.b_ranks, d.b_ranks == 1 ? "" : "s");
+  PrintRankTimes(d, out);
+  PrintRankMemory(d, out);
+  out << "Kernel classes, all ranks (share = of all GPU op time):\n";
+  PrintMix(d.classes, "kind", "class", 0, false, o.full_names, out);
+  out << "\nKernels and memory ops, all ranks (changed first, then by time):\n";
+  PrintMix(d.kernels, "class", "name", o.top, true, o.full_names, out);
+  PrintModuleRows(d, out);
   if (!d.regressions.empty()) {
     out << "\nREGRESSIONS:\n";
     for (const auto& s : d.regressions) out << "  " << s << '\n';

@@ -111,11 +111,12 @@ std::string CommByKindMs(const model::ModuleNode& m) {
   return s;
 }
 
-void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
-  if (r.modules.empty()) return;
-  const int64_t mean_busy = MeanBusy(r);
-  // A training run: each module's time also says how much of it the backward pass launched.
-  const bool training = !r.phases.empty();
+namespace {
+
+// The module rows down to the depth: name (indented), split, mean and max, share, straggler, comm,
+// hidden, wait, comm by kind; in a training run bwd % after the share.
+std::vector<std::vector<std::string>> ModuleRows(const model::Report& r, const ReadoutOptions& o, int64_t mean_busy,
+                                                 bool training) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : r.modules) {
     if (m.depth > o.module_depth) continue;
@@ -132,6 +133,11 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
       rows.back().insert(rows.back().begin() + 4, m.mean_busy_ns ? Percent(backward, m.mean_busy_ns) : "-");
     }
   }
+  return rows;
+}
+
+// The CP, serial and unattributed split of busy time, mean over ranks.
+CpSplit MeanCpSplit(const model::Report& r) {
   std::vector<CpSplit> split = CpSplitPerRank(r);
   CpSplit mean;
   for (const auto& s : split)
@@ -140,26 +146,36 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
     int64_t n = static_cast<int64_t>(split.size());
     mean.cp_ns /= n, mean.serial_ns /= n, mean.unattributed_ns /= n;
   }
-  if (o.markdown) {
-    out << fmt::format("### Modules ({})\n\n", r.grouping.source);
-    std::vector<std::string> header{"module",    "split",   "mean ms", "max ms",  "share",
-                                    "straggler", "comm ms", "hidden",  "wait ms", "comm by kind (ms)"};
-    std::vector<bool> right{false, false, true, true, true, true, true, true, true, false};
-    if (training) header.insert(header.begin() + 4, "bwd %"), right.insert(right.begin() + 4, true);
-    MdTable t(header, right);
-    for (auto& row : rows) t.AddRow(std::move(row));
-    t.Print(out);
-    out << fmt::format(
-        "\nTime per module = GPU busy time attributed to the innermost module range that launched the work "
-        "(children included; overlapping modules share time equally), mean and max over ranks; top-level rows "
-        "add up to busy. CP = the module communicates on two or more ranks. wait = the part of its NCCL ops' time "
-        "spent waiting for a late peer (mean over ranks). straggler = the rank whose late "
-        "arrival at the module's NCCL ops kept the others waiting longest. CP-distributed modules hold {} of "
-        "busy time, serial modules {}, no module {}.{}\n\n",
-        Percent(mean.cp_ns, mean_busy) + "%", Percent(mean.serial_ns, mean_busy) + "%",
-        Percent(mean.unattributed_ns, mean_busy) + "%", training ? std::string(" ") + kBackwardNote : "");
-    return;
-  }
+  return mean;
+}
+
+// The module table in Markdown, with what its columns mean and the CP split.
+void PrintModulesMarkdown(const model::Report& r, std::vector<std::vector<std::string>> rows, int64_t mean_busy,
+                          bool training, std::ostream& out) {
+  const CpSplit mean = MeanCpSplit(r);
+  out << fmt::format("### Modules ({})\n\n", r.grouping.source);
+  std::vector<std::string> header{"module",    "split",   "mean ms", "max ms",  "share",
+                                  "straggler", "comm ms", "hidden",  "wait ms", "comm by kind (ms)"};
+  std::vector<bool> right{false, false, true, true, true, true, true, true, true, false};
+  if (training) header.insert(header.begin() + 4, "bwd %"), right.insert(right.begin() + 4, true);
+  MdTable t(header, right);
+  for (auto& row : rows) t.AddRow(std::move(row));
+  t.Print(out);
+  out << fmt::format(
+      "\nTime per module = GPU busy time attributed to the innermost module range that launched the work "
+      "(children included; overlapping modules share time equally), mean and max over ranks; top-level rows "
+      "add up to busy. CP = the module communicates on two or more ranks. wait = the part of its NCCL ops' time "
+      "spent waiting for a late peer (mean over ranks). straggler = the rank whose late "
+      "arrival at the module's NCCL ops kept the others waiting longest. CP-distributed modules hold {} of "
+      "busy time, serial modules {}, no module {}.{}\n\n",
+      Percent(mean.cp_ns, mean_busy) + "%", Percent(mean.serial_ns, mean_busy) + "%",
+      Percent(mean.unattributed_ns, mean_busy) + "%", training ? std::string(" ") + kBackwardNote : "");
+}
+
+// The module table as text: what its columns mean, the rows with their total, the CP split.
+void PrintModulesText(const model::Report& r, const ReadoutOptions& o, std::vector<std::vector<std::string>> rows,
+                      int64_t mean_busy, bool training, std::ostream& out) {
+  const CpSplit mean = MeanCpSplit(r);
   out << fmt::format("Modules ({}, {} module ranges), time per rank in ms:\n", r.grouping.source,
                      r.grouping.module_ranges);
   out << "  time = GPU busy time attributed to the innermost module range around each launch, children\n"
@@ -197,6 +213,21 @@ void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream&
     out << fmt::format("  Rows deeper than {} are folded into their parents (--depth N shows more).\n", o.module_depth);
   }
   out << '\n';
+}
+
+}  // namespace
+
+void PrintModules(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
+  if (r.modules.empty()) return;
+  const int64_t mean_busy = MeanBusy(r);
+  // A training run: each module's time also says how much of it the backward pass launched.
+  const bool training = !r.phases.empty();
+  auto rows = ModuleRows(r, o, mean_busy, training);
+  if (o.markdown) {
+    PrintModulesMarkdown(r, std::move(rows), mean_busy, training, out);
+  } else {
+    PrintModulesText(r, o, std::move(rows), mean_busy, training, out);
+  }
 }
 
 void PrintCommunication(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {

@@ -332,20 +332,19 @@ void PrintReportText(const model::Report& r, const RenderOptions& o, std::ostrea
 }
 
 namespace {
-void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::ostream& out) {
+
+// The header: the export's nsys and schema versions, the ranks and how they were assigned.
+void PrintHeader(const model::Report& r, const RenderOptions& o, std::ostream& out) {
   const auto& e = r.export_info;
   out << "cpprof report";
   if (o.show_paths) out << ": " << e.file;
   out << fmt::format("  (nsys {}, export schema {})\n", e.nsys_version.empty() ? "unknown" : e.nsys_version,
                      e.schema_version.empty() ? "unknown" : e.schema_version);
   out << fmt::format("{} rank{}, assigned by {}\n", r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.rank_method);
-  if (r.ranks.empty()) return;
-  out << "Times in ms; \"at s\" = seconds since the capture started (as in the HTML page and the Chrome trace). "
-         "comm = NCCL kernels and peer copies; compute = all other GPU work (kernels, memcpy, memset).\n";
-  ReadoutOptions ro;
-  ro.module_depth = o.module_depth;
-  PrintVerdict(r, ro, out);
+}
 
+// GPU time per rank over its span or the window: busy split into compute-only, comm-only and both.
+void PrintRankTimes(const model::Report& r, std::ostream& out) {
   out << (r.window.whole_capture ? "GPU time per rank over its span (first op start to last op end):\n"
                                  : "GPU time per rank over the window:\n")
       << "  compute-only + comm-only + both = busy;  busy + idle = span\n";
@@ -366,7 +365,67 @@ void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::o
   }
   t.Print(out, "  ");
   out << "  hidden comm % = time communication overlapped compute / communication time\n\n";
+}
 
+// One rank's GPU time by op class.
+void PrintRankClasses(const model::RankSummary& s, std::ostream& out) {
+  out << fmt::format("Rank {} ({}, pid {}{}): GPU time by class\n", s.rank, Device(s.device), s.pid,
+                     s.process.empty() ? "" : ", " + s.process);
+  TextTable c({{"class", TextTable::Align::kLeft},
+               {"kind", TextTable::Align::kLeft},
+               {"instances"},
+               {"kernel time"},
+               {"wall time"},
+               {"% of span"}});
+  for (int k : ClassesByTime(s)) {
+    const auto& ct = s.classes[k];
+    c.AddRow({std::string(model::kOpClassNames[k]), std::string(model::Kind(static_cast<OpClass>(k))),
+              std::to_string(ct.instances), Ms(ct.sum_ns), Ms(ct.union_ns), Percent(ct.union_ns, s.span_ns)});
+  }
+  c.Print(out, "  ");
+  out << "  kernel time sums durations (overlaps count twice); wall time is their union\n\n";
+}
+
+// One rank's top kernels and memory ops by time.
+void PrintRankKernels(const model::RankSummary& s, const RenderOptions& o, std::ostream& out) {
+  out << fmt::format("Rank {}: top {} kernels and memory ops by time\n", s.rank, s.top_kernels.size());
+  // Names are shortened by template arguments (render/kernel_names.h), never cut in the middle:
+  // one longer than the room the line leaves (a cuBLAS name without templates, or a narrow
+  // terminal) loses its end instead, unless --full-names.
+  // Full names too long for the line go whole under their rows.
+  TextTable k(
+      {{"time"},
+       {"instances"},
+       {"class", TextTable::Align::kLeft},
+       {"name", TextTable::Align::kLeft, 0, o.full_names ? TextTable::Overflow::kStack : TextTable::Overflow::kElide}});
+  size_t widths[3] = {4, 9, 5};  // the headers
+  for (const auto& kt : s.top_kernels) {
+    widths[0] = std::max(widths[0], Ms(kt.total_ns).size());
+    widths[1] = std::max(widths[1], std::to_string(kt.instances).size());
+    widths[2] = std::max(widths[2], model::Name(kt.cls).size());
+  }
+  const size_t line = TextWidthScope::Current(), used = 2 + widths[0] + widths[1] + widths[2] + 3 * 2;
+  const size_t room = line > used + 24 ? line - used : 0;
+  for (const auto& kt : s.top_kernels) {
+    std::string name = KernelNameForText(kt.name, o.full_names);
+    if (!o.full_names && room && name.size() > room) name = name.substr(0, room - 3) + "...";
+    k.AddRow({Ms(kt.total_ns), std::to_string(kt.instances), std::string(model::Name(kt.cls)), std::move(name)});
+  }
+  k.Print(out, "  ");
+  out << '\n';
+}
+
+// The readout's lines before wrapping: the header, the verdict, each section, each rank's classes
+// and kernels.
+void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::ostream& out) {
+  PrintHeader(r, o, out);
+  if (r.ranks.empty()) return;
+  out << "Times in ms; \"at s\" = seconds since the capture started (as in the HTML page and the Chrome trace). "
+         "comm = NCCL kernels and peer copies; compute = all other GPU work (kernels, memcpy, memset).\n";
+  ReadoutOptions ro;
+  ro.module_depth = o.module_depth;
+  PrintVerdict(r, ro, out);
+  PrintRankTimes(r, out);
   PrintRunExports(r, ro, out);
   PrintBudget(r, ro, out);
   PrintIterations(r, ro, out);
@@ -377,50 +436,12 @@ void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::o
   PrintPhases(r, ro, out);
   PrintMemory(r, ro, out);
   PrintCapture(r, ro, out);
-
   for (const auto& s : r.ranks) {
-    out << fmt::format("Rank {} ({}, pid {}{}): GPU time by class\n", s.rank, Device(s.device), s.pid,
-                       s.process.empty() ? "" : ", " + s.process);
-    TextTable c({{"class", TextTable::Align::kLeft},
-                 {"kind", TextTable::Align::kLeft},
-                 {"instances"},
-                 {"kernel time"},
-                 {"wall time"},
-                 {"% of span"}});
-    for (int k : ClassesByTime(s)) {
-      const auto& ct = s.classes[k];
-      c.AddRow({std::string(model::kOpClassNames[k]), std::string(model::Kind(static_cast<OpClass>(k))),
-                std::to_string(ct.instances), Ms(ct.sum_ns), Ms(ct.union_ns), Percent(ct.union_ns, s.span_ns)});
-    }
-    c.Print(out, "  ");
-    out << "  kernel time sums durations (overlaps count twice); wall time is their union\n\n";
-    out << fmt::format("Rank {}: top {} kernels and memory ops by time\n", s.rank, s.top_kernels.size());
-    // Names are shortened by template arguments (render/kernel_names.h), never cut in the middle:
-    // one longer than the room the line leaves (a cuBLAS name without templates, or a narrow
-    // terminal) loses its end instead, unless --full-names.
-    // Full names too long for the line go whole under their rows.
-    TextTable k({{"time"},
-                 {"instances"},
-                 {"class", TextTable::Align::kLeft},
-                 {"name", TextTable::Align::kLeft, 0,
-                  o.full_names ? TextTable::Overflow::kStack : TextTable::Overflow::kElide}});
-    size_t widths[3] = {4, 9, 5};  // the headers
-    for (const auto& kt : s.top_kernels) {
-      widths[0] = std::max(widths[0], Ms(kt.total_ns).size());
-      widths[1] = std::max(widths[1], std::to_string(kt.instances).size());
-      widths[2] = std::max(widths[2], model::Name(kt.cls).size());
-    }
-    const size_t line = TextWidthScope::Current(), used = 2 + widths[0] + widths[1] + widths[2] + 3 * 2;
-    const size_t room = line > used + 24 ? line - used : 0;
-    for (const auto& kt : s.top_kernels) {
-      std::string name = KernelNameForText(kt.name, o.full_names);
-      if (!o.full_names && room && name.size() > room) name = name.substr(0, room - 3) + "...";
-      k.AddRow({Ms(kt.total_ns), std::to_string(kt.instances), std::string(model::Name(kt.cls)), std::move(name)});
-    }
-    k.Print(out, "  ");
-    out << '\n';
+    PrintRankClasses(s, out);
+    PrintRankKernels(s, o, out);
   }
 }
+
 }  // namespace
 
 Json ReportJson(const model::Report& r, const RenderOptions& o) {

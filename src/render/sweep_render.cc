@@ -229,10 +229,10 @@ std::string SweepTitle(const model::SweepResult& r) {
                      s.dtype.empty() ? "" : ", " + s.dtype);
 }
 
-ordered_json SweepJson(const model::SweepResult& r) {
-  ordered_json j;
-  j["schema"] = model::SweepResult::kSchema;
-  const auto& s = r.spec;
+namespace {
+
+// The sweep's spec: workload, sizes, grids, iterations, the largest-N search.
+ordered_json SpecJson(const model::SweepSpec& s) {
   ordered_json spec;
   spec["workload"] = s.workload;
   spec["mode"] = s.mode;
@@ -247,8 +247,11 @@ ordered_json SweepJson(const model::SweepResult& r) {
   spec["largest"] = s.largest;
   spec["step"] = s.step;
   spec["max_n"] = s.max_n;
-  j["spec"] = spec;
-  const auto& m = r.machine;
+  return spec;
+}
+
+// The machine the sweep ran on.
+ordered_json MachineJson(const model::SweepMachine& m) {
   ordered_json mj;
   mj["gpus"] = m.gpus;
   mj["gpu_name"] = m.gpu_name;
@@ -258,7 +261,11 @@ ordered_json SweepJson(const model::SweepResult& r) {
   mj["python"] = m.python;
   mj["torch"] = m.torch;
   mj["cpprof_version"] = m.cpprof_version;
-  j["machine"] = mj;
+  return mj;
+}
+
+// The largest N per grid, measured and predicted (null where none).
+ordered_json FitsJson(const model::SweepResult& r) {
   ordered_json fits = ordered_json::array();
   for (const auto& f : r.fits) {
     ordered_json fj;
@@ -270,47 +277,70 @@ ordered_json SweepJson(const model::SweepResult& r) {
     fj["predicted_how"] = f.predicted_how;
     fits.push_back(fj);
   }
-  j["largest_n_per_grid"] = fits;
+  return fits;
+}
+
+// A point's timing run (without the profiler).
+ordered_json TimingJson(const model::SweepPoint& p) {
+  ordered_json t;
+  t["argv"] = p.timing_argv;
+  t["wall_s"] = p.timing_wall_s;
+  t["iter_s"] = p.iter_s;
+  t["median_iter_s"] = p.median_iter_s;
+  t["warmup_iters"] = p.warmup_iters;
+  t["peak_mem_bytes"] = p.peak_mem_bytes;
+  t["peak_mem_kind"] = p.peak_mem_kind;
+  return t;
+}
+
+// A point's capture: its run, the shares of the window, its modules and efficiency.
+ordered_json CaptureJson(const model::SweepPoint& p) {
+  ordered_json c;
+  c["argv"] = p.capture_argv;
+  c["status"] = p.capture_status;
+  c["detail"] = p.capture_detail;
+  c["wall_s"] = p.capture_wall_s;
+  c["files"] = p.capture_files;
+  c["iter_ms"] = p.capture_iter_ms;
+  c["iterations"] = p.capture_iterations;
+  c["exposed_transfer_share"] = Share(p.exposed_transfer_share);
+  c["waiting_share"] = Share(p.waiting_share);
+  c["compute_share"] = Share(p.compute_share);
+  c["idle_share"] = Share(p.idle_share);
+  c["peak_mem_bytes"] = p.capture_peak_mem_bytes;
+  ordered_json mods = ordered_json::array();
+  for (const auto& mod : p.modules) mods.push_back(ModuleJson(mod));
+  c["modules"] = mods;
+  c["efficiency"] = p.efficiency_json.empty() ? ordered_json(nullptr) : ordered_json::parse(p.efficiency_json);
+  return c;
+}
+
+// One point: its size, grid and status, its timing run and its capture.
+ordered_json PointJson(const model::SweepPoint& p) {
+  ordered_json pj;
+  pj["n"] = p.n;
+  pj["grid"] = p.grid;
+  pj["cp0"] = p.cp0;
+  pj["cp1"] = p.cp1;
+  pj["ranks"] = p.ranks;
+  pj["origin"] = p.origin;
+  pj["status"] = p.status;
+  pj["detail"] = p.detail;
+  pj["timing"] = TimingJson(p);
+  pj["capture"] = CaptureJson(p);
+  return pj;
+}
+
+}  // namespace
+
+ordered_json SweepJson(const model::SweepResult& r) {
+  ordered_json j;
+  j["schema"] = model::SweepResult::kSchema;
+  j["spec"] = SpecJson(r.spec);
+  j["machine"] = MachineJson(r.machine);
+  j["largest_n_per_grid"] = FitsJson(r);
   ordered_json points = ordered_json::array();
-  for (const auto& p : r.points) {
-    ordered_json pj;
-    pj["n"] = p.n;
-    pj["grid"] = p.grid;
-    pj["cp0"] = p.cp0;
-    pj["cp1"] = p.cp1;
-    pj["ranks"] = p.ranks;
-    pj["origin"] = p.origin;
-    pj["status"] = p.status;
-    pj["detail"] = p.detail;
-    ordered_json t;
-    t["argv"] = p.timing_argv;
-    t["wall_s"] = p.timing_wall_s;
-    t["iter_s"] = p.iter_s;
-    t["median_iter_s"] = p.median_iter_s;
-    t["warmup_iters"] = p.warmup_iters;
-    t["peak_mem_bytes"] = p.peak_mem_bytes;
-    t["peak_mem_kind"] = p.peak_mem_kind;
-    pj["timing"] = t;
-    ordered_json c;
-    c["argv"] = p.capture_argv;
-    c["status"] = p.capture_status;
-    c["detail"] = p.capture_detail;
-    c["wall_s"] = p.capture_wall_s;
-    c["files"] = p.capture_files;
-    c["iter_ms"] = p.capture_iter_ms;
-    c["iterations"] = p.capture_iterations;
-    c["exposed_transfer_share"] = Share(p.exposed_transfer_share);
-    c["waiting_share"] = Share(p.waiting_share);
-    c["compute_share"] = Share(p.compute_share);
-    c["idle_share"] = Share(p.idle_share);
-    c["peak_mem_bytes"] = p.capture_peak_mem_bytes;
-    ordered_json mods = ordered_json::array();
-    for (const auto& mod : p.modules) mods.push_back(ModuleJson(mod));
-    c["modules"] = mods;
-    c["efficiency"] = p.efficiency_json.empty() ? ordered_json(nullptr) : ordered_json::parse(p.efficiency_json);
-    pj["capture"] = c;
-    points.push_back(pj);
-  }
+  for (const auto& p : r.points) points.push_back(PointJson(p));
   j["points"] = points;
   j["notes"] = r.notes;
   return j;
@@ -347,7 +377,10 @@ void PrintSweepMarkdown(const model::SweepResult& r, std::ostream& out) {
   }
 }
 
-void PrintSweepHtml(const model::SweepResult& r, std::ostream& out) {
+namespace {
+
+// The page's head (title, style) and its header: the title, the spec and the machine.
+void PrintSweepHtmlHead(const model::SweepResult& r, std::ostream& out) {
   out << R"(<!doctype html>
 <html lang="en">
 <head>
@@ -394,7 +427,12 @@ void PrintSweepHtml(const model::SweepResult& r, std::ostream& out) {
       << Esc(SweepTitle(r)) << "</h1>\n<ul>\n";
   for (const auto& l : SpecLines(r)) out << "<li>" << Esc(l) << "</li>\n";
   for (const auto& l : MachineLines(r)) out << "<li>" << Esc(l) << "</li>\n";
-  out << "</ul>\n</header>\n<main>\n<section id=\"plots-section\">\n<h2>Plots</h2>\n<div class=\"plots\">\n";
+  out << "</ul>\n</header>\n";
+}
+
+// The plots, each a figure with its caption and note.
+void PrintSweepPlots(const model::SweepResult& r, std::ostream& out) {
+  out << "<section id=\"plots-section\">\n<h2>Plots</h2>\n<div class=\"plots\">\n";
   for (const auto& p : SweepPlots(r)) {
     out << "<figure id=\"" << p.id << "\" data-series=\"" << p.series.size() << "\">\n<figcaption>" << Esc(p.title)
         << "</figcaption>\n"
@@ -402,7 +440,12 @@ void PrintSweepHtml(const model::SweepResult& r, std::ostream& out) {
     if (!p.note.empty()) out << "<p class=\"note\">" << Esc(p.note) << "</p>\n";
     out << "</figure>\n";
   }
-  out << "</div>\n</section>\n<section>\n<h2>Largest N per grid</h2>\n";
+  out << "</div>\n</section>\n";
+}
+
+// The tables: largest N per grid, the points, time per module per grid, efficiency.
+void PrintSweepTables(const model::SweepResult& r, std::ostream& out) {
+  out << "<section>\n<h2>Largest N per grid</h2>\n";
   PrintHtml(FitsTable(r), out);
   out << "</section>\n<section>\n<h2>Points</h2>\n";
   PrintHtml(PointsTable(r), out);
@@ -418,6 +461,10 @@ void PrintSweepHtml(const model::SweepResult& r, std::ostream& out) {
     PrintHtml(e, out);
     out << "</section>\n";
   }
+}
+
+// The commands each point ran, and the sweep's notes.
+void PrintSweepCommands(const model::SweepResult& r, std::ostream& out) {
   out << "<section>\n<h2>Commands</h2>\n<ul class=\"cmds\">\n";
   for (const auto& p : r.points) {
     if (p.timing_argv.empty()) continue;
@@ -431,6 +478,16 @@ void PrintSweepHtml(const model::SweepResult& r, std::ostream& out) {
     for (const auto& n : r.notes) out << "<li>" << Esc(n) << "</li>\n";
     out << "</ul>\n</section>\n";
   }
+}
+
+}  // namespace
+
+void PrintSweepHtml(const model::SweepResult& r, std::ostream& out) {
+  PrintSweepHtmlHead(r, out);
+  out << "<main>\n";
+  PrintSweepPlots(r, out);
+  PrintSweepTables(r, out);
+  PrintSweepCommands(r, out);
   out << "</main>\n</body>\n</html>\n";
 }
 

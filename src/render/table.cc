@@ -112,88 +112,119 @@ std::string WrapLines(std::string_view text, size_t width) {
   return out;
 }
 
+namespace {
+
+using Column = TextTable::Column;
+using ForEachRow = std::function<void(const TextTable::RowFn&)>;
+
+// How a table is laid out: each column's width limit (0: unlimited) and width, and whether its
+// last column goes under each row (stacked).
+struct Layout {
+  const std::vector<Column>& columns;
+  std::string_view indent;
+  std::vector<size_t> limit, width;
+  bool stacked = false;
+
+  // Row's cell c as shown: "" past the row's end, elided in the middle to the column's limit.
+  std::string Cell(const std::vector<std::string>& row, size_t c) const {
+    if (c >= row.size()) return "";
+    return limit[c] ? ElideMiddle(row[c], limit[c]) : row[c];
+  }
+  // The columns shown on the row's line.
+  size_t Shown() const { return stacked ? columns.size() - 1 : columns.size(); }
+  // The line's width: the indent, the columns shown and two spaces between them.
+  size_t Total() const {
+    size_t t = indent.size();
+    const size_t shown = Shown();
+    for (size_t c = 0; c < shown; ++c) t += width[c] + (c + 1 < shown ? 2 : 0);
+    return t;
+  }
+};
+
+// Each column's width: the widest of its header and its cells as shown.
+void Measure(Layout& l, const ForEachRow& for_each_row) {
+  const size_t n = l.columns.size();
+  for (size_t c = 0; c < n; ++c) l.width[c] = Columns(l.columns[c].header);
+  for_each_row([&](const std::vector<std::string>& row) {
+    for (size_t c = 0; c < n; ++c) l.width[c] = std::max(l.width[c], Columns(l.Cell(row, c)));
+  });
+}
+
+// Wider than the line: the stacked column goes under its row, then text columns give up
+// width, the widest first, down to 24 (or their header).
+void FitToLine(Layout& l, size_t line_width, const ForEachRow& for_each_row) {
+  const size_t n = l.columns.size();
+  if (line_width == 0 || l.Total() <= line_width) return;
+  if (n > 1 && l.columns[n - 1].overflow == TextTable::Overflow::kStack) l.stacked = true;
+  constexpr size_t kMinText = 24;
+  while (l.Total() > line_width) {
+    size_t widest = n;
+    for (size_t c = 0; c < l.Shown(); ++c) {
+      const Column& col = l.columns[c];
+      const bool can = col.align == TextTable::Align::kLeft && col.overflow == TextTable::Overflow::kElide &&
+                       l.width[c] > std::max(kMinText, Columns(col.header));
+      if (can && (widest == n || l.width[c] > l.width[widest])) widest = c;
+    }
+    if (widest == n) break;  // nothing left to give: the table stays wider than the line
+    const size_t floor = std::max(kMinText, Columns(l.columns[widest].header));
+    l.limit[widest] = std::max(floor, l.width[widest] - std::min(l.width[widest] - floor, l.Total() - line_width));
+    Measure(l, for_each_row);
+  }
+}
+
+// One line of the table, get(c) giving its cells: padded to the widths, trailing spaces dropped.
+// A stacked value goes on its own line under its row, indented past the row's first cell's own
+// indentation (nested module names) and labelled with its header, so that it cannot be read as
+// a row of its own.
+template <typename Get>
+void PrintLine(const Layout& l, Get get, bool header, size_t line_width, std::ostream& out) {
+  const size_t n = l.columns.size(), shown = l.Shown();
+  std::string s(l.indent);
+  for (size_t c = 0; c < shown; ++c) {
+    std::string v = get(c);
+    bool last = c + 1 == shown;
+    size_t pad = l.width[c] > Columns(v) ? l.width[c] - Columns(v) : 0;
+    if (l.columns[c].align == TextTable::Align::kRight) {
+      s += std::string(pad, ' ') + v;
+    } else {
+      s += last ? v : v + std::string(pad, ' ');
+    }
+    if (!last) s += "  ";
+  }
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  out << s << '\n';
+  if (l.stacked && !header) {
+    std::string v = get(n - 1);
+    if (v.empty()) return;
+    const std::string first = get(0);
+    const size_t lead = first.find_first_not_of(' ');
+    std::string stacked_line = std::string(l.indent) + std::string((lead == std::string::npos ? 0 : lead) + 4, ' ') +
+                               l.columns[n - 1].header + ": " + v;
+    out << WrapLines(stacked_line, line_width) << '\n';
+  }
+}
+
+}  // namespace
+
 void TextTable::PrintRows(std::ostream& out, std::string_view indent,
                           const std::function<void(const RowFn&)>& for_each_row) const {
   const size_t n = columns_.size();
-  std::vector<size_t> limit(n);  // 0: unlimited
-  for (size_t c = 0; c < n; ++c) limit[c] = columns_[c].max_width;
-  auto cell = [&](const std::vector<std::string>& row, size_t c) -> std::string {
-    if (c >= row.size()) return "";
-    return limit[c] ? ElideMiddle(row[c], limit[c]) : row[c];
-  };
-  std::vector<size_t> width(n);
-  auto measure = [&] {
-    for (size_t c = 0; c < n; ++c) width[c] = Columns(columns_[c].header);
-    for_each_row([&](const std::vector<std::string>& row) {
-      for (size_t c = 0; c < n; ++c) width[c] = std::max(width[c], Columns(cell(row, c)));
-    });
-  };
-  measure();
-  // Wider than the line: the stacked column goes under its row, then text columns give up
-  // width, the widest first, down to 24 (or their header).
-  bool stacked = false;
+  Layout l{columns_, indent, std::vector<size_t>(n), std::vector<size_t>(n)};
+  for (size_t c = 0; c < n; ++c) l.limit[c] = columns_[c].max_width;
+  Measure(l, for_each_row);
   const size_t line_width = TextWidthScope::Current();
-  auto total = [&] {
-    size_t t = indent.size();
-    const size_t shown = stacked ? n - 1 : n;
-    for (size_t c = 0; c < shown; ++c) t += width[c] + (c + 1 < shown ? 2 : 0);
-    return t;
-  };
-  if (line_width > 0 && total() > line_width) {
-    if (n > 1 && columns_[n - 1].overflow == Overflow::kStack) stacked = true;
-    constexpr size_t kMinText = 24;
-    while (total() > line_width) {
-      size_t widest = n;
-      for (size_t c = 0; c < (stacked ? n - 1 : n); ++c) {
-        const Column& col = columns_[c];
-        const bool can = col.align == Align::kLeft && col.overflow == Overflow::kElide &&
-                         width[c] > std::max(kMinText, Columns(col.header));
-        if (can && (widest == n || width[c] > width[widest])) widest = c;
-      }
-      if (widest == n) break;  // nothing left to give: the table stays wider than the line
-      const size_t floor = std::max(kMinText, Columns(columns_[widest].header));
-      limit[widest] = std::max(floor, width[widest] - std::min(width[widest] - floor, total() - line_width));
-      measure();
-    }
-  }
-  const size_t shown = stacked ? n - 1 : n;
-  // A stacked value goes on its own line under its row, indented past the row's first cell's
-  // own indentation (nested module names) and labelled with its header, so that it cannot be
-  // read as a row of its own.
-  auto line = [&](auto get, bool header) {
-    std::string s(indent);
-    for (size_t c = 0; c < shown; ++c) {
-      std::string v = get(c);
-      bool last = c + 1 == shown;
-      size_t pad = width[c] > Columns(v) ? width[c] - Columns(v) : 0;
-      if (columns_[c].align == Align::kRight) {
-        s += std::string(pad, ' ') + v;
-      } else {
-        s += last ? v : v + std::string(pad, ' ');
-      }
-      if (!last) s += "  ";
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    out << s << '\n';
-    if (stacked && !header) {
-      std::string v = get(n - 1);
-      if (v.empty()) return;
-      const std::string first = get(0);
-      const size_t lead = first.find_first_not_of(' ');
-      std::string stacked_line = std::string(indent) + std::string((lead == std::string::npos ? 0 : lead) + 4, ' ') +
-                                 columns_[n - 1].header + ": " + v;
-      out << WrapLines(stacked_line, line_width) << '\n';
-    }
-  };
-  line([&](size_t c) { return columns_[c].header; }, true);
-  std::string rule = std::string(indent) + std::string(total() - indent.size(), '-');
+  FitToLine(l, line_width, for_each_row);
+  PrintLine(
+      l, [&](size_t c) { return columns_[c].header; }, true, line_width, out);
+  std::string rule = std::string(indent) + std::string(l.Total() - indent.size(), '-');
   out << rule << '\n';
   for_each_row([&](const std::vector<std::string>& row) {
     if (row.empty()) {
       out << rule << '\n';
       return;
     }
-    line([&](size_t c) { return cell(row, c); }, false);
+    PrintLine(
+        l, [&](size_t c) { return l.Cell(row, c); }, false, line_width, out);
   });
 }
 
