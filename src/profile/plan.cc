@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -324,13 +323,6 @@ std::string PathOf(const OutputPaths& p, const OutputFile& file) {
   return (file.in_tmp ? p.tmp_folder : p.base) + file.suffix;
 }
 
-const OutputFile& OutputRow(std::string OutputPaths::*member) {
-  for (const OutputFile& file : kOutputFiles) {
-    if (file.path == member) return file;
-  }
-  std::abort();  // every member named here has its row
-}
-
 // The output paths of the run: every row of kOutputFiles but the functions trace (cpprof writes
 // one only when ChooseFunctionsTrace says so).
 void AssignOutputPaths(const ProfileOptions& o, const PlanInputs& in, Plan& plan) {
@@ -375,7 +367,7 @@ Status PickNsys(const ProfileOptions& o, const DoctorFindings& f, Plan& plan) {
 // pytorch.json.
 void ChooseFunctionsTrace(const ProfileOptions& o, const DoctorFindings& f, const PlanInputs& in, Plan& plan) {
   OutputPaths& p = plan.out;
-  const std::string written_by_cpprof = PathOf(p, OutputRow(&OutputPaths::functions_trace));
+  const std::string written_by_cpprof = p.base + OutputSuffix(&OutputPaths::functions_trace);
   if (plan.workload.size() > 1 && plan.workload[0] == "-m") plan.entry_module = plan.workload[1];
   if (!o.trace_functions.empty() || !o.trace_discover.empty()) {
     plan.trace_json = p.functions_trace = written_by_cpprof;

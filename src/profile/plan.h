@@ -141,6 +141,15 @@ inline constexpr OutputFile kOutputFiles[] = {
      "cpprof: the --python-functions-trace JSON (doctor/functions_trace_workflow.h)"},
 };
 
+// The suffix of the row of kOutputFiles that fills `member`: a rank's report with --per-rank is
+// <base>.<rank> + OutputSuffix(&OutputPaths::nsys_rep).
+constexpr const char* OutputSuffix(std::string OutputPaths::*member) {
+  for (const OutputFile& file : kOutputFiles) {
+    if (file.path == member) return file.suffix;
+  }
+  return "";
+}
+
 struct Plan {
   Preset preset = Preset::kFast;
   std::string name, workflow;

@@ -540,6 +540,8 @@ TEST(ProfilePlan, OutputPathsFollowTheirTable) {
   EXPECT_EQ(p.out.tmp_probe_stdout_log, p.out.tmp_folder + "/probe.stdout.log");
   EXPECT_EQ(p.out.gitignore, o.results_dir + "/.gitignore");
   EXPECT_TRUE(p.out.functions_trace.empty()) << "no --trace-function, not cpfold: cpprof writes no functions trace";
+  EXPECT_EQ(std::string(profile::OutputSuffix(&profile::OutputPaths::qdstrm)), ".qdstrm");
+  EXPECT_EQ(std::string(profile::OutputSuffix(&profile::OutputPaths::tmp_stderr_log)), "/stderr.log");
   std::set<std::string> paths;
   for (const profile::OutputFile& file : profile::kOutputFiles) {
     if (file.when == profile::OutputWhen::kFunctionsTrace) continue;

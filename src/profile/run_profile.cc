@@ -576,7 +576,9 @@ StatusOr<ProfiledRun> RunUnderNsys(const Plan& plan, runner::ProcessRunner& runn
 // .nsys-rep without its .sqlite runs 'nsys export'.
 Status ExportOne(const Plan& plan, const doctor::DoctorFindings& findings, runner::ProcessRunner& runner,
                  const std::string& base, const std::string& logs, std::ostream& err) {
-  const std::string nsys_rep = base + ".nsys-rep", qdstrm = base + ".qdstrm", sqlite = base + ".sqlite";
+  const std::string nsys_rep = base + OutputSuffix(&OutputPaths::nsys_rep);
+  const std::string qdstrm = base + OutputSuffix(&OutputPaths::qdstrm);
+  const std::string sqlite = base + OutputSuffix(&OutputPaths::sqlite);
   runner::RunOptions tool;
   tool.env = plan.env;
   tool.timeout_s = 1800;
@@ -629,12 +631,14 @@ StatusOr<std::vector<std::string>> ExportReports(const Plan& plan, const doctor:
   }
   std::vector<std::string> exports, missing;
   for (const auto& b : p.rank_bases) {
-    if (!Exists(b + ".nsys-rep") && !Exists(b + ".qdstrm") && !Exists(b + ".sqlite")) {
+    const std::string sqlite = b + OutputSuffix(&OutputPaths::sqlite);
+    if (!Exists(b + OutputSuffix(&OutputPaths::nsys_rep)) && !Exists(b + OutputSuffix(&OutputPaths::qdstrm)) &&
+        !Exists(sqlite)) {
       missing.push_back(fs::path(b).filename().string());
       continue;
     }
     CPPROF_RETURN_IF_ERROR(ExportOne(plan, findings, runner, b, logs, err));
-    exports.push_back(b + ".sqlite");
+    exports.push_back(sqlite);
   }
   if (exports.empty() || (plan.nnodes == 1 && !missing.empty())) {
     return Error(ExitCode::kExternal,
