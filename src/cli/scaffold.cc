@@ -260,11 +260,40 @@ class ScaffoldCommand : public Command {
   }
 
   StatusOr<int> Run(Context& ctx) override {
-    CPPROF_ASSIGN_OR_RETURN(auto model, SplitTarget("--model", model_, "mypkg.model:FoldModel"));
-    std::pair<std::string, std::string> wrapper;
+    using Target = std::pair<std::string, std::string>;  // MODULE, NAME
+    CPPROF_ASSIGN_OR_RETURN(Target model, SplitTarget("--model", model_, "mypkg.model:FoldModel"));
+    Target wrapper;
     if (!cp_wrapper_.empty()) {
       CPPROF_ASSIGN_OR_RETURN(wrapper, SplitTarget("--cp-wrapper", cp_wrapper_, "mypkg.cp:wrap_model_with_cp"));
     }
+    CPPROF_RETURN_IF_ERROR(CheckInputs());
+    CPPROF_ASSIGN_OR_RETURN(nlohmann::ordered_json counts, ParseCounts());
+    CPPROF_ASSIGN_OR_RETURN(std::string self, SelfModule(model, wrapper));
+    WriteFileOptions write;
+    write.replace_existing = force_;
+    if (!contract_.empty()) write.inputs.push_back(contract_);
+    CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));
+
+    std::string kit = runner::FindWorkloadKitRoot().value_or("");
+    std::string names = CountNames(counts);
+    CPPROF_RETURN_IF_ERROR(WriteFileAtomically(output_, Render(model, wrapper, counts, self, kit), write));
+    ctx.err << fmt::format(
+        "cpprof: scaffold: wrote {} for {}:{} (entry {}, {}{}{})\n"
+        "  try it:   torchrun --standalone --nproc_per_node=2 -m {} --n-token {}\n"
+        "  profile:  cpprof profile --probe --trace-discover {} -- -m {} --n-token {}\n",
+        output_, model.first, model.second, Entry(),
+        contract_.empty() ? "checkpoint " + checkpoint_ : "contract " + contract_,
+        names.empty() ? "" : ", counts " + names,
+        kit.empty() ? "; cpprof_workload not found: put it on PYTHONPATH" : "", self, n_token_,
+        model.first.substr(0, model.first.find('.')), self, n_token_);
+    return 0;
+  }
+
+ private:
+  std::string Entry() const { return entry_.empty() ? "forward" : entry_; }
+
+  // --entry is a method name; the inputs come from --contract or --checkpoint, which exist.
+  Status CheckInputs() const {
     if (!entry_.empty() && !IsIdentifier(entry_)) {
       return Error(ExitCode::kUsage, fmt::format("--entry '{}' is not a method name (e.g. infer)", entry_));
     }
@@ -279,6 +308,11 @@ class ScaffoldCommand : public Command {
     if (!checkpoint_.empty() && !fs::exists(checkpoint_)) {
       return Error(ExitCode::kBadInput, fmt::format("--checkpoint '{}': no such file or folder", checkpoint_));
     }
+    return OkStatus();
+  }
+
+  // --count NAME=N (repeatable), in the order given: {"recycles": 3, ...}.
+  StatusOr<nlohmann::ordered_json> ParseCounts() const {
     nlohmann::ordered_json counts = nlohmann::ordered_json::object();
     std::set<std::string> count_names;
     for (const auto& c : counts_) {
@@ -294,9 +328,20 @@ class ScaffoldCommand : public Command {
       }
       counts[name] = v;
     }
+    return counts;
+  }
 
-    // The __main__ trap: the module that defines the classes must not be the one run with -m
-    // (it would run as __main__, and nsys cannot annotate __main__'s classes).
+  static std::string CountNames(const nlohmann::ordered_json& counts) {
+    std::string names;
+    for (const auto& [k, v] : counts.items()) names += (names.empty() ? "" : ", ") + k;
+    return names;
+  }
+
+  // The module the -o file will be. The __main__ trap: the module that defines the classes must
+  // not be the one run with -m (it would run as __main__, and nsys cannot annotate __main__'s
+  // classes).
+  StatusOr<std::string> SelfModule(const std::pair<std::string, std::string>& model,
+                                   const std::pair<std::string, std::string>& wrapper) const {
     const std::string out_abs = Absolute(output_);
     for (const auto& [what, module] : {std::pair<std::string, std::string>{"--model", model.first},
                                        std::pair<std::string, std::string>{"--cp-wrapper", wrapper.first}}) {
@@ -317,23 +362,20 @@ class ScaffoldCommand : public Command {
                                                  "write the profile module to a file of its own",
                                                  output_, self));
     }
-    if (self.empty()) self = fs::path(output_).stem().string();
+    return self.empty() ? fs::path(output_).stem().string() : self;
+  }
 
-    WriteFileOptions write;
-    write.replace_existing = force_;
-    if (!contract_.empty()) write.inputs.push_back(contract_);
-    CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));
-
-    std::string kit = runner::FindWorkloadKitRoot().value_or("");
+  // The module's text: kTemplate with its @PLACEHOLDERS@ filled.
+  std::string Render(const std::pair<std::string, std::string>& model,
+                     const std::pair<std::string, std::string>& wrapper, const nlohmann::ordered_json& counts,
+                     const std::string& self, const std::string& kit) const {
     std::string text = kTemplate;
-    std::string entry = entry_.empty() ? "forward" : entry_;
-    std::string target = entry == "forward" ? "model" : "model." + entry;
+    std::string target = Entry() == "forward" ? "model" : "model." + Entry();
     // Without a contract the inputs are a sequence (make_inputs), passed as one argument.
     std::string args = call_ == "kwargs" && !contract_.empty() ? "**inputs" : "inputs";
     std::string entry_call =
         counts.empty() ? fmt::format("{}({})", target, args) : fmt::format("{}({}, **counts)", target, args);
-    std::string names;
-    for (const auto& [k, v] : counts.items()) names += (names.empty() ? "" : ", ") + k;
+    std::string names = CountNames(counts);
     ReplaceAll(text, "@CP_IMPORT@",
                wrapper.first.empty() ? "" : fmt::format("from {} import {}\n", wrapper.first, wrapper.second));
     ReplaceAll(text, "@CP_WRAP@",
@@ -355,21 +397,9 @@ class ScaffoldCommand : public Command {
     ReplaceAll(text, "@WARMUP@", std::to_string(warmup_));
     ReplaceAll(text, "@SEED@", std::to_string(seed_));
     ReplaceAll(text, "@GAIN@", fmt::format("{}", gain_));
-    CPPROF_RETURN_IF_ERROR(WriteFileAtomically(output_, text, write));
-
-    ctx.err << fmt::format(
-        "cpprof: scaffold: wrote {} for {}:{} (entry {}, {}{}{})\n"
-        "  try it:   torchrun --standalone --nproc_per_node=2 -m {} --n-token {}\n"
-        "  profile:  cpprof profile --probe --trace-discover {} -- -m {} --n-token {}\n",
-        output_, model.first, model.second, entry,
-        contract_.empty() ? "checkpoint " + checkpoint_ : "contract " + contract_,
-        names.empty() ? "" : ", counts " + names,
-        kit.empty() ? "; cpprof_workload not found: put it on PYTHONPATH" : "", self, n_token_,
-        model.first.substr(0, model.first.find('.')), self, n_token_);
-    return 0;
+    return text;
   }
 
- private:
   std::string model_, entry_, cp_wrapper_, contract_, checkpoint_, output_;
   std::vector<std::string> counts_;
   std::string call_ = "dict";

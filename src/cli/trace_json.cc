@@ -1,7 +1,7 @@
 // cpprof trace-json [--function MOD:Class.method]... [--spec FILE] [--discover PKG --match RX]
 //                   [--alias ALIAS=REAL]... [--domain NAME] [--base FILE | --no-base]
 //                   [--entry-module MOD] [--strict] [--python PY] [-o OUT]
-// Thin: validation and merging live in src/doctor/functions_trace.
+// Thin: validation and merging live in src/doctor/functions_trace_workflow (shared with cpprof profile).
 #include <fmt/format.h>
 
 #include <set>
@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "doctor/doctor.h"
 #include "doctor/functions_trace.h"
+#include "doctor/functions_trace_workflow.h"
 #include "doctor/python_env.h"
 #include "runner/environment.h"
 #include "runner/process_runner.h"
@@ -45,6 +46,53 @@ class TraceJsonCommand : public Command {
   }
 
   StatusOr<int> Run(Context& ctx) override {
+    CPPROF_ASSIGN_OR_RETURN(doctor::TraceRequest req, Request());
+    if (no_base_ && !base_.empty()) return Error(ExitCode::kUsage, "--base and --no-base exclude each other");
+    runner::Environment env = runner::Environment::FromProcess();
+    runner::RealProcessRunner runner;
+    doctor::FunctionsTraceJob job;
+    job.request = std::move(req);
+    job.domain = domain_;
+    job.strict = strict_;
+    job.command = "trace-json";
+    std::string base_path = base_;
+    if (!no_base_) {
+      if (base_path.empty()) {
+        CPPROF_ASSIGN_OR_RETURN(base_path, ShippedBase(runner, env));
+      }
+      CPPROF_ASSIGN_OR_RETURN(job.base, doctor::ReadTraceBase(base_path));
+    }
+    WriteFileOptions write;  // -o checked now, before the workload is imported
+    write.replace_existing = force_;
+    for (const auto& in : {spec_, base_path}) {
+      if (!in.empty()) write.inputs.push_back(in);
+    }
+    const bool to_stdout = output_.empty() || output_ == "-";
+    if (!to_stdout) CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));
+    doctor::WorkloadPython py = doctor::FindWorkloadPython(env, python_);
+    if (py.path.empty()) {
+      return Error(ExitCode::kExternal, fmt::format("{}: pass the workload's Python with --python PATH", py.why));
+    }
+    job.python = py.path;
+    CPPROF_ASSIGN_OR_RETURN(doctor::FunctionsTrace trace, doctor::MakeFunctionsTrace(job, runner, env, ctx.err));
+    const doctor::Validation& v = trace.validation;
+    if (v.accepted.empty()) {
+      return Error(ExitCode::kCheckFailed,
+                   "no entry was accepted, so the file would name none of the model's "
+                   "functions; nothing written");
+    }
+    if (to_stdout) {
+      ctx.out << doctor::TraceJsonText(trace.entries);
+    } else {
+      CPPROF_RETURN_IF_ERROR(doctor::WriteTraceAtomically(output_, trace.entries, write));
+    }
+    PrintSummary(v, job.base.size(), base_path, ctx.err);
+    return 0;
+  }
+
+ private:
+  // The request from the flags: --function, --spec, --discover/--match, --alias, --entry-module.
+  StatusOr<doctor::TraceRequest> Request() const {
     doctor::TraceRequest req;
     for (const auto& f : functions_) {
       CPPROF_ASSIGN_OR_RETURN(doctor::FunctionEntry e, doctor::ParseFunctionFlag(f));
@@ -77,85 +125,43 @@ class TraceJsonCommand : public Command {
       return Error(ExitCode::kUsage, fmt::format("--entry-module '{}' is not a module name", entry_module_));
     }
     req.entry_module = entry_module_;
-    if (no_base_ && !base_.empty()) return Error(ExitCode::kUsage, "--base and --no-base exclude each other");
+    return req;
+  }
 
-    runner::Environment env = runner::Environment::FromProcess();
-    runner::RealProcessRunner runner;
+  // No --base: the shipped pytorch.json of the nsys the doctor picks.
+  StatusOr<std::string> ShippedBase(runner::ProcessRunner& runner, const runner::Environment& env) const {
+    doctor::DoctorOptions o;
+    o.nsys_only = true;
+    o.python = python_;
+    doctor::DoctorFindings f = doctor::Diagnose(o, runner, env);
+    if (f.functions_trace_base.empty()) {
+      return Error(ExitCode::kError,
+                   fmt::format("no base file: {}. Pass the shipped pytorch.json with --base FILE (it is in "
+                               "PythonFunctionsTrace/ beside nsys), or --no-base to write only the model's "
+                               "entries. Try 'cpprof doctor'.",
+                               f.Chosen() ? fmt::format("{} has no PythonFunctionsTrace/pytorch.json", f.Chosen()->path)
+                                          : "no nsys found"));
+    }
+    return f.functions_trace_base;
+  }
 
-    // The base: given, or the shipped pytorch.json of the nsys the doctor picks.
-    std::vector<doctor::TraceEntry> base;
-    std::string base_path = base_;
-    if (!no_base_) {
-      if (base_path.empty()) {
-        doctor::DoctorOptions o;
-        o.nsys_only = true;
-        o.python = python_;
-        doctor::DoctorFindings f = doctor::Diagnose(o, runner, env);
-        if (f.functions_trace_base.empty()) {
-          return Error(
-              ExitCode::kError,
-              fmt::format("no base file: {}. Pass the shipped pytorch.json with --base FILE (it is in "
-                          "PythonFunctionsTrace/ beside nsys), or --no-base to write only the model's "
-                          "entries. Try 'cpprof doctor'.",
-                          f.Chosen() ? fmt::format("{} has no PythonFunctionsTrace/pytorch.json", f.Chosen()->path)
-                                     : "no nsys found"));
-        }
-        base_path = f.functions_trace_base;
-      }
-      auto text = runner::Environment::ReadText(base_path, 64 << 20);
-      if (!text) return Error(ExitCode::kBadInput, fmt::format("cannot read the base file '{}'", base_path));
-      CPPROF_ASSIGN_OR_RETURN(base, doctor::ParseTraceJson(*text, base_path));
-    }
-
-    WriteFileOptions write;  // -o checked now, before the workload is imported
-    write.replace_existing = force_;
-    for (const auto& in : {spec_, base_path}) {
-      if (!in.empty()) write.inputs.push_back(in);
-    }
-    if (!output_.empty() && output_ != "-") CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));
-
-    doctor::WorkloadPython py = doctor::FindWorkloadPython(env, python_);
-    if (py.path.empty()) {
-      return Error(ExitCode::kExternal, fmt::format("{}: pass the workload's Python with --python PATH", py.why));
-    }
-    CPPROF_ASSIGN_OR_RETURN(doctor::Validation v, doctor::ValidateByImport(req, py.path, runner, env));
-
-    for (const auto& r : v.rejected) {
-      ctx.err << fmt::format("cpprof: {}: trace-json: rejected {}\n", strict_ ? "error" : "warning", r.message);
-      if (!r.hint.empty()) ctx.err << fmt::format("  hint: {}\n", r.hint);
-    }
-    for (const auto& n : v.notes) ctx.err << "cpprof: note: trace-json: " << n << '\n';
-    if (strict_ && !v.rejected.empty()) {
-      return Error(ExitCode::kCheckFailed, fmt::format("{} entr{} rejected (--strict); nothing written",
-                                                       v.rejected.size(), v.rejected.size() == 1 ? "y" : "ies"));
-    }
-    if (v.accepted.empty()) {
-      return Error(ExitCode::kCheckFailed,
-                   "no entry was accepted, so the file would name none of the model's "
-                   "functions; nothing written");
-    }
-    std::vector<doctor::TraceEntry> merged = doctor::MergeTrace(base, v.accepted, domain_);
-    if (output_.empty() || output_ == "-") {
-      ctx.out << doctor::TraceJsonText(merged);
-    } else {
-      CPPROF_RETURN_IF_ERROR(doctor::WriteTraceAtomically(output_, merged, write));
-    }
+  // The last line: what was written, how many functions in how many modules, and from which base.
+  void PrintSummary(const doctor::Validation& v, size_t base_entries, const std::string& base_path,
+                    std::ostream& err) const {
     std::set<std::string> mods, fns;
     for (const auto& a : v.accepted) {
       mods.insert(a.module);
       fns.insert(a.module + ":" + a.function);
     }
     size_t modules = mods.size(), functions = fns.size();
-    ctx.err << fmt::format(
+    err << fmt::format(
         "cpprof: trace-json: {}{} function{} in {} module{} validated with {}{}{}\n",
         output_.empty() || output_ == "-" ? "" : "wrote " + output_ + ": ", functions, functions == 1 ? "" : "s",
         modules, modules == 1 ? "" : "s", v.python,
-        base_path.empty() ? "" : fmt::format(", added to {} base entries from {}", base.size(), base_path),
+        base_path.empty() ? "" : fmt::format(", added to {} base entries from {}", base_entries, base_path),
         v.rejected.empty() ? "" : fmt::format("; {} rejected", v.rejected.size()));
-    return 0;
   }
 
- private:
   std::vector<std::string> functions_;
   std::string spec_;
   std::string discover_;

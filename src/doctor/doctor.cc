@@ -64,6 +64,7 @@ class Prober {
  private:
   void AddCandidate(DoctorFindings& f, const std::string& path, const std::string& label);
   void Walk(DoctorFindings& f, const std::string& root, int depth, const std::string& label);
+  void ReadVersions(DoctorFindings& f);
 
   const DoctorOptions& options_;
   runner::ProcessRunner& runner_;
@@ -217,7 +218,8 @@ void Prober::FindNsys(DoctorFindings& f) {
   }
 }
 
-void Prober::ChooseNsys(DoctorFindings& f) {
+// Each candidate's `nsys --version`; a copy that does not run or names no release gets its error.
+void Prober::ReadVersions(DoctorFindings& f) {
   for (auto& c : f.candidates) {
     if (!c.error.empty()) continue;
     auto r = Run({c.path, "--version"});
@@ -235,13 +237,10 @@ void Prober::ChooseNsys(DoctorFindings& f) {
     c.version = ParseNsysVersion(text);
     if (!c.version) c.error = fmt::format("'{} --version' printed no release number: '{}'", c.path, text);
   }
-  // Fit to the target GPUs' architectures.
-  std::vector<ArchSupport> needs;
-  for (int t : f.targets) {
-    const GpuInfo* g = FindGpu(f, t);
-    if (!g) continue;
-    if (auto a = ArchForComputeCap(g->cc_major, g->cc_minor)) needs.push_back(*a);
-  }
+}
+
+// Fit to the target GPUs' architectures: whether each copy supports them (and is recommended).
+void FitToTargets(const std::vector<ArchSupport>& needs, DoctorFindings& f) {
   for (auto& c : f.candidates) {
     if (!c.version) continue;
     c.supports_targets = true;
@@ -255,7 +254,10 @@ void Prober::ChooseNsys(DoctorFindings& f) {
       if (*c.version < a.recommended) c.recommended_for_targets = false;
     }
   }
-  // The newest that supports every target; the earliest found among equals (PATH first).
+}
+
+// The newest that supports every target; the earliest found among equals (PATH first). -1: none runs.
+int NewestSupporting(const DoctorFindings& f) {
   int best = -1;
   for (size_t i = 0; i < f.candidates.size(); ++i) {
     const auto& c = f.candidates[i];
@@ -268,8 +270,11 @@ void Prober::ChooseNsys(DoctorFindings& f) {
     if (std::pair(c.supports_targets, *c.version) > std::pair(b.supports_targets, *b.version))
       best = static_cast<int>(i);
   }
-  f.chosen = best;
-  if (best < 0) return;
+  return best;
+}
+
+// Why the chosen copy was chosen, in words (`given`: --nsys named it).
+std::string WhyChosen(const DoctorFindings& f, const std::vector<ArchSupport>& needs, bool given) {
   size_t runnable = 0, supporting = 0;
   for (const auto& x : f.candidates) {
     runnable += x.version.has_value();
@@ -285,18 +290,25 @@ void Prober::ChooseNsys(DoctorFindings& f) {
     }
     fit = fmt::format(" ({})", fmt::join(parts, "; "));
   }
-  if (!options_.nsys.empty()) {
-    f.chosen_why = "given with --nsys";
-  } else if (runnable == 1) {
-    f.chosen_why = needs.empty() ? "the only copy found" : fmt::format("the only copy found{}", fit);
-  } else if (needs.empty()) {
-    f.chosen_why = fmt::format("the newest of {} copies (no GPU to fit them to)", runnable);
-  } else if (supporting == 0) {
-    f.chosen_why = fmt::format("the newest of {} copies; none supports the GPUs{}", runnable, fit);
-  } else {
-    f.chosen_why = fmt::format("the newest of {} {} that support{} the GPUs{}", supporting,
-                               supporting == 1 ? "copy" : "copies", supporting == 1 ? "s" : "", fit);
+  if (given) return "given with --nsys";
+  if (runnable == 1) return needs.empty() ? "the only copy found" : fmt::format("the only copy found{}", fit);
+  if (needs.empty()) return fmt::format("the newest of {} copies (no GPU to fit them to)", runnable);
+  if (supporting == 0) return fmt::format("the newest of {} copies; none supports the GPUs{}", runnable, fit);
+  return fmt::format("the newest of {} {} that support{} the GPUs{}", supporting, supporting == 1 ? "copy" : "copies",
+                     supporting == 1 ? "s" : "", fit);
+}
+
+void Prober::ChooseNsys(DoctorFindings& f) {
+  ReadVersions(f);
+  std::vector<ArchSupport> needs;
+  for (int t : f.targets) {
+    const GpuInfo* g = FindGpu(f, t);
+    if (!g) continue;
+    if (auto a = ArchForComputeCap(g->cc_major, g->cc_minor)) needs.push_back(*a);
   }
+  FitToTargets(needs, f);
+  f.chosen = NewestSupporting(f);
+  if (f.chosen >= 0) f.chosen_why = WhyChosen(f, needs, !options_.nsys.empty());
 }
 
 // ---- can it make a report? -------------------------------------------------------------------

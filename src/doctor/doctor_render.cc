@@ -58,10 +58,10 @@ void PrintDoctorText(const DoctorFindings& f, std::ostream& out) {
   out << '\n';
 }
 
-void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
-  Json j;
-  j["schema"] = "cpprof.doctor/1";
-  j["ok"] = !f.HasFail();
+namespace {
+
+// "checks": every check with its status, detail and hint.
+Json ChecksJson(const DoctorFindings& f) {
   Json checks = Json::array();
   for (const auto& c : f.checks) {
     checks.push_back({{"id", c.id},
@@ -70,8 +70,11 @@ void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
                       {"detail", c.detail},
                       {"hint", OrNull(c.hint)}});
   }
-  j["checks"] = checks;
+  return checks;
+}
 
+// "nsys": the chosen nsys and every candidate, the importer, what its help offers.
+Json NsysJson(const DoctorFindings& f) {
   Json nsys;
   Json cands = Json::array();
   for (const auto& c : f.candidates) {
@@ -104,12 +107,11 @@ void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
   nsys["functions_trace_base"] = OrNull(f.functions_trace_base);
   nsys["functions_trace_needs_nvtx"] = f.profile_help.functions_trace_needs_nvtx;
   nsys["deep"] = f.deep_ok ? Json({{"ok", *f.deep_ok}, {"detail", f.deep_detail}}) : Json(nullptr);
-  j["nsys"] = nsys;
+  return nsys;
+}
 
-  j["cpu_sampling"] = {{"available", f.cpu_sampling ? Json(*f.cpu_sampling) : Json(nullptr)},
-                       {"perf_event_paranoid", f.paranoid ? Json(*f.paranoid) : Json(nullptr)},
-                       {"nsys_status_process_tree", OrNull(f.status_env.process_tree_text)}};
-
+// "gpus": nvidia-smi's list, each GPU's architecture and whether it is a target.
+Json GpusJson(const DoctorFindings& f) {
   Json gpus = Json::array();
   for (const auto& g : f.gpus) {
     auto a = ArchForComputeCap(g.cc_major, g.cc_minor);
@@ -124,10 +126,14 @@ void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
                     {"uuid", g.uuid},
                     {"target", target}});
   }
-  j["gpus"] = {{"nvidia_smi", f.nvidia_smi_found},
-               {"error", OrNull(f.nvidia_smi_error)},
-               {"list", gpus},
-               {"targets", f.targets}};
+  return {{"nvidia_smi", f.nvidia_smi_found},
+          {"error", OrNull(f.nvidia_smi_error)},
+          {"list", gpus},
+          {"targets", f.targets}};
+}
+
+// "busy": the processes on the GPUs, one row each.
+Json BusyJson(const DoctorFindings& f) {
   Json busy = Json::array();
   for (const auto& b : f.busy) {
     for (const auto& a : b.apps) {
@@ -136,29 +142,53 @@ void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
                       {"used_memory_mib", a.used_memory_mib >= 0 ? Json(a.used_memory_mib) : Json(nullptr)}});
     }
   }
-  j["busy"] = busy;
+  return busy;
+}
+
+// "topology": the links between GPUs (nvidia-smi topo -m); null when it was not read.
+Json TopologyJson(const DoctorFindings& f) {
+  if (!f.topology) return nullptr;
   Json links = Json::array();
-  if (f.topology) {
-    for (const auto& l : f.topology->links) {
-      const char* kind = l.kind == TopoLink::Kind::kNvlink ? "nvlink"
-                         : l.kind == TopoLink::Kind::kPcie ? "pcie"
-                                                           : "other";
-      links.push_back(
-          {{"a", l.a}, {"b", l.b}, {"link", l.code}, {"kind", kind}, {"nvlinks", l.nvlinks}, {"meaning", l.meaning}});
-    }
+  for (const auto& l : f.topology->links) {
+    const char* kind = l.kind == TopoLink::Kind::kNvlink ? "nvlink"
+                       : l.kind == TopoLink::Kind::kPcie ? "pcie"
+                                                         : "other";
+    links.push_back(
+        {{"a", l.a}, {"b", l.b}, {"link", l.code}, {"kind", kind}, {"nvlinks", l.nvlinks}, {"meaning", l.meaning}});
   }
-  j["topology"] = f.topology ? Json({{"links", links}}) : Json(nullptr);
+  return {{"links", links}};
+}
+
+// "python": the workload's Python and what it has.
+Json PythonJson(const DoctorFindings& f) {
   const PythonInfo& p = f.python;
-  j["python"] = {{"path", OrNull(p.path)},
-                 {"why", p.why},
-                 {"runs", p.runs},
-                 {"error", OrNull(p.error)},
-                 {"version", OrNull(p.version)},
-                 {"torch", OrNull(p.torch_version)},
-                 {"torch_cuda", OrNull(p.torch_cuda)},
-                 {"nccl", OrNull(p.nccl)},
-                 {"nvtx", p.nvtx},
-                 {"torchrun", OrNull(p.torchrun)}};
+  return {{"path", OrNull(p.path)},
+          {"why", p.why},
+          {"runs", p.runs},
+          {"error", OrNull(p.error)},
+          {"version", OrNull(p.version)},
+          {"torch", OrNull(p.torch_version)},
+          {"torch_cuda", OrNull(p.torch_cuda)},
+          {"nccl", OrNull(p.nccl)},
+          {"nvtx", p.nvtx},
+          {"torchrun", OrNull(p.torchrun)}};
+}
+
+}  // namespace
+
+void PrintDoctorJson(const DoctorFindings& f, std::ostream& out) {
+  Json j;
+  j["schema"] = "cpprof.doctor/1";
+  j["ok"] = !f.HasFail();
+  j["checks"] = ChecksJson(f);
+  j["nsys"] = NsysJson(f);
+  j["cpu_sampling"] = {{"available", f.cpu_sampling ? Json(*f.cpu_sampling) : Json(nullptr)},
+                       {"perf_event_paranoid", f.paranoid ? Json(*f.paranoid) : Json(nullptr)},
+                       {"nsys_status_process_tree", OrNull(f.status_env.process_tree_text)}};
+  j["gpus"] = GpusJson(f);
+  j["busy"] = BusyJson(f);
+  j["topology"] = TopologyJson(f);
+  j["python"] = PythonJson(f);
   out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 

@@ -128,7 +128,7 @@ StatusOr<std::pair<std::string, std::string>> ParseAlias(const std::string& flag
 }
 
 StatusOr<std::vector<FunctionEntry>> ReadSpecFile(const std::string& path) {
-  auto text = runner::Environment::ReadText(path, 64 << 20);
+  auto text = runner::Environment::ReadText(path, kFunctionsTraceMaxBytes);
   if (!text) return Error(ExitCode::kBadInput, fmt::format("cannot read the spec file '{}'", path));
   Json j = Json::parse(*text, nullptr, false);
   std::string shape = "a JSON object {\"pkg.module\": [\"Class.method\", ...]}";
@@ -152,64 +152,80 @@ StatusOr<std::vector<FunctionEntry>> ReadSpecFile(const std::string& path) {
   return out;
 }
 
-StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::string& python,
-                                      runner::ProcessRunner& runner, const runner::Environment& env) {
-  auto helper = runner::FindHelper("validate_trace.py");
-  if (!helper) {
-    return Error(ExitCode::kError,
-                 "cpprof's helper validate_trace.py was not found (set CPPROF_HELPERS_DIR to "
-                 "python/cpprof_helpers of cpprof's source tree)");
+namespace {
+
+// The --discover requests with their class patterns compiled: the helper lists every nn.Module
+// subclass ("match": "" is found in every name); cpprof keeps those its RE2 pattern is found in,
+// so the syntax is RE2's, not Python's re.
+class DiscoverFilter {
+ public:
+  static StatusOr<DiscoverFilter> Compile(const std::vector<DiscoverRequest>& discover) {
+    DiscoverFilter f;
+    f.discover_ = &discover;
+    for (const auto& d : discover) {
+      CPPROF_ASSIGN_OR_RETURN(auto re, CompileRegex(d.match, "--match", ExitCode::kUsage, "class names"));
+      f.class_res_.push_back(std::move(re));
+    }
+    return f;
   }
+  // The discover request `module` falls under (a package or one of its modules), or -1.
+  int RequestOf(const std::string& module) const {
+    for (size_t i = 0; i < discover_->size(); ++i) {
+      const std::string& pkg = (*discover_)[i].package;
+      if (module == pkg || module.rfind(pkg + ".", 0) == 0) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  bool Wanted(int req_index, const std::string& cls) const {
+    return req_index < 0 || RegexSearch(cls, *class_res_[static_cast<size_t>(req_index)]);
+  }
+
+ private:
+  const std::vector<DiscoverRequest>* discover_ = nullptr;
+  std::vector<std::shared_ptr<const RE2>> class_res_;
+};
+
+// What the helper is asked: the entries, the aliases, the packages to walk, the -m module.
+Json HelperRequest(const TraceRequest& request) {
   Json req;
   Json entries = Json::array();
   for (const auto& e : request.entries) entries.push_back({{"module", e.module}, {"function", e.function}});
   req["entries"] = entries;
   req["aliases"] = request.aliases;
-  // The helper lists every nn.Module subclass ("match": "" is found in every name); cpprof keeps
-  // those its RE2 pattern is found in, so the syntax is RE2's, not Python's re.
-  std::vector<std::shared_ptr<const RE2>> class_res;
   Json disc = Json::array();
-  for (const auto& d : request.discover) {
-    CPPROF_ASSIGN_OR_RETURN(auto re, CompileRegex(d.match, "--match", ExitCode::kUsage, "class names"));
-    class_res.push_back(std::move(re));
-    disc.push_back({{"package", d.package}, {"match", ""}});
-  }
-  // The discover request `module` falls under (a package or one of its modules), or -1.
-  auto request_of = [&](const std::string& module) {
-    for (size_t i = 0; i < request.discover.size(); ++i) {
-      const std::string& pkg = request.discover[i].package;
-      if (module == pkg || module.rfind(pkg + ".", 0) == 0) return static_cast<int>(i);
-    }
-    return -1;
-  };
-  auto wanted = [&](int req_index, const std::string& cls) {
-    return req_index < 0 || RegexSearch(cls, *class_res[static_cast<size_t>(req_index)]);
-  };
+  for (const auto& d : request.discover) disc.push_back({{"package", d.package}, {"match", ""}});
   req["discover"] = disc;
   req["entry_module"] = request.entry_module.empty() ? Json(nullptr) : Json(request.entry_module);
+  return req;
+}
 
+// Runs validate_trace.py with the workload's Python; its answer, checked to be the helper's JSON.
+StatusOr<Json> RunHelper(const Json& req, const std::string& helper, const std::string& python,
+                         runner::ProcessRunner& runner, const runner::Environment& env) {
   runner::RunOptions opts;
   opts.env = env.vars();
   (*opts.env)["PYTHONDONTWRITEBYTECODE"] = "1";  // validating must not litter the workload's tree
   opts.stdin_data = req.dump();
   opts.timeout_s = 600;  // discovery imports torch and every module of the package
-  auto r = runner.Run({python, *helper}, opts);
+  auto r = runner.Run({python, helper}, opts);
   if (!r.ok()) {
     return Error(ExitCode::kExternal, fmt::format("cannot run the workload's Python: {}. Pass it with --python PATH.",
                                                   r.status().message()));
   }
   if (!r->ok()) {
-    return Error(ExitCode::kExternal, fmt::format("{} {} {} ({})", python, *helper, r->Describe(), Tail(r->err, 800)));
+    return Error(ExitCode::kExternal, fmt::format("{} {} {} ({})", python, helper, r->Describe(), Tail(r->err, 800)));
   }
   Json a = Json::parse(r->out, nullptr, false);
   if (a.is_discarded() || !a.is_object() || a.value("schema", "") != "cpprof.validate_trace/1") {
     return Error(ExitCode::kExternal,
                  fmt::format("{} answered something that is not the helper's JSON: {}", python, Tail(r->out, 300)));
   }
-  Validation v;
-  v.python = a.value("python", python);
-  std::string main_module =
-      a.contains("main_module") && a["main_module"].is_string() ? a["main_module"].get<std::string>() : "";
+  return a;
+}
+
+// The named entries (--function, --spec): each accepted or rejected as the helper answered, with
+// notes for re-exports and __main__ blocks.
+Status SortNamedEntries(const TraceRequest& request, const Json& a, const std::string& main_module, Validation& v) {
   const Json& results = a["entries"];
   if (!results.is_array() || results.size() != request.entries.size()) {
     return Error(ExitCode::kExternal, "the helper answered for a different number of entries than asked");
@@ -236,17 +252,23 @@ StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::st
                       e.module, e.module));
     }
   }
-  std::set<std::string> seen_notes;
+  return OkStatus();
+}
+
+// The discovered classes (--discover) the patterns keep; those of the module run as __main__
+// rejected; import errors and requests that found nothing as notes.
+void SortDiscovered(const TraceRequest& request, const DiscoverFilter& filter, const Json& a,
+                    const std::string& main_module, Validation& v) {
   for (const auto& d : a.value("discovered", Json::array())) {
     FunctionEntry e{d.value("module", ""), d.value("function", ""), ""};
-    int req_index = request_of(e.module);
+    int req_index = filter.RequestOf(e.module);
     if (req_index >= 0) e.origin = "--discover " + request.discover[static_cast<size_t>(req_index)].package;
     std::string cls = d.value("class", e.function.substr(0, e.function.find('.')));
-    if (!wanted(req_index, cls)) continue;
+    if (!filter.Wanted(req_index, cls)) continue;
     if (IsDottedName(e.module) && IsDottedName(e.function)) v.accepted.push_back(e);
   }
   for (const auto& c : a.value("entry_module_classes", Json::array())) {
-    if (!wanted(request_of(c.value("module", "")), c.value("class", ""))) continue;
+    if (!filter.Wanted(filter.RequestOf(c.value("module", "")), c.value("class", ""))) continue;
     FunctionEntry e{c.value("module", ""), c.value("class", "") + ".forward", "--discover"};
     Json r_c = {{"reason", "runs_as_main"},
                 {"detail", fmt::format("'{}' is defined in '{}', which runs as __main__ when launched with -m",
@@ -265,6 +287,26 @@ StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::st
           fmt::format("--discover {} --match '{}' found no torch.nn.Module subclass", d.package, d.match));
     }
   }
+}
+
+}  // namespace
+
+StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::string& python,
+                                      runner::ProcessRunner& runner, const runner::Environment& env) {
+  auto helper = runner::FindHelper("validate_trace.py");
+  if (!helper) {
+    return Error(ExitCode::kError,
+                 "cpprof's helper validate_trace.py was not found (set CPPROF_HELPERS_DIR to "
+                 "python/cpprof_helpers of cpprof's source tree)");
+  }
+  CPPROF_ASSIGN_OR_RETURN(DiscoverFilter filter, DiscoverFilter::Compile(request.discover));
+  CPPROF_ASSIGN_OR_RETURN(Json a, RunHelper(HelperRequest(request), *helper, python, runner, env));
+  Validation v;
+  v.python = a.value("python", python);
+  std::string main_module =
+      a.contains("main_module") && a["main_module"].is_string() ? a["main_module"].get<std::string>() : "";
+  CPPROF_RETURN_IF_ERROR(SortNamedEntries(request, a, main_module, v));
+  SortDiscovered(request, filter, a, main_module, v);
   return v;
 }
 

@@ -6,6 +6,7 @@
 // pytorch.json shipped with nsys, so torch.* stays named), and written atomically.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,6 +18,13 @@
 #include "runner/process_runner.h"
 
 namespace cpprof::doctor {
+
+// The most bytes of a functions-trace file cpprof reads (a base file: --base, the pytorch.json
+// shipped with nsys; a --spec file), in 'cpprof trace-json' and 'cpprof profile' alike. Such a
+// file lists module and function names, far below this; the limit only stops a wrong file (an
+// export, a log) from being read whole. 64 MiB, the larger of the two limits the commands had
+// (profile read 16 MiB), so no base that 'cpprof trace-json' accepts is refused by 'cpprof profile'.
+inline constexpr size_t kFunctionsTraceMaxBytes = size_t{64} << 20;
 
 struct FunctionEntry {
   std::string module;    // "pkg.layers"
@@ -52,7 +60,7 @@ struct Validation {
 
 // "pkg.mod:Class.method" -> {pkg.mod, Class.method}.
 StatusOr<FunctionEntry> ParseFunctionFlag(const std::string& flag);
-// A spec file: {"pkg.mod": ["Class.method", ...], ...}.
+// A spec file: {"pkg.mod": ["Class.method", ...], ...}, at most kFunctionsTraceMaxBytes.
 StatusOr<std::vector<FunctionEntry>> ReadSpecFile(const std::string& path);
 // "ALIAS=REAL".
 StatusOr<std::pair<std::string, std::string>> ParseAlias(const std::string& flag);

@@ -108,10 +108,14 @@ class OptionChecker {
 }  // namespace
 
 std::vector<std::string> OutputPaths::Results() const {
-  std::vector<std::string> out = {nsys_rep,    qdstrm,     sqlite,     readout_md, report_json,      command_txt,
-                                  doctor_json, stdout_log, stderr_log, probe_json, probe_stdout_log, probe_stderr_log};
+  std::vector<std::string> out;
+  for (const OutputFile& file : kOutputFiles) {
+    if (file.result) out.push_back(this->*file.path);
+  }
   for (const auto& b : rank_bases) {
-    for (const char* ext : {".nsys-rep", ".qdstrm", ".sqlite"}) out.push_back(b + ext);
+    for (const OutputFile& file : kOutputFiles) {
+      if (file.per_rank) out.push_back(b + file.suffix);
+    }
   }
   return out;
 }
@@ -173,31 +177,35 @@ Status CheckOptions(const ProfileOptions& o) {
   return OkStatus();
 }
 
-StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const PlanInputs& in) {
-  Plan plan;
-  CPPROF_ASSIGN_OR_RETURN(plan.preset, ParsePreset(o.preset));
+namespace {
+
+// The usage errors of the options alone, before anything is planned.
+Status CheckPlanOptions(const ProfileOptions& o) {
+  CPPROF_RETURN_IF_ERROR(ParsePreset(o.preset).status());
   if (o.timeout_s <= 0) return Error(ExitCode::kUsage, "--timeout must be positive");
   if (o.nnodes < 1) return Error(ExitCode::kUsage, "--nnodes must be at least 1");
   CPPROF_RETURN_IF_ERROR(CheckOptions(o));
-  const bool trace_request = !o.trace_functions.empty() || !o.trace_discover.empty();
   if (o.nnodes > 1 && o.rdzv_endpoint.empty()) {
     return Error(ExitCode::kUsage, "--nnodes > 1 needs --rdzv-endpoint HOST:PORT (the same on every node)");
   }
-  plan.nnodes = o.nnodes;
-  plan.per_rank = o.per_rank;
+  return OkStatus();
+}
 
-  // ---- the workload: the shorthand (cpfold), nothing (cpfold, small), or what follows -- ----
-  std::vector<std::string> extra;  // workload arguments after the shorthand
-  std::optional<Shorthand> sh;
+// The workload named on the command line: the shorthand (cpfold), nothing (cpfold, small), or
+// what follows -- (no shorthand). `extra` gets the workload arguments after the shorthand.
+StatusOr<std::optional<Shorthand>> ReadShorthand(const ProfileOptions& o, std::vector<std::string>& extra) {
   if (LooksLikeShorthand(o.args)) {
     CPPROF_ASSIGN_OR_RETURN(Shorthand s, ParseShorthand(o.args));
-    sh = s;
     extra.assign(o.args.begin() + 3, o.args.end());
-  } else if (o.args.empty()) {
-    sh = Shorthand{"trunk", 256, 0, 1, 1};  // ranks: the free GPUs, below
+    return std::optional<Shorthand>(s);
   }
+  if (o.args.empty()) return std::optional<Shorthand>(Shorthand{"trunk", 256, 0, 1, 1});  // ranks: the free GPUs
+  return std::optional<Shorthand>();
+}
 
-  // ---- ranks and GPUs ----
+// Ranks per node and their GPUs: --nproc-per-node, the shorthand's ranks, --gpus, else the free
+// GPUs. A shorthand without ranks gets its grid from them.
+Status ChooseRanksAndGpus(const ProfileOptions& o, const DoctorFindings& f, std::optional<Shorthand>& sh, Plan& plan) {
   std::set<int> busy;
   for (const auto& b : f.busy) busy.insert(b.index);
   std::vector<int> free_gpus;
@@ -232,55 +240,61 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
       if (static_cast<int>(plan.gpus.size()) < plan.ranks) plan.gpus.push_back(g);
     }
   }
+  return OkStatus();
+}
 
-  // ---- timeouts: the process group gives up before cpprof kills the run ----
-  plan.timeout_s = o.timeout_s;
-  plan.pg_timeout_s = std::min(600.0, std::max(1.0, std::floor(o.timeout_s / 2)));
-
-  if (sh) {
-    if (in.cpfold_root.empty()) {
-      return Error(ExitCode::kUsage,
-                   "the reference workload cpfold was not found (python/cpfold beside cpprof). "
-                   "Name your workload after --: cpprof profile -- -m pkg.module ARGS");
-    }
-    plan.cpfold = true;
-    plan.cpfold_mode = sh->mode;
-    plan.n_token = sh->n_token;
-    plan.cp0 = sh->cp0;
-    plan.cp1 = sh->cp1;
-    plan.workload = {"-m",        "cpfold.run",
-                     "--mode",    sh->mode,
-                     "--n-token", std::to_string(sh->n_token),
-                     "--cp0",     std::to_string(sh->cp0),
-                     "--cp1",     std::to_string(sh->cp1)};
-    if (std::find(extra.begin(), extra.end(), "--pg-timeout") == extra.end()) {
-      plan.workload.push_back("--pg-timeout");
-      plan.workload.push_back(fmt::format("{}", plan.pg_timeout_s));
-    }
-    plan.workload.insert(plan.workload.end(), extra.begin(), extra.end());
-  } else {
-    plan.workload = o.args;
-    if (plan.workload[0] == "-m" && plan.workload.size() < 2) {
-      return Error(ExitCode::kUsage, "'-m' after -- needs a module name: cpprof profile -- -m pkg.module ARGS");
-    }
-    if (StartsWith(Basename(plan.workload[0]), "python")) {
-      return Error(ExitCode::kUsage, fmt::format("leave the interpreter out: torchrun runs the workload with its own "
-                                                 "Python. Write 'cpprof profile -- -m MODULE ARGS' or '-- SCRIPT "
-                                                 "ARGS', not '-- {} ...'",
-                                                 plan.workload[0]));
-    }
-    if (StartsWith(plan.workload[0], "-") && plan.workload[0] != "-m") {
-      return Error(ExitCode::kUsage, fmt::format("the workload after -- must start with '-m MODULE' or a script, not "
-                                                 "'{}'",
-                                                 plan.workload[0]));
-    }
-    plan.warnings.push_back(
-        fmt::format("the process-group timeout cannot be passed to a workload cpprof does not know: it gets "
-                    "CPPROF_PG_TIMEOUT_S={} in its environment (use it in init_process_group(timeout=...))",
-                    plan.pg_timeout_s));
+// cpfold's command line from the shorthand, with the process group's timeout unless given.
+Status PlanCpfoldWorkload(const Shorthand& sh, const std::vector<std::string>& extra, const PlanInputs& in,
+                          Plan& plan) {
+  if (in.cpfold_root.empty()) {
+    return Error(ExitCode::kUsage,
+                 "the reference workload cpfold was not found (python/cpfold beside cpprof). "
+                 "Name your workload after --: cpprof profile -- -m pkg.module ARGS");
   }
+  plan.cpfold = true;
+  plan.cpfold_mode = sh.mode;
+  plan.n_token = sh.n_token;
+  plan.cp0 = sh.cp0;
+  plan.cp1 = sh.cp1;
+  plan.workload = {"-m",        "cpfold.run",
+                   "--mode",    sh.mode,
+                   "--n-token", std::to_string(sh.n_token),
+                   "--cp0",     std::to_string(sh.cp0),
+                   "--cp1",     std::to_string(sh.cp1)};
+  if (std::find(extra.begin(), extra.end(), "--pg-timeout") == extra.end()) {
+    plan.workload.push_back("--pg-timeout");
+    plan.workload.push_back(fmt::format("{}", plan.pg_timeout_s));
+  }
+  plan.workload.insert(plan.workload.end(), extra.begin(), extra.end());
+  return OkStatus();
+}
 
-  // ---- names and paths ----
+// A workload cpprof does not know, as given after --: '-m MODULE ARGS' or 'SCRIPT ARGS'.
+Status PlanOwnWorkload(const ProfileOptions& o, Plan& plan) {
+  plan.workload = o.args;
+  if (plan.workload[0] == "-m" && plan.workload.size() < 2) {
+    return Error(ExitCode::kUsage, "'-m' after -- needs a module name: cpprof profile -- -m pkg.module ARGS");
+  }
+  if (StartsWith(Basename(plan.workload[0]), "python")) {
+    return Error(ExitCode::kUsage, fmt::format("leave the interpreter out: torchrun runs the workload with its own "
+                                               "Python. Write 'cpprof profile -- -m MODULE ARGS' or '-- SCRIPT "
+                                               "ARGS', not '-- {} ...'",
+                                               plan.workload[0]));
+  }
+  if (StartsWith(plan.workload[0], "-") && plan.workload[0] != "-m") {
+    return Error(ExitCode::kUsage, fmt::format("the workload after -- must start with '-m MODULE' or a script, not "
+                                               "'{}'",
+                                               plan.workload[0]));
+  }
+  plan.warnings.push_back(
+      fmt::format("the process-group timeout cannot be passed to a workload cpprof does not know: it gets "
+                  "CPPROF_PG_TIMEOUT_S={} in its environment (use it in init_process_group(timeout=...))",
+                  plan.pg_timeout_s));
+  return OkStatus();
+}
+
+// The run's workflow (the results subfolder) and name: given, or from the workload.
+Status ChooseNames(const ProfileOptions& o, const PlanInputs& in, Plan& plan) {
   plan.workflow = !o.workflow.empty() ? o.workflow
                   : plan.cpfold       ? (plan.cpfold_mode == "train" ? "training" : "inference")
                                       : "custom";
@@ -301,68 +315,62 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
     return Error(ExitCode::kUsage,
                  fmt::format("--workflow '{}' must be letters, digits, '-', '_' or '.'", plan.workflow));
   }
+  return OkStatus();
+}
+
+// Where one row of kOutputFiles goes.
+std::string PathOf(const OutputPaths& p, const OutputFile& file) {
+  return (file.in_tmp ? p.tmp_folder : p.base) + file.suffix;
+}
+
+// The output paths of the run: every row of kOutputFiles but the functions trace (cpprof writes
+// one only when ChooseFunctionsTrace says so).
+void AssignOutputPaths(const ProfileOptions& o, const PlanInputs& in, Plan& plan) {
   OutputPaths& p = plan.out;
   p.folder = o.results_dir + "/" + plan.workflow;
   p.base = p.folder + "/" + plan.name;
-  p.nsys_rep = p.base + ".nsys-rep";
-  p.qdstrm = p.base + ".qdstrm";
-  p.sqlite = p.base + ".sqlite";
-  if (o.per_rank) {
-    for (int r = 0; r < plan.ranks * plan.nnodes; ++r) p.rank_bases.push_back(fmt::format("{}.{}", p.base, r));
-  }
-  p.readout_md = p.base + ".readout.md";
-  p.report_json = p.base + ".report.json";
-  p.command_txt = p.base + ".command.txt";
-  p.doctor_json = p.base + ".doctor.json";
-  p.stdout_log = p.base + ".stdout.log";
-  p.stderr_log = p.base + ".stderr.log";
   // One /tmp folder per results folder and name: two results folders with a run of one name do
   // not share (and overwrite) each other's live logs.
-  const std::string results_key = std::filesystem::absolute(p.folder).lexically_normal().string();
+  const std::string results_key = fs::absolute(p.folder).lexically_normal().string();
   uint32_t hash = 2166136261u;  // FNV-1a: the same name on every machine and build
   for (unsigned char c : results_key) hash = (hash ^ c) * 16777619u;
   p.tmp_folder = fmt::format("{}/{}/cpprof/{}-{:08x}", in.tmp_root, in.user, plan.name, hash);
-  p.tmp_stdout_log = p.tmp_folder + "/stdout.log";
-  p.tmp_stderr_log = p.tmp_folder + "/stderr.log";
-  p.probe_json = p.base + ".probe.json";
-  p.probe_stdout_log = p.base + ".probe.stdout.log";
-  p.probe_stderr_log = p.base + ".probe.stderr.log";
-  p.tmp_probe_stdout_log = p.tmp_folder + "/probe.stdout.log";
-  p.tmp_probe_stderr_log = p.tmp_folder + "/probe.stderr.log";
+  for (const OutputFile& file : kOutputFiles) {
+    if (file.when != OutputWhen::kFunctionsTrace) p.*file.path = PathOf(p, file);
+  }
+  if (o.per_rank) {
+    for (int r = 0; r < plan.ranks * plan.nnodes; ++r) p.rank_bases.push_back(fmt::format("{}.{}", p.base, r));
+  }
   p.gitignore = o.results_dir + "/.gitignore";
+}
 
-  // ---- nsys ----
+// The nsys the doctor chose; none is an error, except for --dry-run (which shows the rest).
+Status PickNsys(const ProfileOptions& o, const DoctorFindings& f, Plan& plan) {
   const doctor::NsysCandidate* nsys = f.Chosen();
-  if (!nsys) {
-    const doctor::Check* c = FindCheck(f, "nsys");
-    std::string why = fmt::format("no usable nsys: {}. {}", c ? c->detail : "none found",
-                                  c && !c->hint.empty() ? c->hint : doctor::InstallNsysHint());
-    if (!o.dry_run) return Error(ExitCode::kCheckFailed, why);
-    plan.nsys = "nsys";  // --dry-run still shows the rest of the plan
-    plan.nsys_version = "unknown";
-    plan.warnings.push_back(why);
-  } else {
+  if (nsys) {
     plan.nsys = nsys->path;
     plan.nsys_version = nsys->version ? nsys->version->ToString() : nsys->version_text;
+    return OkStatus();
   }
+  const doctor::Check* c = FindCheck(f, "nsys");
+  std::string why = fmt::format("no usable nsys: {}. {}", c ? c->detail : "none found",
+                                c && !c->hint.empty() ? c->hint : doctor::InstallNsysHint());
+  if (!o.dry_run) return Error(ExitCode::kCheckFailed, why);
+  plan.nsys = "nsys";  // --dry-run still shows the rest of the plan
+  plan.nsys_version = "unknown";
+  plan.warnings.push_back(why);
+  return OkStatus();
+}
 
-  OptionChecker opt(f, plan);
-  // --per-rank: each rank's nsys names its report by the RANK torchrun gives it.
-  CPPROF_RETURN_IF_ERROR(opt.Add("output", o.per_rank ? p.base + ".%q{RANK}" : p.base, true));
-  CPPROF_RETURN_IF_ERROR(opt.Add("force-overwrite", "true", true));
-  CPPROF_RETURN_IF_ERROR(opt.Add("export", "sqlite", false));
-  bool sampling_off = f.cpu_sampling.has_value() && !*f.cpu_sampling;
-  std::string sampling_why;
-  if (const doctor::Check* c = FindCheck(f, "cpu-sampling")) sampling_why = c->detail;
-  if (sampling_why.empty()) sampling_why = "CPU sampling is not available";
-
-  // The functions-trace JSON: given; made from --trace-function/--trace-discover (validated by
-  // import at run time, as 'cpprof trace-json' does); or cpfold's spec merged with the shipped
-  // pytorch.json.
+// The functions-trace JSON: given; made from --trace-function/--trace-discover (validated by
+// import at run time, as 'cpprof trace-json' does); or cpfold's spec merged with the shipped
+// pytorch.json.
+void ChooseFunctionsTrace(const ProfileOptions& o, const DoctorFindings& f, const PlanInputs& in, Plan& plan) {
+  OutputPaths& p = plan.out;
+  const std::string written_by_cpprof = p.base + OutputSuffix(&OutputPaths::functions_trace);
   if (plan.workload.size() > 1 && plan.workload[0] == "-m") plan.entry_module = plan.workload[1];
-  if (trace_request) {
-    plan.trace_json = p.base + ".functions-trace.json";
-    plan.out.functions_trace = plan.trace_json;
+  if (!o.trace_functions.empty() || !o.trace_discover.empty()) {
+    plan.trace_json = p.functions_trace = written_by_cpprof;
     plan.trace_functions = o.trace_functions;
     plan.trace_discover = o.trace_discover;
     plan.trace_match = o.trace_match;
@@ -378,8 +386,7 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   } else if (plan.cpfold && !in.cpfold_spec.empty()) {
     // cpfold's modules name the readout's rows. fast takes cpfold's own classes only (a few
     // hundred ranges per iteration: about 2% on a GPU-bound run); full adds nsys's torch.* list.
-    plan.trace_json = p.base + ".functions-trace.json";
-    plan.out.functions_trace = plan.trace_json;
+    plan.trace_json = p.functions_trace = written_by_cpprof;
     plan.trace_spec = in.cpfold_spec;
     if (plan.preset == Preset::kFull) plan.trace_base = f.functions_trace_base;
   } else if (plan.preset == Preset::kFull && !f.functions_trace_base.empty()) {
@@ -388,89 +395,111 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
         "no --trace-json: using the pytorch.json shipped with nsys, which names torch.* only "
         "(make one that names your modules with 'cpprof trace-json')");
   }
+}
 
-  if (plan.preset == Preset::kFast) {
-    CPPROF_RETURN_IF_ERROR(opt.Add("trace", "cuda,nvtx", true));
-    CPPROF_RETURN_IF_ERROR(opt.Add("sample", "none", false));
-    CPPROF_RETURN_IF_ERROR(opt.Add("cpuctxsw", "none", false));
-    if (!plan.trace_json.empty()) CPPROF_RETURN_IF_ERROR(opt.Add("python-functions-trace", plan.trace_json, false));
+// The fast preset's options: CUDA and NVTX only, no sampling.
+Status AddFastOptions(OptionChecker& opt, const Plan& plan) {
+  CPPROF_RETURN_IF_ERROR(opt.Add("trace", "cuda,nvtx", true));
+  CPPROF_RETURN_IF_ERROR(opt.Add("sample", "none", false));
+  CPPROF_RETURN_IF_ERROR(opt.Add("cpuctxsw", "none", false));
+  if (!plan.trace_json.empty()) CPPROF_RETURN_IF_ERROR(opt.Add("python-functions-trace", plan.trace_json, false));
+  return OkStatus();
+}
+
+// The full preset's backtraces: dropped as inert when the doctor says CPU sampling is off.
+Status AddBacktraceOptions(const DoctorFindings& f, OptionChecker& opt, Plan& plan) {
+  std::string sampling_why;
+  if (const doctor::Check* c = FindCheck(f, "cpu-sampling")) sampling_why = c->detail;
+  if (sampling_why.empty()) sampling_why = "CPU sampling is not available";
+  if (f.cpu_sampling.has_value() && !*f.cpu_sampling) {
+    opt.Drop("--cudabacktrace=all", "inert: " + sampling_why);
+    opt.Drop("--python-backtrace=cuda", "inert: " + sampling_why);
+    return OkStatus();
+  }
+  if (!f.cpu_sampling) {
+    plan.warnings.push_back(
+        "could not tell whether CPU sampling works: --cudabacktrace and --python-backtrace "
+        "are kept but may be inert");
+  }
+  CPPROF_RETURN_IF_ERROR(opt.Add("cudabacktrace", "all", false));
+  return opt.Add("python-backtrace", "cuda", false);
+}
+
+// The full preset's options: the seed's option set (OS runtime, memory, shapes, backtraces).
+Status AddFullOptions(const DoctorFindings& f, OptionChecker& opt, Plan& plan) {
+  CPPROF_RETURN_IF_ERROR(opt.Add("trace", "cuda,nvtx,osrt", true));
+  CPPROF_RETURN_IF_ERROR(opt.Add("cuda-memory-usage", "true", false));
+  const std::string token = "autograd-shapes-nvtx";
+  const auto& tokens = f.profile_help.pytorch_tokens;
+  if (f.profile_help_read && f.profile_help.HasOption("pytorch") &&
+      std::find(tokens.begin(), tokens.end(), token) == tokens.end()) {
+    opt.Drop("--pytorch=" + token,
+             fmt::format("this nsys's --pytorch accepts only {}",
+                         tokens.empty() ? "(none listed)" : fmt::format("{}", fmt::join(tokens, ", "))));
   } else {
-    CPPROF_RETURN_IF_ERROR(opt.Add("trace", "cuda,nvtx,osrt", true));
-    CPPROF_RETURN_IF_ERROR(opt.Add("cuda-memory-usage", "true", false));
-    const std::string token = "autograd-shapes-nvtx";
-    const auto& tokens = f.profile_help.pytorch_tokens;
-    if (f.profile_help_read && f.profile_help.HasOption("pytorch") &&
-        std::find(tokens.begin(), tokens.end(), token) == tokens.end()) {
-      opt.Drop("--pytorch=" + token,
-               fmt::format("this nsys's --pytorch accepts only {}",
-                           tokens.empty() ? "(none listed)" : fmt::format("{}", fmt::join(tokens, ", "))));
-    } else {
-      CPPROF_RETURN_IF_ERROR(opt.Add("pytorch", token, false));
-    }
-    if (!plan.trace_json.empty()) {
-      CPPROF_RETURN_IF_ERROR(opt.Add("python-functions-trace", plan.trace_json, false));
-    } else {
-      plan.warnings.push_back(
-          "no functions-trace JSON (no --trace-json and no pytorch.json shipped with this nsys): "
-          "module names will be missing");
-    }
-    if (!plan.trace_json.empty() && f.profile_help.functions_trace_needs_nvtx && f.python.runs && !f.python.nvtx) {
-      plan.warnings.push_back(
-          "this nsys's help says --python-functions-trace needs the nvtx package, which the "
-          "workload's Python lacks (nsys 2025.3.1 was seen naming ranges without it)");
-    }
-    if (sampling_off) {
-      opt.Drop("--cudabacktrace=all", "inert: " + sampling_why);
-      opt.Drop("--python-backtrace=cuda", "inert: " + sampling_why);
-    } else {
-      if (!f.cpu_sampling) {
-        plan.warnings.push_back(
-            "could not tell whether CPU sampling works: --cudabacktrace and --python-backtrace "
-            "are kept but may be inert");
-      }
-      CPPROF_RETURN_IF_ERROR(opt.Add("cudabacktrace", "all", false));
-      CPPROF_RETURN_IF_ERROR(opt.Add("python-backtrace", "cuda", false));
-    }
+    CPPROF_RETURN_IF_ERROR(opt.Add("pytorch", token, false));
   }
-
-  // ---- the launch: torchrun's own options, then the launcher, then '--' and the workload ----
-  // torchrun takes abbreviations of its options (--n for --nnodes, ...) anywhere before its
-  // training script's arguments start; everything after the '--' that follows the launcher is
-  // positional for its parser, and the launcher hands it to the workload untouched.
-  if (in.launcher.empty()) {
-    return Error(ExitCode::kError,
-                 "python/cpprof_helpers/launch_workload.py not found: set CPPROF_HELPERS_DIR to "
-                 "the python/cpprof_helpers folder of cpprof's checkout");
+  if (!plan.trace_json.empty()) {
+    CPPROF_RETURN_IF_ERROR(opt.Add("python-functions-trace", plan.trace_json, false));
+  } else {
+    plan.warnings.push_back(
+        "no functions-trace JSON (no --trace-json and no pytorch.json shipped with this nsys): "
+        "module names will be missing");
   }
-  std::string torchrun = f.python.torchrun.empty() ? "torchrun" : f.python.torchrun;
-  auto make_launch = [&](const std::vector<std::string>& workload, const std::string& rdzv_suffix, bool nsys_inside) {
-    std::vector<std::string> l = {torchrun};
-    if (o.nnodes == 1) {
-      l.push_back("--standalone");
-      l.push_back("--nnodes=1");
-    } else {
-      l.push_back(fmt::format("--nnodes={}", o.nnodes));
-      l.push_back("--rdzv_backend=c10d");
-      l.push_back("--rdzv_endpoint=" + o.rdzv_endpoint);
-      l.push_back("--rdzv_id=cpprof-" + (o.name.empty() ? plan.workflow : o.name) + rdzv_suffix);
-    }
-    l.push_back(fmt::format("--nproc_per_node={}", plan.ranks));
-    if (nsys_inside) {
-      // torchrun starts `nsys profile ... python launcher` per rank instead of python.
-      l.push_back("--no_python");
-      l.push_back(plan.nsys);
-      l.push_back("profile");
-      l.insert(l.end(), plan.nsys_options.begin(), plan.nsys_options.end());
-      l.push_back(f.python.path.empty() ? "python3" : f.python.path);
-    }
-    l.push_back(in.launcher);
-    l.push_back("--");
-    l.insert(l.end(), workload.begin(), workload.end());
-    return l;
-  };
-  plan.launch = make_launch(plan.workload, "", plan.per_rank);
+  if (!plan.trace_json.empty() && f.profile_help.functions_trace_needs_nvtx && f.python.runs && !f.python.nvtx) {
+    plan.warnings.push_back(
+        "this nsys's help says --python-functions-trace needs the nvtx package, which the "
+        "workload's Python lacks (nsys 2025.3.1 was seen naming ranges without it)");
+  }
+  return AddBacktraceOptions(f, opt, plan);
+}
 
-  // ---- the feasibility probe: the same launch without nsys, one iteration ----
+// The nsys options, each checked against this nsys's help; the functions trace is chosen between
+// the output options and the preset's (its warnings come in that order).
+Status AddNsysOptions(const ProfileOptions& o, const DoctorFindings& f, const PlanInputs& in, Plan& plan) {
+  OptionChecker opt(f, plan);
+  // --per-rank: each rank's nsys names its report by the RANK torchrun gives it.
+  CPPROF_RETURN_IF_ERROR(opt.Add("output", o.per_rank ? plan.out.base + ".%q{RANK}" : plan.out.base, true));
+  CPPROF_RETURN_IF_ERROR(opt.Add("force-overwrite", "true", true));
+  CPPROF_RETURN_IF_ERROR(opt.Add("export", "sqlite", false));
+  ChooseFunctionsTrace(o, f, in, plan);
+  return plan.preset == Preset::kFast ? AddFastOptions(opt, plan) : AddFullOptions(f, opt, plan);
+}
+
+// The launch: torchrun's own options, then the launcher, then '--' and the workload. torchrun
+// takes abbreviations of its options (--n for --nnodes, ...) anywhere before its training
+// script's arguments start; everything after the '--' that follows the launcher is positional for
+// its parser, and the launcher hands it to the workload untouched.
+std::vector<std::string> MakeLaunch(const ProfileOptions& o, const DoctorFindings& f, const PlanInputs& in,
+                                    const Plan& plan, const std::vector<std::string>& workload,
+                                    const std::string& rdzv_suffix, bool nsys_inside) {
+  std::vector<std::string> l = {f.python.torchrun.empty() ? "torchrun" : f.python.torchrun};
+  if (o.nnodes == 1) {
+    l.push_back("--standalone");
+    l.push_back("--nnodes=1");
+  } else {
+    l.push_back(fmt::format("--nnodes={}", o.nnodes));
+    l.push_back("--rdzv_backend=c10d");
+    l.push_back("--rdzv_endpoint=" + o.rdzv_endpoint);
+    l.push_back("--rdzv_id=cpprof-" + (o.name.empty() ? plan.workflow : o.name) + rdzv_suffix);
+  }
+  l.push_back(fmt::format("--nproc_per_node={}", plan.ranks));
+  if (nsys_inside) {
+    // torchrun starts `nsys profile ... python launcher` per rank instead of python.
+    l.push_back("--no_python");
+    l.push_back(plan.nsys);
+    l.push_back("profile");
+    l.insert(l.end(), plan.nsys_options.begin(), plan.nsys_options.end());
+    l.push_back(f.python.path.empty() ? "python3" : f.python.path);
+  }
+  l.push_back(in.launcher);
+  l.push_back("--");
+  l.insert(l.end(), workload.begin(), workload.end());
+  return l;
+}
+
+// Whether the feasibility probe runs, and why.
+void DecideProbe(const ProfileOptions& o, Plan& plan) {
   plan.overhead = plan.preset == Preset::kFull ? 3.0 : 1.1;
   if (o.no_probe) {
     plan.probe_why = "off (--no-probe)";
@@ -484,54 +513,59 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
     plan.probe_why = plan.cpfold ? "off (the fast preset; --probe runs it)"
                                  : "off (a workload cpprof does not know is probed only with --probe)";
   }
-  if (plan.probe) {
-    std::vector<std::string> w = plan.workload;
-    if (plan.cpfold) {
-      const std::vector<std::string>& a = plan.workload;
-      plan.planned_iters = IntOr(LastFlagValue(a, "--iters"), 3) + IntOr(LastFlagValue(a, "--warmup"), 1);
-      for (const char* x : {"--iters", "1", "--warmup", "0"}) w.push_back(x);
-      if (plan.cpfold_mode == "e2e") {
-        // The preset's diffusion steps come from cpfold itself (python/cpfold/presets.json).
-        const CpfoldPresets& cp = in.cpfold_presets;
-        std::string preset = LastFlagValue(a, "--preset").value_or(cp.default_preset);
-        auto known = cp.diffusion_steps.find(preset);
-        int planned =
-            IntOr(LastFlagValue(a, "--diffusion-steps"), known != cp.diffusion_steps.end() ? known->second : 0);
-        if (planned == 0) {
-          plan.warnings.push_back(fmt::format(
-              "the diffusion steps of cpfold's {} are unknown, so the probe runs them all ({}); "
-              "--diffusion-steps N names them",
-              preset.empty() ? std::string("default preset") : "preset '" + preset + "'",
-              in.cpfold_presets_error.empty() ? "no such preset in cpfold/presets.json" : in.cpfold_presets_error));
-        }
-        int probe_steps = std::min(planned, 2);
-        if (probe_steps >= 1 && probe_steps < planned) {
-          w.push_back("--diffusion-steps");
-          w.push_back(std::to_string(probe_steps));
-          plan.iter_scale = static_cast<double>(planned) / probe_steps;
-        }
-      }
-    }
-    plan.probe_argv = make_launch(w, "-probe", false);
-    // A workload that runs its iterations through cpprof_workload.schedule runs only the first
-    // two (a warm-up and a timed one) and says in its lines how many the whole run does.
-    if (!plan.cpfold) plan.probe_env_additions[kProbeItersEnv] = "2";
-    // A workload not known to print iteration lines runs under the cap until it prints one
-    // (then CPPROF_PROBE_ITERS shortens it, or it runs whole, under --timeout).
-    if (!plan.cpfold) plan.probe_cap_s = o.probe_cap_s;
-  }
+}
 
-  if (plan.per_rank) {
-    plan.argv = plan.launch;
-  } else {
-    plan.argv = {plan.nsys, "profile"};
-    plan.argv.insert(plan.argv.end(), plan.nsys_options.begin(), plan.nsys_options.end());
-    plan.argv.insert(plan.argv.end(), plan.launch.begin(), plan.launch.end());
+// cpfold e2e: the probe runs at most 2 of the preset's diffusion steps (its steps come from cpfold
+// itself, python/cpfold/presets.json); iter_scale scales the probe's time back up.
+void ShortenCpfoldDiffusion(const PlanInputs& in, Plan& plan, std::vector<std::string>& w) {
+  const std::vector<std::string>& a = plan.workload;
+  const CpfoldPresets& cp = in.cpfold_presets;
+  std::string preset = LastFlagValue(a, "--preset").value_or(cp.default_preset);
+  auto known = cp.diffusion_steps.find(preset);
+  int planned = IntOr(LastFlagValue(a, "--diffusion-steps"), known != cp.diffusion_steps.end() ? known->second : 0);
+  if (planned == 0) {
+    plan.warnings.push_back(fmt::format(
+        "the diffusion steps of cpfold's {} are unknown, so the probe runs them all ({}); "
+        "--diffusion-steps N names them",
+        preset.empty() ? std::string("default preset") : "preset '" + preset + "'",
+        in.cpfold_presets_error.empty() ? "no such preset in cpfold/presets.json" : in.cpfold_presets_error));
   }
+  int probe_steps = std::min(planned, 2);
+  if (probe_steps >= 1 && probe_steps < planned) {
+    w.push_back("--diffusion-steps");
+    w.push_back(std::to_string(probe_steps));
+    plan.iter_scale = static_cast<double>(planned) / probe_steps;
+  }
+}
 
-  // ---- environment ----
+// The probe's launch: the same without nsys, shortened (cpfold: one iteration; another workload:
+// CPPROF_PROBE_ITERS and the --probe-cap).
+void PlanProbe(const ProfileOptions& o, const DoctorFindings& f, const PlanInputs& in, Plan& plan) {
+  std::vector<std::string> w = plan.workload;
+  if (plan.cpfold) {
+    const std::vector<std::string>& a = plan.workload;
+    plan.planned_iters = IntOr(LastFlagValue(a, "--iters"), 3) + IntOr(LastFlagValue(a, "--warmup"), 1);
+    for (const char* x : {"--iters", "1", "--warmup", "0"}) w.push_back(x);
+    if (plan.cpfold_mode == "e2e") ShortenCpfoldDiffusion(in, plan, w);
+  }
+  plan.probe_argv = MakeLaunch(o, f, in, plan, w, "-probe", false);
+  // A workload that runs its iterations through cpprof_workload.schedule runs only the first
+  // two (a warm-up and a timed one) and says in its lines how many the whole run does.
+  if (!plan.cpfold) plan.probe_env_additions[kProbeItersEnv] = "2";
+  // A workload not known to print iteration lines runs under the cap until it prints one
+  // (then CPPROF_PROBE_ITERS shortens it, or it runs whole, under --timeout).
+  if (!plan.cpfold) plan.probe_cap_s = o.probe_cap_s;
+}
+
+// The environment additions: the allocator, the importer's fix, PYTHONPATH, the pg timeout of a
+// workload cpprof does not know, CUDA_VISIBLE_DEVICES; the caller's own settings win.
+void AddEnvironment(const DoctorFindings& f, const PlanInputs& in, Plan& plan) {
   const auto& caller = in.caller_env;
   auto caller_has = [&](const std::string& k) { return caller.count(k) > 0; };
+  auto caller_pythonpath = [&]() -> std::string {
+    auto pp = caller.find("PYTHONPATH");
+    return pp != caller.end() ? pp->second : "";
+  };
   if (!caller_has("PYTORCH_CUDA_ALLOC_CONF")) {
     plan.env_additions["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True";
   } else {
@@ -542,15 +576,13 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
   }
   for (const auto& [k, v] : f.profile_env) plan.env_additions[k] = v;  // the importer's LD_LIBRARY_PATH fix
   if (plan.cpfold) {
-    auto pp = caller.find("PYTHONPATH");
-    plan.env_additions["PYTHONPATH"] =
-        in.cpfold_root + (pp != caller.end() && !pp->second.empty() ? ":" + pp->second : "");
+    std::string pp = caller_pythonpath();
+    plan.env_additions["PYTHONPATH"] = in.cpfold_root + (!pp.empty() ? ":" + pp : "");
   } else {
     plan.env_additions["CPPROF_PG_TIMEOUT_S"] = fmt::format("{}", plan.pg_timeout_s);
     if (!in.workload_kit_root.empty()) {  // after the caller's: a cpprof_workload of their own wins
-      auto pp = caller.find("PYTHONPATH");
-      plan.env_additions["PYTHONPATH"] =
-          (pp != caller.end() && !pp->second.empty() ? pp->second + ":" : "") + in.workload_kit_root;
+      std::string pp = caller_pythonpath();
+      plan.env_additions["PYTHONPATH"] = (!pp.empty() ? pp + ":" : "") + in.workload_kit_root;
     }
   }
   if (!plan.gpus.empty()) {
@@ -561,17 +593,60 @@ StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const
       plan.env_additions["CUDA_VISIBLE_DEVICES"] = fmt::format("{}", fmt::join(plan.gpus, ","));
     }
   }
-  plan.env = caller;
+}
+
+// The child's whole environment (and the probe's), and the caller's NCCL_*/TORCH_*/NVSHMEM_*
+// settings it keeps, listed.
+void MergeEnvironment(const PlanInputs& in, Plan& plan) {
+  plan.env = in.caller_env;
   for (const auto& [k, v] : plan.env_additions) plan.env[k] = v;
   if (!plan.probe_env_additions.empty()) {
     plan.probe_env = plan.env;
     for (const auto& [k, v] : plan.probe_env_additions) plan.probe_env[k] = v;
   }
-  for (const auto& [k, v] : caller) {
+  for (const auto& [k, v] : in.caller_env) {
     if (StartsWith(k, "NCCL_") || StartsWith(k, "TORCH_") || StartsWith(k, "NVSHMEM_")) {
       plan.kept_from_caller.push_back(k + "=" + v);
     }
   }
+}
+
+}  // namespace
+
+StatusOr<Plan> BuildPlan(const ProfileOptions& o, const DoctorFindings& f, const PlanInputs& in) {
+  CPPROF_RETURN_IF_ERROR(CheckPlanOptions(o));
+  Plan plan;
+  plan.preset = *ParsePreset(o.preset);
+  plan.nnodes = o.nnodes;
+  plan.per_rank = o.per_rank;
+  std::vector<std::string> extra;  // workload arguments after the shorthand
+  CPPROF_ASSIGN_OR_RETURN(std::optional<Shorthand> sh, ReadShorthand(o, extra));
+  CPPROF_RETURN_IF_ERROR(ChooseRanksAndGpus(o, f, sh, plan));
+  // Timeouts: the process group gives up before cpprof kills the run.
+  plan.timeout_s = o.timeout_s;
+  plan.pg_timeout_s = std::min(600.0, std::max(1.0, std::floor(o.timeout_s / 2)));
+  CPPROF_RETURN_IF_ERROR(sh ? PlanCpfoldWorkload(*sh, extra, in, plan) : PlanOwnWorkload(o, plan));
+  CPPROF_RETURN_IF_ERROR(ChooseNames(o, in, plan));
+  AssignOutputPaths(o, in, plan);
+  CPPROF_RETURN_IF_ERROR(PickNsys(o, f, plan));
+  CPPROF_RETURN_IF_ERROR(AddNsysOptions(o, f, in, plan));
+  if (in.launcher.empty()) {
+    return Error(ExitCode::kError,
+                 "python/cpprof_helpers/launch_workload.py not found: set CPPROF_HELPERS_DIR to "
+                 "the python/cpprof_helpers folder of cpprof's checkout");
+  }
+  plan.launch = MakeLaunch(o, f, in, plan, plan.workload, "", plan.per_rank);
+  DecideProbe(o, plan);
+  if (plan.probe) PlanProbe(o, f, in, plan);
+  if (plan.per_rank) {
+    plan.argv = plan.launch;
+  } else {
+    plan.argv = {plan.nsys, "profile"};
+    plan.argv.insert(plan.argv.end(), plan.nsys_options.begin(), plan.nsys_options.end());
+    plan.argv.insert(plan.argv.end(), plan.launch.begin(), plan.launch.end());
+  }
+  AddEnvironment(f, in, plan);
+  MergeEnvironment(in, plan);
   return plan;
 }
 
@@ -756,14 +831,9 @@ std::string DescribePlan(const Plan& plan) {
   }
   s += "outputs:\n";
   const OutputPaths& p = plan.out;
-  for (const auto& x : {p.nsys_rep, p.sqlite, p.readout_md, p.report_json, p.command_txt, p.doctor_json, p.stdout_log,
-                        p.stderr_log, p.tmp_stdout_log, p.tmp_stderr_log}) {
-    s += "  " + x + "\n";
-  }
-  if (plan.probe) {
-    for (const auto& x :
-         {p.probe_json, p.probe_stdout_log, p.probe_stderr_log, p.tmp_probe_stdout_log, p.tmp_probe_stderr_log}) {
-      s += "  " + x + "\n";
+  for (const OutputFile& file : kOutputFiles) {
+    if (file.when == OutputWhen::kRun || (file.when == OutputWhen::kProbe && plan.probe)) {
+      s += "  " + p.*file.path + "\n";
     }
   }
   if (!plan.trace_functions.empty() || !plan.trace_discover.empty()) {

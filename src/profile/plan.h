@@ -1,7 +1,7 @@
 // The plan of one `cpprof profile` run: from the command line and the doctor's findings, the
 // exact nsys argv, the torchrun launch, the environment additions, the output paths and what was
 // dropped or warned about. Pure: nothing here runs a program or touches the filesystem, so every
-// decision is unit-tested (tests/cli/profile_test.cc).
+// decision is unit-tested (plan_test.cc).
 #pragma once
 
 #include <functional>
@@ -66,11 +66,12 @@ struct PlanInputs {
 };
 
 struct OutputPaths {
-  std::string folder;  // <results>/<workflow>
-  std::string base;    // <folder>/<name> (nsys -o)
+  std::string folder;      // <results>/<workflow>
+  std::string base;        // <folder>/<name> (nsys -o)
+  std::string tmp_folder;  // /tmp/$USER/cpprof/<name>-<hash of the results folder>
+  // The files, one member per row of kOutputFiles (below), which fills them.
   std::string nsys_rep, qdstrm, sqlite, readout_md, report_json, command_txt, doctor_json;
   std::string stdout_log, stderr_log;  // in the results folder
-  std::string tmp_folder;              // /tmp/$USER/cpprof/<name>
   std::string tmp_stdout_log, tmp_stderr_log;
   std::string functions_trace;                     // written by cpprof (cpfold spec, --trace-function); empty: none
   std::string probe_json;                          // <name>.probe.json
@@ -81,9 +82,73 @@ struct OutputPaths {
   // multi-node run finds only its own ranks' reports.
   std::vector<std::string> rank_bases;
 
-  // The result files an earlier run of the same name leaves (what --force replaces).
+  // The result files an earlier run of the same name leaves (what --force replaces): the rows of
+  // kOutputFiles marked `result`, in its order, then each rank's files with --per-rank.
   std::vector<std::string> Results() const;
 };
+
+// When a profile run writes an output file.
+enum class OutputWhen {
+  kRun,             // every run
+  kProbe,           // when the feasibility probe runs
+  kFunctionsTrace,  // when cpprof writes the functions-trace JSON (Plan::trace_json is then this file)
+  kNsysLeftover,    // only when nsys cannot convert its capture (then the importer runs on it)
+};
+
+// One file a profile run writes.
+struct OutputFile {
+  std::string OutputPaths::*path;  // the member of OutputPaths that holds it
+  const char* suffix;              // after OutputPaths::base, or after tmp_folder when in_tmp
+  bool in_tmp;                     // a live copy under /tmp, there even when cpprof is killed
+  OutputWhen when;
+  bool result;    // an earlier run's file of the same name: --force replaces it (OutputPaths::Results)
+  bool per_rank;  // with --per-rank, each rank's <base>.<rank> gets one (nsys -o <base>.%q{RANK})
+  const char* writer;
+};
+
+// Every file a profile run writes, in the order --dry-run lists them (outputs:). BuildPlan fills
+// OutputPaths from it, Results() and the run's clean-up read it, DescribePlan lists it.
+inline constexpr OutputFile kOutputFiles[] = {
+    {&OutputPaths::nsys_rep, ".nsys-rep", false, OutputWhen::kRun, true, true, "nsys profile (-o BASE)"},
+    {&OutputPaths::qdstrm, ".qdstrm", false, OutputWhen::kNsysLeftover, true, true,
+     "nsys, when it cannot convert its capture (cpprof then runs QdstrmImporter)"},
+    {&OutputPaths::sqlite, ".sqlite", false, OutputWhen::kRun, true, true,
+     "nsys profile --export=sqlite, else cpprof with 'nsys export --type sqlite'"},
+    {&OutputPaths::readout_md, ".readout.md", false, OutputWhen::kRun, true, false,
+     "cpprof: the profile summary and the readout (render/profile_summary.h)"},
+    {&OutputPaths::report_json, ".report.json", false, OutputWhen::kRun, true, false, "cpprof: the report as JSON"},
+    {&OutputPaths::command_txt, ".command.txt", false, OutputWhen::kRun, true, false,
+     "cpprof: DescribePlan, then the probe's results"},
+    {&OutputPaths::doctor_json, ".doctor.json", false, OutputWhen::kRun, true, false,
+     "cpprof: the doctor's findings the plan was made from"},
+    {&OutputPaths::stdout_log, ".stdout.log", false, OutputWhen::kRun, true, false, "cpprof: the run's stdout"},
+    {&OutputPaths::stderr_log, ".stderr.log", false, OutputWhen::kRun, true, false, "cpprof: the run's stderr"},
+    {&OutputPaths::tmp_stdout_log, "/stdout.log", true, OutputWhen::kRun, false, false,
+     "cpprof: the run's stdout, live"},
+    {&OutputPaths::tmp_stderr_log, "/stderr.log", true, OutputWhen::kRun, false, false,
+     "cpprof: the run's stderr, live"},
+    {&OutputPaths::probe_json, ".probe.json", false, OutputWhen::kProbe, true, false,
+     "cpprof: the probe's measurement and predictions"},
+    {&OutputPaths::probe_stdout_log, ".probe.stdout.log", false, OutputWhen::kProbe, true, false,
+     "cpprof: the probe's stdout"},
+    {&OutputPaths::probe_stderr_log, ".probe.stderr.log", false, OutputWhen::kProbe, true, false,
+     "cpprof: the probe's stderr"},
+    {&OutputPaths::tmp_probe_stdout_log, "/probe.stdout.log", true, OutputWhen::kProbe, false, false,
+     "cpprof: the probe's stdout, live"},
+    {&OutputPaths::tmp_probe_stderr_log, "/probe.stderr.log", true, OutputWhen::kProbe, false, false,
+     "cpprof: the probe's stderr, live"},
+    {&OutputPaths::functions_trace, ".functions-trace.json", false, OutputWhen::kFunctionsTrace, false, false,
+     "cpprof: the --python-functions-trace JSON (doctor/functions_trace_workflow.h)"},
+};
+
+// The suffix of the row of kOutputFiles that fills `member`: a rank's report with --per-rank is
+// <base>.<rank> + OutputSuffix(&OutputPaths::nsys_rep).
+constexpr const char* OutputSuffix(std::string OutputPaths::*member) {
+  for (const OutputFile& file : kOutputFiles) {
+    if (file.path == member) return file.suffix;
+  }
+  return "";
+}
 
 struct Plan {
   Preset preset = Preset::kFast;
@@ -148,6 +213,9 @@ std::pair<int, int> CpGrid(int ranks);
 // --trace-function): checked by the CLI before the doctor runs, and again by BuildPlan.
 Status CheckOptions(const ProfileOptions& options);
 
+// The plan, in named steps (plan.cc): the options checked; the workload (cpfold's shorthand, or
+// what follows --); ranks and GPUs; names and output paths (kOutputFiles); nsys and its options,
+// the functions trace among them; the launch; the probe; the environment.
 StatusOr<Plan> BuildPlan(const ProfileOptions& options, const doctor::DoctorFindings& findings,
                          const PlanInputs& inputs);
 

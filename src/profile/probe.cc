@@ -148,9 +148,10 @@ int PlannedIters(const ProbeOutput& out) {
   return most;
 }
 
-Prediction Predict(const Measurement& m, const ProbeLimits& l) {
-  Prediction p;
-  // ---- memory: each rank's peak against its GPU, with headroom for nsys ----
+namespace {
+
+// Memory: each rank's peak against its GPU, with headroom for nsys.
+void PredictMemory(const Measurement& m, const ProbeLimits& l, Prediction& p) {
   for (const auto& [rank, peak] : m.peak_by_rank) {
     int local = l.ranks_per_node > 0 ? rank % l.ranks_per_node : rank;
     auto total = l.gpu_total_bytes.find(local);
@@ -181,37 +182,39 @@ Prediction Predict(const Measurement& m, const ProbeLimits& l) {
   } else if (!m.peak_source.empty()) {
     p.lines.push_back("peak memory from " + m.peak_source);
   }
+}
 
-  // ---- a capped probe (--probe-cap): memory as seen so far; its time says nothing of the run ----
-  if (m.capped) {
-    std::string seen;
-    if (m.peak_by_rank.empty()) {
-      seen = "no peak GPU memory seen (nvidia-smi gave nothing)";
+// A capped probe (--probe-cap): memory as seen so far; its time says nothing of the run.
+void DescribeCappedProbe(const Measurement& m, const ProbeLimits& l, Prediction& p) {
+  std::string seen;
+  if (m.peak_by_rank.empty()) {
+    seen = "no peak GPU memory seen (nvidia-smi gave nothing)";
+  } else {
+    std::string src = m.peak_source.rfind("nvidia-smi", 0) == 0 ? "nvidia-smi" : m.peak_source;
+    int64_t first = m.peak_by_rank.begin()->second;
+    bool same =
+        std::all_of(m.peak_by_rank.begin(), m.peak_by_rank.end(), [&](const auto& rb) { return rb.second == first; });
+    if (same) {
+      seen = fmt::format("peak GPU memory seen so far {} per GPU ({})", Bytes(first), src);
     } else {
-      std::string src = m.peak_source.rfind("nvidia-smi", 0) == 0 ? "nvidia-smi" : m.peak_source;
-      int64_t first = m.peak_by_rank.begin()->second;
-      bool same =
-          std::all_of(m.peak_by_rank.begin(), m.peak_by_rank.end(), [&](const auto& rb) { return rb.second == first; });
-      if (same) {
-        seen = fmt::format("peak GPU memory seen so far {} per GPU ({})", Bytes(first), src);
-      } else {
-        std::vector<std::string> each;
-        for (const auto& [rank, b] : m.peak_by_rank) each.push_back(fmt::format("rank {} {}", rank, Bytes(b)));
-        seen = fmt::format("peak GPU memory seen so far per GPU: {} ({})", fmt::join(each, ", "), src);
-      }
+      std::vector<std::string> each;
+      for (const auto& [rank, b] : m.peak_by_rank) each.push_back(fmt::format("rank {} {}", rank, Bytes(b)));
+      seen = fmt::format("peak GPU memory seen so far per GPU: {} ({})", fmt::join(each, ", "), src);
     }
-    p.lines.push_back(fmt::format(
-        "probe stopped after {:g} s (--probe-cap): {}; not learned: time per iteration, iteration count, whether "
-        "the whole run fits the --timeout ({})",
-        m.cap_s, seen, Seconds(l.timeout_s)));
-    p.lines.push_back(
-        "to learn them: print cpprof-iter lines (mark the iterations with cpprof_workload.iteration, or write a "
-        "profile module with 'cpprof scaffold'; docs/workload-kit.md), a larger --probe-cap when the first "
-        "iteration takes longer, or --probe-cap 0 to probe the whole run (bounded by --timeout)");
-    return p;
   }
+  p.lines.push_back(fmt::format(
+      "probe stopped after {:g} s (--probe-cap): {}; not learned: time per iteration, iteration count, whether "
+      "the whole run fits the --timeout ({})",
+      m.cap_s, seen, Seconds(l.timeout_s)));
+  p.lines.push_back(
+      "to learn them: print cpprof-iter lines (mark the iterations with cpprof_workload.iteration, or write a "
+      "profile module with 'cpprof scaffold'; docs/workload-kit.md), a larger --probe-cap when the first "
+      "iteration takes longer, or --probe-cap 0 to probe the whole run (bounded by --timeout)");
+}
 
-  // ---- time: startup + iterations x time per iteration x the preset's overhead factor ----
+// Time: startup + iterations x time per iteration x the preset's overhead factor (else the
+// whole probe x the factor). Returns how the prediction was made; "" when nothing was measured.
+std::string PredictTime(const Measurement& m, const ProbeLimits& l, Prediction& p) {
   std::string how;
   if (m.iter_s && l.planned_iters > 0) {
     p.time_known = true;
@@ -231,6 +234,12 @@ Prediction Predict(const Measurement& m, const ProbeLimits& l) {
                       l.overhead);
     p.lines.push_back(fmt::format("probe: {} in all", Seconds(m.wall_s)));
   }
+  return how;
+}
+
+// The time prediction against --timeout: a problem when even the lower bound passes it, a
+// warning when only the upper bound does.
+void JudgeTime(const ProbeLimits& l, const std::string& how, Prediction& p) {
   if (p.time_known) {
     if (p.predicted_max_s > p.predicted_s) {
       p.lines.push_back(
@@ -257,6 +266,19 @@ Prediction Predict(const Measurement& m, const ProbeLimits& l) {
   } else {
     p.lines.push_back("time: not measured");
   }
+}
+
+}  // namespace
+
+Prediction Predict(const Measurement& m, const ProbeLimits& l) {
+  Prediction p;
+  PredictMemory(m, l, p);
+  if (m.capped) {
+    DescribeCappedProbe(m, l, p);
+    return p;
+  }
+  std::string how = PredictTime(m, l, p);
+  JudgeTime(l, how, p);
   if (m.no_iteration_lines) {
     p.lines.push_back(
         "not learned: the time of one iteration, how many the run does, and the peak memory the framework "

@@ -21,9 +21,12 @@
 #include "base/atomic_file.h"
 #include "doctor/doctor_render.h"
 #include "doctor/functions_trace.h"
+#include "doctor/functions_trace_workflow.h"
+#include "model/profile_summary.h"
 #include "pipeline/build_report.h"
 #include "profile/probe.h"
 #include "profile/process_tree.h"
+#include "render/profile_summary.h"
 #include "render/report_render.h"
 #include "runner/environment.h"
 
@@ -174,31 +177,30 @@ std::vector<std::string> WorkloadSummaries(const std::string& out) {
 }
 
 // The functions-trace JSON cpprof writes: cpfold's spec as it is, or --trace-function and
-// --trace-discover entries validated by import with the workload's Python (as 'cpprof trace-json'
-// does, in the run's environment), each merged with the pytorch.json shipped with nsys.
+// --trace-discover entries validated by import with the workload's Python (the workflow of
+// 'cpprof trace-json', in the run's environment), each merged with the pytorch.json shipped with
+// nsys.
 Status WriteFunctionsTrace(const Plan& plan, runner::ProcessRunner& runner, std::ostream& err) {
   std::vector<doctor::FunctionEntry> entries;
   if (!plan.trace_spec.empty()) {
     CPPROF_ASSIGN_OR_RETURN(entries, doctor::ReadSpecFile(plan.trace_spec));
   }
-  std::vector<doctor::TraceEntry> base;
+  doctor::FunctionsTraceJob job;
   if (!plan.trace_base.empty()) {
-    auto text = runner::Environment::ReadText(plan.trace_base, 16u << 20);
-    if (!text) return Error(ExitCode::kBadInput, fmt::format("cannot read '{}'", plan.trace_base));
-    CPPROF_ASSIGN_OR_RETURN(base, doctor::ParseTraceJson(*text, plan.trace_base));
+    CPPROF_ASSIGN_OR_RETURN(job.base, doctor::ReadTraceBase(plan.trace_base));
   }
   const bool requested = !plan.trace_functions.empty() || !plan.trace_discover.empty();
-  if (!requested) return doctor::WriteTraceAtomically(plan.trace_json, doctor::MergeTrace(base, entries, "cpfold"));
+  if (!requested) return doctor::WriteTraceAtomically(plan.trace_json, doctor::MergeTrace(job.base, entries, "cpfold"));
 
-  doctor::TraceRequest req;
-  req.entries = entries;
+  job.request.entries = entries;
   for (const auto& fn : plan.trace_functions) {
     CPPROF_ASSIGN_OR_RETURN(doctor::FunctionEntry e, doctor::ParseFunctionFlag(fn));
     e.origin = "--trace-function";
-    req.entries.push_back(e);
+    job.request.entries.push_back(e);
   }
-  if (!plan.trace_discover.empty()) req.discover.push_back({plan.trace_discover, plan.trace_match});
-  req.entry_module = plan.entry_module;
+  if (!plan.trace_discover.empty()) job.request.discover.push_back({plan.trace_discover, plan.trace_match});
+  job.request.entry_module = plan.entry_module;
+  job.command = "profile: functions trace";
   runner::Environment env(plan.env);
   doctor::WorkloadPython py = doctor::FindWorkloadPython(env, "");
   if (py.path.empty()) {
@@ -206,12 +208,9 @@ Status WriteFunctionsTrace(const Plan& plan, runner::ProcessRunner& runner, std:
                                                   "with 'cpprof trace-json --python PATH' and pass --trace-json",
                                                   py.why));
   }
-  CPPROF_ASSIGN_OR_RETURN(doctor::Validation v, doctor::ValidateByImport(req, py.path, runner, env));
-  for (const auto& r : v.rejected) {
-    err << fmt::format("cpprof: warning: profile: functions trace: rejected {}\n", r.message);
-    if (!r.hint.empty()) err << fmt::format("  hint: {}\n", r.hint);
-  }
-  for (const auto& n : v.notes) err << "cpprof: note: profile: functions trace: " << n << '\n';
+  job.python = py.path;
+  CPPROF_ASSIGN_OR_RETURN(doctor::FunctionsTrace trace, doctor::MakeFunctionsTrace(job, runner, env, err));
+  const doctor::Validation& v = trace.validation;
   if (v.accepted.empty()) {
     return Error(ExitCode::kCheckFailed,
                  fmt::format("no --trace-function/--trace-discover entry was accepted by {} (see the rejections "
@@ -219,7 +218,7 @@ Status WriteFunctionsTrace(const Plan& plan, runner::ProcessRunner& runner, std:
                              "entries (try 'cpprof trace-json' with the same ones), or leave them out.",
                              v.python));
   }
-  CPPROF_RETURN_IF_ERROR(doctor::WriteTraceAtomically(plan.trace_json, doctor::MergeTrace(base, v.accepted, "")));
+  CPPROF_RETURN_IF_ERROR(doctor::WriteTraceAtomically(plan.trace_json, trace.entries));
   err << fmt::format("cpprof: profile: wrote {}: {} function{} validated with {}{}\n", plan.trace_json,
                      v.accepted.size(), v.accepted.size() == 1 ? "" : "s", v.python,
                      v.rejected.empty() ? "" : fmt::format("; {} rejected", v.rejected.size()));
@@ -358,6 +357,64 @@ Watched RunWatched(const std::vector<std::string>& argv, const std::map<std::str
   return w;
 }
 
+const int64_t kMib = 1024 * 1024;
+
+// What the probe measured: its wall time, iteration times and peak memory per rank (from the
+// workload's lines, else nvidia-smi's memory.used less what was in use before).
+Measurement MeasureProbe(const Plan& plan, const doctor::DoctorFindings& f, const ProbeOutput& po, const Watched& w,
+                         double cap_s, const std::map<int, int64_t>& smi_peak_mib, const ExecuteOptions& options) {
+  Measurement m;
+  m.wall_s = w.wall_s;
+  m.peak_by_rank = PeakByRank(po);
+  m.iter_s = IterSeconds(po);
+  m.iter_total_s = IterTotalSeconds(po);
+  m.no_iteration_lines = po.iters.empty() && !plan.cpfold;
+  m.cap_s = cap_s;
+  m.capped = w.capped;
+  m.cap_lifted = w.cap_lifted;
+  if (!m.peak_by_rank.empty()) {
+    m.peak_source =
+        "the workload's " + po.tag + " lines" + (po.peak_mem_kind.empty() ? "" : " (" + po.peak_mem_kind + ")");
+  } else if (!smi_peak_mib.empty()) {
+    for (size_t i = 0; i < plan.gpus.size() && static_cast<int>(i) < plan.ranks; ++i) {
+      auto it = smi_peak_mib.find(plan.gpus[i]);
+      if (it == smi_peak_mib.end()) continue;
+      int64_t before = 0;
+      for (const auto& g : f.gpus) {
+        if (g.index == plan.gpus[i] && g.memory_used_mib > 0) before = g.memory_used_mib;
+      }
+      m.peak_by_rank[static_cast<int>(i)] = std::max<int64_t>(0, it->second - before) * kMib;
+    }
+    m.peak_source =
+        fmt::format("nvidia-smi's memory.used every {} s, less what was in use before (by local rank)", options.poll_s);
+  }
+  return m;
+}
+
+// What the profiled run must fit in: each rank's GPU memory less the headroom, and --timeout
+// with the preset's overhead.
+ProbeLimits ProbeLimitsOf(const Plan& plan, const doctor::DoctorFindings& f, const ProbeOutput& po,
+                          const Measurement& m) {
+  ProbeLimits l;
+  l.ranks_per_node = plan.ranks;
+  l.headroom = plan.headroom;
+  l.timeout_s = plan.timeout_s;
+  l.overhead = plan.overhead;
+  // cpfold: the plan knows its iterations; another workload says them in its lines (`planned`),
+  // or ran them all.
+  l.planned_iters = m.iter_s ? (plan.planned_iters > 0 ? plan.planned_iters : PlannedIters(po)) : 0;
+  l.iter_scale = plan.iter_scale;
+  if (po.peak_mem_kind != "cpu_max_rss") {  // host memory is not compared with a GPU's
+    for (size_t i = 0; i < plan.gpus.size(); ++i) {
+      for (const auto& g : f.gpus) {
+        if (g.index == plan.gpus[i] && g.memory_total_mib > 0)
+          l.gpu_total_bytes[static_cast<int>(i)] = g.memory_total_mib * kMib;
+      }
+    }
+  }
+  return l;
+}
+
 struct ProbeOutcome {
   bool interrupted = false;
   std::vector<std::string> lines;  // for the readout and command.txt
@@ -422,49 +479,8 @@ StatusOr<ProbeOutcome> RunProbe(const Plan& plan, const doctor::DoctorFindings& 
   }
 
   ProbeOutput po = ParseProbeOutput(res.out);
-  Measurement m;
-  m.wall_s = w.wall_s;
-  m.peak_by_rank = PeakByRank(po);
-  m.iter_s = IterSeconds(po);
-  m.iter_total_s = IterTotalSeconds(po);
-  m.no_iteration_lines = po.iters.empty() && !plan.cpfold;
-  m.cap_s = cap_s;
-  m.capped = w.capped;
-  m.cap_lifted = w.cap_lifted;
-  const int64_t kMib = 1024 * 1024;
-  if (!m.peak_by_rank.empty()) {
-    m.peak_source =
-        "the workload's " + po.tag + " lines" + (po.peak_mem_kind.empty() ? "" : " (" + po.peak_mem_kind + ")");
-  } else if (!smi_peak_mib.empty()) {
-    for (size_t i = 0; i < plan.gpus.size() && static_cast<int>(i) < plan.ranks; ++i) {
-      auto it = smi_peak_mib.find(plan.gpus[i]);
-      if (it == smi_peak_mib.end()) continue;
-      int64_t before = 0;
-      for (const auto& g : f.gpus) {
-        if (g.index == plan.gpus[i] && g.memory_used_mib > 0) before = g.memory_used_mib;
-      }
-      m.peak_by_rank[static_cast<int>(i)] = std::max<int64_t>(0, it->second - before) * kMib;
-    }
-    m.peak_source =
-        fmt::format("nvidia-smi's memory.used every {} s, less what was in use before (by local rank)", options.poll_s);
-  }
-  ProbeLimits l;
-  l.ranks_per_node = plan.ranks;
-  l.headroom = plan.headroom;
-  l.timeout_s = plan.timeout_s;
-  l.overhead = plan.overhead;
-  // cpfold: the plan knows its iterations; another workload says them in its lines (`planned`),
-  // or ran them all.
-  l.planned_iters = m.iter_s ? (plan.planned_iters > 0 ? plan.planned_iters : PlannedIters(po)) : 0;
-  l.iter_scale = plan.iter_scale;
-  if (po.peak_mem_kind != "cpu_max_rss") {  // host memory is not compared with a GPU's
-    for (size_t i = 0; i < plan.gpus.size(); ++i) {
-      for (const auto& g : f.gpus) {
-        if (g.index == plan.gpus[i] && g.memory_total_mib > 0)
-          l.gpu_total_bytes[static_cast<int>(i)] = g.memory_total_mib * kMib;
-      }
-    }
-  }
+  Measurement m = MeasureProbe(plan, f, po, w, cap_s, smi_peak_mib, options);
+  ProbeLimits l = ProbeLimitsOf(plan, f, po, m);
   Prediction pr = Predict(m, l);
   for (const auto& b : po.bad_lines) pr.warnings.push_back("unreadable iteration line: " + b);
   CPPROF_RETURN_IF_ERROR(WriteText(
@@ -486,10 +502,10 @@ const char* kGitignore =
     "# readouts, reports, records and functions-trace JSON files are kept.\n"
     "*.nsys-rep\n*.qdstrm\n*.sqlite\n*.sqlite-journal\n*.log\n";
 
-}  // namespace
-
-StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, runner::ProcessRunner& runner,
-                      std::ostream& out, std::ostream& err, const ExecuteOptions& options) {
+// Before the run: the folders, an earlier result cleared (Guards allowed it), the .gitignore, the
+// functions-trace JSON and the records (command.txt, doctor.json); the plan's warnings printed.
+Status PrepareResults(const Plan& plan, const doctor::DoctorFindings& findings, runner::ProcessRunner& runner,
+                      std::ostream& err) {
   const OutputPaths& p = plan.out;
   std::error_code ec;
   fs::create_directories(p.folder, ec);
@@ -500,15 +516,177 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
   if (!Exists(p.gitignore)) CPPROF_RETURN_IF_ERROR(WriteText(p.gitignore, kGitignore));
   if (!plan.out.functions_trace.empty()) CPPROF_RETURN_IF_ERROR(WriteFunctionsTrace(plan, runner, err));
   CPPROF_RETURN_IF_ERROR(WriteText(p.command_txt, DescribePlan(plan)));
-  {
-    std::ostringstream dj;
-    doctor::PrintDoctorJson(findings, dj);
-    CPPROF_RETURN_IF_ERROR(WriteText(p.doctor_json, dj.str()));
-  }
+  std::ostringstream dj;
+  doctor::PrintDoctorJson(findings, dj);
+  CPPROF_RETURN_IF_ERROR(WriteText(p.doctor_json, dj.str()));
   for (const auto& w : plan.warnings) err << "cpprof: warning: profile: " << w << '\n';
-  const double timeout_s = plan.timeout_s;
+  return OkStatus();
+}
 
-  // ---- the feasibility probe ----
+// The profiled run (nsys over the launch) under the watchdog, its logs kept. Fails, naming the
+// logs, when it timed out or failed; an interrupted run is not an error (Execute exits 130).
+struct ProfiledRun {
+  runner::ProcessResult result;
+  bool interrupted = false;
+  double wall_s = 0;
+  std::string logs;  // "STDERR and STDOUT (copies in TMP)", for the messages that follow
+};
+StatusOr<ProfiledRun> RunUnderNsys(const Plan& plan, runner::ProcessRunner& runner, std::ostream& err,
+                                   const ExecuteOptions& options) {
+  const OutputPaths& p = plan.out;
+  err << fmt::format("cpprof: profile: running {} rank(s) under nsys (timeout {} s); logs go to {}{}\n", plan.ranks,
+                     plan.timeout_s, p.tmp_folder, options.live ? "; the run's output follows (--quiet hides it)" : "");
+  Watched watched;
+  {
+    LiveTee tee(p.tmp_stdout_log, p.tmp_stderr_log, options.live ? &err : nullptr);
+    watched = RunWatched(plan.argv, plan.env, plan.timeout_s, options.kill_grace_s, runner, tee);
+  }
+  if (!watched.result.ok()) return watched.result.status();
+  ProfiledRun run;
+  run.result = std::move(*watched.result);
+  run.wall_s = watched.wall_s;
+  const runner::ProcessResult& res = run.result;
+  // The /tmp copies were written live (all of it, even past what is kept in memory).
+  CPPROF_RETURN_IF_ERROR(WriteText(p.stdout_log, res.out));
+  CPPROF_RETURN_IF_ERROR(WriteText(p.stderr_log, res.err));
+  run.logs = fmt::format("{} and {} (copies in {})", p.stderr_log, p.stdout_log, p.tmp_folder);
+  if (watched.interrupted) {
+    err << fmt::format("cpprof: profile: interrupted: stopped the run ({} processes); logs: {}\n", watched.killed,
+                       run.logs);
+    run.interrupted = true;
+    return run;
+  }
+  if (watched.timed_out) {
+    return Error(ExitCode::kExternal,
+                 fmt::format("the run passed --timeout {} s and was killed with its whole process tree ({} "
+                             "processes). A rank may hang (a collective waiting for a peer?): see the logs {}. "
+                             "Last lines of stderr:\n{}",
+                             plan.timeout_s, watched.killed, run.logs, LastLines(res.err, 8)));
+  }
+  if (!res.ok()) {
+    return Error(ExitCode::kExternal,
+                 fmt::format("the profiled run failed ({}): a rank or nsys crashed. Read the logs: {}. Last lines "
+                             "of stderr:\n{}",
+                             res.Describe(), run.logs, LastLines(res.err, 12)));
+  }
+  return run;
+}
+
+// One report's SQLite export, with the fallbacks: only a .qdstrm left runs the importer, a
+// .nsys-rep without its .sqlite runs 'nsys export'.
+Status ExportOne(const Plan& plan, const doctor::DoctorFindings& findings, runner::ProcessRunner& runner,
+                 const std::string& base, const std::string& logs, std::ostream& err) {
+  const std::string nsys_rep = base + OutputSuffix(&OutputPaths::nsys_rep);
+  const std::string qdstrm = base + OutputSuffix(&OutputPaths::qdstrm);
+  const std::string sqlite = base + OutputSuffix(&OutputPaths::sqlite);
+  runner::RunOptions tool;
+  tool.env = plan.env;
+  tool.timeout_s = 1800;
+  if (!Exists(nsys_rep) && Exists(qdstrm)) {
+    if (findings.importer.path.empty()) {
+      return Error(ExitCode::kExternal, fmt::format("nsys left only {} and no QdstrmImporter was found to convert "
+                                                    "it. See 'cpprof doctor'. Logs: {}",
+                                                    qdstrm, logs));
+    }
+    err << fmt::format("cpprof: profile: nsys left only a .qdstrm; running the importer: {} -i {}{}\n",
+                       findings.importer.path, qdstrm,
+                       findings.profile_env.count("LD_LIBRARY_PATH")
+                           ? " with LD_LIBRARY_PATH=" + findings.profile_env.at("LD_LIBRARY_PATH")
+                           : "");
+    auto ir = runner.Run({findings.importer.path, "-i", qdstrm}, tool);
+    if (!ir.ok()) return ir.status();
+    if (!ir->ok() || !Exists(nsys_rep)) {
+      return Error(ExitCode::kExternal, fmt::format("the importer {} and wrote no {}: {}", ir->Describe(), nsys_rep,
+                                                    LastLines(ir->err + ir->out, 5)));
+    }
+  }
+  if (Exists(sqlite)) return OkStatus();
+  if (!Exists(nsys_rep)) {
+    return Error(ExitCode::kExternal,
+                 fmt::format("nsys wrote no report ({} is missing). Read its messages in {}; try 'cpprof doctor "
+                             "--deep'.",
+                             nsys_rep, logs));
+  }
+  err << fmt::format("cpprof: profile: exporting SQLite: {} export --type sqlite {}\n", plan.nsys,
+                     fs::path(nsys_rep).filename().string());
+  auto xr = runner.Run(
+      {plan.nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", sqlite, nsys_rep}, tool);
+  if (!xr.ok()) return xr.status();
+  if (!xr->ok() || !Exists(sqlite)) {
+    return Error(ExitCode::kExternal, fmt::format("'nsys export --type sqlite' {} and wrote no {}: {}", xr->Describe(),
+                                                  sqlite, LastLines(xr->err + xr->out, 5)));
+  }
+  return OkStatus();
+}
+
+// The SQLite exports the readout is built from: one, or one per rank with --per-rank (a node of a
+// multi-node run has only its own ranks' reports).
+StatusOr<std::vector<std::string>> ExportReports(const Plan& plan, const doctor::DoctorFindings& findings,
+                                                 runner::ProcessRunner& runner, const std::string& logs,
+                                                 std::ostream& err) {
+  const OutputPaths& p = plan.out;
+  if (!plan.per_rank) {
+    CPPROF_RETURN_IF_ERROR(ExportOne(plan, findings, runner, p.base, logs, err));
+    return std::vector<std::string>{p.sqlite};
+  }
+  std::vector<std::string> exports, missing;
+  for (const auto& b : p.rank_bases) {
+    const std::string sqlite = b + OutputSuffix(&OutputPaths::sqlite);
+    if (!Exists(b + OutputSuffix(&OutputPaths::nsys_rep)) && !Exists(b + OutputSuffix(&OutputPaths::qdstrm)) &&
+        !Exists(sqlite)) {
+      missing.push_back(fs::path(b).filename().string());
+      continue;
+    }
+    CPPROF_RETURN_IF_ERROR(ExportOne(plan, findings, runner, b, logs, err));
+    exports.push_back(sqlite);
+  }
+  if (exports.empty() || (plan.nnodes == 1 && !missing.empty())) {
+    return Error(ExitCode::kExternal,
+                 fmt::format("the per-rank nsys wrote no report for {} (expected {}.<rank>.nsys-rep). Read their "
+                             "messages in {}; try 'cpprof doctor --deep'.",
+                             fmt::join(missing, ", "), p.base, logs));
+  }
+  return exports;
+}
+
+// --compare: the seed's rule, a launcher or annotation change must not change the GPU work.
+StatusOr<model::ReportDiff> CompareWithEarlier(const model::Report& report, const pipeline::ReportOptions& ro,
+                                               const ExecuteOptions& options, std::ostream& err) {
+  CPPROF_ASSIGN_OR_RETURN(model::Report before, pipeline::BuildReport(options.compare, ro));
+  model::DiffOptions diff_options;
+  diff_options.mem_tolerance = options.mem_tolerance;
+  model::ReportDiff d = analysis::DiffReports(before, report, diff_options, pipeline::PeakMemoryPerRank);
+  err << "cpprof: profile: compared with " << options.compare << ": " << d.sanity_line << '\n';
+  return d;
+}
+
+// What the readout's head says of the run (render/profile_summary.h).
+model::ProfileSummary Summarize(const Plan& plan, const std::vector<std::string>& probe_lines, const ProfiledRun& run) {
+  model::ProfileSummary s;
+  s.name = plan.name;
+  s.nsys = plan.nsys;
+  s.nsys_version = plan.nsys_version;
+  s.preset = plan.preset == Preset::kFast ? "fast" : "full";
+  s.nsys_options = plan.nsys_options;
+  s.ranks_per_node = plan.ranks;
+  s.nnodes = plan.nnodes;
+  s.gpus = plan.gpus;
+  s.wall_s = run.wall_s;
+  s.dropped = plan.dropped;
+  s.probe = plan.probe;
+  s.probe_file = fs::path(plan.out.probe_json).filename().string();
+  s.probe_lines = probe_lines;
+  s.warnings = plan.warnings;
+  s.workload_lines = WorkloadSummaries(run.result.out);
+  return s;
+}
+
+}  // namespace
+
+StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, runner::ProcessRunner& runner,
+                      std::ostream& out, std::ostream& err, const ExecuteOptions& options) {
+  const OutputPaths& p = plan.out;
+  CPPROF_RETURN_IF_ERROR(PrepareResults(plan, findings, runner, err));
   std::vector<std::string> probe_lines;
   if (plan.probe) {
     CPPROF_ASSIGN_OR_RETURN(ProbeOutcome po, RunProbe(plan, findings, runner, err, options));
@@ -518,171 +696,31 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
     for (const auto& l : probe_lines) probe_text += "  " + l + "\n";
     CPPROF_RETURN_IF_ERROR(WriteText(p.command_txt, DescribePlan(plan) + probe_text));
   }
+  CPPROF_ASSIGN_OR_RETURN(ProfiledRun run, RunUnderNsys(plan, runner, err, options));
+  if (run.interrupted) return static_cast<int>(ExitCode::kInterrupted);
+  CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> exports, ExportReports(plan, findings, runner, run.logs, err));
 
-  err << fmt::format("cpprof: profile: running {} rank(s) under nsys (timeout {} s); logs go to {}{}\n", plan.ranks,
-                     timeout_s, p.tmp_folder, options.live ? "; the run's output follows (--quiet hides it)" : "");
-
-  // ---- the run ----
-  Watched watched;
-  {
-    LiveTee tee(p.tmp_stdout_log, p.tmp_stderr_log, options.live ? &err : nullptr);
-    watched = RunWatched(plan.argv, plan.env, timeout_s, options.kill_grace_s, runner, tee);
-  }
-  const bool timed_out = watched.timed_out, interrupted = watched.interrupted;
-  const int killed = watched.killed;
-  const double wall_s = watched.wall_s;
-  if (!watched.result.ok()) return watched.result.status();
-  const runner::ProcessResult& res = *watched.result;
-  // The /tmp copies were written live (all of it, even past what is kept in memory).
-  CPPROF_RETURN_IF_ERROR(WriteText(p.stdout_log, res.out));
-  CPPROF_RETURN_IF_ERROR(WriteText(p.stderr_log, res.err));
-  std::string logs = fmt::format("{} and {} (copies in {})", p.stderr_log, p.stdout_log, p.tmp_folder);
-  if (interrupted) {
-    err << fmt::format("cpprof: profile: interrupted: stopped the run ({} processes); logs: {}\n", killed, logs);
-    return static_cast<int>(ExitCode::kInterrupted);
-  }
-  if (timed_out) {
-    return Error(ExitCode::kExternal,
-                 fmt::format("the run passed --timeout {} s and was killed with its whole process tree ({} "
-                             "processes). A rank may hang (a collective waiting for a peer?): see the logs {}. "
-                             "Last lines of stderr:\n{}",
-                             timeout_s, killed, logs, LastLines(res.err, 8)));
-  }
-  if (!res.ok()) {
-    return Error(ExitCode::kExternal,
-                 fmt::format("the profiled run failed ({}): a rank or nsys crashed. Read the logs: {}. Last lines "
-                             "of stderr:\n{}",
-                             res.Describe(), logs, LastLines(res.err, 12)));
-  }
-
-  // ---- the report: importer and export fallbacks (per rank's report with --per-rank) ----
-  runner::RunOptions tool;
-  tool.env = plan.env;
-  tool.timeout_s = 1800;
-  auto export_one = [&](const std::string& nsys_rep, const std::string& qdstrm, const std::string& sqlite) -> Status {
-    if (!Exists(nsys_rep) && Exists(qdstrm)) {
-      if (findings.importer.path.empty()) {
-        return Error(ExitCode::kExternal, fmt::format("nsys left only {} and no QdstrmImporter was found to convert "
-                                                      "it. See 'cpprof doctor'. Logs: {}",
-                                                      qdstrm, logs));
-      }
-      err << fmt::format("cpprof: profile: nsys left only a .qdstrm; running the importer: {} -i {}{}\n",
-                         findings.importer.path, qdstrm,
-                         findings.profile_env.count("LD_LIBRARY_PATH")
-                             ? " with LD_LIBRARY_PATH=" + findings.profile_env.at("LD_LIBRARY_PATH")
-                             : "");
-      auto ir = runner.Run({findings.importer.path, "-i", qdstrm}, tool);
-      if (!ir.ok()) return ir.status();
-      if (!ir->ok() || !Exists(nsys_rep)) {
-        return Error(ExitCode::kExternal, fmt::format("the importer {} and wrote no {}: {}", ir->Describe(), nsys_rep,
-                                                      LastLines(ir->err + ir->out, 5)));
-      }
-    }
-    if (Exists(sqlite)) return OkStatus();
-    if (!Exists(nsys_rep)) {
-      return Error(ExitCode::kExternal,
-                   fmt::format("nsys wrote no report ({} is missing). Read its messages in {}; try 'cpprof doctor "
-                               "--deep'.",
-                               nsys_rep, logs));
-    }
-    err << fmt::format("cpprof: profile: exporting SQLite: {} export --type sqlite {}\n", plan.nsys,
-                       fs::path(nsys_rep).filename().string());
-    auto xr = runner.Run(
-        {plan.nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", sqlite, nsys_rep}, tool);
-    if (!xr.ok()) return xr.status();
-    if (!xr->ok() || !Exists(sqlite)) {
-      return Error(ExitCode::kExternal, fmt::format("'nsys export --type sqlite' {} and wrote no {}: {}",
-                                                    xr->Describe(), sqlite, LastLines(xr->err + xr->out, 5)));
-    }
-    return OkStatus();
-  };
-  std::vector<std::string> exports;
-  if (plan.per_rank) {
-    // One report per rank; a node of a multi-node run has only its own ranks' reports.
-    std::vector<std::string> missing;
-    for (const auto& b : p.rank_bases) {
-      if (!Exists(b + ".nsys-rep") && !Exists(b + ".qdstrm") && !Exists(b + ".sqlite")) {
-        missing.push_back(fs::path(b).filename().string());
-        continue;
-      }
-      CPPROF_RETURN_IF_ERROR(export_one(b + ".nsys-rep", b + ".qdstrm", b + ".sqlite"));
-      exports.push_back(b + ".sqlite");
-    }
-    if (exports.empty() || (plan.nnodes == 1 && !missing.empty())) {
-      return Error(ExitCode::kExternal,
-                   fmt::format("the per-rank nsys wrote no report for {} (expected {}.<rank>.nsys-rep). Read their "
-                               "messages in {}; try 'cpprof doctor --deep'.",
-                               fmt::join(missing, ", "), p.base, logs));
-    }
-  } else {
-    CPPROF_RETURN_IF_ERROR(export_one(p.nsys_rep, p.qdstrm, p.sqlite));
-    exports.push_back(p.sqlite);
-  }
-
-  // ---- the readout ----
+  // The readout, and the comparison with an earlier result.
   pipeline::ReportOptions report_options;
   if (!options.compare.empty()) report_options.top_kernels = 0;  // the sanity check compares every kernel
   CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(exports, report_options));
+  model::ProfileSummary summary = Summarize(plan, probe_lines, run);
+  int rc = 0;
+  if (!options.compare.empty()) {
+    CPPROF_ASSIGN_OR_RETURN(summary.comparison, CompareWithEarlier(report, report_options, options, err));
+    summary.compared_with = options.compare;
+    if (!summary.comparison->same_work) rc = static_cast<int>(ExitCode::kCheckFailed);
+  }
   std::ostringstream text, json, readout;
   render::PrintReportText(report, {}, text);
   render::PrintReportJson(report, {}, json);
-  render::PrintReportMarkdown(report, {}, readout);
-  int rc = 0;
-  std::string compared;
-  if (!options.compare.empty()) {
-    // The seed's rule: a launcher or annotation change must not change the GPU work.
-    CPPROF_ASSIGN_OR_RETURN(model::Report before, pipeline::BuildReport(options.compare, report_options));
-    model::DiffOptions diff_options;
-    diff_options.mem_tolerance = options.mem_tolerance;
-    model::ReportDiff d = analysis::DiffReports(before, report, diff_options, pipeline::PeakMemoryPerRank);
-    compared = fmt::format("\n## Compared with {} (`cpprof diff --sanity`)\n\n{}\n", options.compare, d.sanity_line);
-    for (const auto& s : d.sanity_details) compared += "- " + s + "\n";
-    if (!d.options_a.empty()) {
-      compared += fmt::format(
-          "\nThe two captures used different nsys options (before: `{}`; now: `{}`): time "
-          "differences may come from the profiler.\n",
-          d.options_a, d.options_b);
-    }
-    err << "cpprof: profile: compared with " << options.compare << ": " << d.sanity_line << '\n';
-    if (!d.same_work) rc = static_cast<int>(ExitCode::kCheckFailed);
-  }
+  render::PrintProfileReadout(summary, report, readout);
   CPPROF_RETURN_IF_ERROR(WriteText(p.report_json, json.str()));
-  std::string md = fmt::format("# cpprof profile: {}\n\n", plan.name);
-  md += fmt::format("- nsys: `{}` ({})\n", plan.nsys, plan.nsys_version);
-  md += fmt::format("- preset: {} (`{}`)\n", plan.preset == Preset::kFast ? "fast" : "full",
-                    fmt::join(plan.nsys_options, " "));
-  md += fmt::format("- ranks: {} per node x {} node(s){}\n", plan.ranks, plan.nnodes,
-                    plan.gpus.empty() ? "" : fmt::format(", GPUs {}", fmt::join(plan.gpus, ",")));
-  md += fmt::format("- wall time of the profiled run: {:.1f} s\n", wall_s);
-  if (plan.preset == Preset::kFull) {
-    md +=
-        "- timings were taken under the full option set: expect them slower than an unprofiled run "
-        "(most where the run is launch-bound)\n";
-  }
-  if (!plan.dropped.empty()) {
-    md += "\n## Options dropped or inert\n\n";
-    for (const auto& d : plan.dropped) md += "- " + d + "\n";
-  }
-  if (plan.probe) {
-    md += fmt::format("\n## Feasibility probe (without nsys; `{}`)\n\n", fs::path(p.probe_json).filename().string());
-    for (const auto& l : probe_lines) md += "- " + l + "\n";
-  }
-  if (!plan.warnings.empty()) {
-    md += "\n## Warnings\n\n";
-    for (const auto& w : plan.warnings) md += "- " + w + "\n";
-  }
-  if (auto lines = WorkloadSummaries(res.out); !lines.empty()) {
-    md += "\n## The workload's own summary\n\n```\n";
-    for (const auto& l : lines) md += l + "\n";
-    md += "```\n";
-  }
-  md += compared;
-  md += "\n" + readout.str();
-  CPPROF_RETURN_IF_ERROR(WriteText(p.readout_md, md));
-  if (options.wall_s) *options.wall_s = wall_s;
+  CPPROF_RETURN_IF_ERROR(WriteText(p.readout_md, readout.str()));
+  if (options.wall_s) *options.wall_s = run.wall_s;
   if (options.report) *options.report = std::move(report);
   out << text.str();
-  err << fmt::format("cpprof: profile: wrote {} and {} ({:.1f} s)\n", p.readout_md, p.report_json, wall_s);
+  err << fmt::format("cpprof: profile: wrote {} and {} ({:.1f} s)\n", p.readout_md, p.report_json, run.wall_s);
   return rc;
 }
 

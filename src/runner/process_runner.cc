@@ -102,18 +102,24 @@ std::optional<std::string> FindProgram(const std::string& name, const std::strin
   return std::nullopt;
 }
 
-StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& argv, const RunOptions& options) {
-  if (argv.empty()) return Error(ExitCode::kError, "internal: empty command");
+namespace {
 
-  // Everything the child needs is built before fork(): after it only async-signal-safe calls.
-  std::vector<std::string> env_strings;
+// What the child runs, built before fork(): after it only async-signal-safe calls.
+struct ChildCommand {
+  std::string program;  // argv[0] found on the child's PATH
+  std::vector<std::string> argv, env;
+};
+
+StatusOr<ChildCommand> PrepareChild(const std::vector<std::string>& argv, const RunOptions& options) {
+  ChildCommand c;
+  c.argv = argv;
   std::string path_var;
   if (options.env) {
-    for (const auto& [k, v] : *options.env) env_strings.push_back(k + "=" + v);
+    for (const auto& [k, v] : *options.env) c.env.push_back(k + "=" + v);
     auto it = options.env->find("PATH");
     path_var = it == options.env->end() ? "" : it->second;
   } else {
-    for (char** e = environ; e && *e; ++e) env_strings.emplace_back(*e);
+    for (char** e = environ; e && *e; ++e) c.env.emplace_back(*e);
     const char* p = std::getenv("PATH");
     path_var = p ? p : "";
   }
@@ -123,77 +129,71 @@ StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& a
                                           ? fmt::format("'{}' not found on PATH", argv[0])
                                           : fmt::format("'{}' does not exist or is not executable", argv[0]));
   }
-  std::vector<char*> cargv, cenv;
-  std::vector<std::string> argv_copy = argv;
-  for (auto& a : argv_copy) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  for (auto& e : env_strings) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
+  c.program = *program;
+  return c;
+}
 
+// The child's stdin, stdout and stderr, and the pipe that carries execve's errno back.
+struct ChildPipes {
   Fd in_r, in_w, out_r, out_w, err_r, err_w, exec_r, exec_w;
-  if (!MakePipe(in_r, in_w) || !MakePipe(out_r, out_w) || !MakePipe(err_r, err_w) || !MakePipe(exec_r, exec_w)) {
-    return Error(ExitCode::kError, fmt::format("cannot create pipes: {}", std::strerror(errno)));
+  bool Make() {
+    return MakePipe(in_r, in_w) && MakePipe(out_r, out_w) && MakePipe(err_r, err_w) && MakePipe(exec_r, exec_w);
   }
-  const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
+};
 
-  pid_t pid = ::fork();
-  if (pid < 0) return Error(ExitCode::kError, fmt::format("fork failed: {}", std::strerror(errno)));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::signal(SIGPIPE, SIG_DFL);
-    if (options.stdin_data) {
-      ::dup2(in_r.get(), 0);
-    } else {
-      int devnull = ::open("/dev/null", O_RDONLY);
-      if (devnull >= 0) ::dup2(devnull, 0);
-    }
-    ::dup2(out_w.get(), 1);
-    ::dup2(err_w.get(), 2);
-    if (cwd && ::chdir(cwd) != 0) {
-      int e = errno;
-      (void)!::write(exec_w.get(), &e, sizeof e);
-      ::_exit(127);
-    }
-    ::execve(program->c_str(), cargv.data(), cenv.data());
+// In the forked child: its own process group, the pipes as 0/1/2, the working folder, execve.
+// On failure the errno goes back through exec_w. Async-signal-safe calls only.
+[[noreturn]] void ExecChild(const std::string& program, char* const* argv, char* const* env, const char* cwd,
+                            bool has_stdin, ChildPipes& p) {
+  ::setpgid(0, 0);
+  ::signal(SIGPIPE, SIG_DFL);
+  if (has_stdin) {
+    ::dup2(p.in_r.get(), 0);
+  } else {
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+  }
+  ::dup2(p.out_w.get(), 1);
+  ::dup2(p.err_w.get(), 2);
+  if (cwd && ::chdir(cwd) != 0) {
     int e = errno;
-    (void)!::write(exec_w.get(), &e, sizeof e);
+    (void)!::write(p.exec_w.get(), &e, sizeof e);
     ::_exit(127);
   }
-  in_r.Close();
-  out_w.Close();
-  err_w.Close();
-  exec_w.Close();
+  ::execve(program.c_str(), argv, env);
+  int e = errno;
+  (void)!::write(p.exec_w.get(), &e, sizeof e);
+  ::_exit(127);
+}
 
-  // Did execve (or chdir) fail? The pipe closes on a successful exec (O_CLOEXEC).
+// The errno of a failed execve (or chdir) in the child; 0 when it ran (the pipe closed on exec,
+// O_CLOEXEC).
+int ExecErrno(Fd& exec_r) {
   int child_errno = 0;
   ssize_t n;
   do {
     n = ::read(exec_r.get(), &child_errno, sizeof child_errno);
   } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof child_errno)) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return Error(ExitCode::kExternal,
-                 fmt::format("cannot run '{}'{}: {}", *program, cwd ? fmt::format(" in '{}'", options.cwd) : "",
-                             std::strerror(child_errno)));
-  }
+  return n == static_cast<ssize_t>(sizeof child_errno) ? child_errno : 0;
+}
 
-  ProcessResult result;
+// Feeds stdin_data and reads stdout and stderr (each kept up to max_output, each chunk passed to
+// on_output) until both close or the deadline passes (then result.timed_out).
+void PumpOutput(ChildPipes& p, const RunOptions& options, std::chrono::steady_clock::time_point deadline,
+                ProcessResult& result) {
   std::string_view to_write = options.stdin_data ? std::string_view(*options.stdin_data) : "";
   if (options.stdin_data) {
-    ::fcntl(in_w.get(), F_SETFL, ::fcntl(in_w.get(), F_GETFL) | O_NONBLOCK);
-    if (to_write.empty()) in_w.Close();
+    ::fcntl(p.in_w.get(), F_SETFL, ::fcntl(p.in_w.get(), F_GETFL) | O_NONBLOCK);
+    if (to_write.empty()) p.in_w.Close();
   } else {
-    in_w.Close();
+    p.in_w.Close();
   }
-  auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
   char buf[65536];
-  while (out_r.get() >= 0 || err_r.get() >= 0) {
+  while (p.out_r.get() >= 0 || p.err_r.get() >= 0) {
     std::vector<pollfd> fds;
-    if (out_r.get() >= 0) fds.push_back({out_r.get(), POLLIN, 0});
-    if (err_r.get() >= 0) fds.push_back({err_r.get(), POLLIN, 0});
-    if (in_w.get() >= 0) fds.push_back({in_w.get(), POLLOUT, 0});
+    if (p.out_r.get() >= 0) fds.push_back({p.out_r.get(), POLLIN, 0});
+    if (p.err_r.get() >= 0) fds.push_back({p.err_r.get(), POLLIN, 0});
+    if (p.in_w.get() >= 0) fds.push_back({p.in_w.get(), POLLOUT, 0});
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
@@ -204,20 +204,20 @@ StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& a
       if (errno == EINTR) continue;
       break;
     }
-    for (const auto& p : fds) {
-      if (p.revents == 0) continue;
-      if (p.fd == in_w.get()) {
-        ssize_t w = WriteNoSigpipe(in_w.get(), to_write.data(), to_write.size());
+    for (const auto& f : fds) {
+      if (f.revents == 0) continue;
+      if (f.fd == p.in_w.get()) {
+        ssize_t w = WriteNoSigpipe(p.in_w.get(), to_write.data(), to_write.size());
         if (w > 0) to_write.remove_prefix(static_cast<size_t>(w));
         if (w < 0 && errno != EAGAIN && errno != EINTR) to_write = {};
-        if (to_write.empty()) in_w.Close();
+        if (to_write.empty()) p.in_w.Close();
         continue;
       }
-      Fd& src = p.fd == out_r.get() ? out_r : err_r;
-      std::string& dst = p.fd == out_r.get() ? result.out : result.err;
+      Fd& src = f.fd == p.out_r.get() ? p.out_r : p.err_r;
+      std::string& dst = f.fd == p.out_r.get() ? result.out : result.err;
       ssize_t r = ::read(src.get(), buf, sizeof buf);
       if (r > 0) {
-        if (options.on_output) options.on_output(p.fd == err_r.get(), std::string_view(buf, static_cast<size_t>(r)));
+        if (options.on_output) options.on_output(f.fd == p.err_r.get(), std::string_view(buf, static_cast<size_t>(r)));
         size_t room = options.max_output > dst.size() ? options.max_output - dst.size() : 0;
         if (static_cast<size_t>(r) > room) result.truncated = true;
         dst.append(buf, std::min(room, static_cast<size_t>(r)));
@@ -226,33 +226,66 @@ StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& a
       }
     }
   }
-  in_w.Close();
+  p.in_w.Close();
+}
+
+// Waits for the child within the deadline (its output may close before it ends); past it, kills
+// its whole process group (nsys and torchrun leave children). Fills the exit code or signal.
+void Reap(pid_t pid, std::chrono::steady_clock::time_point deadline, ProcessResult& result) {
   int status = 0;
-  if (result.timed_out) {
-    ::kill(-pid, SIGKILL);  // the whole process group: nsys and torchrun leave children
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    return result;
-  }
-  // Output closed; the child may still run (it closed its stdout): wait within the deadline.
-  while (true) {
+  while (!result.timed_out) {
     pid_t w = ::waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      result.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return result;
-    }
-    ::usleep(2000);
+    if (std::chrono::steady_clock::now() >= deadline) result.timed_out = true;
+    if (!result.timed_out) ::usleep(2000);
+  }
+  if (result.timed_out) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    return;
   }
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     result.term_signal = WTERMSIG(status);
   }
+}
+
+}  // namespace
+
+StatusOr<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& argv, const RunOptions& options) {
+  if (argv.empty()) return Error(ExitCode::kError, "internal: empty command");
+  CPPROF_ASSIGN_OR_RETURN(ChildCommand child, PrepareChild(argv, options));
+  std::vector<char*> cargv, cenv;
+  for (auto& a : child.argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  for (auto& e : child.env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  ChildPipes pipes;
+  if (!pipes.Make()) return Error(ExitCode::kError, fmt::format("cannot create pipes: {}", std::strerror(errno)));
+  const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
+
+  pid_t pid = ::fork();
+  if (pid < 0) return Error(ExitCode::kError, fmt::format("fork failed: {}", std::strerror(errno)));
+  if (pid == 0) ExecChild(child.program, cargv.data(), cenv.data(), cwd, options.stdin_data.has_value(), pipes);
+  pipes.in_r.Close();
+  pipes.out_w.Close();
+  pipes.err_w.Close();
+  pipes.exec_w.Close();
+  if (int child_errno = ExecErrno(pipes.exec_r); child_errno != 0) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return Error(ExitCode::kExternal,
+                 fmt::format("cannot run '{}'{}: {}", child.program, cwd ? fmt::format(" in '{}'", options.cwd) : "",
+                             std::strerror(child_errno)));
+  }
+  ProcessResult result;
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
+  PumpOutput(pipes, options, deadline, result);
+  Reap(pid, deadline, result);
   return result;
 }
 

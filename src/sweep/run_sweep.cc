@@ -283,8 +283,26 @@ class Sweep {
     // The guards again, on the GPUs as they are now: a GPU taken since the sweep started is left
     // out (the first free ones are used) or stops the sweep here (the finished points kept).
     const doctor::DoctorFindings now = RefreshBusy(f_, runner_, in_.caller_env);
+    CPPROF_ASSIGN_OR_RETURN(PointPlans plans, PlanGuarded(p, now));
+    p.timing_argv = plans.timing.launch;
+    profile::ExecuteOptions eo;
+    eo.live = o_.live;
+    eo.kill_grace_s = o_.kill_grace_s;
+    CPPROF_ASSIGN_OR_RETURN(profile::UnprofiledRun t, TimingRun(plans, eo, p));
+    if (t.interrupted) return false;
+    ReadTimings(t, p);
+    if (p.status == "ok" && CaptureFits(t, plans, now, p)) {
+      CPPROF_ASSIGN_OR_RETURN(bool go_on, Capture(plans, now, eo, p));
+      if (!go_on) return false;
+    }
+    result_.points.push_back(p);
+    return true;
+  }
+
+ private:
+  // The point's two plans (timing and capture), checked by the guards on the GPUs as they are now.
+  StatusOr<PointPlans> PlanGuarded(const model::SweepPoint& p, const doctor::DoctorFindings& now) {
     CPPROF_ASSIGN_OR_RETURN(PointPlans plans, PlanPoint(o_, p.n, p.grid, now, in_));
-    const std::string base = o_.out_dir + "/points/" + PointName(p.n, p.grid);
     profile::ProfileOptions guard_options;
     guard_options.force = true;
     guard_options.gpus = o_.gpus;
@@ -295,40 +313,45 @@ class Sweep {
                                 "to go on.",
                                 p.grid, p.n, stops.front().message(), o_.out_dir));
     }
-    p.timing_argv = plans.timing.launch;
+    return plans;
+  }
 
-    // ---- the timing run, without the profiler: also the capture's feasibility probe ----
+  // The timing run, without the profiler (also the capture's feasibility probe): its wall time,
+  // and unless interrupted its status (ok, timeout, oom, failed) with the logs named.
+  StatusOr<profile::UnprofiledRun> TimingRun(const PointPlans& plans, const profile::ExecuteOptions& eo,
+                                             model::SweepPoint& p) {
     err_ << fmt::format(
         "cpprof: sweep: {} N={} ({}): timing run without the profiler ({} + {} iterations, timeout {} s)\n", p.grid,
         p.n, p.origin, o_.spec.warmup, o_.spec.iters, o_.timeout_s);
-    profile::ExecuteOptions eo;
-    eo.live = o_.live;
-    eo.kill_grace_s = o_.kill_grace_s;
+    const std::string base = o_.out_dir + "/points/" + PointName(p.n, p.grid);
     const std::string out_log = base + ".timing.stdout.log", err_log = base + ".timing.stderr.log";
     CPPROF_ASSIGN_OR_RETURN(profile::UnprofiledRun t,
                             profile::RunWithoutProfiler(plans.timing.launch, plans.timing.env, o_.timeout_s, out_log,
                                                         err_log, runner_, err_, eo));
     p.timing_wall_s = t.wall_s;
+    if (t.interrupted) return t;
     const std::string logs = fmt::format("{} and {}", Rel(err_log, o_.out_dir), Rel(out_log, o_.out_dir));
-    if (t.interrupted) return false;
     if (t.timed_out) {
       p.status = "timeout";
       p.detail =
           fmt::format("passed --timeout {} s and was killed ({} processes); logs: {}", o_.timeout_s, t.killed, logs);
+    } else if (!t.result.ok() && LooksLikeOutOfMemory(t.result.out, t.result.err)) {
+      p.status = "oom";
+      std::string line = OomLine(t.result.out, t.result.err);
+      p.detail = fmt::format("ran out of GPU memory ({}){}; logs: {}", t.result.Describe(),
+                             line.empty() ? "" : ": " + line, logs);
     } else if (!t.result.ok()) {
-      if (LooksLikeOutOfMemory(t.result.out, t.result.err)) {
-        p.status = "oom";
-        std::string line = OomLine(t.result.out, t.result.err);
-        p.detail = fmt::format("ran out of GPU memory ({}){}; logs: {}", t.result.Describe(),
-                               line.empty() ? "" : ": " + line, logs);
-      } else {
-        p.status = "failed";
-        p.detail = fmt::format("the timing run failed ({}); logs: {}. Last lines of stderr: {}", t.result.Describe(),
-                               logs, profile::LastLines(t.result.err, 3));
-      }
+      p.status = "failed";
+      p.detail = fmt::format("the timing run failed ({}); logs: {}. Last lines of stderr: {}", t.result.Describe(),
+                             logs, profile::LastLines(t.result.err, 3));
     } else {
       p.status = "ok";
     }
+    return t;
+  }
+
+  // The timing run's steady iterations and peak memory per rank, and the point's status line.
+  void ReadTimings(const profile::UnprofiledRun& t, model::SweepPoint& p) {
     std::vector<IterLine> lines;
     for (const auto& l : t.lines.iters) lines.push_back({l.rank, l.iter, l.warmup, l.wall_s});
     SteadyTimes st = Steady(lines);
@@ -345,15 +368,15 @@ class Sweep {
                         p.status == "ok" ? fmt::format(", median iteration {:.3f} ms over {} steady iterations",
                                                        p.median_iter_s * 1000, p.iter_s.size())
                                          : ": " + p.detail);
-    if (p.status != "ok") {
-      result_.points.push_back(p);
-      return true;
-    }
+  }
 
-    // ---- will the capture fit? (the probe's prediction, from the timing run) ----
+  // Will the capture fit? The probe's prediction, from the timing run; a capture predicted to
+  // fail is skipped (capture_status "skipped", with why).
+  bool CaptureFits(const profile::UnprofiledRun& t, const PointPlans& plans, const doctor::DoctorFindings& now,
+                   model::SweepPoint& p) {
     profile::Measurement m;
     m.wall_s = t.wall_s;
-    m.peak_by_rank = peaks;
+    m.peak_by_rank = profile::PeakByRank(t.lines);
     m.iter_s = p.median_iter_s > 0 ? std::optional<double>(p.median_iter_s) : std::nullopt;
     m.iter_total_s = profile::IterTotalSeconds(t.lines);
     profile::ProbeLimits lim;
@@ -372,15 +395,16 @@ class Sweep {
       }
     }
     profile::Prediction pr = profile::Predict(m, lim);
-    if (!pr.ok()) {
-      p.capture_status = "skipped";
-      p.capture_detail = fmt::format("the timing run predicts the capture would fail: {}", fmt::join(pr.problems, " "));
-      err_ << "cpprof: sweep: " << p.grid << " N=" << p.n << ": " << p.capture_detail << '\n';
-      result_.points.push_back(p);
-      return true;
-    }
+    if (pr.ok()) return true;
+    p.capture_status = "skipped";
+    p.capture_detail = fmt::format("the timing run predicts the capture would fail: {}", fmt::join(pr.problems, " "));
+    err_ << "cpprof: sweep: " << p.grid << " N=" << p.n << ": " << p.capture_detail << '\n';
+    return false;
+  }
 
-    // ---- one nsys capture, fast preset, read in-process ----
+  // One nsys capture, fast preset, read in-process; false when interrupted.
+  StatusOr<bool> Capture(const PointPlans& plans, const doctor::DoctorFindings& now, profile::ExecuteOptions eo,
+                         model::SweepPoint& p) {
     p.capture_argv = plans.capture.argv;
     err_ << fmt::format("cpprof: sweep: {} N={}: one nsys capture (fast preset, {} + {} iterations)\n", p.grid, p.n,
                         o_.spec.warmup, o_.spec.capture_iters);
@@ -405,11 +429,9 @@ class Sweep {
       p.capture_wall_s = wall;
       FillFromReport(report, p);
     }
-    result_.points.push_back(p);
     return true;
   }
 
- private:
   const SweepOptions& o_;
   const doctor::DoctorFindings& f_;
   const profile::PlanInputs& in_;
@@ -521,10 +543,11 @@ StatusOr<PointPlans> PlanPoint(const SweepOptions& o, int n, const std::string& 
   return plans;
 }
 
-StatusOr<int> RunSweep(const SweepOptions& o, const doctor::DoctorFindings& f, const profile::PlanInputs& in,
-                       runner::ProcessRunner& runner, std::ostream& out, std::ostream& err) {
-  const std::string state = o.out_dir + "/sweep.json";
-  // ---- every grid must fit the free GPUs before anything runs ----
+namespace {
+
+// Every grid must fit the free GPUs before anything runs.
+Status CheckGridsFit(const SweepOptions& o, const doctor::DoctorFindings& f, const profile::PlanInputs& in,
+                     std::ostream& err) {
   for (const auto& grid : o.spec.grids) {
     CPPROF_ASSIGN_OR_RETURN(PointPlans plans, PlanPoint(o, o.spec.sizes.front(), grid, f, in));
     profile::ProfileOptions guard_options;
@@ -536,8 +559,12 @@ StatusOr<int> RunSweep(const SweepOptions& o, const doctor::DoctorFindings& f, c
       return Status(stops.front().code(), fmt::format("grid {}: {}", grid, stops.front().message()));
     }
   }
-  // ---- an earlier sweep in --out: resume it, or refuse a changed one ----
-  Sweep sweep(o, f, in, runner, err);
+  return OkStatus();
+}
+
+// An earlier sweep in --out: its finished points are resumed (kept, not run again); a sweep of
+// another matrix, or a folder that holds no sweep, is refused (unless --force).
+Status ResumeEarlierSweep(const SweepOptions& o, const std::string& state, Sweep& sweep, std::ostream& err) {
   std::error_code ec;
   CPPROF_ASSIGN_OR_RETURN(std::optional<model::SweepResult> before,
                           o.force ? StatusOr<std::optional<model::SweepResult>>(std::optional<model::SweepResult>())
@@ -548,30 +575,55 @@ StatusOr<int> RunSweep(const SweepOptions& o, const doctor::DoctorFindings& f, c
                              "or new folder, or pass --force to write the sweep there anyway",
                              o.out_dir));
   }
-  if (before) {
-    std::string change = SpecChange(before->spec, o.spec);
-    if (!change.empty()) {
-      return Error(ExitCode::kUsage,
-                   fmt::format("{} holds a sweep of another matrix or workload ({}). Rerun it with the same options to "
-                               "resume it, pick another --out, or pass --force to start again there (its points are "
-                               "run again)",
-                               state, change));
-    }
-    std::vector<std::string> kept;
-    int dropped = 0;
-    for (const auto& p : before->points) {
-      if (p.Finished()) {
-        sweep.points().push_back(p);
-        kept.push_back(fmt::format("{} N={}", p.grid, p.n));
-      } else if (p.status != "skipped") {
-        ++dropped;
-      }
-    }
-    err << fmt::format(
-        "cpprof: sweep: resuming {}: {} finished point{} kept, not run again ({}){}\n", state, kept.size(),
-        kept.size() == 1 ? "" : "s", fmt::join(kept, ", "),
-        dropped ? fmt::format("; {} unfinished point{} run again", dropped, dropped == 1 ? "" : "s") : "");
+  if (!before) return OkStatus();
+  std::string change = SpecChange(before->spec, o.spec);
+  if (!change.empty()) {
+    return Error(ExitCode::kUsage,
+                 fmt::format("{} holds a sweep of another matrix or workload ({}). Rerun it with the same options to "
+                             "resume it, pick another --out, or pass --force to start again there (its points are "
+                             "run again)",
+                             state, change));
   }
+  std::vector<std::string> kept;
+  int dropped = 0;
+  for (const auto& p : before->points) {
+    if (p.Finished()) {
+      sweep.points().push_back(p);
+      kept.push_back(fmt::format("{} N={}", p.grid, p.n));
+    } else if (p.status != "skipped") {
+      ++dropped;
+    }
+  }
+  err << fmt::format("cpprof: sweep: resuming {}: {} finished point{} kept, not run again ({}){}\n", state, kept.size(),
+                     kept.size() == 1 ? "" : "s", fmt::join(kept, ", "),
+                     dropped ? fmt::format("; {} unfinished point{} run again", dropped, dropped == 1 ? "" : "s") : "");
+  return OkStatus();
+}
+
+// The points that failed or timed out (or whose capture failed): an error that lists them.
+Status FailedPoints(const model::SweepResult& r) {
+  std::vector<std::string> failed;
+  for (const auto& p : r.points) {
+    if (p.status == "failed" || p.status == "timeout" || (p.status == "ok" && p.capture_status == "failed")) {
+      failed.push_back(fmt::format("{} N={}: {}", p.grid, p.n, p.status == "ok" ? p.capture_detail : p.detail));
+    }
+  }
+  if (failed.empty()) return OkStatus();
+  return Error(ExitCode::kExternal,
+               fmt::format("{} point{} failed (rerun the same command to retry them; a larger --timeout for those "
+                           "that passed it):\n  {}",
+                           failed.size(), failed.size() == 1 ? "" : "s", fmt::join(failed, "\n  ")));
+}
+
+}  // namespace
+
+StatusOr<int> RunSweep(const SweepOptions& o, const doctor::DoctorFindings& f, const profile::PlanInputs& in,
+                       runner::ProcessRunner& runner, std::ostream& out, std::ostream& err) {
+  const std::string state = o.out_dir + "/sweep.json";
+  CPPROF_RETURN_IF_ERROR(CheckGridsFit(o, f, in, err));
+  Sweep sweep(o, f, in, runner, err);
+  CPPROF_RETURN_IF_ERROR(ResumeEarlierSweep(o, state, sweep, err));
+  std::error_code ec;
   fs::create_directories(o.out_dir + "/points", ec);
   if (ec) return Error(ExitCode::kError, fmt::format("cannot create '{}/points': {}", o.out_dir, ec.message()));
   CPPROF_RETURN_IF_ERROR(sweep.Write());
@@ -593,18 +645,7 @@ StatusOr<int> RunSweep(const SweepOptions& o, const doctor::DoctorFindings& f, c
   render::PrintSweepMarkdown(r, out);
   err << fmt::format("cpprof: sweep: wrote {0}/sweep.json, {0}/sweep.md and {0}/sweep.html ({1} point{2} run now)\n",
                      o.out_dir, ran, ran == 1 ? "" : "s");
-  std::vector<std::string> failed;
-  for (const auto& p : r.points) {
-    if (p.status == "failed" || p.status == "timeout" || (p.status == "ok" && p.capture_status == "failed")) {
-      failed.push_back(fmt::format("{} N={}: {}", p.grid, p.n, p.status == "ok" ? p.capture_detail : p.detail));
-    }
-  }
-  if (!failed.empty()) {
-    return Error(ExitCode::kExternal,
-                 fmt::format("{} point{} failed (rerun the same command to retry them; a larger --timeout for those "
-                             "that passed it):\n  {}",
-                             failed.size(), failed.size() == 1 ? "" : "s", fmt::join(failed, "\n  ")));
-  }
+  CPPROF_RETURN_IF_ERROR(FailedPoints(r));
   return 0;
 }
 
