@@ -201,7 +201,7 @@ TEST(CostModel, DimsFromCpfoldLog) {
   auto d = DimsFromCpfoldLog(
       "W1130 noise\ncpfold-config: {\"mode\": \"trunk\", \"n_token\": 256, \"grid\": [1, 2], \"dtype\": \"bf16\", "
       "\"recycles\": 0, \"msa_depth\": 32, \"model\": {\"c_z\": 64, \"c_s\": 128, \"pairformer_blocks\": 8, "
-      "\"tri_mul_hidden\": 64, \"msa_blocks\": 1, \"init_gain\": 0.1}}\ncpfold-iter: {}\n",
+      "\"tri_mul_hidden\": 64, \"msa_blocks\": 1, \"init_gain\": 0.1}}\ncpprof-iter: {}\n",
       &why);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->Get("N"), 256);

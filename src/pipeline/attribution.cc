@@ -134,6 +134,44 @@ class RangeClassifier {
   std::optional<BatchThread<RangeBatch>> thread_;  // last: stopped first
 };
 
+// The iterations' method: the marker ranges found (by name or --iteration-range), else the
+// repeats of the outermost module range.
+void FindIterations(Attribution& a, const std::vector<analysis::KeptRange>& kept, const std::vector<std::string>& names,
+                    const RE2* iteration_range, const std::string& iteration_pattern) {
+  if (a.iteration_marks.empty() && !iteration_range) {
+    a.iteration_marks = RepeatedOutermostModule(kept, names);
+    if (!a.iteration_marks.empty()) {
+      const std::string& name = a.iteration_marks.front().name;
+      a.iteration_method = fmt::format("repeats of the outermost module range '{}' (no iteration ranges were found)",
+                                       name.substr(0, name.rfind(" #")));
+    }
+  } else if (!a.iteration_marks.empty()) {
+    const std::string& first = a.iteration_marks.front().name;
+    a.iteration_method = iteration_range ? fmt::format("ranges matching --iteration-range '{}'", iteration_pattern)
+                         : first.find("ProfilerStep") != std::string::npos
+                             ? std::string("torch.profiler's ProfilerStep#N ranges")
+                             : fmt::format("iteration ranges such as '{}'", first);
+  }
+}
+
+// Every launch tagged with the module and phase around it (ModuleAttribution over the kept ranges).
+Status TagLaunches(const nsys::Database& db, const analysis::ModuleConfig& config,
+                   std::vector<analysis::KeptRange> kept, std::vector<std::string> names, std::set<int64_t> autograd,
+                   Attribution& a) {
+  a.modules =
+      std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config, std::move(autograd));
+  const analysis::LaunchTag none;
+  CPPROF_ASSIGN_OR_RETURN(a.damaged_runtime_rows,
+                          nsys::ForEachRuntimeCall(db, [&](int64_t start, int64_t tid, int64_t corr) {
+                            analysis::LaunchTag tag = a.modules->ForCall(tid, start);
+                            if (!(tag == none)) a.calls.Add(nsys::ProcessOfThread(tid), corr, tag);
+                          }));
+  a.calls.Finish();
+  a.module_calls = a.modules->ModuleCalls();
+  a.modules->ReleaseRanges();  // every launch is tagged: only the module tree is needed from here
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
@@ -236,34 +274,11 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   } else {
     CPPROF_ASSIGN_OR_RETURN(a.nccl_ranks, nsys::ReadNcclRanks(db));
   }
-  if (a.iteration_marks.empty() && !iteration_range) {
-    a.iteration_marks = RepeatedOutermostModule(kept, names);
-    if (!a.iteration_marks.empty()) {
-      const std::string& name = a.iteration_marks.front().name;
-      a.iteration_method = fmt::format("repeats of the outermost module range '{}' (no iteration ranges were found)",
-                                       name.substr(0, name.rfind(" #")));
-    }
-  } else if (!a.iteration_marks.empty()) {
-    const std::string& first = a.iteration_marks.front().name;
-    a.iteration_method = iteration_range ? fmt::format("ranges matching --iteration-range '{}'", iteration_pattern)
-                         : first.find("ProfilerStep") != std::string::npos
-                             ? std::string("torch.profiler's ProfilerStep#N ranges")
-                             : fmt::format("iteration ranges such as '{}'", first);
-  }
+  FindIterations(a, kept, names, iteration_range, iteration_pattern);
   a.kept_ranges = static_cast<int64_t>(kept.size());
   if (kept.empty() && autograd.empty()) return a;
 
-  a.modules =
-      std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config, std::move(autograd));
-  const analysis::LaunchTag none;
-  CPPROF_ASSIGN_OR_RETURN(a.damaged_runtime_rows,
-                          nsys::ForEachRuntimeCall(db, [&](int64_t start, int64_t tid, int64_t corr) {
-                            analysis::LaunchTag tag = a.modules->ForCall(tid, start);
-                            if (!(tag == none)) a.calls.Add(nsys::ProcessOfThread(tid), corr, tag);
-                          }));
-  a.calls.Finish();
-  a.module_calls = a.modules->ModuleCalls();
-  a.modules->ReleaseRanges();  // every launch is tagged: only the module tree is needed from here
+  CPPROF_RETURN_IF_ERROR(TagLaunches(db, config, std::move(kept), std::move(names), std::move(autograd), a));
   return a;
 }
 

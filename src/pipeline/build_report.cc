@@ -79,102 +79,86 @@ void FillModules(const std::vector<analysis::ModuleTreeNode>& tree, const std::v
 
 }  // namespace
 
-model::Report FinishReport(RunPartial run) {
-  StageTimer timer;
-  model::Report report;
+namespace {
+
+// Several exports: each one's part of the run (its ranks), and notes on those that add nothing or
+// were captured otherwise.
+void AddRunExports(const RunPartial& run, model::Report& report) {
   const SourcePartial& first = run.sources.at(0);
-  report.export_info = first.export_info;
-  report.rank_method = run.rank_method;
-  report.world_size = run.world_size;
-  report.notes = std::move(run.notes);
-  if (run.sources.size() > 1) {
-    for (size_t e = 0; e < run.sources.size(); ++e) {
-      model::RunExport x = run.sources[e].run_export;
-      x.ranks.clear();
-      for (size_t r = 0; r < run.processes.size(); ++r) {
-        if (run.processes[r].source == e) x.ranks.push_back(static_cast<int>(r));
-      }
-      if (x.ranks.empty()) {
-        report.notes.push_back(fmt::format("export '{}' holds no GPU work: it adds no rank to the run", x.name));
-      }
-      const model::CaptureInfo& c = run.sources[e].capture;
-      if (c.reconstructed_flags != first.capture.reconstructed_flags) {
-        report.notes.push_back(fmt::format("export '{}' was captured with other nsys options than '{}' ({} vs {})",
-                                           x.name, first.run_export.name, c.reconstructed_flags,
-                                           first.capture.reconstructed_flags));
-      }
-      report.run_exports.push_back(std::move(x));
+  for (size_t e = 0; e < run.sources.size(); ++e) {
+    model::RunExport x = run.sources[e].run_export;
+    x.ranks.clear();
+    for (size_t r = 0; r < run.processes.size(); ++r) {
+      if (run.processes[r].source == e) x.ranks.push_back(static_cast<int>(r));
     }
+    if (x.ranks.empty()) {
+      report.notes.push_back(fmt::format("export '{}' holds no GPU work: it adds no rank to the run", x.name));
+    }
+    const model::CaptureInfo& c = run.sources[e].capture;
+    if (c.reconstructed_flags != first.capture.reconstructed_flags) {
+      report.notes.push_back(fmt::format("export '{}' was captured with other nsys options than '{}' ({} vs {})",
+                                         x.name, first.run_export.name, c.reconstructed_flags,
+                                         first.capture.reconstructed_flags));
+    }
+    report.run_exports.push_back(std::move(x));
   }
-  std::vector<int> parent{-1};
-  if (!run.nodes.empty()) {
-    parent.clear();
-    for (const auto& n : run.nodes) parent.push_back(n.parent);
+}
+
+// What the readout says about a rank's ops it left out or found damaged.
+void AddRankNotes(size_t r, const ProcessPartial& p, const model::RankSummary& s, const RunPartial& run,
+                  model::Report& report) {
+  if (p.excluded_ops) {
+    report.notes.push_back(
+        fmt::format("rank {}: {} GPU ops launched inside ranges matching --exclude-ranges '{}' "
+                    "were left out",
+                    r, p.excluded_ops, run.attribution.exclude_work_pattern));
   }
-  // Waiting vs transfer: NCCL ops matched across ranks, then each rank's transfers against its
-  // compute (exposed transfer) and the splits per module.
-  std::vector<const analysis::RankModuleTimes*> sweep_ptrs;
-  for (const auto& p : run.processes) sweep_ptrs.push_back(&p.sweep);
-  analysis::CommMatch comm = analysis::MatchComm(sweep_ptrs);
-  timer.Mark("NCCL ops matched");
-  // One rank at a time: each holds its transfers sorted, and they are cheap next to the sweeps.
-  for (size_t r = 0; r < run.processes.size(); ++r) {
-    auto& sweep = run.processes[r].sweep;
-    analysis::SplitRankComm(sweep, r, parent, comm, sweep.nodes);
-    sweep.hidden_segments = {};
+  if (p.warmup_ops && run.attribution.exclude_work_pattern.empty()) {
+    int64_t total = 0;
+    for (const auto& c : s.classes) total += c.sum_ns;
+    // In a steady window the warm-up iterations are already left out: what is left inside it
+    // (work launched in a warm-up range that runs into the window) is not worth a --window hint.
+    report.notes.push_back(fmt::format(
+        "rank {}: {} GPU ops ({:.1f}% of its GPU op time) were launched inside warm-up ranges (such as '{}'); "
+        "{}",
+        r, p.warmup_ops, total ? 100.0 * static_cast<double>(p.warmup_ns) / static_cast<double>(total) : 0.0,
+        run.attribution.warmup_range,
+        run.window.whole_capture
+            ? "they count in every number here: --window steady (the default, when iterations are "
+              "found) or --exclude-ranges warmup leaves them out"
+            : "they run inside the steady-state window and count in its numbers (the warm-up iterations "
+              "before it are left out); --exclude-ranges warmup leaves them out too"));
   }
-  comm.splits = {};
+  if (s.invalid_ops) {
+    report.notes.push_back(
+        fmt::format("rank {}: {} GPU ops (tables CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET; columns start, end) "
+                    "end before they start, have times that are not integers, negative or past 2^62 ns: left "
+                    "out of every number",
+                    r, s.invalid_ops));
+  }
+}
+
+// Each rank's summary with its communication budget (waiting, exposed transfer) from the run's
+// matched NCCL ops; what the window left out, summed.
+void AddRanks(RunPartial& run, const analysis::CommMatch& comm, model::Report& report) {
   model::Window& window = run.window;
   for (size_t r = 0; r < run.processes.size(); ++r) {
     ProcessPartial& p = run.processes[r];
     model::RankSummary s = std::move(p.summary);
     s.rank = static_cast<int>(r);
-    if (p.excluded_ops) {
-      report.notes.push_back(
-          fmt::format("rank {}: {} GPU ops launched inside ranges matching --exclude-ranges '{}' "
-                      "were left out",
-                      r, p.excluded_ops, run.attribution.exclude_work_pattern));
-    }
     if (!window.whole_capture) {
       window.left_out_ops += p.outside_window_ops;
       SatAdd(window.left_out_ns, p.outside_window_ns);
       window.clipped_ops += p.clipped_ops;
     }
     analysis::FillCommBudget(comm, r, p.sweep, s);
-    if (p.warmup_ops && run.attribution.exclude_work_pattern.empty()) {
-      int64_t total = 0;
-      for (const auto& c : s.classes) total += c.sum_ns;
-      // In a steady window the warm-up iterations are already left out: what is left inside it
-      // (work launched in a warm-up range that runs into the window) is not worth a --window hint.
-      report.notes.push_back(fmt::format(
-          "rank {}: {} GPU ops ({:.1f}% of its GPU op time) were launched inside warm-up ranges (such as '{}'); "
-          "{}",
-          r, p.warmup_ops, total ? 100.0 * static_cast<double>(p.warmup_ns) / static_cast<double>(total) : 0.0,
-          run.attribution.warmup_range,
-          window.whole_capture
-              ? "they count in every number here: --window steady (the default, when iterations are "
-                "found) or --exclude-ranges warmup leaves them out"
-              : "they run inside the steady-state window and count in its numbers (the warm-up iterations "
-                "before it are left out); --exclude-ranges warmup leaves them out too"));
-    }
-    if (s.invalid_ops) {
-      report.notes.push_back(
-          fmt::format("rank {}: {} GPU ops (tables CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET; columns start, end) "
-                      "end before they start, have times that are not integers, negative or past 2^62 ns: left "
-                      "out of every number",
-                      r, s.invalid_ops));
-    }
+    AddRankNotes(r, p, s, run, report);
     report.ranks.push_back(std::move(s));
   }
-  timer.Mark("waiting vs transfer, summaries");
-  if (report.ranks.empty()) {
-    report.notes.push_back(
-        fmt::format("'{}' has a kernel table but no GPU work in it: did the "
-                    "profiled run reach the GPU?",
-                    run.sources.size() == 1 ? first.export_info.file : "every export"));
-  }
+}
 
-  report.grouping = std::move(run.grouping);
+// The module rows and what the module attribution says about itself.
+void AddModules(RunPartial& run, model::Report& report) {
   if (!run.nodes.empty()) {
     FillModules(run.nodes, run.processes, report);
     if (run.attribution.modules_overflowed) {
@@ -196,28 +180,72 @@ model::Report FinishReport(RunPartial run) {
                     "module attribution (nsys leaves them out of GPU projection too)",
                     run.attribution.cross_thread));
   }
+}
+
+// Training: forward, backward and optimizer time per rank, and how well backward work maps to modules.
+void AddPhases(const RunPartial& run, model::Report& report) {
   bool backward =
       std::any_of(run.processes.begin(), run.processes.end(), [](const auto& p) { return p.sweep.has_backward; });
-  if (backward) {
-    for (const auto& p : run.processes) {
-      model::PhaseTimes ph;
-      ph.has_backward = p.sweep.has_backward;
-      ph.busy_ns = p.sweep.phase_busy_ns;
-      report.phases.push_back(ph);
-    }
-    // Say how well backward work maps to modules, and how to get it when it does not.
-    if (!run.nodes.empty() && run.attribution.backward_ranges > 0) {
-      report.notes.push_back(
-          fmt::format("backward per module: {} of {} backward ranges of autograd mapped to the "
-                      "module of their forward op",
-                      run.attribution.backward_mapped, run.attribution.backward_ranges));
-    } else {
-      report.notes.push_back(
-          "backward work is not mapped to modules (it is all in [backward]): the capture has no "
-          "autograd ranges with sequence numbers; profile with --pytorch=autograd-nvtx to get them");
-    }
+  if (!backward) return;
+  for (const auto& p : run.processes) {
+    model::PhaseTimes ph;
+    ph.has_backward = p.sweep.has_backward;
+    ph.busy_ns = p.sweep.phase_busy_ns;
+    report.phases.push_back(ph);
   }
+  // Say how well backward work maps to modules, and how to get it when it does not.
+  if (!run.nodes.empty() && run.attribution.backward_ranges > 0) {
+    report.notes.push_back(
+        fmt::format("backward per module: {} of {} backward ranges of autograd mapped to the "
+                    "module of their forward op",
+                    run.attribution.backward_mapped, run.attribution.backward_ranges));
+  } else {
+    report.notes.push_back(
+        "backward work is not mapped to modules (it is all in [backward]): the capture has no "
+        "autograd ranges with sequence numbers; profile with --pytorch=autograd-nvtx to get them");
+  }
+}
 
+}  // namespace
+
+model::Report FinishReport(RunPartial run) {
+  StageTimer timer;
+  model::Report report;
+  const SourcePartial& first = run.sources.at(0);
+  report.export_info = first.export_info;
+  report.rank_method = run.rank_method;
+  report.world_size = run.world_size;
+  report.notes = std::move(run.notes);
+  if (run.sources.size() > 1) AddRunExports(run, report);
+  std::vector<int> parent{-1};
+  if (!run.nodes.empty()) {
+    parent.clear();
+    for (const auto& n : run.nodes) parent.push_back(n.parent);
+  }
+  // Waiting vs transfer: NCCL ops matched across ranks, then each rank's transfers against its
+  // compute (exposed transfer) and the splits per module.
+  std::vector<const analysis::RankModuleTimes*> sweep_ptrs;
+  for (const auto& p : run.processes) sweep_ptrs.push_back(&p.sweep);
+  analysis::CommMatch comm = analysis::MatchComm(sweep_ptrs);
+  timer.Mark("NCCL ops matched");
+  // One rank at a time: each holds its transfers sorted, and they are cheap next to the sweeps.
+  for (size_t r = 0; r < run.processes.size(); ++r) {
+    auto& sweep = run.processes[r].sweep;
+    analysis::SplitRankComm(sweep, r, parent, comm, sweep.nodes);
+    sweep.hidden_segments = {};
+  }
+  comm.splits = {};
+  AddRanks(run, comm, report);
+  timer.Mark("waiting vs transfer, summaries");
+  if (report.ranks.empty()) {
+    report.notes.push_back(
+        fmt::format("'{}' has a kernel table but no GPU work in it: did the "
+                    "profiled run reach the GPU?",
+                    run.sources.size() == 1 ? first.export_info.file : "every export"));
+  }
+  report.grouping = std::move(run.grouping);
+  AddModules(run, report);
+  AddPhases(run, report);
   report.capture = first.capture;
   report.diagnostics = first.diagnostics;
   report.interconnect = first.interconnect;
@@ -228,6 +256,7 @@ model::Report FinishReport(RunPartial run) {
                              [](const auto& x) { return x.severity == model::Diagnostic::Severity::kInfo; });
     report.diagnostics.insert(info, std::move(*d));
   }
+  model::Window& window = run.window;
   if (!window.whole_capture && window.left_out_ops) {
     window.description += fmt::format("; {} GPU ops ({:.3f} ms of GPU time) outside it left out", window.left_out_ops,
                                       static_cast<double>(window.left_out_ns) / 1e6);

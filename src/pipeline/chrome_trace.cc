@@ -753,7 +753,7 @@ StatusOr<ChromeTraceSummary> WriteKinetoTraces(const std::vector<std::string>& p
   ChromeTraceSummary summary;
   summary.notes = RunNotes(run);
   summary.ranks = static_cast<int>(written.size());
-  CPPROF_RETURN_IF_ERROR(files.open(ranks, [&](const std::vector<std::ostream*>& streams) -> Status {
+  auto write = [&](const std::vector<std::ostream*>& streams) -> Status {
     std::map<int, TraceOut> traces;  // by rank: one file each, its rank alone in it
     const render::TraceWriterOptions wo = WriterOptions(/*several_writers=*/ranks.size() > 1);
     for (size_t i = 0; i < ranks.size(); ++i) {
@@ -771,7 +771,8 @@ StatusOr<ChromeTraceSummary> WriteKinetoTraces(const std::vector<std::string>& p
       summary.events += own.events;
     }
     return OkStatus();
-  }));
+  };
+  CPPROF_RETURN_IF_ERROR(files.open(ranks, write));
   return summary;
 }
 

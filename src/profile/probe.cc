@@ -27,7 +27,7 @@ std::optional<Json> TaggedJson(const std::string& line, const std::string& tag) 
   return j;
 }
 
-// Ranks writing to one pipe at once can join their lines ("cpfold-iter: {...}cpfold-iter: {...}",
+// Ranks writing to one pipe at once can join their lines ("cpprof-iter: {...}cpprof-iter: {...}",
 // seen with unbuffered Python, whose print writes the text and its newline apart): each iteration
 // tag after the first starts a line of its own.
 std::vector<std::string> SplitAtTags(const std::string& line) {

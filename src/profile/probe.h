@@ -2,9 +2,8 @@
 // peak memory per rank and time per iteration predict whether the profiled run fits the GPUs
 // and --timeout. Pure: parsing the workload's lines and the predictions (run_profile runs it).
 //
-// The protocol a workload prints to be understood (cpfold does; any workload may, and
-// python/cpprof_workload's `iteration` does it for a user's model):
-//   cpfold-iter: {"rank": 0, "iter": 0, "warmup": false, "wall_s": 1.25, "peak_mem_bytes": 123456}
+// The protocol a workload prints to be understood (python/cpprof_workload's `iteration` prints
+// it, for cpfold and for a user's model; any workload may):
 //   cpprof-iter: {"rank": 0, "iter": 0, "warmup": false, "wall_s": 1.25, "peak_mem_bytes": 123456,
 //                 "peak_mem_kind": "cuda_max_allocated", "planned": 4}
 // one line per rank and iteration on stdout (anywhere in the line, so prefixes such as torchrun's
@@ -37,12 +36,12 @@ struct ProbeOutput {
   std::vector<std::string> summaries;  // the "cpfold: {...}" lines, whole
   std::string peak_mem_kind;           // from the summary or the lines: cuda_max_allocated | cpu_max_rss | ""
   std::vector<std::string> bad_lines;  // iteration lines whose JSON did not parse
-  std::string tag;                     // the iteration lines' tag: "cpfold-iter" | "cpprof-iter" | ""
+  std::string tag;                     // the iteration lines' tag: "cpprof-iter" | ""
   int planned = 0;                     // the largest `planned` of the lines; 0: none said
 };
 
 // The tags of iteration lines (without the colon).
-inline constexpr const char* kIterTags[] = {"cpfold-iter", "cpprof-iter"};
+inline constexpr const char* kIterTags[] = {"cpprof-iter"};
 
 ProbeOutput ParseProbeOutput(const std::string& stdout_text);
 
@@ -74,7 +73,7 @@ struct ProbeLimits {
 struct Measurement {
   double wall_s = 0;                    // the probe's whole launch
   std::map<int, int64_t> peak_by_rank;  // bytes, by global rank
-  std::string peak_source;              // "the workload's cpfold-iter lines", "nvidia-smi", ""
+  std::string peak_source;              // "the workload's cpprof-iter lines", "nvidia-smi", ""
   std::optional<double> iter_s;         // one iteration
   double iter_total_s = 0;              // all the probe's iterations
   // What could not be learned, said in the prediction's lines: the workload printed no

@@ -13,13 +13,13 @@ const int64_t kGiB = int64_t{1} << 30;
 // other output around them.
 const char* kCpfoldOut =
     "cpfold-config: {\"mode\": \"e2e\", \"n_token\": 512}\n"
-    "cpfold-iter: {\"rank\": 0, \"iter\": 0, \"warmup\": true, \"wall_s\": 9.0, \"peak_mem_bytes\": 1000}\n"
-    "[rank1]:cpfold-iter: {\"rank\": 1, \"iter\": 0, \"warmup\": true, \"wall_s\": 8.0, \"peak_mem_bytes\": 3000}\n"
-    "cpfold-iter: {\"rank\": 0, \"iter\": 1, \"warmup\": false, \"wall_s\": 2.0, \"peak_mem_bytes\": 2000}\n"
-    "cpfold-iter: {\"rank\": 1, \"iter\": 1, \"warmup\": false, \"wall_s\": 3.0, \"peak_mem_bytes\": 2500}\n"
-    "cpfold-iter: {\"rank\": 0, \"iter\": 2, \"warmup\": false, \"wall_s\": 4.0, \"peak_mem_bytes\": 2000}\n"
-    "cpfold-iter: {\"rank\": 1, \"iter\": 2, \"warmup\": false, \"wall_s\": 3.0}\n"
-    "cpfold-iter: {not json}\n"
+    "cpprof-iter: {\"rank\": 0, \"iter\": 0, \"warmup\": true, \"wall_s\": 9.0, \"peak_mem_bytes\": 1000}\n"
+    "[rank1]:cpprof-iter: {\"rank\": 1, \"iter\": 0, \"warmup\": true, \"wall_s\": 8.0, \"peak_mem_bytes\": 3000}\n"
+    "cpprof-iter: {\"rank\": 0, \"iter\": 1, \"warmup\": false, \"wall_s\": 2.0, \"peak_mem_bytes\": 2000}\n"
+    "cpprof-iter: {\"rank\": 1, \"iter\": 1, \"warmup\": false, \"wall_s\": 3.0, \"peak_mem_bytes\": 2500}\n"
+    "cpprof-iter: {\"rank\": 0, \"iter\": 2, \"warmup\": false, \"wall_s\": 4.0, \"peak_mem_bytes\": 2000}\n"
+    "cpprof-iter: {\"rank\": 1, \"iter\": 2, \"warmup\": false, \"wall_s\": 3.0}\n"
+    "cpprof-iter: {not json}\n"
     "cpfold: {\"mode\": \"e2e\", \"peak_mem_kind\": \"cuda_max_allocated\", \"median_iter_s\": 3.0}\n";
 
 TEST(ProbeParse, ReadsCpfoldsIterationLinesAndSummary) {
@@ -29,7 +29,7 @@ TEST(ProbeParse, ReadsCpfoldsIterationLinesAndSummary) {
   EXPECT_TRUE(o.iters[1].warmup);
   EXPECT_EQ(o.iters[5].peak_mem_bytes, -1);  // no memory given
   ASSERT_EQ(o.bad_lines.size(), 1u);
-  EXPECT_EQ(o.bad_lines[0], "cpfold-iter: {not json}");
+  EXPECT_EQ(o.bad_lines[0], "cpprof-iter: {not json}");
   ASSERT_EQ(o.summaries.size(), 1u);  // cpfold-config is not a summary
   EXPECT_EQ(o.peak_mem_kind, "cuda_max_allocated");
   std::map<int, int64_t> want = {{0, 2000}, {1, 3000}};  // warmup iterations count for memory
@@ -41,10 +41,10 @@ TEST(ProbeParse, ReadsCpfoldsIterationLinesAndSummary) {
 }
 
 TEST(ProbeParse, WarmupOnlyAndNothing) {
-  ProbeOutput w = ParseProbeOutput("cpfold-iter: {\"rank\": 0, \"iter\": 0, \"warmup\": true, \"wall_s\": 5}\n");
+  ProbeOutput w = ParseProbeOutput("cpprof-iter: {\"rank\": 0, \"iter\": 0, \"warmup\": true, \"wall_s\": 5}\n");
   ASSERT_TRUE(IterSeconds(w).has_value());
   EXPECT_DOUBLE_EQ(*IterSeconds(w), 5.0);  // the probe's one iteration (cpprof runs --warmup 0 anyway)
-  ProbeOutput none = ParseProbeOutput("hello\ncpfold-iter: without json\n");
+  ProbeOutput none = ParseProbeOutput("hello\ncpprof-iter: without json\n");
   EXPECT_TRUE(none.iters.empty());
   EXPECT_FALSE(IterSeconds(none).has_value());
   EXPECT_TRUE(PeakByRank(none).empty());
@@ -55,8 +55,8 @@ TEST(ProbeParse, WarmupOnlyAndNothing) {
 // Seen with real cpfold on 2 ranks under unbuffered Python: two ranks' lines joined in one.
 TEST(ProbeParse, LinesOfTwoRanksJoinedInOneAreBothRead) {
   ProbeOutput o = ParseProbeOutput(
-      "[rank1]: cpfold-iter: {\"rank\": 1, \"iter\": 2, \"warmup\": false, \"wall_s\": 0.16, \"peak_mem_bytes\": 7}"
-      "cpfold-iter: {\"rank\": 0, \"iter\": 2, \"warmup\": false, \"wall_s\": 0.15, \"peak_mem_bytes\": 5}\n\n");
+      "[rank1]: cpprof-iter: {\"rank\": 1, \"iter\": 2, \"warmup\": false, \"wall_s\": 0.16, \"peak_mem_bytes\": 7}"
+      "cpprof-iter: {\"rank\": 0, \"iter\": 2, \"warmup\": false, \"wall_s\": 0.15, \"peak_mem_bytes\": 5}\n\n");
   ASSERT_EQ(o.iters.size(), 2u);
   EXPECT_TRUE(o.bad_lines.empty());
   EXPECT_EQ(o.iters[0].rank, 1);
@@ -113,7 +113,7 @@ TEST(ProbePredict, FitsWithTheNumbersShown) {
   m.iter_total_s = 10;
   m.iter_s = 10.0;
   m.peak_by_rank = {{0, 60 * kGiB}, {1, 61 * kGiB}};
-  m.peak_source = "the workload's cpfold-iter lines";
+  m.peak_source = "the workload's cpprof-iter lines";
   Prediction p = Predict(m, H200Limits());
   EXPECT_TRUE(p.ok());
   EXPECT_TRUE(p.memory_known);

@@ -320,7 +320,7 @@ struct Watched {
 };
 
 // cap_s > 0 (the probe of a workload not known to print iteration lines): the tree is stopped
-// after cap_s seconds unless a `cpfold-iter:`/`cpprof-iter:` tag appeared on stdout first.
+// after cap_s seconds unless a `cpprof-iter:` tag appeared on stdout first.
 Watched RunWatched(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
                    double timeout_s, double grace_s, runner::ProcessRunner& runner, LiveTee& tee, double cap_s = 0) {
   runner::RunOptions ro;

@@ -60,13 +60,7 @@ void ChromeTraceFormat::GpuOp(const model::TraceGpuOp& op) {
 }
 
 void ChromeTraceFormat::NvtxRange(const model::TraceNvtxRange& r) {
-  int64_t tid;
-  if (r.push_pop) {
-    tid = ThreadTid(r.global_tid);
-  } else {
-    ThreadTid(r.global_tid);  // named with its thread
-    tid = LaneTid(r.global_tid, r.start, r.end);
-  }
+  const int64_t tid = RangeTid(r);
   nvtx_.Start(json_, {}, "NVTX", options_.timing, options_.batch_threads);
   nvtx_.batch().Add(r.domain, r.text, r.push_pop ? "nvtx" : "nvtx start/end", r.process->pid, tid, r.start, r.end,
                     r.open, r.push_pop, model::TidOf(r.global_tid), r.ended_on_tid);

@@ -57,13 +57,7 @@ void KinetoFormat::GpuOp(const model::TraceGpuOp& op) {
 }
 
 void KinetoFormat::NvtxRange(const model::TraceNvtxRange& r) {
-  int64_t tid;
-  if (r.push_pop) {
-    tid = ThreadTid(r.global_tid);
-  } else {
-    ThreadTid(r.global_tid);  // named with its thread
-    tid = LaneTid(r.global_tid, r.start, r.end);
-  }
+  const int64_t tid = RangeTid(r);
   EmitX(EscapedRangeName(r), "user_annotation", r.process->pid, tid, r.start, r.end, r.open || !r.push_pop,
         [&](JsonWriter& w) { trace::NvtxArgs(w, r.open, r.push_pop, model::TidOf(r.global_tid), r.ended_on_tid); });
 }

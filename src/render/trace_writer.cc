@@ -78,6 +78,12 @@ int64_t TraceWriter::LaneTid(int64_t global_tid, int64_t start, int64_t end) {
   return lanes.back().tid;
 }
 
+int64_t TraceWriter::RangeTid(const model::TraceNvtxRange& r) {
+  if (r.push_pop) return ThreadTid(r.global_tid);
+  ThreadTid(r.global_tid);  // named with its thread
+  return LaneTid(r.global_tid, r.start, r.end);
+}
+
 void TraceWriter::AddGpuOp(const model::TraceGpuOp& e, const std::string& name, std::string_view cat, int pid,
                            int64_t tid) {
   trace::GpuOpBatch::Op op{};

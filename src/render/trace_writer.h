@@ -95,6 +95,8 @@ class TraceWriter {
   // complete events on one track do not draw, so each goes to the first lane of its thread where
   // it nests (ranges come in start order).
   int64_t LaneTid(int64_t global_tid, int64_t start, int64_t end);
+  // An NVTX range's track: a push/pop range its thread's, a start/end range a lane below it.
+  int64_t RangeTid(const model::TraceNvtxRange& r);
   int64_t NewTid() { return next_tid_++; }
   // A name serialized once per export: kernels and API calls by StringIds id, memory ops by kind.
   const std::string& EscapedName(int64_t name_id, std::string_view name);

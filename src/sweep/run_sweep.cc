@@ -211,8 +211,8 @@ Status WriteOutputs(model::SweepResult r, const std::string& out_dir, model::Swe
     }
     if (p.status == "ok" && p.iter_s.empty()) {
       r.notes.push_back(
-          fmt::format("{} N={}: the workload printed no steady iteration lines (cpfold-iter: or "
-                      "cpprof-iter:), so it has no timing",
+          fmt::format("{} N={}: the workload printed no steady iteration lines (cpprof-iter:), so it "
+                      "has no timing",
                       p.grid, p.n));
     }
   }

@@ -293,8 +293,8 @@ TEST(ProfileRun, ProbePredictingOutOfMemoryStopsBeforeNsys) {
   EXPECT_FALSE(fs::exists(p.out.nsys_rep));  // nsys never ran
   EXPECT_FALSE(fs::exists(p.out.stdout_log));
   EXPECT_CONTAINS(ReadFile(p.out.probe_json), "\"memory_ok\": false");
-  EXPECT_CONTAINS(ReadFile(p.out.probe_stdout_log), "cpfold-iter: ");
-  EXPECT_CONTAINS(ReadFile(p.out.tmp_probe_stdout_log), "cpfold-iter: ");
+  EXPECT_CONTAINS(ReadFile(p.out.probe_stdout_log), "cpprof-iter: ");
+  EXPECT_CONTAINS(ReadFile(p.out.tmp_probe_stdout_log), "cpprof-iter: ");
   // The probe's own launch had no nsys in front.
   EXPECT_EQ(ReadFile(p.out.probe_stdout_log).find("fake nsys"), std::string::npos);
 }
@@ -342,7 +342,7 @@ TEST(ProfileRun, AProbeThatFitsIsInTheReadoutAndCommandTxt) {
   std::string md = ReadFile(p.out.readout_md);
   EXPECT_CONTAINS(md, "## Feasibility probe (without nsys; `probe-ok.probe.json`)\n");
   EXPECT_CONTAINS(md, "- rank 1: peak memory 2.0 GiB of 140.4 GiB (1%;");
-  EXPECT_CONTAINS(md, "- peak memory from the workload's cpfold-iter lines\n");
+  EXPECT_CONTAINS(md, "- peak memory from the workload's cpprof-iter lines\n");
   EXPECT_CONTAINS(ReadFile(p.out.command_txt), "probe results (" + p.out.probe_json + "):\n  rank 0: peak memory");
   EXPECT_CONTAINS(ReadFile(p.out.probe_json), "\"schema\": \"cpprof.probe/1\"");
   EXPECT_CONTAINS(run.err(), "cpprof: profile: probe: predicted profiled run: ");
@@ -353,7 +353,7 @@ TEST(ProfileRun, AProbeThatFitsIsInTheReadoutAndCommandTxt) {
 // lines announce.
 TEST(ProfileRun, ProbeOfAnyWorkloadReadsCpprofIterLinesAndThePlannedCount) {
   FakeRun run("probe-kit");
-  run.options().args = {"-m", "fakework",  "--tag", "cpprof-iter", "--iter-lines",
+  run.options().args = {"-m", "fakework",  "--schedule", "--iter-lines",
                         "6",  "--planned", "6",     "--iter-s",    "100"};
   run.options().probe = true;
   run.options().timeout_s = 500;
@@ -550,7 +550,7 @@ TEST(ProfileRun, ProbeCapStillStopsOnMemorySeenBeforeTheCap) {
 // past a 1 s cap) runs to its end and the time is predicted from its lines.
 TEST(ProfileRun, ProbeCapIsLiftedByAnIterationLine) {
   FakeRun run("probe-cap-lines");
-  run.options().args = {"-m", "fakework", "--tag", "cpprof-iter",   "--iter-lines", "2",         "--planned",
+  run.options().args = {"-m", "fakework", "--schedule",   "--iter-lines", "2",         "--planned",
                         "2",  "--iter-s", "0.1",   "--probe-sleep", "3.5",          "--pid-dir", run.pids()};
   run.options().probe = true;
   run.options().probe_cap_s = 1;

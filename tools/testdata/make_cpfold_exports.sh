@@ -46,7 +46,7 @@ show() {
   local d=$work/$1
   echo "== $1 summary"; ls -la "$d"
   grep -E '^rc=' "$d/$1.log"
-  grep -oE '(cpfold-inject|cpfold-iter): .*' "$d/$1.log"
+  grep -oE '(cpfold-inject|cpprof-iter): .*' "$d/$1.log"
 }
 fast=(--trace cuda,nvtx --cuda-memory-usage true --sample none --cpuctxsw none
       --python-functions-trace="$work/cpfold-trace.json")

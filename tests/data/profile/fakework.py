@@ -1,11 +1,8 @@
 """A fake workload for cpprof profile's tests: prints its arguments, can hang or crash a rank, and
-speaks the probe protocol with made-up numbers: with `--tag cpprof-iter` (`--planned N`) the one
-iteration line cpfold and cpprof_workload print (docs/workload-kit.md, "The iteration line"), only
-the first $CPPROF_PROBE_ITERS lines under the probe, as cpprof_workload.schedule runs them; by
-default the retired `cpfold-iter: {...}` line (cpfold's own before issue 34), all of them, which
-cpprof's reader still accepts and tests/cli/profile_test.cc's first probe tests still expect
-(`cpfold-iter: ` in the probe's log, "the workload's cpfold-iter lines"): the default turns to
-cpprof-iter when the C++ side retires the old tag. `--probe-sleep S` makes only the probe (the
+speaks the probe protocol with made-up numbers: the one iteration line cpfold and cpprof_workload
+print (`cpprof-iter: {...}`, docs/workload-kit.md, "The iteration line"; `--planned N` adds
+`planned`), all `--iter-lines` of them, or with `--schedule` only the first $CPPROF_PROBE_ITERS under
+the probe, as cpprof_workload.schedule runs them. `--probe-sleep S` makes only the probe (the
 run with $CPPROF_PROBE_ITERS) sleep S s after its lines, ignoring SIGTERM, to test --probe-cap."""
 import argparse
 import json
@@ -22,8 +19,8 @@ p.add_argument("--pid-dir")
 p.add_argument("--iter-lines", type=int, default=0, help="print this many iteration lines per rank")
 p.add_argument("--iter-s", type=float, default=0.25, help="the wall_s they claim (nothing sleeps)")
 p.add_argument("--peak-bytes", type=int, default=1 << 30, help="the peak_mem_bytes they claim")
-p.add_argument("--tag", default="cpfold-iter",
-               help="the lines' tag: cpprof-iter (cpfold's and the kit's) or the retired cpfold-iter")
+p.add_argument("--schedule", action="store_true",
+               help="under the probe, only the first $CPPROF_PROBE_ITERS lines (as cpprof_workload.schedule)")
 p.add_argument("--planned", type=int, default=0, help="the `planned` the lines say (0: none)")
 p.add_argument("--probe-sleep", type=float, default=0, help="under the probe: sleep this long after the lines")
 a = p.parse_args()
@@ -49,11 +46,11 @@ if a.hang:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(3600)
 say(f"fakework rank {rank}: CPPROF_PROBE_ITERS={cap}")
-for it in range(min(a.iter_lines, int(cap)) if cap and a.tag == "cpprof-iter" else a.iter_lines):
+for it in range(min(a.iter_lines, int(cap)) if cap and a.schedule else a.iter_lines):
     line = {"rank": rank, "iter": it, "warmup": False, "wall_s": a.iter_s, "peak_mem_bytes": a.peak_bytes + rank}
     if a.planned:
         line["planned"] = a.planned
-    say(a.tag + ": " + json.dumps(line))
+    say("cpprof-iter: " + json.dumps(line))
 if cap and a.probe_sleep > 0:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(a.probe_sleep)
