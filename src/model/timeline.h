@@ -56,12 +56,11 @@ struct RankTimeline {
   bool modules_downsampled[2] = {false, false};
 };
 
-
 struct Timeline {
   bool built = false;
   int max_bins = 0;  // per lane and rank
   std::vector<TimelineLane> lanes;
-  std::vector<RankTimeline> ranks;          // by rank
+  std::vector<RankTimeline> ranks;  // by rank
 };
 
 }  // namespace cpprof::model

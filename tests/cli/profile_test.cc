@@ -353,8 +353,7 @@ TEST(ProfileRun, AProbeThatFitsIsInTheReadoutAndCommandTxt) {
 // lines announce.
 TEST(ProfileRun, ProbeOfAnyWorkloadReadsCpprofIterLinesAndThePlannedCount) {
   FakeRun run("probe-kit");
-  run.options().args = {"-m", "fakework",  "--schedule", "--iter-lines",
-                        "6",  "--planned", "6",     "--iter-s",    "100"};
+  run.options().args = {"-m", "fakework", "--schedule", "--iter-lines", "6", "--planned", "6", "--iter-s", "100"};
   run.options().probe = true;
   run.options().timeout_s = 500;
   Plan p = run.MakePlan();
@@ -550,8 +549,8 @@ TEST(ProfileRun, ProbeCapStillStopsOnMemorySeenBeforeTheCap) {
 // past a 1 s cap) runs to its end and the time is predicted from its lines.
 TEST(ProfileRun, ProbeCapIsLiftedByAnIterationLine) {
   FakeRun run("probe-cap-lines");
-  run.options().args = {"-m", "fakework", "--schedule",   "--iter-lines", "2",         "--planned",
-                        "2",  "--iter-s", "0.1",   "--probe-sleep", "3.5",          "--pid-dir", run.pids()};
+  run.options().args = {"-m",       "fakework", "--schedule",    "--iter-lines", "2",         "--planned", "2",
+                        "--iter-s", "0.1",      "--probe-sleep", "3.5",          "--pid-dir", run.pids()};
   run.options().probe = true;
   run.options().probe_cap_s = 1;
   run.options().timeout_s = 60;
