@@ -14,6 +14,7 @@ $sudo apt-get update -qq
 $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
   cmake ninja-build g++ pkg-config clang libclang-rt-14-dev \
   libsqlite3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libre2-dev libgtest-dev clang-format \
+  liblzma-dev zlib1g-dev libzstd-dev \
   sqlite3 xz-utils time git universal-ctags \
   python3 python3-torch python3-pytest python3-pandas zsh dpkg-dev man-db groff-base \
   jupyter-nbconvert python3-ipykernel python3-nbformat \

@@ -7,12 +7,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
 namespace cpprof {
+
+class DecompressedFiles;  // base/compressed_file.h
 
 // Where a command's diagnostic lines go as it runs (stage timings, how long threads waited for
 // each other): one line per call, whole, from any thread.
@@ -51,12 +54,19 @@ struct ExecContext {
   // Test knob: read the NVTX table in parts of this many rows (1 or more) instead of parts sized
   // for speed, so that small exports meet every part boundary case. 0: sized for speed.
   int64_t nvtx_part_rows = 0;
-  // Where timing lines go. Null: stderr.
+  // Where timing lines and notes go. Null: stderr.
   Diagnostics* diagnostics = nullptr;
+  // Where compressed exports are decompressed to (TMPDIR, else /tmp), and the files this command
+  // decompressed already (null: each reader decompresses its own copy).
+  std::string temp_dir = "/tmp";
+  std::shared_ptr<DecompressedFiles> decompressed;
 
   // A timing line (only when `timing`), to `diagnostics`.
   void Timing(std::string_view line) const {
-    if (!timing) return;
+    if (timing) Note(line);
+  }
+  // A line the user sees as the command runs ("cpprof: note: ..."), to `diagnostics`.
+  void Note(std::string_view line) const {
     if (diagnostics) {
       diagnostics->Line(line);
     } else {

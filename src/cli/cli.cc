@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <new>
 #include <optional>
 
 #include "base/atomic_file.h"
+#include "base/compressed_file.h"
 #include "base/spill_buffer.h"
 #include "base/stage_timer.h"
 #include "cli/build_commit.h"  // generated (CMakeLists.txt)
@@ -204,6 +206,20 @@ StatusOr<int> RunGuarded(const std::string& name, Fn fn) {
   }
 }
 
+// A Diagnostics sink onto the command's error stream, one whole line at a time from any thread.
+class LinesTo final : public Diagnostics {
+ public:
+  explicit LinesTo(std::ostream& out) : out_(out) {}
+  void Line(std::string_view line) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    out_ << line << '\n';
+  }
+
+ private:
+  std::ostream& out_;
+  std::mutex mu_;
+};
+
 // Held output past this size is not dumped onto a terminal (the HTML page and a Chrome trace are
 // refused there by their commands before any work).
 constexpr size_t kTerminalLimit = size_t{4} << 20;
@@ -231,6 +247,8 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
   std::optional<TruncateOnSignal> truncate_on_signal;  // Ctrl-C takes the output back too
   if (def.buffered && direct && direct->fd >= 0) truncate_on_signal.emplace(direct->fd, direct->length);
   Context ctx{hold ? held_out : out, err, out_is_terminal, ExecFromEnvironment()};
+  LinesTo diagnostics(err);  // notes and timing lines from the command's threads, whole lines each
+  ctx.exec.diagnostics = &diagnostics;
   StatusOr<int> rc = RunGuarded(def.name, [&] { return cmd->Run(ctx); });
   if (ctx.invalid_utf8) {
     err << "cpprof: note: some names in the export are not valid UTF-8; each such byte is shown as U+FFFD "
@@ -357,6 +375,8 @@ ExecContext ExecFromEnvironment() {
     const long long n = std::strtoll(env, nullptr, 10);
     if (n >= 1) exec.nvtx_part_rows = n;
   }
+  if (const char* dir = std::getenv("TMPDIR"); dir && *dir) exec.temp_dir = dir;
+  exec.decompressed = std::make_shared<DecompressedFiles>();
   return exec;
 }
 

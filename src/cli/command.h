@@ -28,7 +28,8 @@ struct Context {
 };
 
 // The ExecContext the environment asks for: CPPROF_THREADS (1 or more; else the machine's
-// cores), CPPROF_TIMING (set: print stage timings), CPPROF_NVTX_PART_ROWS (a test knob).
+// cores), CPPROF_TIMING (set: print stage timings), CPPROF_NVTX_PART_ROWS (a test knob), TMPDIR
+// (where compressed exports are decompressed; else /tmp), with a fresh cache of decompressed files.
 ExecContext ExecFromEnvironment();
 
 class Command {

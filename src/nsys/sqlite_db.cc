@@ -131,13 +131,15 @@ Status NotSqlite(const std::string& path) {
 }  // namespace
 
 StatusOr<Database> Database::Open(const std::string& path, const ExecContext& exec) {
-  return Open(path, exec, std::make_shared<std::atomic<bool>>(false));
+  return Open(path, exec, std::make_shared<std::atomic<bool>>(false), nullptr);
 }
 
-StatusOr<Database> Database::Reopen() const { return Open(path_, exec_, invalid_utf8_); }
+StatusOr<Database> Database::Reopen() const { return Open(path_, exec_, invalid_utf8_, decompressed_); }
 
 StatusOr<Database> Database::Open(const std::string& path, const ExecContext& exec,
-                                  std::shared_ptr<std::atomic<bool>> invalid_utf8) {
+                                  std::shared_ptr<std::atomic<bool>> invalid_utf8,
+                                  std::shared_ptr<const DecompressedFile> decompressed) {
+  if (decompressed) return OpenSqlite(path, decompressed, exec, std::move(invalid_utf8));
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     int err = errno;
@@ -173,11 +175,49 @@ StatusOr<Database> Database::Open(const std::string& path, const ExecContext& ex
                                                        "report again with 'nsys export --type sqlite REPORT.nsys-rep'.",
                                                        path));
     }
+    const Compression compression = SniffCompression(std::string_view(magic, static_cast<size_t>(in.gcount())));
+    if (compression != Compression::kNone) {
+      CPPROF_ASSIGN_OR_RETURN(decompressed, Decompress(path, compression, exec));
+      return OpenSqlite(path, decompressed, exec, std::move(invalid_utf8));
+    }
     if (in.gcount() < 16 || std::memcmp(magic, "SQLite format 3", 16) != 0) return NotSqlite(path);
   }
+  return OpenSqlite(path, nullptr, exec, std::move(invalid_utf8));
+}
+
+StatusOr<std::shared_ptr<const DecompressedFile>> Database::Decompress(const std::string& path, Compression compression,
+                                                                       const ExecContext& exec) {
+  bool made = true;
+  StatusOr<std::shared_ptr<const DecompressedFile>> file =
+      exec.decompressed ? exec.decompressed->Get(path, compression, exec.temp_dir, &made)
+                        : DecompressedFile::Make(path, compression, exec.temp_dir);
+  if (file.ok() && made) {
+    exec.Note(
+        fmt::format("cpprof: note: '{}' is {}-compressed: decompressed it ({:.1f} MB) into a private temporary "
+                    "file in {} in {:.2f} s (removed when done)",
+                    path, CompressionName(compression), static_cast<double>((*file)->bytes()) / 1e6, exec.temp_dir,
+                    (*file)->seconds()));
+  }
+  if (file.ok()) {
+    char magic[16] = {};
+    std::ifstream in((*file)->path(), std::ios::binary);
+    in.read(magic, sizeof magic);
+    if (in.gcount() < 16 || std::memcmp(magic, "SQLite format 3", 16) != 0) {
+      return Error(ExitCode::kBadInput,
+                   fmt::format("'{}' decompressed ({}) is not an SQLite database. cpprof reads nsys SQLite exports "
+                               "(compressed or not): 'nsys export --type sqlite REPORT.nsys-rep' makes one.",
+                               path, CompressionName(compression)));
+    }
+  }
+  return file;
+}
+
+StatusOr<Database> Database::OpenSqlite(const std::string& path, std::shared_ptr<const DecompressedFile> decompressed,
+                                        const ExecContext& exec, std::shared_ptr<std::atomic<bool>> invalid_utf8) {
+  const std::string& file = decompressed ? decompressed->path() : path;
 
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   std::unique_ptr<sqlite3, Closer> db(raw);
   if (rc != SQLITE_OK) return SqliteError(rc, path, "opening it", raw ? sqlite3_errmsg(raw) : nullptr);
 
@@ -196,7 +236,7 @@ StatusOr<Database> Database::Open(const std::string& path, const ExecContext& ex
   sqlite3_finalize(stmt);
   if (rc != SQLITE_DONE) return SqliteError(rc, path, "listing its tables", sqlite3_errmsg(raw));
   std::sort(tables.begin(), tables.end());
-  return Database(std::move(db), path, std::move(tables), exec, std::move(invalid_utf8));
+  return Database(std::move(db), path, std::move(tables), exec, std::move(invalid_utf8), std::move(decompressed));
 }
 
 bool Database::HasTable(std::string_view name) const {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/compressed_file.h"
 #include "base/exec_context.h"
 #include "base/status.h"
 #include "base/utf8.h"
@@ -77,8 +78,11 @@ class Statement {
 class Database {
  public:
   // Opens `path` read-only. Fails with kBadInput when the file is missing, unreadable, or not
-  // an SQLite database (an .nsys-rep given by mistake gets a hint to export it). `exec`: how the
-  // command runs (its thread budget, timing), for the readers given this database.
+  // an SQLite database (an .nsys-rep given by mistake gets a hint to export it). An export
+  // compressed with xz, gzip or zstd (by its first bytes) is decompressed into a private temporary
+  // file (base/compressed_file.h; once per command with exec.decompressed) and a note says so;
+  // path() stays `path`. `exec`: how the command runs (its thread budget, timing, where notes go),
+  // for the readers given this database.
   static StatusOr<Database> Open(const std::string& path, const ExecContext& exec = {});
   // A second connection to the same file, for a reading thread: the same ExecContext, and text
   // it reads counts in this database's invalid_utf8_seen().
@@ -108,20 +112,27 @@ class Database {
     void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
   };
   Database(std::unique_ptr<sqlite3, Closer> db, std::string path, std::vector<std::string> tables, ExecContext exec,
-           std::shared_ptr<std::atomic<bool>> invalid_utf8)
+           std::shared_ptr<std::atomic<bool>> invalid_utf8, std::shared_ptr<const DecompressedFile> decompressed)
       : db_(std::move(db)),
         path_(std::move(path)),
         tables_(std::move(tables)),
-        exec_(exec),
-        invalid_utf8_(std::move(invalid_utf8)) {}
+        exec_(std::move(exec)),
+        invalid_utf8_(std::move(invalid_utf8)),
+        decompressed_(std::move(decompressed)) {}
   static StatusOr<Database> Open(const std::string& path, const ExecContext& exec,
-                                 std::shared_ptr<std::atomic<bool>> invalid_utf8);
+                                 std::shared_ptr<std::atomic<bool>> invalid_utf8,
+                                 std::shared_ptr<const DecompressedFile> decompressed);
+  static StatusOr<std::shared_ptr<const DecompressedFile>> Decompress(const std::string& path, Compression compression,
+                                                                      const ExecContext& exec);
+  static StatusOr<Database> OpenSqlite(const std::string& path, std::shared_ptr<const DecompressedFile> decompressed,
+                                       const ExecContext& exec, std::shared_ptr<std::atomic<bool>> invalid_utf8);
 
   std::unique_ptr<sqlite3, Closer> db_;
   std::string path_;
   std::vector<std::string> tables_;  // sorted
   ExecContext exec_;
-  std::shared_ptr<std::atomic<bool>> invalid_utf8_;  // shared with the connections Reopen() makes
+  std::shared_ptr<std::atomic<bool>> invalid_utf8_;       // shared with the connections Reopen() makes
+  std::shared_ptr<const DecompressedFile> decompressed_;  // what SQLite reads when `path_` is compressed
 };
 
 // How the command that opened `dbs` runs (the first's ExecContext; the default for none).

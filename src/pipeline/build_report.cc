@@ -12,6 +12,7 @@
 #include "analysis/cost_efficiency.h"
 #include "analysis/divergence.h"
 #include "analysis/verdict.h"
+#include "base/compressed_file.h"
 #include "base/saturating.h"
 #include "base/stage_timer.h"
 #include "pipeline/report_timeline.h"
@@ -341,12 +342,13 @@ EfficiencyInputs FindEfficiencyInputs(const std::vector<std::string>& paths, con
     // stdout as <name>.stdout.log beside the export (one log for a per-rank run's <name>.<rank>
     // exports), tools/testdata as <name>.log.
     std::vector<std::filesystem::path> logs;
-    std::filesystem::path base(paths.front());
+    const std::string first = WithoutCompressionSuffix(paths.front());  // run.sqlite.xz: run.log beside it
+    std::filesystem::path base(first);
     base.replace_extension();
     const std::string rank = base.extension().string();
     const bool per_rank = rank.size() >= 2 && rank.find_first_not_of("0123456789", 1) == std::string::npos;
     for (const char* ext : {".stdout.log", ".log"}) {
-      logs.push_back(std::filesystem::path(paths.front()).replace_extension(ext));
+      logs.push_back(std::filesystem::path(first).replace_extension(ext));
       if (per_rank) logs.push_back(std::filesystem::path(base).replace_extension(ext));
     }
     for (const auto& log : logs) {
