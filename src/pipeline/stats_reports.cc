@@ -141,6 +141,53 @@ StatusOr<StatsTable> OsrtSum(std::span<const nsys::Database> dbs) {
   return CallSum(dbs, "OSRT_API", "eventClass == 27", "does not contain OS Runtime trace data.", false);
 }
 
+// cuda_api_gpu_sum's operations of one export: API calls (version suffix cut), kernels and memory
+// operations, each group's name prefixed by its category's index in kApiGpuCategories (a name
+// is one group per category; nsys groups by name alone, which differs only if an API function
+// and a kernel share a name).
+constexpr const char* kApiGpuCategories[] = {"CUDA_API", "CUDA_KERNEL", "MEMORY_OPER"};
+
+StatusOr<std::vector<nsys::Group>> ApiGpuGroups(const nsys::Database& db, std::string* why) {
+  if (!db.HasTable("StringIds")) {
+    *why = db.path() + " file does not contain StringIds table.";
+    return std::vector<nsys::Group>{};
+  }
+  std::vector<nsys::Group> all;
+  auto add = [&all](std::vector<nsys::Group> groups, char category, bool strip_version) {
+    for (auto& g : groups) {
+      g.name = std::string(1, category) + (strip_version ? WithoutVersionSuffix(std::move(g.name)) : g.name);
+      all.push_back(std::move(g));
+    }
+  };
+  if (db.HasTable(nsys::kRuntimeTable)) {
+    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::CallDurationsByNameId(db, nsys::kRuntimeTable, ""));
+    add(std::move(groups), 0, true);
+  }
+  if (db.HasTable(nsys::kKernelTable)) {
+    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::KernelDurationsByName(db));
+    add(std::move(groups), 1, false);
+  }
+  if (db.HasTable(nsys::kMemcpyTable) || db.HasTable(nsys::kMemsetTable)) {
+    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::MemOpValuesByOperation(db, nsys::MemOpValue::kDuration, why));
+    add(std::move(groups), 2, false);
+  } else if (all.empty()) {
+    *why = db.path() + " does not contain CUDA API, GPU kernel, nor memory operations data.";
+  }
+  return all;
+}
+
+StatusOr<StatsTable> ApiGpuSum(std::span<const nsys::Database> dbs) {
+  std::string skipped;
+  CPPROF_ASSIGN_OR_RETURN(auto rows, SummarizeExports(dbs, ApiGpuGroups, &skipped));
+  if (!skipped.empty()) return Skipped(skipped);
+  for (auto& r : rows) {  // the category back out of the name
+    std::string name = r.keys[0].substr(1);
+    r.keys = {kApiGpuCategories[static_cast<unsigned char>(r.keys[0][0])], std::move(name)};
+  }
+  // Ties by name: nsys's GROUP BY name, then ORDER BY total.
+  return DurationSummaryTable(std::move(rows), "Instances", {"Category", "Operation"}, TieBreak::kKeys, {1});
+}
+
 StatusOr<std::vector<SummaryRow>> MemOpRows(std::span<const nsys::Database> dbs, nsys::MemOpValue value,
                                             std::string* skipped) {
   return SummarizeExports(
@@ -186,6 +233,8 @@ constexpr StatsReportDef kReports[] = {
     {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary",
      "GPU time of the work launched inside each NVTX range (same-thread ranges)", NvtxGpuProjSumOf},
     {"cuda_api_sum", "CUDA API Summary", "time per CUDA API function (runtime and driver)", CudaApiSum},
+    {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)",
+     "time per CUDA API function, kernel name and memory operation, in one table", ApiGpuSum},
     {"osrt_sum", "OS Runtime Summary", "time per OS runtime function (pthread, poll, ioctl, ...)", OsrtSum},
 };
 
