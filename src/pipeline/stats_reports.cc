@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <unordered_map>
 
 #include "analysis/summary_stats.h"
 #include "base/parallel.h"
 #include "nsys/export_reader.h"
+#include "nsys/gpu_trace_rows.h"
 #include "nsys/grouped_values.h"
 #include "nsys/stats_tables.h"
 #include "pipeline/nvtx_reports.h"
@@ -188,6 +190,64 @@ StatusOr<StatsTable> ApiGpuSum(std::span<const nsys::Database> dbs) {
   return DurationSummaryTable(std::move(rows), "Instances", {"Category", "Operation"}, TieBreak::kKeys, {1});
 }
 
+std::string IntCell(int64_t v) { return v == nsys::kNullInt ? std::string() : std::to_string(v); }
+std::string NonZeroCell(int64_t v) { return v == 0 ? std::string() : std::to_string(v); }
+std::string MegabytesCell(int64_t bytes) {
+  return bytes == nsys::kNullInt ? std::string() : render::MegabytesFixed3(static_cast<double>(bytes));
+}
+
+// nsys: bytes * (1000000000 / duration), an integer division; NULL without bytes or duration.
+std::string ThroughputCell(const nsys::GpuTraceOp& op) {
+  const int64_t bytes = op.launch[0];
+  if (op.kind == nsys::GpuTraceOp::kKernel || bytes == nsys::kNullInt || op.duration == 0) return "";
+  return render::MegabytesFixed3(static_cast<double>(bytes) * static_cast<double>(1'000'000'000 / op.duration));
+}
+
+void GpuTraceCells(const nsys::GpuTraceRows& rows, const nsys::GpuTraceOp& op, std::vector<std::string>& cells) {
+  auto text = [&](int32_t i) { return i == nsys::kNoText ? std::string() : rows.texts[static_cast<size_t>(i)]; };
+  const bool kernel = op.kind == nsys::GpuTraceOp::kKernel;
+  cells.push_back(std::to_string(op.start));
+  cells.push_back(std::to_string(op.duration));
+  cells.push_back(IntCell(op.correlation));
+  for (int i = 0; i < 7; ++i) cells.push_back(kernel ? IntCell(op.launch[i]) : std::string());
+  cells.push_back(kernel ? MegabytesCell(op.launch[7]) : std::string());
+  cells.push_back(kernel ? MegabytesCell(op.launch[8]) : std::string());
+  cells.push_back(kernel ? std::string() : MegabytesCell(op.launch[0]));
+  cells.push_back(ThroughputCell(op));
+  cells.push_back(text(op.src_kind));
+  cells.push_back(text(op.dst_kind));
+  cells.push_back(text(op.device));
+  cells.push_back(NonZeroCell(op.context));
+  cells.push_back(NonZeroCell(op.green_context));
+  cells.push_back(NonZeroCell(op.stream));
+  cells.push_back(text(op.name));
+}
+
+// cuda_gpu_trace: a row per GPU op, made as it is printed (a table of millions of ops is never
+// held as text). Of one export only: the exports of a run have their own clocks.
+StatusOr<StatsTable> GpuTrace(std::span<const nsys::Database> dbs) {
+  if (dbs.size() != 1) {
+    return Error(ExitCode::kUsage,
+                 "cuda_gpu_trace lists one export's GPU ops on its own clock: it has no --merge table. Run it "
+                 "without --merge (each export's trace in turn), or use 'cpprof export' for one timeline of the run.");
+  }
+  std::string skipped;
+  CPPROF_ASSIGN_OR_RETURN(nsys::GpuTraceRows read, nsys::ReadGpuTraceRows(dbs[0], &skipped));
+  if (!skipped.empty()) return Skipped(skipped);
+  auto rows = std::make_shared<const nsys::GpuTraceRows>(std::move(read));
+  StatsTable t;
+  for (const char* h : {"Start (ns)", "Duration (ns)", "CorrId", "GrdX", "GrdY", "GrdZ", "BlkX", "BlkY", "BlkZ",
+                        "Reg/Trd", "StcSMem (MB)", "DymSMem (MB)", "Bytes (MB)", "Throughput (MB/s)"}) {
+    t.columns.push_back({h});
+  }
+  for (const char* h : {"SrcMemKd", "DstMemKd", "Device"}) t.columns.push_back({h, false});
+  for (const char* h : {"Ctx", "GreenCtx", "Strm"}) t.columns.push_back({h});
+  t.columns.push_back({"Name", false});
+  t.lazy_count = rows->ops.size();
+  t.lazy_row = [rows](size_t i, std::vector<std::string>& cells) { GpuTraceCells(*rows, rows->ops[i], cells); };
+  return t;
+}
+
 StatusOr<std::vector<SummaryRow>> MemOpRows(std::span<const nsys::Database> dbs, nsys::MemOpValue value,
                                             std::string* skipped) {
   return SummarizeExports(
@@ -235,6 +295,8 @@ constexpr StatsReportDef kReports[] = {
     {"cuda_api_sum", "CUDA API Summary", "time per CUDA API function (runtime and driver)", CudaApiSum},
     {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)",
      "time per CUDA API function, kernel name and memory operation, in one table", ApiGpuSum},
+    {"cuda_gpu_trace", "CUDA GPU Trace", "every kernel, memcpy and memset with its launch, size, device and stream",
+     GpuTrace},
     {"osrt_sum", "OS Runtime Summary", "time per OS runtime function (pthread, poll, ioctl, ...)", OsrtSum},
 };
 
