@@ -50,7 +50,8 @@ int64_t IntOrNull(const Statement& st, int col) { return st.IsNull(col) ? kNullI
 
 // The columns every op has: start, duration, correlation, device, context, green context, stream
 // (columns 0-6 of each table's SELECT).
-constexpr const char* kCommonColumns = "start, end - start, correlationId, deviceId, contextId, greenContextId, streamId";
+constexpr const char* kCommonColumns =
+    "start, end - start, correlationId, deviceId, contextId, greenContextId, streamId";
 
 void ReadCommon(const Statement& st, const IdTexts& devices, GpuTraceOp& op) {
   op.start = st.Int(0);
@@ -68,10 +69,11 @@ struct Enums {
 
 Status ReadKernels(const Database& db, const Enums& e, Texts& texts, std::vector<GpuTraceOp>& ops) {
   CPPROF_ASSIGN_OR_RETURN(
-      Statement st, db.Prepare(fmt::format("SELECT {}, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, "
-                                           "staticSharedMemory, dynamicSharedMemory, demangledName FROM {}",
-                                           kCommonColumns, kKernelTable),
-                               "reading kernels"));
+      Statement st,
+      db.Prepare(fmt::format("SELECT {}, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, "
+                             "staticSharedMemory, dynamicSharedMemory, demangledName FROM {}",
+                             kCommonColumns, kKernelTable),
+                 "reading kernels"));
   StringTable strings(db);
   std::unordered_map<int64_t, int32_t> names;
   while (st.Step()) {
@@ -90,9 +92,9 @@ Status ReadKernels(const Database& db, const Enums& e, Texts& texts, std::vector
 }
 
 Status ReadMemOps(const Database& db, bool memcpy, const Enums& e, Texts& texts, std::vector<GpuTraceOp>& ops) {
-  const std::string sql = memcpy ? fmt::format("SELECT {}, bytes, srcKind, dstKind, copyKind FROM {}", kCommonColumns,
-                                               kMemcpyTable)
-                                 : fmt::format("SELECT {}, bytes, memKind FROM {}", kCommonColumns, kMemsetTable);
+  const std::string sql =
+      memcpy ? fmt::format("SELECT {}, bytes, srcKind, dstKind, copyKind FROM {}", kCommonColumns, kMemcpyTable)
+             : fmt::format("SELECT {}, bytes, memKind FROM {}", kCommonColumns, kMemsetTable);
   CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(sql, memcpy ? "reading memcpys" : "reading memsets"));
   const int32_t memset_name = texts.Add("[CUDA memset]");
   while (st.Step()) {
@@ -144,13 +146,14 @@ StatusOr<GpuTraceRows> ReadGpuTraceRows(const Database& db, std::string* skipped
   if (!skipped->empty()) return rows;
   Texts texts(rows.texts);
   Enums e;
-  CPPROF_ASSIGN_OR_RETURN(e.devices, ReadIdTexts(db, "SELECT id, coalesce(name, '') || ' (' || id || ')' FROM TARGET_INFO_GPU", texts));
+  CPPROF_ASSIGN_OR_RETURN(
+      e.devices, ReadIdTexts(db, "SELECT id, coalesce(name, '') || ' (' || id || ')' FROM TARGET_INFO_GPU", texts));
   if (db.HasTable("ENUM_CUDA_MEM_KIND")) {
     CPPROF_ASSIGN_OR_RETURN(e.mem_kinds, ReadIdTexts(db, "SELECT id, label FROM ENUM_CUDA_MEM_KIND", texts));
   }
   if (db.HasTable("ENUM_CUDA_MEMCPY_OPER")) {
-    CPPROF_ASSIGN_OR_RETURN(e.copy_kinds,
-                            ReadIdTexts(db, "SELECT id, '[CUDA memcpy ' || label || ']' FROM ENUM_CUDA_MEMCPY_OPER", texts));
+    CPPROF_ASSIGN_OR_RETURN(
+        e.copy_kinds, ReadIdTexts(db, "SELECT id, '[CUDA memcpy ' || label || ']' FROM ENUM_CUDA_MEMCPY_OPER", texts));
   }
   std::vector<GpuTraceOp> ops;
   if (db.HasTable(kKernelTable)) {

@@ -319,6 +319,7 @@ constexpr NsysOnlyReport kNsysOnlyReports[] = {
     {"mpi_msg_size_sum", ""},
     {"network_congestion", ""},
     {"nvtx_gpu_proj_trace", ""},
+    {"nvtx_kern_sum", ""},
     {"nvtx_pushpop_sum", ""},
     {"nvtx_pushpop_trace", ""},
     {"nvtx_startend_sum", ""},
