@@ -2,6 +2,7 @@
 // -o PREFIX (one file per report, never over an existing file without --force), and an
 // .nsys-rep given by mistake (exported beside it with a fake nsys that answers as the real one).
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -67,6 +68,34 @@ TEST(StatsOptions, NoReportRunsTheDefaultSetInNsysOrder) {
     EXPECT_GT(at, last) << r;
     last = at;
   }
+}
+
+// The rest of nsys's default set (reports cpprof does not implement) is named, with the nsys
+// command, only where the export holds their data: here a SYSCALL table added to a copy.
+TEST(StatsOptions, DefaultSetNamesNsysOnlyReportsWithData) {
+  CliResult plain = RunCli({"stats", "--format", "csv", RealExport(kExport)});
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  EXPECT_EQ(plain.err.find("nsys's default set also has"), std::string::npos) << plain.err;
+
+  const std::string copy = FreshDir("stats-syscall") + "/syscall.sqlite";
+  fs::copy_file(RealExport(kExport), copy);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(copy.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE SYSCALL (start INTEGER)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  CliResult r = RunCli({"stats", "--format", "csv", copy});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_NE(r.err.find("cpprof: note: stats: nsys's default set also has syscall_sum, which cpprof does not "
+                       "implement, and the export holds its data: run 'nsys stats -r syscall_sum " +
+                       copy + "'\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("um_sum"), std::string::npos) << r.err;
+  // Named reports: no note.
+  CliResult named = RunCli({"stats", "-r", "cuda_api_sum", "--format", "csv", copy});
+  ASSERT_EQ(named.rc, 0) << named.err;
+  EXPECT_EQ(named.err.find("syscall_sum"), std::string::npos) << named.err;
 }
 
 TEST(StatsOptions, ReportsRepeatedAndCommaListsAreTheSame) {
