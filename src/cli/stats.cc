@@ -107,10 +107,37 @@ void PrintJson(const model::StatsTable& t, std::ostream& out) {
   out << (first ? "]\n" : "\n]\n");
 }
 
-// nsys's default report set, in its order, limited to the reports cpprof has (nsys_gpu_proj_sum
-// is not in nsys's default set; it comes last).
-constexpr const char* kDefaultReports[] = {"nvtx_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum",
-                                           "cuda_gpu_mem_size_sum", "nvtx_gpu_proj_sum"};
+// nsys's default report set (nsys's order) as far as cpprof implements it: the names, and the
+// nsys-only rest.
+std::vector<std::string> DefaultReports(std::vector<std::string>* nsys_only) {
+  std::vector<std::string> names;
+  for (std::string_view name : pipeline::NsysDefaultReports()) {
+    (pipeline::FindStatsReport(name) ? names : *nsys_only).emplace_back(name);
+  }
+  return names;
+}
+
+std::string DefaultReportList() {
+  std::vector<std::string> nsys_only;
+  std::string s;
+  for (const auto& name : DefaultReports(&nsys_only)) s += (s.empty() ? "" : ", ") + name;
+  return s;
+}
+
+// Why `name` is not a report cpprof runs: an nsys report it does not implement (run nsys for it),
+// or a name nsys does not have either.
+Status UnknownReport(const std::string& name) {
+  if (pipeline::IsNsysOnlyReport(name)) {
+    return Error(ExitCode::kUsage,
+                 fmt::format("report '{}' is an nsys report that cpprof does not implement: run 'nsys stats -r {} "
+                             "FILE' for it. cpprof's reports:\n{}",
+                             name, name, ReportList()));
+  }
+  return Error(ExitCode::kUsage,
+               fmt::format("unknown report '{}': neither cpprof nor nsys has a report of that name ('nsys stats "
+                           "--help-reports' lists nsys's). cpprof's reports:\n{}",
+                           name, ReportList()));
+}
 
 const char* Extension(const std::string& format) {
   return format == "json" ? ".json" : format == "table" ? ".txt" : ".csv";
@@ -135,8 +162,11 @@ class StatsCommand : public Command {
                  "(another command, or started more than 10 minutes apart) are refused, as 'report' refuses them, "
                  "unless --force. Without it, as nsys: each export's tables in turn");
     app.add_option("-r,--report", reports_,
-                   "Report to print (repeatable, or comma-separated); none: the default set (nvtx_sum, "
-                   "cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, nvtx_gpu_proj_sum)")
+                   "Report to print (repeatable, or comma-separated); none: nsys's default set as far as cpprof "
+                   "implements it, in nsys's order (" +
+                       DefaultReportList() +
+                       "; a note names the rest of nsys's default set where the export holds their data). An nsys "
+                       "report cpprof does not implement is refused with the 'nsys stats -r' command to run")
         ->delimiter(',')
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -181,13 +211,15 @@ class StatsCommand : public Command {
       unit = *u;
     }
     std::vector<std::string> names = reports_;
-    if (names.empty()) names.assign(std::begin(kDefaultReports), std::end(kDefaultReports));
+    default_set_ = names.empty();
+    if (default_set_) {
+      std::vector<std::string> nsys_only;
+      names = DefaultReports(&nsys_only);
+    }
     std::vector<const pipeline::StatsReportDef*> defs;
     for (const auto& name : names) {
       const auto* def = pipeline::FindStatsReport(name);
-      if (!def) {
-        return Error(ExitCode::kUsage, fmt::format("unknown report '{}'. Supported reports:\n{}", name, ReportList()));
-      }
+      if (!def) return UnknownReport(name);
       if (std::find(defs.begin(), defs.end(), def) == defs.end()) defs.push_back(def);  // once each
     }
     const bool to_files = !output_.empty() && output_ != "-";
@@ -303,7 +335,18 @@ class StatsCommand : public Command {
       first = false;
       Print(t, format, ctx.exec.threads, ctx.out);
     }
+    if (default_set_) NoteNsysOnlyDefaults(inputs, ctx);
     return OkStatus();
+  }
+
+  // The rest of nsys's default set, where the exports hold data for it: what to run instead.
+  static void NoteNsysOnlyDefaults(const std::vector<std::string>& inputs, Context& ctx) {
+    for (const auto& name : pipeline::NsysOnlyDefaultReportsWithData(inputs, ctx.exec)) {
+      ctx.err << fmt::format(
+          "cpprof: note: stats: nsys's default set also has {}, which cpprof does not implement, and the export "
+          "holds its data: run 'nsys stats -r {} {}'\n",
+          name, name, inputs.size() == 1 ? inputs.front() : "FILE");
+    }
   }
 
   static void Print(const model::StatsTable& t, const std::string& format, size_t threads, std::ostream& out) {
@@ -384,6 +427,7 @@ class StatsCommand : public Command {
   bool force_export_ = false;
   bool list_ = false;
   bool merge_ = false;
+  bool default_set_ = false;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "nsys/grouped_values.h"
 
+#include <algorithm>
+
 #include "nsys/export_reader.h"
 
 namespace cpprof::nsys {
@@ -28,6 +30,20 @@ Status GroupedValues::AddTextKeyed(const Database& db, const std::string& sql, c
   CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(sql, what));
   while (st.Step()) by_text_[std::string(st.Text(0))].push_back(st.Int(1));
   return st.status();
+}
+
+StatusOr<std::vector<Group>> GroupedValues::FinishByKey(const Database& db) {
+  std::vector<Group> out;
+  if (!null_key_.empty()) out.push_back({"", std::move(null_key_)});
+  std::vector<int64_t> keys;
+  keys.reserve(by_id_.size());
+  for (const auto& [id, values] : by_id_) keys.push_back(id);
+  std::sort(keys.begin(), keys.end());
+  StringTable strings(db);
+  for (int64_t id : keys) out.push_back({strings.Get(id), std::move(by_id_[id])});
+  CPPROF_RETURN_IF_ERROR(strings.status());
+  by_id_.clear();
+  return out;
 }
 
 StatusOr<std::vector<Group>> GroupedValues::Finish(const Database& db) {

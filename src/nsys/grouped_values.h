@@ -27,6 +27,9 @@ class GroupedValues {
   Status AddTextKeyed(const Database& db, const std::string& sql, const std::string& what);
   // Resolves integer keys through StringIds; returns all groups (text-keyed ones included).
   StatusOr<std::vector<Group>> Finish(const Database& db);
+  // One group per integer key, in key order (the NULL key first), named through StringIds and not
+  // merged by name: nsys's GROUP BY nameId, where two ids can hold one string (one per process).
+  StatusOr<std::vector<Group>> FinishByKey(const Database& db);
 
  private:
   std::unordered_map<int64_t, model::ChunkedVector<int64_t>> by_id_;

@@ -21,6 +21,14 @@ StatusOr<std::vector<Group>> KernelDurationsByName(const Database& db) {
   return g.Finish(db);
 }
 
+StatusOr<std::vector<Group>> CallDurationsByNameId(const Database& db, const char* table, const char* where) {
+  GroupedValues g;
+  CPPROF_RETURN_IF_ERROR(
+      g.AddIntKeyed(db, fmt::format("SELECT nameId, end - start FROM {}{}{}", table, *where ? " WHERE " : "", where),
+                    fmt::format("reading {}", table)));
+  return g.FinishByKey(db);
+}
+
 StatusOr<std::vector<Group>> MemOpValuesByOperation(const Database& db, MemOpValue value, std::string* skipped) {
   const char* value_expr = value == MemOpValue::kBytes ? "bytes" : "end - start";
   // Grouped by name as nsys's SQL groups '[CUDA memcpy ' || label || ']' from the memcpy table

@@ -1,5 +1,5 @@
-// The rows of nsys's GPU summary reports (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
-// cuda_gpu_mem_size_sum), grouped the way nsys's report scripts group them: the SQL of
+// The rows of nsys's summary reports (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
+// cuda_gpu_mem_size_sum, cuda_api_sum, osrt_sum), grouped the way nsys's report scripts group them: the SQL of
 // `cpprof stats` lives here; pipeline/stats_reports.cc turns the groups into tables.
 #pragma once
 
@@ -14,6 +14,12 @@ namespace cpprof::nsys {
 
 // Kernel durations (end - start) per demangled name, in table order.
 StatusOr<std::vector<Group>> KernelDurationsByName(const Database& db);
+
+// Call durations (end - start) per nameId of an API table (CUPTI_ACTIVITY_KIND_RUNTIME, OSRT_API),
+// in table order, the groups in nameId order and named through StringIds (two ids may share a
+// name: nsys keeps them apart); `where` (SQL, may be empty) filters the rows as nsys's report does
+// (osrt_sum: "eventClass == 27").
+StatusOr<std::vector<Group>> CallDurationsByNameId(const Database& db, const char* table, const char* where);
 
 enum class MemOpValue { kDuration, kBytes };
 

@@ -28,6 +28,20 @@ struct StatsReportDef {
 std::span<const StatsReportDef> StatsReports();
 const StatsReportDef* FindStatsReport(std::string_view name);
 
+// A report nsys 2025.3.1 has that cpprof does not implement (`nsys stats --help-reports`, and the
+// DirectX ones of its default set); `name` may carry nsys's arguments ("cuda_gpu_trace:base",
+// "um_sum:rows=10"): true for an implemented report with arguments cpprof does not take either.
+bool IsNsysOnlyReport(std::string_view name);
+
+// nsys's default report set (`nsys stats` without --report), in its order: cpprof's reports and
+// nsys-only ones.
+std::span<const std::string_view> NsysDefaultReports();
+
+// The reports of nsys's default set that cpprof does not implement and for which some export of
+// `paths` holds data (a table the report reads): the ones to run with `nsys stats`. Errors opening
+// an export are left to the reports that read it.
+std::vector<std::string> NsysOnlyDefaultReportsWithData(const std::vector<std::string>& paths, const ExecContext& exec);
+
 // Opens `path` and runs `report` on it (opening errors as for `cpprof report`).
 StatusOr<model::StatsTable> RunStatsReport(const StatsReportDef& report, const std::string& path,
                                            const ExecContext& exec);

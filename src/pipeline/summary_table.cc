@@ -43,8 +43,9 @@ void AppendDurationCells(const analysis::Summary& s, int64_t grand, std::vector<
 model::StatsTable DurationSummaryTable(std::vector<SummaryRow> rows, const std::string& count_header,
                                        const std::vector<std::string>& key_headers, TieBreak tie_break,
                                        const std::vector<size_t>& tie_key_order) {
-  std::sort(rows.begin(), rows.end(), [&](const SummaryRow& a, const SummaryRow& b) {
+  std::stable_sort(rows.begin(), rows.end(), [&](const SummaryRow& a, const SummaryRow& b) {
     if (a.s.total != b.s.total) return a.s.total > b.s.total;
+    if (tie_break == TieBreak::kInputOrder) return false;
     if (tie_break == TieBreak::kCountThenKeys && a.s.count != b.s.count) return a.s.count < b.s.count;
     if (tie_key_order.empty()) return a.keys < b.keys;
     for (size_t k : tie_key_order) {

@@ -25,8 +25,9 @@ struct KeyedValues {
 std::vector<SummaryRow> SummarizeGroups(std::vector<KeyedValues> groups);
 
 enum class TieBreak {
-  kKeys,          // total desc, then keys asc
-  kCountThenKeys  // total desc, count asc, keys asc (cuda_gpu_kern_sum's ORDER BY 2 DESC, 3, "Name")
+  kKeys,           // total desc, then keys asc
+  kCountThenKeys,  // total desc, count asc, keys asc (cuda_gpu_kern_sum's ORDER BY 2 DESC, 3, "Name")
+  kInputOrder      // total desc, then the order given (cuda_api_sum's ORDER BY 2 DESC over its GROUP BY nameId)
 };
 
 // The eight numeric cells of one row of a DurationSummaryTable (the share of `grand` first).

@@ -151,8 +151,25 @@ TEST(Usage, UnknownCommandSuggests) {
 TEST(Usage, UnknownReportListsSupported) {
   CliResult r = RunBinary({"stats", "--report", "cuda_gpu_kern", "x.sqlite"});
   EXPECT_EQ(r.rc, kUsage);
-  EXPECT_NE(r.err.find("unknown report 'cuda_gpu_kern'. Supported reports:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown report 'cuda_gpu_kern': neither cpprof nor nsys has a report of that name ('nsys "
+                       "stats --help-reports' lists nsys's). cpprof's reports:"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("cuda_gpu_mem_size_sum"), std::string::npos) << r.err;
+}
+
+// A report nsys has and cpprof does not (or an nsys argument cpprof does not take): not "unknown",
+// but the nsys command to run.
+TEST(Usage, NsysOnlyReportNamesNsysStats) {
+  for (const char* name : {"cuda_api_trace", "um_sum", "cuda_gpu_kern_sum:base", "um_sum:rows=5"}) {
+    CliResult r = RunBinary({"stats", "--report", name, "x.sqlite"});
+    EXPECT_EQ(r.rc, kUsage) << name;
+    EXPECT_NE(r.err.find(std::string("report '") + name + "' is an nsys report that cpprof does not implement: run " +
+                         "'nsys stats -r " + name + " FILE' for it. cpprof's reports:"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("unknown report"), std::string::npos) << r.err;
+  }
 }
 
 TEST(Usage, BadFormatAndMissingFile) {

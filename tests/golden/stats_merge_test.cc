@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -117,6 +119,51 @@ TEST(StatsMerge, DefaultIsEachExportInTurn) {
 }
 
 // --merge of one export is plain `stats`, in every format and with every report.
+// The count column (column 2) of each row of a CSV, by its last cell (the name).
+std::map<std::string, int64_t> CountsByName(const std::string& csv) {
+  std::map<std::string, int64_t> out;
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    size_t a = line.find(',') + 1, b = line.find(',', a) + 1, c = line.find(',', b);
+    out[line.substr(line.rfind(',') + 1)] += std::stoll(line.substr(b, c - b));
+  }
+  return out;
+}
+
+// cuda_api_sum and cuda_api_gpu_sum over the parts (the split drops the processes without kernels,
+// so nsys's whole-export table is not the reference): each name's count is the sum of the parts'.
+TEST(StatsMerge, CallSumsAddUpOverTheParts) {
+  std::vector<std::string> parts = Parts("cpfold-ring-1x2");
+  ASSERT_GE(parts.size(), 2u);
+  for (const char* report : {"cuda_api_sum", "cuda_api_gpu_sum"}) {
+    CliResult merged = Stats({"--merge", "--report", report, "--format", "csv"}, parts);
+    ASSERT_EQ(merged.rc, 0) << merged.err;
+    std::map<std::string, int64_t> want;
+    for (const auto& part : parts) {
+      CliResult one = Stats({"--report", report, "--format", "csv"}, {part});
+      ASSERT_EQ(one.rc, 0) << one.err;
+      for (const auto& [name, n] : CountsByName(one.out)) want[name] += n;
+    }
+    EXPECT_GT(want.size(), 10u) << report;
+    EXPECT_EQ(CountsByName(merged.out), want) << report;
+  }
+}
+
+// A trace has no merged table (each export's GPU ops on its own clock): refused, saying what to
+// run instead.
+TEST(StatsMerge, GpuTraceIsRefused) {
+  std::vector<std::string> parts = Parts("cpfold-ring-1x2");
+  CliResult r = Stats({"--merge", "--report", "cuda_gpu_trace", "--format", "csv"}, parts);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("cuda_gpu_trace lists one export's GPU ops on its own clock: it has no --merge table. Run it "
+                       "without --merge"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(StatsMerge, OneExportIsPlainStats) {
   const std::string real = RealExport("cpfold-opts-full-1x2");
   for (const char* format : {"csv", "table", "json"}) {
