@@ -172,7 +172,8 @@ class ExportCommand : public Command {
     for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
     ctx.err << fmt::format(
         "cpprof: wrote {} Kineto traces ({} events, {} GPU ops) to '{}/rank*.json'. Holistic Trace Analysis: "
-        "TraceAnalysis(trace_dir=\"{}\")\n",
+        "TraceAnalysis(trace_dir=\"{}\", include_last_profiler_step=True) (every step of the window: HTA leaves "
+        "out the last one by default)\n",
         paths.size(), summary.events, summary.gpu_ops, output_, output_);
     return 0;
   }

@@ -178,6 +178,48 @@ INSTANTIATE_TEST_SUITE_P(Real, KinetoHta, ::testing::ValuesIn(RealExportNames())
                            return n;
                          });
 
+// The ProfilerStep#N of every rank's file, by file name.
+std::map<std::string, std::set<std::string>> StepsPerFile(const std::string& dir) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    Json t = Json::parse(ReadFile(entry.path().string()));
+    auto& steps = out[entry.path().filename().string()];
+    for (const Json& e : t["traceEvents"]) {
+      if (e.contains("name") && e["name"].get<std::string>().rfind("ProfilerStep#", 0) == 0) steps.insert(e["name"]);
+    }
+  }
+  return out;
+}
+
+// Without iteration markers the steps are the readout's iterations all the same: the repeats of
+// the outermost module range (the marked fixture's ranges renamed to a module's forward), the
+// first taken as warm-up and left out of the default (steady) window, in it with --window all.
+TEST(KinetoExport, StepsOfModuleRepeatsAsTheReadoutFindsThem) {
+  std::string sql = ReadFile(DataPath("sql/_schema.sql")) + ReadFile(DataPath("sql/ring_straggler.sql"));
+  for (const char* marker : {"ring:warmup0", "ring:iter1", "ring:iter2"}) {
+    for (size_t at; (at = sql.find(marker)) != std::string::npos;)
+      sql.replace(at, std::string(marker).size(), "Fold.forward");
+  }
+  const std::string db = MakeDatabase("kineto_no_markers.sqlite", sql);
+  const std::string dir = TempDir() + "/kineto-repeats";
+  fs::remove_all(dir);
+  CliResult steady = RunCli({"export", db, "--format", "kineto", "-o", dir});
+  ASSERT_EQ(steady.rc, 0) << steady.err;
+  const std::set<std::string> kSteady = {"ProfilerStep#1", "ProfilerStep#2"};
+  const auto files = StepsPerFile(dir);
+  ASSERT_EQ(files.size(), 2u);
+  for (const auto& [file, steps] : files) EXPECT_EQ(steps, kSteady) << file;
+  CliResult all = RunCli({"export", db, "--format", "kineto", "-o", dir, "--force", "--window", "all"});
+  ASSERT_EQ(all.rc, 0) << all.err;
+  for (const auto& [file, steps] : StepsPerFile(dir)) {
+    EXPECT_EQ(steps, (std::set<std::string>{"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"})) << file;
+  }
+  CliResult one = RunCli({"export", db, "--format", "kineto", "-o", dir, "--force", "--window", "iter:1"});
+  ASSERT_EQ(one.rc, 0) << one.err;
+  for (const auto& [file, steps] : StepsPerFile(dir)) EXPECT_EQ(steps, std::set<std::string>{"ProfilerStep#1"}) << file;
+  fs::remove_all(dir);
+}
+
 TEST(KinetoExport, NeedsAFolderAndKeepsExistingFiles) {
   std::string db = RealExport("cpwork-train");
   CliResult none = RunCli({"export", db, "--format", "kineto"});
