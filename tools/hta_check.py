@@ -81,6 +81,21 @@ def main():
     run("gpu_kernels_with_user_annotations",
         lambda: int((analyzer.get_gpu_kernels_with_user_annotations(rank=ranks[0])["user_annotation"] >= 0).sum()))
     run("potential_stragglers", lambda: [int(r) for r in analyzer.get_potential_stragglers(num_candidates=1)])
+
+    def critical_path():
+        _, ok = analyzer.critical_path_analysis(rank=ranks[0], annotation="ProfilerStep", instance_id=0)
+        return bool(ok)
+
+    run("critical_path_analysis", critical_path)
+
+    def trace_diff():  # the folder against itself, GPU kernels of the first step
+        from hta.trace_diff import DeviceType, LabeledTrace, TraceDiff
+
+        a = LabeledTrace(label="a", trace_dir=args.trace_dir)
+        b = LabeledTrace(label="b", trace_dir=args.trace_dir)
+        return len(TraceDiff.compare_traces(a, b, device_type=DeviceType.GPU))
+
+    run("trace_diff", trace_diff)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary, f, indent=1, default=str)
