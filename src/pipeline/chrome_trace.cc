@@ -733,12 +733,14 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const Chr
   return WriteChromeTrace(std::vector<std::string>{path}, options, out);
 }
 
-StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
+StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& given,
                                               std::ostream& out) {
   if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
-  if (options.kineto && paths.size() > 1 && options.ranks.size() != 1) {
+  if (given.kineto && paths.size() > 1 && given.ranks.size() != 1) {
     return Error(ExitCode::kUsage, "a Kineto trace of several exports holds one rank: give one rank per trace");
   }
+  ChromeTraceOptions options = given;
+  if (options.kineto) CPPROF_RETURN_IF_ERROR(KinetoWindow(paths, options));
   CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, options, /*domains_ahead=*/true));
   CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, run.World(), run.Several() ? "the run" : "the export"));
   const std::vector<model::TraceProcess> written = Written(run, options.ranks);

@@ -31,7 +31,7 @@ struct ChromeTraceOptions {
   // args correlation, device, stream; ProfilerStep#N over each iteration range; distributedInfo
   // (rank, world size) at the top. API calls included. Meant for one rank per file.
   bool kineto = false;
-  // Kineto (WriteKinetoTraces): the time range as cpprof report's --window ("" = steady: the
+  // Kineto: the time range as cpprof report's --window ("" = steady: the
   // iterations after warm-up) unless start_ns/end_ns give one; the run's iterations, drawn as
   // ProfilerStep#N, are read with it (pipeline::ReadIterations).
   std::string window;
