@@ -33,6 +33,7 @@ struct IterationMark {
   int64_t global_pid = 0;
   int64_t start = 0, end = 0;
   bool warmup = false;
+  int64_t global_tid = 0;  // the range's thread (0: not known)
 };
 
 // `spec`: "steady" (default), "all", "iter:N" (the N-th iteration by start, from 0, warm-up

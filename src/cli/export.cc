@@ -44,9 +44,10 @@ class ExportCommand : public Command {
     app.add_flag("--api", options_.api, "Add CUDA runtime API calls on their CPU threads");
     app.add_flag("--flows", options_.flows, "Add flow arrows from each CUDA API launch to its GPU op (implies --api)");
     app.add_option("--window", window_,
-                   "chrome-trace: keep the events that overlap this window, as cpprof report's --window: steady (the "
-                   "iterations after warm-up), all, iter:N or A:B (session-clock seconds); the CP view's numbers are "
-                   "then that window's readout's (default: the whole capture)");
+                   "Keep the events that overlap this window, as cpprof report's --window: steady (the "
+                   "iterations after warm-up), all, iter:N or A:B (session-clock seconds). chrome-trace: the CP "
+                   "view's numbers are then that window's readout's (default: the whole capture); kineto: default "
+                   "steady, as the readout");
     app.add_flag("--no-cp-view", no_cp_view_,
                  "chrome-trace: leave out the CP view (per rank: module spans, communication split into waiting and "
                  "transfer, flows across ranks per matched collective or ring shift, a GPU memory counter)");
@@ -62,12 +63,12 @@ class ExportCommand : public Command {
     CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(files_));
     options_.force = force_;
     options_.exec = ctx.exec;
-    if (format_ == "kineto") {
-      if (!window_.empty()) return Error(ExitCode::kUsage, "--window is for --format chrome-trace");
-      return RunKineto(files, ctx);
-    }
     if (!window_.empty() && (options_.start_ns || options_.end_ns)) {
       return Error(ExitCode::kUsage, "--window and --start-ns/--end-ns both choose the time range: give one");
+    }
+    if (format_ == "kineto") {
+      options_.window = window_;
+      return RunKineto(files, ctx);
     }
     std::string where = "stdout";
     pipeline::ChromeTraceSummary summary;
@@ -175,7 +176,8 @@ class ExportCommand : public Command {
     for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
     ctx.err << fmt::format(
         "cpprof: wrote {} Kineto traces ({} events, {} GPU ops) to '{}/rank*.json'. Holistic Trace Analysis: "
-        "TraceAnalysis(trace_dir=\"{}\")\n",
+        "TraceAnalysis(trace_dir=\"{}\", include_last_profiler_step=True) (every step of the window: HTA leaves "
+        "out the last one by default)\n",
         paths.size(), summary.events, summary.gpu_ops, output_, output_);
     return 0;
   }

@@ -51,6 +51,10 @@ struct TraceApiCall {
   int64_t start = 0, end = 0;
   bool has_correlation = false;
   int64_t correlation = 0;
+  // nsys's CUDA backtrace row of a call (--cudabacktrace): the same thread and correlation id as
+  // the call's own row, which it encloses and comes just before (alone when nsys traced the call
+  // no other way).
+  bool backtrace = false;
 };
 
 // One GPU op on its CUDA stream.
@@ -66,6 +70,10 @@ struct TraceGpuOp {
   bool has_correlation = false;
   int64_t correlation = 0;
   int64_t bytes = 0;  // memory ops
+  // Memory ops: the memory a memcpy reads and writes, a memset's (as src), by ENUM_CUDA_MEM_KIND
+  // id (-1: not said) and label ("Pageable", "Device"; valid during the call).
+  int32_t src_kind = -1, dst_kind = -1;
+  std::string_view src_kind_name, dst_kind_name;
   bool has_launch_config = false;
   int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   // The first op of a launch that a flow links to its API call (--flows): the flow's id.
@@ -90,6 +98,7 @@ struct TraceNvtxRange {
   bool open = false;                    // still open when the capture stopped: it ends at the capture's end
   bool push_pop = false;                // a push/pop range (nests on its thread); else start/end
   std::optional<int64_t> ended_on_tid;  // ended on another thread: that thread's tid
+  bool module = false;                  // a module range (the readout's module rule)
 };
 
 // One iteration of the run on one rank: an outermost iteration marker range (analysis/window.h's

@@ -171,7 +171,10 @@ struct MemOpRow {
   int64_t global_pid;
   int32_t device, stream;
   int64_t bytes;
-  int32_t copy_kind;    // ENUM_CUDA_MEMCPY_OPER id for memcpy; -1 for memset
+  int32_t copy_kind;  // ENUM_CUDA_MEMCPY_OPER id for memcpy; -1 for memset
+  // ENUM_CUDA_MEM_KIND ids: a memcpy's source and destination, a memset's memory (dst_kind -1);
+  // -1 when the export has none.
+  int32_t src_kind, dst_kind;
   int64_t correlation;  // of the CUDA call that launched it (0 when NULL or not exported)
   bool has_correlation;
 };
@@ -185,7 +188,8 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
     CPPROF_ASSIGN_OR_RETURN(
         Statement st, db.Prepare(std::string("SELECT start, end, globalPid, deviceId, streamId, bytes, ") +
                                      (memcpy ? "copyKind" : "-1") + ", " + ColumnOrNull(db, table, "correlationId") +
-                                     " FROM " + table,
+                                     ", " + ColumnOrNull(db, table, memcpy ? "srcKind" : "memKind") + ", " +
+                                     (memcpy ? ColumnOrNull(db, table, "dstKind") : "NULL") + " FROM " + table,
                                  memcpy ? "reading memcpys" : "reading memsets"));
     MemOpRow r{};
     while (st.Step()) {
@@ -199,6 +203,8 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
       r.copy_kind = static_cast<int32_t>(st.Int(6));
       r.has_correlation = !st.IsNull(7);
       r.correlation = st.Int(7);
+      r.src_kind = st.IsNull(8) ? -1 : static_cast<int32_t>(st.Int(8));
+      r.dst_kind = st.IsNull(9) ? -1 : static_cast<int32_t>(st.Int(9));
       fn(r);
     }
     CPPROF_RETURN_IF_ERROR(st.status());

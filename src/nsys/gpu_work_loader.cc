@@ -23,6 +23,16 @@ StatusOr<std::unordered_map<int, std::string>> ReadMemcpyKindNames(const Databas
   return names;
 }
 
+StatusOr<std::unordered_map<int, std::string>> ReadMemoryKindNames(const Database& db) {
+  std::unordered_map<int, std::string> names;
+  if (!db.HasTable("ENUM_CUDA_MEM_KIND")) return names;
+  CPPROF_ASSIGN_OR_RETURN(Statement st,
+                          db.Prepare("SELECT id, label FROM ENUM_CUDA_MEM_KIND", "reading ENUM_CUDA_MEM_KIND"));
+  while (st.Step()) names[static_cast<int>(st.Int(0))] = std::string(st.Text(1));
+  CPPROF_RETURN_IF_ERROR(st.status());
+  return names;
+}
+
 StatusOr<std::vector<model::CommOpTime>> ReadCommOps(const Database& db, const ExportSchema& schema,
                                                      const KernelClassifier& classify) {
   std::vector<model::CommOpTime> out;

@@ -47,5 +47,8 @@ StatusOr<std::vector<model::CommOpTime>> ReadCommOps(const Database& db, const E
 
 // ENUM_CUDA_MEMCPY_OPER: copyKind -> display name as nsys prints it ("[CUDA memcpy Host-to-Device]").
 StatusOr<std::unordered_map<int, std::string>> ReadMemcpyKindNames(const Database& db);
+// ENUM_CUDA_MEM_KIND's labels by id ("Pageable", "Device", ...): the memory a memcpy reads and
+// writes, a memset's. Empty when the export has no such table.
+StatusOr<std::unordered_map<int, std::string>> ReadMemoryKindNames(const Database& db);
 
 }  // namespace cpprof::nsys

@@ -25,13 +25,19 @@ StatusOr<ApiCallCursor> ApiCallCursor::Open(const Database& db, bool by_start, b
   const bool corr = db.HasColumn(kRuntimeTable, "correlationId");
   if (launches_only && !corr) return c;
   using K = PrefetchedRows::Kind;
+  // nsys's CUDA backtrace rows: eventClass TRACE_PROCESS_EVENT_CUDABACKTRACE (67 in 2025.3).
+  const std::string backtrace =
+      db.HasTable("ENUM_NSYS_EVENT_CLASS") && db.HasColumn(kRuntimeTable, "eventClass")
+          ? "eventClass IS (SELECT id FROM ENUM_NSYS_EVENT_CLASS WHERE name = 'TRACE_PROCESS_EVENT_CUDABACKTRACE')"
+          : "0";
   CPPROF_ASSIGN_OR_RETURN(
-      PrefetchedRows st, PrefetchedRows::Open(db,
-                                              std::string("SELECT start, end, globalTid, ") +
-                                                  (corr ? "correlationId" : "NULL") + ", nameId FROM " + kRuntimeTable +
-                                                  (launches_only ? " WHERE correlationId IS NOT NULL" : "") +
-                                                  (by_start ? " ORDER BY start, rowid" : ""),
-                                              "reading CUDA API calls", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt}));
+      PrefetchedRows st,
+      PrefetchedRows::Open(db,
+                           std::string("SELECT start, end, globalTid, ") + (corr ? "correlationId" : "NULL") +
+                               ", nameId, " + backtrace + " FROM " + kRuntimeTable +
+                               (launches_only ? " WHERE correlationId IS NOT NULL" : "") +
+                               (by_start ? " ORDER BY start, rowid" : ""),
+                           "reading CUDA API calls", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt, K::kInt}));
   c.st_.emplace(std::move(st));
   return c;
 }

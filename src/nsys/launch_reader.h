@@ -31,6 +31,10 @@ struct ApiCallRow {
   int64_t correlation;  // 0 when the export has none for the call
   bool has_correlation;
   int64_t name_id;  // StringIds id of the function's name
+  // A CUDA backtrace row (--cudabacktrace): nsys's second row for a call it took a backtrace of,
+  // with the same thread and correlation id, around the call's own row (just before it in table
+  // order); alone when nsys traced the call no other way.
+  bool backtrace;
 };
 
 // The CUDA runtime and driver API calls as a cursor: in table order (exports list them by start)
@@ -51,6 +55,7 @@ class ApiCallCursor {
     row_.has_correlation = !st_->IsNull(3);
     row_.correlation = st_->Int(3);
     row_.name_id = st_->Int(4);
+    row_.backtrace = st_->Int(5) != 0;
     return true;
   }
   const ApiCallRow& row() const { return row_; }

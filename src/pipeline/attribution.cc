@@ -63,7 +63,8 @@ std::vector<analysis::IterationMark> RepeatedOutermostModule(const std::vector<a
   if (!best_procs) return marks;
   for (const auto& [pid, calls] : *best_procs) {
     for (size_t i = 0; i < calls.size(); ++i) {
-      marks.push_back({fmt::format("{} #{}", names[best_name], i), pid, calls[i]->start, calls[i]->end, false});
+      marks.push_back(
+          {fmt::format("{} #{}", names[best_name], i), pid, calls[i]->start, calls[i]->end, false, calls[i]->tid});
     }
   }
   return marks;
@@ -229,7 +230,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       const Flags& f = seen.info(id);
       if (f.marker != analysis::MarkerKind::kNone) {
         a.iteration_marks.push_back(
-            {seen.name(id), nsys::ProcessOfThread(tid), start, end, f.marker == analysis::MarkerKind::kWarmup});
+            {seen.name(id), nsys::ProcessOfThread(tid), start, end, f.marker == analysis::MarkerKind::kWarmup, tid});
       }
       if (f.index < 0) return;
       kept.push_back({start, end, tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup, f.excluded});

@@ -106,14 +106,6 @@ TraceOut MakeWriter(const ChromeTraceOptions& options, std::ostream& out, const 
   return t;
 }
 
-// An iteration marker range of a rank written (IterationMark::global_pid is its rank), on the
-// run's clock.
-struct IterationMarker {
-  analysis::IterationMark mark;
-  int64_t tid = 0;
-  render::TraceWriter* writer = nullptr;
-};
-
 // One export's events, read in table order and handed to the writer: its ranks' API calls, GPU
 // ops, launch flows and NVTX ranges in the window, then its metadata.
 class ExportEvents {
@@ -126,15 +118,8 @@ class ExportEvents {
     render::TraceWriter* writer = nullptr;
   };
   ExportEvents(const Database& db, const nsys::ExportSchema& schema, const ChromeTraceOptions& options,
-               const std::vector<Output>& outputs, int64_t offset_ns, std::future<StatusOr<nsys::NvtxDomains>> domains,
-               std::vector<IterationMarker>* markers)
-      : db_(db),
-        schema_(schema),
-        options_(options),
-        strings_(db),
-        off_(offset_ns),
-        domains_(std::move(domains)),
-        markers_(markers) {
+               const std::vector<Output>& outputs, int64_t offset_ns, std::future<StatusOr<nsys::NvtxDomains>> domains)
+      : db_(db), schema_(schema), options_(options), strings_(db), off_(offset_ns), domains_(std::move(domains)) {
     for (const auto& o : outputs) {
       size_t w = std::find(writers_.begin(), writers_.end(), o.writer) - writers_.begin();
       if (w == writers_.size()) writers_.push_back(o.writer);
@@ -218,6 +203,7 @@ class ExportEvents {
       e.name = strings_.Get(c.name_id);
       e.global_tid = c.global_tid;
       e.has_correlation = c.has_correlation, e.correlation = c.correlation;
+      e.backtrace = c.backtrace;
       writers_[p->writer]->ApiCall(e);
       ++summary_->api_calls;
     }
@@ -297,6 +283,11 @@ class ExportEvents {
 
   Status MemOps() {
     CPPROF_ASSIGN_OR_RETURN(auto kind_names, nsys::ReadMemcpyKindNames(db_));
+    CPPROF_ASSIGN_OR_RETURN(auto memory_kinds, nsys::ReadMemoryKindNames(db_));
+    auto memory_kind = [&](int kind) -> std::string_view {
+      auto it = memory_kinds.find(kind);
+      return it == memory_kinds.end() ? std::string_view() : std::string_view(it->second);
+    };
     std::unordered_map<int, std::string> names;  // copy kind (-1: memset) -> name
     return nsys::ForEachMemOp(db_, [&](const nsys::MemOpRow& m) {
       gpu_max_end_ = std::max(gpu_max_end_, std::max(m.start, m.end));
@@ -319,6 +310,8 @@ class ExportEvents {
       op.global_pid = m.global_pid, op.device = m.device, op.stream = m.stream;
       op.has_correlation = m.has_correlation, op.correlation = m.correlation;
       op.bytes = m.bytes;
+      op.src_kind = m.src_kind, op.dst_kind = m.dst_kind;
+      op.src_kind_name = memory_kind(m.src_kind), op.dst_kind_name = memory_kind(m.dst_kind);
       GpuOp(*p, op);
     });
   }
@@ -440,16 +433,14 @@ class ExportEvents {
     return OkStatus();
   }
 
-  // An iteration marker by analysis/window.h's rule (its name ends in its number), noted for the
-  // steps written after the run's events, inside the window or not (the numbers are the run's).
-  void NoteIterationMarker(const Placed& p, const model::TraceNvtxRange& e) {
-    if (!markers_ || e.text.empty() || e.text.back() < '0' || e.text.back() > '9') return;
-    name_.assign(e.domain).append(":").append(e.text);
-    const analysis::MarkerKind kind = analysis::IterationMarkerKind(name_);
-    if (kind == analysis::MarkerKind::kNone) return;
-    markers_->push_back({{name_, p.process.rank, e.start, e.end, kind == analysis::MarkerKind::kWarmup},
-                         model::TidOf(e.global_tid),
-                         writers_[p.writer]});
+  // Whether the range "domain:text" is a module range (the readout's built-in rule), asked once
+  // per distinct name (PyTorch's op ranges in one form per op, as attribution asks).
+  bool IsModule(std::string_view domain, std::string_view text) {
+    name_.assign(domain).append(":");
+    analysis::AppendOpRangeKey(text, name_);
+    auto [it, added] = is_module_.try_emplace(name_, false);
+    if (added) it->second = modules_.IsModule(name_);
+    return it->second;
   }
 
   Status Range(const nsys::NvtxRangeRow& r, const nsys::NvtxDomains& domains) {
@@ -473,8 +464,8 @@ class ExportEvents {
     e.open = r.open;
     e.push_pop = r.event_type == nsys::kNvtxPushPop || r.event_type == nsys::kNvtxtPushPop;
     if (r.ends_on_other_thread && r.end_global_tid != r.global_tid) e.ended_on_tid = model::TidOf(r.end_global_tid);
-    NoteIterationMarker(*p, e);
     if (!InWindow(e.start, e.end)) return OkStatus();
+    if (options_.kineto && e.push_pop) e.module = IsModule(e.domain, e.text);
     ++summary_->nvtx_ranges;
     writers_[p->writer]->NvtxRange(e);
     return OkStatus();
@@ -486,7 +477,6 @@ class ExportEvents {
   nsys::StringTable strings_;
   const int64_t off_;                                 // added to every time: the run's clock
   std::future<StatusOr<nsys::NvtxDomains>> domains_;  // read on another connection, or not yet
-  std::vector<IterationMarker>* markers_;             // the run's iteration markers (null: not wanted)
   std::vector<render::TraceWriter*> writers_;
   ChromeTraceSummary* summary_ = nullptr;
 
@@ -496,8 +486,10 @@ class ExportEvents {
   std::unordered_map<int64_t, OpClass> classes_;
   std::pair<int64_t, int64_t> last_domain_{INT64_MIN, INT64_MIN};  // Range's last (domainId, globalTid)
   const std::string* last_domain_name_ = nullptr;                  // and its name
-  std::string name_;                                               // Range's "domain:text"
-  std::vector<Launch> launches_;                                   // sorted by key
+  std::string name_;                                               // IsModule's "domain:text"
+  const analysis::ModuleConfig modules_ = analysis::DefaultModuleConfig();
+  std::unordered_map<std::string, bool> is_module_;
+  std::vector<Launch> launches_;  // sorted by key
   std::vector<bool> launch_used_;
   std::vector<std::tuple<int, int64_t, size_t>> launch_threads_;  // a launch's (pid, tid, writer) by Launch::thread
   std::unordered_map<int64_t, uint32_t> launch_thread_of_;        // globalTid -> index there
@@ -636,34 +628,39 @@ model::TraceHeader Header(const TraceRun& run, std::vector<model::TraceProcess> 
   return header;
 }
 
-// The run's iterations on each rank written: its outermost marker ranges (as analysis::ChooseWindow
-// keeps them), numbered as the readout numbers the run's iterations, those in the trace's time range.
-void WriteSteps(std::vector<IterationMarker> markers, const std::vector<model::TraceProcess>& written,
-                const ChromeTraceOptions& options) {
-  if (markers.empty()) return;
-  std::vector<analysis::IterationMark> marks;
-  for (const auto& m : markers) marks.push_back(m.mark);
-  StatusOr<model::Window> all = analysis::ChooseWindow(std::move(marks), "", "all");
+// The run's iterations (options.iterations: the readout's, on the run's clock, global_pid the
+// run's) on each rank written, numbered as the readout numbers them: a step per outermost mark
+// (as analysis::ChooseWindow keeps them) of an iteration the window holds, or (a time range
+// given in ns) that overlaps the range by more than an instant.
+void WriteSteps(const TraceRun& run, const ChromeTraceOptions& options, const std::vector<model::TraceProcess>& written,
+                const std::function<render::TraceWriter*(int rank)>& writer_of_rank) {
+  if (options.iterations.empty()) return;
+  StatusOr<model::Window> all = analysis::ChooseWindow(options.iterations, options.iteration_method, "all");
   if (!all.ok()) return;
   std::map<std::string, int64_t> number;  // the iteration's name -> its number in the run
   for (size_t i = 0; i < all->iterations.size(); ++i) number[all->iterations[i].name] = static_cast<int64_t>(i);
-  std::map<int64_t, const model::TraceProcess*> process_of_rank;
-  for (const auto& p : written) process_of_rank[p.rank] = &p;
-  std::sort(markers.begin(), markers.end(), [](const IterationMarker& a, const IterationMarker& b) {
-    const auto &x = a.mark, &y = b.mark;
+  std::map<int64_t, const model::TraceProcess*> written_of;  // by the run's globalPid
+  for (const auto& p : written) {
+    const size_t e = ExportOf(run, p.rank);
+    written_of[run.Several() ? model::RunPid(e, p.global_pid) : p.global_pid] = &p;
+  }
+  std::vector<analysis::IterationMark> marks = options.iterations;
+  std::sort(marks.begin(), marks.end(), [](const auto& x, const auto& y) {
     return x.global_pid != y.global_pid ? x.global_pid < y.global_pid
            : x.start != y.start         ? x.start < y.start
                                         : x.end > y.end;
   });
-  const IterationMarker* outer = nullptr;
-  for (const IterationMarker& m : markers) {
-    if (outer && outer->mark.global_pid == m.mark.global_pid && m.mark.end <= outer->mark.end) continue;  // nested
+  const analysis::IterationMark* outer = nullptr;
+  for (const auto& m : marks) {
+    if (outer && outer->global_pid == m.global_pid && m.end <= outer->end) continue;  // nested
     outer = &m;
-    auto n = number.find(m.mark.name);
-    const bool in_range =
-        (!options.start_ns || m.mark.end >= *options.start_ns) && (!options.end_ns || m.mark.start <= *options.end_ns);
-    if (n == number.end() || !in_range) continue;
-    m.writer->Step({process_of_rank.at(m.mark.global_pid), m.tid, m.mark.start, m.mark.end, n->second});
+    auto n = number.find(m.name);
+    auto p = written_of.find(m.global_pid);
+    const bool in_range = !options.window_iterations.empty() ? options.window_iterations.count(m.name) > 0
+                                                             : (!options.start_ns || m.end > *options.start_ns) &&
+                                                                   (!options.end_ns || m.start < *options.end_ns);
+    if (n == number.end() || p == written_of.end() || !in_range) continue;
+    writer_of_rank(p->second->rank)->Step({p->second, model::TidOf(m.global_tid), m.start, m.end, n->second});
   }
 }
 
@@ -671,9 +668,6 @@ void WriteSteps(std::vector<IterationMarker> markers, const std::vector<model::T
 // none of whose ranks is written is not read at all.
 Status WriteExports(TraceRun& run, const ChromeTraceOptions& options, const std::vector<model::TraceProcess>& written,
                     const std::function<render::TraceWriter*(int rank)>& writer_of_rank, ChromeTraceSummary& summary) {
-  std::vector<IterationMarker> markers;
-  bool steps = false;  // whether a writer draws the run's iterations (needs their markers)
-  for (const auto& p : written) steps = steps || writer_of_rank(p.rank)->DrawsSteps();
   for (size_t e = 0; e < run.exports.size(); ++e) {
     TraceExport& x = run.exports[e];
     std::vector<ExportEvents::Output> mine;
@@ -683,8 +677,7 @@ Status WriteExports(TraceRun& run, const ChromeTraceOptions& options, const std:
     if (mine.empty()) continue;
     ChromeTraceSummary part;
     ExportEvents reader(*x.db, x.schema, options, mine, x.clock.offset_ns,
-                        x.domains.valid() ? std::move(x.domains) : ReadDomainsAhead(*x.db, options),
-                        steps ? &markers : nullptr);
+                        x.domains.valid() ? std::move(x.domains) : ReadDomainsAhead(*x.db, options));
     CPPROF_RETURN_IF_ERROR(reader.Write(run.Several() ? part : summary));
     if (!run.Several()) continue;
     summary.gpu_ops += part.gpu_ops;
@@ -693,7 +686,7 @@ Status WriteExports(TraceRun& run, const ChromeTraceOptions& options, const std:
     summary.flows += part.flows;
     for (auto& n : part.notes) summary.notes.push_back(fmt::format("{}: {}", run.paths[e], n));
   }
-  WriteSteps(std::move(markers), written, options);
+  WriteSteps(run, options, written, writer_of_rank);
   return OkStatus();
 }
 
@@ -703,6 +696,26 @@ std::vector<std::string> RunNotes(const TraceRun& run) {
   return {"several exports: a process per rank with the rank as its pid; times on the first export's clock"};
 }
 
+// A Kineto trace's iterations and time range: the readout's iterations (its one rule: markers,
+// else the repeats of the outermost module range), and its window (`window`, default steady)
+// unless --start-ns/--end-ns give one.
+Status KinetoWindow(const std::vector<std::string>& paths, ChromeTraceOptions& o) {
+  ReportOptions ro;
+  ro.force = o.force;
+  ro.exec = o.exec;
+  CPPROF_ASSIGN_OR_RETURN(RunIterations it, ReadIterations(paths, ro));
+  CPPROF_ASSIGN_OR_RETURN(model::Window w,
+                          analysis::ChooseWindow(it.marks, it.method, o.window.empty() ? "steady" : o.window));
+  o.iterations = std::move(it.marks);
+  o.iteration_method = std::move(it.method);
+  if (o.start_ns || o.end_ns || w.whole_capture) return OkStatus();
+  o.start_ns = w.start_ns, o.end_ns = w.end_ns;
+  for (const auto& i : w.iterations) {
+    if (i.in_window) o.window_iterations.insert(i.name);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const ChromeTraceOptions& options,
@@ -710,12 +723,14 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const Chr
   return WriteChromeTrace(std::vector<std::string>{path}, options, out);
 }
 
-StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
+StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& paths, const ChromeTraceOptions& given,
                                               std::ostream& out) {
   if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
-  if (options.kineto && paths.size() > 1 && options.ranks.size() != 1) {
+  if (given.kineto && paths.size() > 1 && given.ranks.size() != 1) {
     return Error(ExitCode::kUsage, "a Kineto trace of several exports holds one rank: give one rank per trace");
   }
+  ChromeTraceOptions options = given;
+  if (options.kineto) CPPROF_RETURN_IF_ERROR(KinetoWindow(paths, options));
   CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, options, /*domains_ahead=*/true));
   CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, run.World(), run.Several() ? "the run" : "the export"));
   const std::vector<model::TraceProcess> written = Written(run, options.ranks);
@@ -735,6 +750,7 @@ StatusOr<ChromeTraceSummary> WriteKinetoTraces(const std::vector<std::string>& p
   if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
   ChromeTraceOptions o = options;
   o.kineto = true;
+  CPPROF_RETURN_IF_ERROR(KinetoWindow(paths, o));
   CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, o, /*domains_ahead=*/true));
   CPPROF_ASSIGN_OR_RETURN(std::vector<int> ranks, files.ranks(run.World()));
   CPPROF_RETURN_IF_ERROR(CheckRanks(ranks, run.World(), run.Several() ? "the run" : "the export"));

@@ -8,9 +8,11 @@
 #include <functional>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "analysis/window.h"
 #include "base/exec_context.h"
 #include "base/status.h"
 #include "pipeline/cp_view.h"
@@ -31,6 +33,13 @@ struct ChromeTraceOptions {
   // args correlation, device, stream; ProfilerStep#N over each iteration range; distributedInfo
   // (rank, world size) at the top. API calls included. Meant for one rank per file.
   bool kineto = false;
+  // Kineto: the time range as cpprof report's --window ("" = steady: the
+  // iterations after warm-up) unless start_ns/end_ns give one; the run's iterations, drawn as
+  // ProfilerStep#N, are read with it (pipeline::ReadIterations).
+  std::string window;
+  std::vector<analysis::IterationMark> iterations;  // on the run's clock
+  std::string iteration_method;
+  std::set<std::string> window_iterations;  // the iterations --window holds (empty: those the time range overlaps)
   // The CP view (pipeline/cp_view.h) over the same run: per rank a module track, a communication
   // track of waiting and transfer slices, flows linking the ops of one matched instance across
   // ranks and a GPU memory counter. Null: none.

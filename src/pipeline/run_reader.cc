@@ -612,6 +612,16 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
   return out;
 }
 
+StatusOr<RunIterations> ReadIterations(const std::vector<std::string>& paths, const ReportOptions& options) {
+  if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
+  analysis::ModuleConfig builtin;
+  const analysis::ModuleConfig& config = ConfigOf(options, builtin);
+  std::vector<Source> sources;
+  RunIterations out;
+  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, out.marks, out.method));
+  return out;
+}
+
 struct RunData::Impl {
   ReportOptions options;
   RunBase base;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/ranks.h"
+#include "analysis/window.h"
 #include "base/status.h"
 #include "model/gpu_work.h"
 #include "model/timeline.h"
@@ -53,6 +54,16 @@ class RunData {
   friend StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const ReportOptions& options);
   std::unique_ptr<Impl> impl_;
 };
+
+// The run's iterations as the readout finds them (analysis/window.h's one rule: markers,
+// --iteration-range, else the repeats of the outermost module range), on the run's clock; with
+// several exports a mark's global_pid is model::RunPid(export, globalPid). Reads each export's
+// NVTX once (the attribution's pass), not its GPU ops.
+struct RunIterations {
+  std::vector<analysis::IterationMark> marks;
+  std::string method;
+};
+StatusOr<RunIterations> ReadIterations(const std::vector<std::string>& paths, const ReportOptions& options);
 
 // Reads the exports once for RunData (options.window is checked, not applied).
 StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const ReportOptions& options);

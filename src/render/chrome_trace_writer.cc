@@ -3,16 +3,20 @@
 namespace cpprof::render {
 
 namespace {
-std::string Dump(const ChromeTraceWriter::Json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+std::string Dump(const ChromeTraceWriter::Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 }  // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, const Json& other_data, const Json& top_level) : out_(out) {
+ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, const Json& other_data, const Json& top_level,
+                                     bool spaced_top_level)
+    : out_(out) {
   out_ << "{\"displayTimeUnit\":\"ns\"";
   if (!other_data.is_null()) out_ << ",\"otherData\":" << Dump(other_data);
   if (top_level.is_object()) {
-    for (const auto& [key, value] : top_level.items()) out_ << "," << Dump(Json(key)) << ":" << Dump(value);
+    for (const auto& [key, value] : top_level.items()) {
+      out_ << "," << Dump(Json(key)) << (spaced_top_level ? ": " : ":") << Dump(value, spaced_top_level ? 0 : -1);
+    }
   }
   out_ << ",\"traceEvents\":[";
 }

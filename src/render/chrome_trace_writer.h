@@ -21,8 +21,11 @@ class ChromeTraceWriter {
 
   // Writes the opening of the document, with `other_data` as "otherData" (may be null) and the
   // fields of `top_level` (an object, or null) before "traceEvents" (a Kineto trace's
-  // "schemaVersion", "distributedInfo", ...).
-  ChromeTraceWriter(std::ostream& out, const Json& other_data, const Json& top_level = nullptr);
+  // "schemaVersion", "distributedInfo", ...). `spaced_top_level`: those fields' objects written with
+  // a space after each ':' and a line per field (a Kineto trace: HTA finds a file's rank with the
+  // regex `"rank":\s+(\d+)`, line by line, as PyTorch's writer spaces it).
+  ChromeTraceWriter(std::ostream& out, const Json& other_data, const Json& top_level = nullptr,
+                    bool spaced_top_level = false);
   ChromeTraceWriter(const ChromeTraceWriter&) = delete;
   ChromeTraceWriter& operator=(const ChromeTraceWriter&) = delete;
 

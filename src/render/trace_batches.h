@@ -80,8 +80,9 @@ inline void NvtxArgs(JsonWriter& w, bool open, bool push_pop, int64_t thread, st
 
 // How a format names a launch's correlation id in the args of GPU ops and API calls.
 struct CorrelationArgs {
-  const char* key;   // "correlationId" (Chrome trace), "correlation" (Kineto)
-  bool external_id;  // also as "external id" (Kineto)
+  const char* key;         // "correlationId" (Chrome trace), "correlation" (Kineto)
+  bool external_id;        // also as "external id" (Kineto)
+  bool bandwidth = false;  // memory ops' "memory bandwidth (GB/s)" (Kineto)
 };
 
 // Items [0, n) formatted on all cores, a block of items each, and appended in order: the same
@@ -123,6 +124,7 @@ class GpuOpBatch {
     int32_t stream, device;
     bool has_correlation, memop, has_launch_config, flow_end;
     int64_t correlation, bytes;
+    double gbps;  // memory ops: bytes per ns of their own duration
     int64_t grid[3], block[3];
     uint64_t flow_id;  // flow_end: the flow's id, on the rank's process
     int flow_pid;
@@ -158,6 +160,7 @@ class GpuOpBatch {
     if (op.has_correlation) w.Key(style.key), w.Int(op.correlation);
     if (op.memop) {
       w.Key("bytes"), w.Int(op.bytes);
+      if (style.bandwidth) w.Key("memory bandwidth (GB/s)"), w.Double(op.gbps);
       return;
     }
     if (style.external_id && op.has_correlation) w.Key("external id"), w.Int(op.correlation);

@@ -9,8 +9,8 @@
 namespace cpprof::render {
 
 TraceWriter::TraceWriter(std::ostream& out, const model::TraceHeader& header, const Json& top_level,
-                         trace::CorrelationArgs correlation, const TraceWriterOptions& options)
-    : json_(out, OtherData(header), top_level), options_(options), correlation_(correlation) {
+                         trace::CorrelationArgs correlation, const TraceWriterOptions& options, bool spaced_top_level)
+    : json_(out, OtherData(header), top_level, spaced_top_level), options_(options), correlation_(correlation) {
   json_.set_format_threads(options.exec.threads);
 }
 
@@ -87,7 +87,7 @@ int64_t TraceWriter::RangeTid(const model::TraceNvtxRange& r) {
 }
 
 void TraceWriter::AddGpuOp(const model::TraceGpuOp& e, const std::string& name, std::string_view cat, int pid,
-                           int64_t tid) {
+                           int64_t tid, double gbps) {
   trace::GpuOpBatch::Op op{};
   op.name = &name;
   op.cat = cat;
@@ -96,7 +96,7 @@ void TraceWriter::AddGpuOp(const model::TraceGpuOp& e, const std::string& name, 
   op.start = e.start, op.end = e.end;
   op.stream = e.stream, op.device = e.device;
   op.has_correlation = e.has_correlation, op.correlation = e.correlation;
-  op.memop = e.memop, op.bytes = e.bytes;
+  op.memop = e.memop, op.bytes = e.bytes, op.gbps = gbps;
   op.has_launch_config = e.has_launch_config;
   for (int i = 0; i < 3; ++i) op.grid[i] = e.grid[i], op.block[i] = e.block[i];
   op.flow_end = e.flow_end, op.flow_id = e.flow_id;

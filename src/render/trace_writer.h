@@ -45,7 +45,10 @@ class TraceWriter {
   void BeginExport(const std::vector<model::TraceProcess>& processes);
   virtual void ApiCall(const model::TraceApiCall& call) = 0;
   // Every API call written (before anything else is).
-  void EndApiCalls() { api_.Finish(json_); }
+  void EndApiCalls() {
+    FlushApiCalls();
+    api_.Finish(json_);
+  }
   virtual void GpuOp(const model::TraceGpuOp& op) = 0;
   // Every GPU op written (before anything else is).
   void EndGpuOps() { gpu_.Finish(json_); }
@@ -65,17 +68,22 @@ class TraceWriter {
   int64_t events() const { return json_.events(); }
 
  protected:
+  // `spaced_top_level`: ChromeTraceWriter's.
   TraceWriter(std::ostream& out, const model::TraceHeader& header, const Json& top_level,
-              trace::CorrelationArgs correlation, const TraceWriterOptions& options);
+              trace::CorrelationArgs correlation, const TraceWriterOptions& options, bool spaced_top_level = false);
 
   // Forgets the tracks of the export before (BeginExport).
   virtual void ResetExport() {}
+  // Writes the API calls a format held back (EndApiCalls).
+  virtual void FlushApiCalls() {}
   // The format's own tracks of process `p`, named after its process_sort_index; `sort` is the
   // next thread_sort_index.
   virtual void TrackMetadata(const model::TraceProcess& p, int64_t& sort) = 0;
 
-  // A GPU op placed on (pid, tid) with category `cat` (static text), into the batch.
-  void AddGpuOp(const model::TraceGpuOp& op, const std::string& name, std::string_view cat, int pid, int64_t tid);
+  // A GPU op placed on (pid, tid) with category `cat` (static text), into the batch; `gbps`: a
+  // memory op's bandwidth, where the format writes it.
+  void AddGpuOp(const model::TraceGpuOp& op, const std::string& name, std::string_view cat, int pid, int64_t tid,
+                double gbps = 0);
   // An API call on its thread with category `cat` (static text), into the batch.
   void AddApiCall(const model::TraceApiCall& call, const std::string& name, std::string_view cat);
   // A complete event written now; `name` serialized (JsonWriter::EscapedString).

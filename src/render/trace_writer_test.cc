@@ -2,6 +2,7 @@
 // tids, categories, argument names and the metadata that names them.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -277,6 +278,112 @@ TEST(KinetoFormat, AStepIsAProfilerStepOnItsMarkersThread) {
   EXPECT_EQ(events[1]["tid"], kTid);
   EXPECT_EQ(events[1]["ts"], 1);
   EXPECT_EQ(events[1]["dur"], 8);
+}
+
+// What HTA 0.5 needs beyond the fields: the rank spaced for its regex, one runtime event per
+// correlation (a backtrace row folded into its call, kept when alone), memory ops named as Kineto
+// names them with their bandwidth, whole microseconds, and a module range on its GPU stream.
+TEST(KinetoFormat, FoldsBacktraceRowsNamesMemoryOpsAndDrawsModulesOnTheirStreams) {
+  const std::vector<model::TraceProcess> procs = {TwoRanks()[1]};
+  std::ostringstream out;
+  KinetoFormat w(out, Header(procs));
+  w.BeginExport(procs);
+  auto call = [&](int64_t start, int64_t end, int64_t corr, bool backtrace) {
+    model::TraceApiCall c;
+    c.process = &procs[0];
+    c.name_id = 5;
+    c.name = "cudaLaunchKernel_v7000";
+    c.global_tid = kSecondGpid | kTid;
+    c.start = start, c.end = end;
+    c.has_correlation = true;
+    c.correlation = corr;
+    c.backtrace = backtrace;
+    w.ApiCall(c);
+  };
+  call(1'000, 3'000, 100, true);   // the backtrace row of the call below
+  call(1'200, 2'700, 100, false);  // its call
+  call(4'000, 5'000, 101, true);   // a backtrace row alone: kept as the call
+  w.EndApiCalls();
+  w.GpuOp(Kernel(procs[0], 13, 10'400, 12'600, model::OpClass::kGemm, "sgemm", 2));  // correlation 10'400
+  model::TraceGpuOp copy = Kernel(procs[0], 14, 20'000, 21'000, model::OpClass::kMemcpy, "[CUDA memcpy]", 1);
+  copy.memop = true;
+  copy.bytes = 4000;
+  copy.src_kind_name = "Pageable", copy.dst_kind_name = "Device";
+  w.GpuOp(copy);
+  w.EndGpuOps();
+  model::TraceNvtxRange module = Range(procs[0], "Block.forward", 900, 6'000, true);
+  module.global_tid = kSecondGpid | kTid;
+  module.module = true;
+  w.NvtxRange(module);
+  w.EndNvtx();
+  w.EndExport({});
+  w.Finish();
+  EXPECT_NE(out.str().find("\"rank\": 1,\n"), std::string::npos) << "HTA's rank regex needs the space";
+  const auto events = Events(out.str(), false);
+  std::map<std::string, std::vector<json>> by_cat;
+  for (const auto& e : events) by_cat[e["cat"]].push_back(e);
+  ASSERT_EQ(by_cat["cuda_runtime"].size(), 2u);
+  EXPECT_EQ(by_cat["cuda_runtime"][0]["ts"], 1.0);  // the call's own row, 1.2 us rounded
+  EXPECT_EQ(by_cat["cuda_runtime"][0]["dur"], 2.0);
+  EXPECT_EQ(by_cat["cuda_runtime"][1]["args"]["correlation"], 101);
+  ASSERT_EQ(by_cat["gpu_memcpy"].size(), 1u);
+  EXPECT_EQ(by_cat["gpu_memcpy"][0]["name"], "Memcpy HtoD (Pageable -> Device)");
+  EXPECT_EQ(by_cat["gpu_memcpy"][0]["args"]["memory bandwidth (GB/s)"], 4.0);
+  EXPECT_EQ(by_cat["kernel"][0]["ts"], 10.0);  // 10.4 us
+  EXPECT_EQ(by_cat["kernel"][0]["dur"], 3.0);  // 12.6 us rounds to 13
+  EXPECT_TRUE(by_cat["gpu_user_annotation"].empty()) << "the kernel's launch (10'400) is not in the range";
+  EXPECT_EQ(KinetoFormat::WholeUs(1'499), 1'000);
+  EXPECT_EQ(KinetoFormat::WholeUs(1'500), 2'000);
+  EXPECT_EQ(KinetoFormat::WholeUs(-1'501), -2'000);
+}
+
+TEST(KinetoFormat, AModuleRangeCoversTheStreamsItsLaunchesRanOn) {
+  const std::vector<model::TraceProcess> procs = {TwoRanks()[0]};
+  std::ostringstream out;
+  KinetoFormat w(out, Header(procs));
+  w.BeginExport(procs);
+  for (int64_t corr : {1'100, 1'200, 1'300}) {
+    model::TraceApiCall c;
+    c.process = &procs[0];
+    c.name = "cudaLaunchKernel";
+    c.global_tid = kGtid;
+    c.start = corr, c.end = corr + 50;
+    c.has_correlation = true;
+    c.correlation = corr;
+    w.ApiCall(c);
+  }
+  w.EndApiCalls();
+  model::TraceGpuOp a = Kernel(procs[0], 7, 5'000, 6'000, model::OpClass::kGemm, "a", 1);
+  a.correlation = 1'100;
+  model::TraceGpuOp b = Kernel(procs[0], 7, 8'000, 9'000, model::OpClass::kGemm, "b", 2);
+  b.correlation = 1'200;
+  model::TraceGpuOp c = Kernel(procs[0], 9, 7'000, 7'500, model::OpClass::kGemm, "c", 3);
+  c.correlation = 1'300;
+  for (const auto& op : {a, b, c}) w.GpuOp(op);
+  w.EndGpuOps();
+  model::TraceNvtxRange outer = Range(procs[0], "Model.forward", 1'000, 1'400, true);
+  outer.module = true;
+  model::TraceNvtxRange inner = Range(procs[0], "Layer.forward", 1'150, 1'250, true);
+  inner.module = true;
+  w.NvtxRange(outer);
+  w.NvtxRange(inner);
+  w.EndNvtx();
+  w.EndExport({});
+  w.Finish();
+  std::vector<json> gpu;
+  for (const auto& e : Events(out.str(), false)) {
+    if (e["cat"] == "gpu_user_annotation") gpu.push_back(e);
+  }
+  ASSERT_EQ(gpu.size(), 3u);
+  EXPECT_EQ(gpu[0]["name"], ":Model.forward");
+  EXPECT_EQ(gpu[0]["pid"], 0);  // the device
+  EXPECT_EQ(gpu[0]["tid"], 7);  // the stream: first op's start to last op's end
+  EXPECT_EQ(gpu[0]["ts"], 5.0);
+  EXPECT_EQ(gpu[0]["dur"], 4.0);
+  EXPECT_EQ(gpu[1]["tid"], 9);
+  EXPECT_EQ(gpu[2]["name"], ":Layer.forward");  // only b was launched inside it
+  EXPECT_EQ(gpu[2]["ts"], 8.0);
+  EXPECT_EQ(gpu[2]["dur"], 1.0);
 }
 
 TEST(ChromeTraceFormat, DrawsNoSteps) {
