@@ -22,19 +22,20 @@ Status CheckHtmlDestination(const std::string& format, const std::string& output
 
 void DeclareWide(CLI::App& app, bool& wide) {
   app.add_flag("--wide", wide,
-               "Text: keep every line whole (default: tables and prose fit the terminal, or 120 columns when "
-               "written to a file or a pipe)");
+               "Text: keep every line whole (default: tables and prose fit $COLUMNS, else the terminal, else 120 "
+               "columns)");
 }
 
-size_t TextWidth(bool wide, bool to_terminal) {
+size_t TextWidth(bool wide, bool to_stdout, bool to_terminal) {
   constexpr size_t kDefault = 120;
   if (wide) return 0;
-  if (!to_terminal) return kDefault;
+  if (!to_stdout) return kDefault;
   if (const char* columns = std::getenv("COLUMNS")) {
     char* end = nullptr;
     long n = std::strtol(columns, &end, 10);
     if (end != columns && *end == '\0' && n >= 40) return static_cast<size_t>(n);
   }
+  if (!to_terminal) return kDefault;
   struct winsize ws {};
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
   return kDefault;

@@ -75,5 +75,13 @@ TEST(ShortKernelName, TwoKernelsThatDifferInTheMiddleStayApart) {
                             "TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)"));
 }
 
+TEST(WithoutNamespaces, DropsTheQualifiersBeforeTheOwnNameOnly) {
+  EXPECT_EQ(WithoutNamespaces("at::native::<unnamed>::reduce_kernel<...sum_functor...>"),
+            "reduce_kernel<...sum_functor...>");
+  EXPECT_EQ(WithoutNamespaces("at::native::elementwise_kernel<...at::native::CUDAFunctor_add<float>...>"),
+            "elementwise_kernel<...at::native::CUDAFunctor_add<float>...>");
+  EXPECT_EQ(WithoutNamespaces("ncclDevKernel_SendRecv"), "ncclDevKernel_SendRecv");
+}
+
 }  // namespace
 }  // namespace cpprof::render
