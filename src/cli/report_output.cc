@@ -13,9 +13,10 @@ namespace cpprof::cli {
 Status CheckHtmlDestination(const std::string& format, const std::string& output, const std::string& command) {
   const bool to_stdout = output.empty() || output == "-";
   if (format == "html" && to_stdout && isatty(STDOUT_FILENO)) {
-    return Status(ExitCode::kUsage, fmt::format("{}: --format html writes a whole page: give -o OUT.html (or redirect "
+    // The caller prefixes the command's name ("cpprof: error: report: ...").
+    return Status(ExitCode::kUsage, fmt::format("--format html writes a whole page: give -o OUT.html (or redirect "
                                                 "stdout: cpprof {} ... --format html > OUT.html)",
-                                                command, command));
+                                                command));
   }
   return OkStatus();
 }

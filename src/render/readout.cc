@@ -529,7 +529,7 @@ void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream&
     if (!cmd.empty()) lines.push_back("command: " + cmd);
     if (!c.env.empty()) {
       std::string env;
-      for (const auto& [k, v] : c.env) env += (env.empty() ? "" : " ") + k + "=" + v;
+      for (const auto& [k, v] : c.env) env += fmt::format("{}{}=\"{}\"", env.empty() ? "" : " ", k, v);
       lines.push_back("environment (profiling-relevant only): " + env);
     }
   } else {
