@@ -3,7 +3,8 @@
 # file URLs and checks them as a user would read them:
 #   - no script error (window.onerror writes errors into the title), the script finished drawing
 #     (data-rendered="1"), no console errors;
-#   - at 420, 800, 1600 and 2560 px no horizontal overflow (scrollWidth <= clientWidth);
+#   - at 420, 800, 1600 and 2560 px no horizontal overflow (scrollWidth <= clientWidth); from 1600 px
+#     the communication table whole in its box (4 ranks' columns were clipped there);
 #   - every module row down to --depth is in the module table;
 #   - the per-rank table shows the readout's numbers, and with #iter=N (from 0 as --window iter:N, every N) iteration
 #     N's numbers (from the page's own data, which html_report_test checks against the CLI);
@@ -49,6 +50,8 @@ checks='<script>
     });
     bad.push("horizontal overflow: scrollWidth " + de.scrollWidth + " > clientWidth " + de.clientWidth + " " + wide.join(","));
   }
+  var cb = document.getElementById("comm");
+  if (de.clientWidth >= 1500 && cb && cb.scrollWidth > cb.clientWidth + 1) bad.push("communication table clipped: " + cb.scrollWidth + " > " + cb.clientWidth);
   var D = JSON.parse(document.getElementById("cpprof-data").textContent), R = D.report;
   var want = (R.modules.rows || []).filter(function (m) { return m.depth <= D.depth; }).map(function (m) { return m.name; });
   var got = [].map.call(document.querySelectorAll("#module-table tr[data-row]"), function (tr) { return tr.children[0].textContent.replace(/^[\u25be\u25b8]/, ""); });
