@@ -94,15 +94,22 @@ void PrintMix(const std::vector<model::DiffRow>& rows, const char* label, const 
                {"delta ms"},
                {"A share %"},
                {"B share %"},
-               {label, TextTable::Align::kLeft},
-               // Kernel names are shortened by their template arguments, never cut in the middle.
-               {what, TextTable::Align::kLeft, kernels ? size_t{0} : size_t{90}, TextTable::Overflow::kElide, true}});
+               {label, TextTable::Align::kLeft, 0, TextTable::Overflow::kElide, kernels},
+               // Kernel names are shortened by their template arguments, never cut in the middle: too
+               // long for the line, they go whole under their rows.
+               {what, TextTable::Align::kLeft, kernels ? size_t{0} : size_t{90},
+                kernels ? TextTable::Overflow::kStack : TextTable::Overflow::kElide, !kernels}});
+  // A kernel name too long for the line goes under its row ("      name: "), fitted to what is left.
+  const size_t line = TextWidthScope::Current(), room = line > 12 + 24 ? line - 12 : 0;
   size_t shown = 0;
   for (const auto& row : rows) {
     if (top && shown >= top && row.marker == model::DiffMarker::kSame) break;
     t.AddRow({std::string(model::MarkerText(row.marker)), std::to_string(row.a_count), std::to_string(row.b_count),
               Ms(row.a_ns), Ms(row.b_ns), SignedMs(row.a_ns, row.b_ns), SharePct(row.a_share), SharePct(row.b_share),
-              row.label, kernels ? KernelNameForText(row.key, full_names) : row.key});
+              row.label,
+              !kernels     ? row.key
+              : full_names ? KernelNameForText(row.key, true)
+                           : FitKernelName(KernelNameForText(row.key, false), room)});
     ++shown;
   }
   t.Print(out, "  ");

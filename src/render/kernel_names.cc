@@ -206,4 +206,11 @@ std::string WithoutNamespaces(std::string_view name) {
   return std::string(name.substr(start));
 }
 
+std::string FitKernelName(std::string name, size_t room) {
+  if (room == 0 || name.size() <= room) return name;
+  name = WithoutNamespaces(name);
+  if (name.size() > room) name = name.substr(0, room > 3 ? room - 3 : 0) + "...";
+  return name;
+}
+
 }  // namespace cpprof::render

@@ -27,6 +27,10 @@ std::string ShortKernelName(std::string_view name, std::string_view ellipsis = "
 // `at::native::<unnamed>::reduce_kernel<...>`); those inside its template arguments stay.
 std::string WithoutNamespaces(std::string_view name);
 
+// A text name made to fit `room` characters (0: any length): its namespaces go first, then its
+// end ("..."), never its middle.
+std::string FitKernelName(std::string name, size_t room);
+
 // The name a text table shows: the full name when `full`, else the short one with "...".
 inline std::string KernelNameForText(std::string_view name, bool full) {
   return full ? std::string(name) : ShortKernelName(name, "...");

@@ -83,5 +83,13 @@ TEST(WithoutNamespaces, DropsTheQualifiersBeforeTheOwnNameOnly) {
   EXPECT_EQ(WithoutNamespaces("ncclDevKernel_SendRecv"), "ncclDevKernel_SendRecv");
 }
 
+TEST(FitKernelName, NamespacesGoFirstThenTheEndNeverTheMiddle) {
+  const std::string n = "at::native::elementwise_kernel<...CUDAFunctor_add<float>...>";
+  EXPECT_EQ(FitKernelName(n, 0), n);
+  EXPECT_EQ(FitKernelName(n, 100), n);
+  EXPECT_EQ(FitKernelName(n, 50), "elementwise_kernel<...CUDAFunctor_add<float>...>");
+  EXPECT_EQ(FitKernelName(n, 30), "elementwise_kernel<...CUDAF...");
+}
+
 }  // namespace
 }  // namespace cpprof::render

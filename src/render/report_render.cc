@@ -408,11 +408,7 @@ void PrintRankKernels(const model::RankSummary& s, const RenderOptions& o, std::
   const size_t room = line > used + 24 ? line - used : 0;
   for (const auto& kt : s.top_kernels) {
     std::string name = KernelNameForText(kt.name, o.full_names);
-    if (!o.full_names && room && name.size() > room) {
-      // Too long for the line: the namespaces go first (`at::native::`), then the end.
-      name = WithoutNamespaces(name);
-      if (name.size() > room) name = name.substr(0, room - 3) + "...";
-    }
+    if (!o.full_names) name = FitKernelName(std::move(name), room);
     k.AddRow({Ms(kt.total_ns), std::to_string(kt.instances), std::string(model::Name(kt.cls)), std::move(name)});
   }
   k.Print(out, "  ");
