@@ -266,6 +266,7 @@ struct Report {
   std::string interconnect;             // from doctor's findings beside the export; "" unknown
   Efficiency efficiency;                // model FLOPs vs measured time (analysis/cost_efficiency.h)
   std::vector<std::string> notes;       // diagnostics for stderr / the readout ("not captured: ...")
+  bool invalid_utf8 = false;            // some names read were not UTF-8 (shown as U+FFFD): the CLI says so
   Timeline timeline;  // lanes per rank for the HTML report; built only when asked (ReportOptions::timeline)
 };
 

@@ -7,6 +7,7 @@
 
 #include "analysis/cost_model.h"
 #include "analysis/module_config.h"
+#include "base/exec_context.h"
 #include "base/status.h"
 #include "model/report.h"
 
@@ -28,6 +29,7 @@ struct ReportOptions {
   // them); without sizes, cpfold's `cpfold-config:` line in the log beside the export gives them.
   const analysis::CostConfig* cost = nullptr;
   std::optional<analysis::Dims> dims;
+  ExecContext exec;  // how the command runs: threads, timing (from the CLI)
 };
 
 StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions& options);
@@ -41,7 +43,7 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
 // The report of a run read up to its ranks' matching (pipeline/run_partial.h): waiting vs
 // transfer, modules, imbalance, verdict.
 struct RunPartial;
-model::Report FinishReport(RunPartial run);
+model::Report FinishReport(RunPartial run, const ExecContext& exec);
 
 // What `cpprof report --format html` draws: the readout, the timeline over the whole capture,
 // and the readout of each iteration found (window iter:N), for the page's iteration strip; at
