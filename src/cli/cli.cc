@@ -255,7 +255,12 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
            "(\xEF\xBF\xBD)\n";
   }
   if (!rc.ok()) {
-    err << fmt::format("cpprof: error: {}: {}\n", def.name, rc.status().message());
+    // One prefix per error: a message that already names the command does not name it again.
+    std::string_view message = rc.status().message();
+    if (const std::string own = std::string(def.name) + ": "; message.substr(0, own.size()) == own) {
+      message.remove_prefix(own.size());
+    }
+    err << fmt::format("cpprof: error: {}: {}\n", def.name, message);
     // What the command printed is dropped: stdout stays empty (as it was).
     if (def.buffered && direct && direct->fd >= 0) {
       out.flush();

@@ -42,7 +42,7 @@ std::vector<CommandDoc> Collect() {
       for (const auto& s : o->get_snames()) f.names.push_back("-" + s);
       for (const auto& l : o->get_lnames()) f.names.push_back("--" + l);
       f.description = o->get_description();
-      f.takes_value = o->get_type_size() != 0;
+      f.takes_value = o->get_expected_max() != 0;  // a flag (--force, --help) expects no value
       std::string type = o->get_type_name();
       f.value_name = type.substr(0, type.find(':'));
       if (f.value_name.empty()) f.value_name = "VALUE";

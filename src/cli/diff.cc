@@ -10,6 +10,7 @@
 #include "analysis/report_diff.h"
 #include "base/input_files.h"
 #include "cli/command.h"
+#include "cli/report_output.h"
 #include "pipeline/build_report.h"
 #include "render/diff_render.h"
 
@@ -61,6 +62,7 @@ class DiffCommand : public Command {
     app.add_flag("--full-names", render_.full_names,
                  "Text: print kernel names whole (default: template arguments and parameter lists shortened to the "
                  "name that tells kernels apart, e.g. elementwise_kernel<...CUDAFunctor_add<float>...>)");
+    DeclareWide(app, wide_);
     app.add_option("--top", render_.top, "Unchanged kernel rows shown (changed rows always are; 0: all)")
         ->capture_default_str();
   }
@@ -93,6 +95,7 @@ class DiffCommand : public Command {
     if (max_mem_pct_) o.max_mem_delta = *max_mem_pct_ / 100.0;
     model::ReportDiff d = analysis::DiffReports(a, b, o, pipeline::PeakMemoryPerRank);
     render_.sanity_only = sanity_;
+    render_.width = TextWidth(wide_, /*to_stdout=*/true, ctx.out_is_terminal);
     if (format_ == "json") {
       render::PrintDiffJson(d, ctx.out);
     } else {
@@ -108,7 +111,7 @@ class DiffCommand : public Command {
 
  private:
   std::string a_, b_, format_ = "text", window_ = "steady";
-  bool sanity_ = false, force_ = false;
+  bool sanity_ = false, force_ = false, wide_ = false;
   double mem_tolerance_pct_ = 100.0 * model::kDefaultMemTolerance;
   std::optional<double> max_time_pct_, max_mem_pct_;
   render::DiffRenderOptions render_;

@@ -74,7 +74,7 @@ class MergeCommand : public Command {
     const pipeline::EfficiencyInputs efficiency = run.efficiency;
     model::Report report = pipeline::FinishReport(std::move(run), ctx.exec);
     CPPROF_RETURN_IF_ERROR(pipeline::AddEfficiency(efficiency, report));
-    render_.width = TextWidth(wide_, (output_.empty() || output_ == "-") && ctx.out_is_terminal);
+    render_.width = TextWidth(wide_, output_.empty() || output_ == "-", ctx.out_is_terminal);
     CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx));
     return 0;
   }

@@ -147,7 +147,7 @@ class ReportCommand : public Command {
           write));
       return 0;
     }
-    render_.width = TextWidth(wide_, (output_.empty() || output_ == "-") && ctx.out_is_terminal);
+    render_.width = TextWidth(wide_, output_.empty() || output_ == "-", ctx.out_is_terminal);
     if (format_ == "html") {
       // The readout, the whole capture's timeline and each iteration's readout, from one reading.
       CPPROF_ASSIGN_OR_RETURN(pipeline::Page page, pipeline::BuildPage(files, options_, html_iterations_));

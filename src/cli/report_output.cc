@@ -13,28 +13,30 @@ namespace cpprof::cli {
 Status CheckHtmlDestination(const std::string& format, const std::string& output, const std::string& command) {
   const bool to_stdout = output.empty() || output == "-";
   if (format == "html" && to_stdout && isatty(STDOUT_FILENO)) {
-    return Status(ExitCode::kUsage, fmt::format("{}: --format html writes a whole page: give -o OUT.html (or redirect "
+    // The caller prefixes the command's name ("cpprof: error: report: ...").
+    return Status(ExitCode::kUsage, fmt::format("--format html writes a whole page: give -o OUT.html (or redirect "
                                                 "stdout: cpprof {} ... --format html > OUT.html)",
-                                                command, command));
+                                                command));
   }
   return OkStatus();
 }
 
 void DeclareWide(CLI::App& app, bool& wide) {
   app.add_flag("--wide", wide,
-               "Text: keep every line whole (default: tables and prose fit the terminal, or 120 columns when "
-               "written to a file or a pipe)");
+               "Text: keep every line whole (default: tables and prose fit $COLUMNS, else the terminal, else 120 "
+               "columns)");
 }
 
-size_t TextWidth(bool wide, bool to_terminal) {
+size_t TextWidth(bool wide, bool to_stdout, bool to_terminal) {
   constexpr size_t kDefault = 120;
   if (wide) return 0;
-  if (!to_terminal) return kDefault;
+  if (!to_stdout) return kDefault;
   if (const char* columns = std::getenv("COLUMNS")) {
     char* end = nullptr;
     long n = std::strtol(columns, &end, 10);
     if (end != columns && *end == '\0' && n >= 40) return static_cast<size_t>(n);
   }
+  if (!to_terminal) return kDefault;
   struct winsize ws {};
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
   return kDefault;

@@ -15,9 +15,10 @@ namespace cpprof::cli {
 // --format html to a terminal is refused (a whole page): said before the long work.
 Status CheckHtmlDestination(const std::string& format, const std::string& output, const std::string& command);
 
-// The text readout's line width: 0 with --wide; to a terminal its width ($COLUMNS, else the
-// terminal's own, else 120); to a file or a pipe 120.
-size_t TextWidth(bool wide, bool to_terminal);
+// The text readout's line width: 0 with --wide; on stdout $COLUMNS when set (a terminal or a pipe:
+// `COLUMNS=80 cpprof report run.sqlite | less`), else the terminal's width; else 120 (a file, or
+// a pipe without $COLUMNS).
+size_t TextWidth(bool wide, bool to_stdout, bool to_terminal);
 // Declares --wide (TextWidth's `wide`) with its help, for the commands that print a readout.
 void DeclareWide(CLI::App& app, bool& wide);
 

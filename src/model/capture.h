@@ -87,10 +87,11 @@ struct CaptureInfo {
   std::vector<std::string> arguments;
   std::string working_dir;  // a host path
   // Environment variables that matter to profiling (NCCL_*, TORCH_*, PYTORCH_CUDA_ALLOC_CONF,
-  // CUDA_VISIBLE_DEVICES, the launcher's rank variables), as (name, value) with the value as nsys
-  // wrote it (quoted), sorted by name. Never any other: they may hold secrets.
+  // CUDA_VISIBLE_DEVICES, the launcher's rank variables), as (name, value) with the value without
+  // the quotes nsys writes around it, sorted by name. Never any other: they may hold secrets.
   std::vector<std::pair<std::string, std::string>> env;
-  // The integer value of env variable `name` (quotes removed); -1 when absent or not a number.
+  // The integer value of env variable `name` (quotes removed, for partials written before the
+  // reader removed them); -1 when absent or not a number.
   int64_t EnvInt(std::string_view name) const {
     for (const auto& [k, v] : env) {
       if (k != name) continue;

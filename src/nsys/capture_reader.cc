@@ -144,7 +144,12 @@ bool ReadProcessRow(std::string_view name, std::string_view value, model::Captur
   } else if (name == "PROCESS_0:ENVIRONMENT_VARIABLE") {
     size_t eq = value.find('=');
     std::string_view var = value.substr(0, eq);
-    if (eq != std::string_view::npos && AllowedEnv(var)) info.env.emplace_back(var, value.substr(eq + 1));
+    if (eq != std::string_view::npos && AllowedEnv(var)) {
+      // nsys records `NAME="value"`: the value is kept without its quotes (renderers quote it once).
+      std::string_view v = value.substr(eq + 1);
+      if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+      info.env.emplace_back(var, v);
+    }
   } else if (name == "PROCESS_0:COLLECT_GPU_MEMORY_USAGE") {
     info.gpu_memory_usage = IsTrue(value);
   } else if (StartsWith(name, "PROCESS_0:CUDA_BACKTRACE_OPTIONS:COLLECT_")) {

@@ -82,8 +82,10 @@ TEST(CaptureReader, FixtureByHand) {
                                                    "eight", "nine", "ten"}));
   EXPECT_EQ(c.working_dir, "/home/u/work");
   using Env = std::vector<std::pair<std::string, std::string>>;
+  // Values without the quotes nsys writes around them (`NCCL_NVLS_ENABLE="0"`): renderers quote once.
   EXPECT_EQ(c.env, (Env{{"CUDA_VISIBLE_DEVICES", "0,1"},
                         {"NCCL_DEBUG", "INFO"},
+                        {"NCCL_NVLS_ENABLE", "0"},
                         {"NCCL_SOCKET_NTOKEN", "a=b"},
                         {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"},
                         {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"}}));
@@ -201,6 +203,7 @@ TEST(CaptureReaderReal, CpworkFull) {
     EXPECT_TRUE(k.rfind("NCCL_", 0) == 0 || k.rfind("TORCH_", 0) == 0 || k == "PYTORCH_CUDA_ALLOC_CONF" ||
                 k == "CUDA_VISIBLE_DEVICES")
         << k;
+    EXPECT_EQ(v.find('"'), std::string::npos) << k << "=" << v << ": quoted once by the renderers, not here";
   }
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "render/kernel_names.h"
 #include "render/table.h"
@@ -84,7 +85,8 @@ void PrintRankMemory(const model::ReportDiff& d, std::ostream& out) {
 // full_names.
 void PrintMix(const std::vector<model::DiffRow>& rows, const char* label, const char* what, size_t top, bool kernels,
               bool full_names, std::ostream& out) {
-  TextTable t({{"", TextTable::Align::kLeft},
+  // The marker and the name say which row it is: both repeated when the columns wrap.
+  TextTable t({{"", TextTable::Align::kLeft, 0, TextTable::Overflow::kElide, true},
                {"A inst"},
                {"B inst"},
                {"A ms"},
@@ -92,15 +94,22 @@ void PrintMix(const std::vector<model::DiffRow>& rows, const char* label, const 
                {"delta ms"},
                {"A share %"},
                {"B share %"},
-               {label, TextTable::Align::kLeft},
-               // Kernel names are shortened by their template arguments, never cut in the middle.
-               {what, TextTable::Align::kLeft, kernels ? size_t{0} : size_t{90}}});
+               {label, TextTable::Align::kLeft, 0, TextTable::Overflow::kElide, kernels},
+               // Kernel names are shortened by their template arguments, never cut in the middle: too
+               // long for the line, they go whole under their rows.
+               {what, TextTable::Align::kLeft, kernels ? size_t{0} : size_t{90},
+                kernels ? TextTable::Overflow::kStack : TextTable::Overflow::kElide, !kernels}});
+  // A kernel name too long for the line goes under its row ("      name: "), fitted to what is left.
+  const size_t line = TextWidthScope::Current(), room = line > 12 + 24 ? line - 12 : 0;
   size_t shown = 0;
   for (const auto& row : rows) {
     if (top && shown >= top && row.marker == model::DiffMarker::kSame) break;
     t.AddRow({std::string(model::MarkerText(row.marker)), std::to_string(row.a_count), std::to_string(row.b_count),
               Ms(row.a_ns), Ms(row.b_ns), SignedMs(row.a_ns, row.b_ns), SharePct(row.a_share), SharePct(row.b_share),
-              row.label, kernels ? KernelNameForText(row.key, full_names) : row.key});
+              row.label,
+              !kernels     ? row.key
+              : full_names ? KernelNameForText(row.key, true)
+                           : FitKernelName(KernelNameForText(row.key, false), room)});
     ++shown;
   }
   t.Print(out, "  ");
@@ -111,7 +120,7 @@ void PrintMix(const std::vector<model::DiffRow>& rows, const char* label, const 
 void PrintModuleRows(const model::ReportDiff& d, std::ostream& out) {
   if (d.modules.empty()) return;
   out << "\nModules, mean busy per rank (ms):\n";
-  TextTable t({{"", TextTable::Align::kLeft},
+  TextTable t({{"", TextTable::Align::kLeft, 0, TextTable::Overflow::kElide, true},
                {"split", TextTable::Align::kLeft},
                {"A ms"},
                {"B ms"},
@@ -119,7 +128,7 @@ void PrintModuleRows(const model::ReportDiff& d, std::ostream& out) {
                {"delta"},
                {"A share %"},
                {"B share %"},
-               {"module", TextTable::Align::kLeft, 90}});
+               {"module", TextTable::Align::kLeft, 90, TextTable::Overflow::kElide, true}});
   for (const auto& row : d.modules) {
     t.AddRow({std::string(model::MarkerText(row.marker)), row.label, Ms(row.a_ns), Ms(row.b_ns),
               SignedMs(row.a_ns, row.b_ns), Delta(row.a_ns, row.b_ns, row.marker != model::DiffMarker::kNew),
@@ -128,9 +137,8 @@ void PrintModuleRows(const model::ReportDiff& d, std::ostream& out) {
   t.Print(out, "  ");
 }
 
-}  // namespace
-
-void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out) {
+// The diff's lines before wrapping: the sanity line, the windows, each table.
+void PrintDiffTextLines(const model::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out) {
   PrintSanity(d, out);
   if (o.sanity_only) return;
   out << "\nA " << d.window_a << ".\nB " << d.window_b << ".\n";
@@ -149,6 +157,18 @@ void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::
     out << "\nREGRESSIONS:\n";
     for (const auto& s : d.regressions) out << "  " << s << '\n';
   }
+}
+
+}  // namespace
+
+// The diff at the line width, as the report: tables fit it, then the prose is wrapped. --sanity's
+// answer stays one line (scripts read it).
+void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out) {
+  const size_t line = o.sanity_only ? 0 : o.width;
+  TextWidthScope width(line);
+  std::ostringstream text;
+  PrintDiffTextLines(d, o, text);
+  out << WrapLines(text.str(), line);
 }
 
 void PrintDiffJson(const model::ReportDiff& d, std::ostream& out) {

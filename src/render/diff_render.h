@@ -11,6 +11,7 @@ struct DiffRenderOptions {
   size_t top = 20;  // kernel rows shown (changed rows always come first); 0: all
   bool sanity_only = false;
   bool full_names = false;  // kernel names whole (default: template arguments and parameters shortened)
+  size_t width = 0;         // the line width tables and prose fit (0: unlimited, --wide)
 };
 
 void PrintDiffText(const model::ReportDiff& d, const DiffRenderOptions& o, std::ostream& out);

@@ -188,4 +188,29 @@ std::string ShortKernelName(std::string_view name, std::string_view ellipsis) {
   return out;
 }
 
+std::string WithoutNamespaces(std::string_view name) {
+  size_t start = 0, i = 0;
+  while (i < name.size()) {
+    bool anonymous = false;  // `<unnamed>` and `(anonymous namespace)` are namespaces, not arguments
+    for (std::string_view a : {std::string_view("<unnamed>"), std::string_view("(anonymous namespace)")}) {
+      if (name.substr(i, a.size()) == a) i += a.size(), anonymous = true;
+    }
+    if (anonymous) continue;
+    if (name[i] == '<' || name[i] == '(') break;  // the name's own arguments
+    if (name.substr(i, 2) == "::") {
+      start = i += 2;
+    } else {
+      ++i;
+    }
+  }
+  return std::string(name.substr(start));
+}
+
+std::string FitKernelName(std::string name, size_t room) {
+  if (room == 0 || name.size() <= room) return name;
+  name = WithoutNamespaces(name);
+  if (name.size() > room) name = name.substr(0, room > 3 ? room - 3 : 0) + "...";
+  return name;
+}
+
 }  // namespace cpprof::render

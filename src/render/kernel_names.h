@@ -23,6 +23,14 @@ inline constexpr size_t kKeptTemplateArgs = 32;
 // `ellipsis` is "…" for HTML and JSON, "..." for text tables (which count bytes).
 std::string ShortKernelName(std::string_view name, std::string_view ellipsis = "\u2026");
 
+// `name` without the namespaces or classes before its own name (`at::native::<unnamed>::` in
+// `at::native::<unnamed>::reduce_kernel<...>`); those inside its template arguments stay.
+std::string WithoutNamespaces(std::string_view name);
+
+// A text name made to fit `room` characters (0: any length): its namespaces go first, then its
+// end ("..."), never its middle.
+std::string FitKernelName(std::string name, size_t room);
+
 // The name a text table shows: the full name when `full`, else the short one with "...".
 inline std::string KernelNameForText(std::string_view name, bool full) {
   return full ? std::string(name) : ShortKernelName(name, "...");

@@ -75,5 +75,21 @@ TEST(ShortKernelName, TwoKernelsThatDifferInTheMiddleStayApart) {
                             "TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)"));
 }
 
+TEST(WithoutNamespaces, DropsTheQualifiersBeforeTheOwnNameOnly) {
+  EXPECT_EQ(WithoutNamespaces("at::native::<unnamed>::reduce_kernel<...sum_functor...>"),
+            "reduce_kernel<...sum_functor...>");
+  EXPECT_EQ(WithoutNamespaces("at::native::elementwise_kernel<...at::native::CUDAFunctor_add<float>...>"),
+            "elementwise_kernel<...at::native::CUDAFunctor_add<float>...>");
+  EXPECT_EQ(WithoutNamespaces("ncclDevKernel_SendRecv"), "ncclDevKernel_SendRecv");
+}
+
+TEST(FitKernelName, NamespacesGoFirstThenTheEndNeverTheMiddle) {
+  const std::string n = "at::native::elementwise_kernel<...CUDAFunctor_add<float>...>";
+  EXPECT_EQ(FitKernelName(n, 0), n);
+  EXPECT_EQ(FitKernelName(n, 100), n);
+  EXPECT_EQ(FitKernelName(n, 50), "elementwise_kernel<...CUDAFunctor_add<float>...>");
+  EXPECT_EQ(FitKernelName(n, 30), "elementwise_kernel<...CUDAF...");
+}
+
 }  // namespace
 }  // namespace cpprof::render

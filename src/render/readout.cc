@@ -178,15 +178,15 @@ void PrintModulesText(const model::Report& r, const ReadoutOptions& o, std::vect
   const CpSplit mean = MeanCpSplit(r);
   out << fmt::format("Modules ({}, {} module ranges), time per rank in ms:\n", r.grouping.source,
                      r.grouping.module_ranges);
-  out << "  time = GPU busy time attributed to the innermost module range around each launch, children\n"
-         "  included (work of several modules at once is shared equally): top-level rows add up to busy.\n"
-         "  CP = the module communicates on two or more ranks; comm = wall time of its communication;\n"
-         "  hidden = the part of comm during which compute ran; wait = the part of its NCCL ops' time spent\n"
-         "  waiting for a late peer (mean over ranks). straggler = the rank whose late arrival at the\n"
-         "  module's NCCL ops kept the others waiting longest.\n";
+  // One line per note: the wrapping after the tables fits them to the line.
+  out << "  time = GPU busy time attributed to the innermost module range around each launch, children included "
+         "(work of several modules at once is shared equally): top-level rows add up to busy. CP = the module "
+         "communicates on two or more ranks; comm = wall time of its communication; hidden = the part of comm during "
+         "which compute ran; wait = the part of its NCCL ops' time spent waiting for a late peer (mean over ranks). "
+         "straggler = the rank whose late arrival at the module's NCCL ops kept the others waiting longest.\n";
   if (training) {
-    out << "  bwd % = the part of the module's time launched by the backward pass (mapped to the forward\n"
-           "  op's module through autograd's sequence numbers); [backward] = backward work not mapped.\n";
+    out << "  bwd % = the part of the module's time launched by the backward pass (mapped to the forward op's module "
+           "through autograd's sequence numbers); [backward] = backward work not mapped.\n";
   }
   std::vector<TextTable::Column> columns{
       {"module", TextTable::Align::kLeft, 60},
@@ -325,9 +325,11 @@ void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostrea
     return;
   }
   out << "Waiting vs transfer per NCCL kind and rank, ms:\n  " << head << '\n';
-  std::vector<TextTable::Column> cols{{"kind", TextTable::Align::kLeft}};
+  // kind and rank name each row: both are repeated when the columns wrap.
+  std::vector<TextTable::Column> cols{{"kind", TextTable::Align::kLeft, 0, TextTable::Overflow::kElide, true}};
   for (size_t i = 1; i < header.size(); ++i)
     cols.push_back({header[i].substr(0, header[i].size() - (header[i].ends_with(" ms") ? 3 : 0))});
+  cols[1].key = true;
   TextTable t(cols);
   for (auto& row : rows) t.AddRow(std::move(row));
   t.Print(out, "  ");
@@ -527,7 +529,7 @@ void PrintCapture(const model::Report& r, const ReadoutOptions& o, std::ostream&
     if (!cmd.empty()) lines.push_back("command: " + cmd);
     if (!c.env.empty()) {
       std::string env;
-      for (const auto& [k, v] : c.env) env += (env.empty() ? "" : " ") + k + "=" + v;
+      for (const auto& [k, v] : c.env) env += fmt::format("{}{}=\"{}\"", env.empty() ? "" : " ", k, v);
       lines.push_back("environment (profiling-relevant only): " + env);
     }
   } else {

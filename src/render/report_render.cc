@@ -391,7 +391,7 @@ void PrintRankKernels(const model::RankSummary& s, const RenderOptions& o, std::
   out << fmt::format("Rank {}: top {} kernels and memory ops by time\n", s.rank, s.top_kernels.size());
   // Names are shortened by template arguments (render/kernel_names.h), never cut in the middle:
   // one longer than the room the line leaves (a cuBLAS name without templates, or a narrow
-  // terminal) loses its end instead, unless --full-names.
+  // terminal) loses its namespaces, then its end, unless --full-names.
   // Full names too long for the line go whole under their rows.
   TextTable k(
       {{"time"},
@@ -408,7 +408,7 @@ void PrintRankKernels(const model::RankSummary& s, const RenderOptions& o, std::
   const size_t room = line > used + 24 ? line - used : 0;
   for (const auto& kt : s.top_kernels) {
     std::string name = KernelNameForText(kt.name, o.full_names);
-    if (!o.full_names && room && name.size() > room) name = name.substr(0, room - 3) + "...";
+    if (!o.full_names) name = FitKernelName(std::move(name), room);
     k.AddRow({Ms(kt.total_ns), std::to_string(kt.instances), std::string(model::Name(kt.cls)), std::move(name)});
   }
   k.Print(out, "  ");

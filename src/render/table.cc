@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
 
 namespace cpprof::render {
 
@@ -51,7 +54,7 @@ size_t Columns(std::string_view s) {
 }
 
 void WrapLine(std::string_view line, size_t width, std::string& out) {
-  if (width == 0 || Columns(line) <= width) {
+  if (width == 0 || Columns(line) <= width || line.find("  ", Leading(line)) != std::string_view::npos) {
     out.append(line);
     out += '\n';
     return;
@@ -117,72 +120,192 @@ namespace {
 using Column = TextTable::Column;
 using ForEachRow = std::function<void(const TextTable::RowFn&)>;
 
-// How a table is laid out: each column's width limit (0: unlimited) and width, and whether its
-// last column goes under each row (stacked).
+// The length of the prefix `a` and `b` share.
+size_t CommonPrefix(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+// `s` shortened to `width` with its leading spaces kept and the middle of the rest elided.
+std::string ElideCell(std::string_view s, size_t width) {
+  const size_t lead = Leading(s);
+  if (lead + 4 > width) return ElideMiddle(s, width);
+  return std::string(lead, ' ') + ElideMiddle(s.substr(lead), width - lead);
+}
+
+// `body` shortened to `width` keeping its character `at` (where it differs from a value that
+// would otherwise print alike): the tail from `at` when it fits, else a head past `at`, else a
+// window from `at`.
+std::string ElideKeeping(std::string_view body, size_t at, size_t width) {
+  if (width < 8 || at >= body.size()) return ElideMiddle(body, width);
+  const size_t tail = body.size() - at;
+  if (tail + 4 <= width) return fmt::format("{}...{}", body.substr(0, width - 3 - tail), body.substr(at));
+  if (at + 4 <= width) {
+    const size_t head = std::min(std::max(at + 1, (width - 2) / 2), width - 3);
+    return fmt::format("{}...{}", body.substr(0, head), body.substr(body.size() - (width - 3 - head)));
+  }
+  return fmt::format("...{}...", body.substr(at, width - 6));
+}
+
+}  // namespace
+
+std::vector<std::string> ElideDistinct(const std::vector<std::string>& values, size_t width) {
+  std::vector<std::string> out(values.size());
+  std::map<std::string, std::vector<size_t>> alike;  // a default short form -> the values giving it
+  for (size_t i = 0; i < values.size(); ++i) {
+    out[i] = Columns(values[i]) <= width ? values[i] : ElideCell(values[i], width);
+    if (out[i] != values[i]) alike[out[i]].push_back(i);
+  }
+  for (const auto& [shown, group] : alike) {
+    for (size_t i : group) {
+      const std::string_view v = values[i];
+      const size_t lead = Leading(v);
+      if (lead + 8 > width) continue;
+      std::optional<size_t> differs;  // where v's text first differs from the nearest other's
+      for (size_t j : group) {
+        if (values[j] == values[i]) continue;
+        const size_t p = CommonPrefix(v.substr(lead), std::string_view(values[j]).substr(Leading(values[j])));
+        differs = std::max(differs.value_or(0), p);
+      }
+      if (differs) out[i] = std::string(lead, ' ') + ElideKeeping(v.substr(lead), *differs, width - lead);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// How a table is laid out: each column's width limit (0: unlimited) and width, the short forms
+// of the cells over their limit, whether its last column goes under each row (stacked), and the
+// blocks of columns its lines show (one, unless the columns wrap).
 struct Layout {
   const std::vector<Column>& columns;
   std::string_view indent;
   std::vector<size_t> limit, width;
+  std::vector<std::map<std::string, std::string, std::less<>>> shortened;
   bool stacked = false;
+  std::vector<std::vector<size_t>> blocks;
 
-  // Row's cell c as shown: "" past the row's end, elided in the middle to the column's limit.
+  // Row's cell c as shown: "" past the row's end, shortened to the column's limit.
   std::string Cell(const std::vector<std::string>& row, size_t c) const {
     if (c >= row.size()) return "";
-    return limit[c] ? ElideMiddle(row[c], limit[c]) : row[c];
+    if (!limit[c] || Columns(row[c]) <= limit[c]) return row[c];
+    auto it = shortened[c].find(row[c]);
+    return it != shortened[c].end() ? it->second : ElideCell(row[c], limit[c]);
   }
-  // The columns shown on the row's line.
-  size_t Shown() const { return stacked ? columns.size() - 1 : columns.size(); }
-  // The line's width: the indent, the columns shown and two spaces between them.
-  size_t Total() const {
+  // The columns shown on the row's line, all blocks together.
+  std::vector<size_t> Shown() const {
+    std::vector<size_t> cols(stacked ? columns.size() - 1 : columns.size());
+    for (size_t c = 0; c < cols.size(); ++c) cols[c] = c;
+    return cols;
+  }
+  // A line's width with these columns: the indent, the columns and two spaces between them.
+  size_t Total(const std::vector<size_t>& cols) const {
     size_t t = indent.size();
-    const size_t shown = Shown();
-    for (size_t c = 0; c < shown; ++c) t += width[c] + (c + 1 < shown ? 2 : 0);
+    for (size_t i = 0; i < cols.size(); ++i) t += width[cols[i]] + (i + 1 < cols.size() ? 2 : 0);
     return t;
   }
 };
 
-// Each column's width: the widest of its header and its cells as shown.
+// The short forms of the cells over their column's limit, then each column's width: the widest of
+// its header and its cells as shown.
 void Measure(Layout& l, const ForEachRow& for_each_row) {
   const size_t n = l.columns.size();
+  std::vector<std::set<std::string>> longer(n);
+  for_each_row([&](const std::vector<std::string>& row) {
+    for (size_t c = 0; c < n && c < row.size(); ++c) {
+      if (l.limit[c] && Columns(row[c]) > l.limit[c]) longer[c].insert(row[c]);
+    }
+  });
+  for (size_t c = 0; c < n; ++c) {
+    l.shortened[c].clear();
+    if (longer[c].empty()) continue;
+    std::vector<std::string> values(longer[c].begin(), longer[c].end());
+    std::vector<std::string> shown = ElideDistinct(values, l.limit[c]);
+    for (size_t i = 0; i < values.size(); ++i) l.shortened[c].emplace(std::move(values[i]), std::move(shown[i]));
+  }
   for (size_t c = 0; c < n; ++c) l.width[c] = Columns(l.columns[c].header);
   for_each_row([&](const std::vector<std::string>& row) {
     for (size_t c = 0; c < n; ++c) l.width[c] = std::max(l.width[c], Columns(l.Cell(row, c)));
   });
 }
 
-// Wider than the line: the stacked column goes under its row, then text columns give up
-// width, the widest first, down to 24 (or their header).
-void FitToLine(Layout& l, size_t line_width, const ForEachRow& for_each_row) {
-  const size_t n = l.columns.size();
-  if (line_width == 0 || l.Total() <= line_width) return;
-  if (n > 1 && l.columns[n - 1].overflow == TextTable::Overflow::kStack) l.stacked = true;
-  constexpr size_t kMinText = 24;
-  while (l.Total() > line_width) {
-    size_t widest = n;
-    for (size_t c = 0; c < l.Shown(); ++c) {
+// While the columns `cols` are wider than the line, the widest text column among them gives up
+// width, down to `floor` (or its header).
+void Shrink(Layout& l, const std::vector<size_t>& cols, size_t line_width, size_t floor,
+            const ForEachRow& for_each_row) {
+  while (l.Total(cols) > line_width) {
+    std::optional<size_t> widest;
+    for (size_t c : cols) {
       const Column& col = l.columns[c];
       const bool can = col.align == TextTable::Align::kLeft && col.overflow == TextTable::Overflow::kElide &&
-                       l.width[c] > std::max(kMinText, Columns(col.header));
-      if (can && (widest == n || l.width[c] > l.width[widest])) widest = c;
+                       l.width[c] > std::max(floor, Columns(col.header));
+      if (can && (!widest || l.width[c] > l.width[*widest])) widest = c;
     }
-    if (widest == n) break;  // nothing left to give: the table stays wider than the line
-    const size_t floor = std::max(kMinText, Columns(l.columns[widest].header));
-    l.limit[widest] = std::max(floor, l.width[widest] - std::min(l.width[widest] - floor, l.Total() - line_width));
+    if (!widest) return;  // nothing left to give
+    const size_t c = *widest, least = std::max(floor, Columns(l.columns[c].header));
+    l.limit[c] = std::max(least, l.width[c] - std::min(l.width[c] - least, l.Total(cols) - line_width));
     Measure(l, for_each_row);
   }
 }
 
-// One line of the table, get(c) giving its cells: padded to the widths, trailing spaces dropped.
+// The shown columns wrapped whole into blocks that fit the line, each with the key columns.
+std::vector<std::vector<size_t>> WrapColumns(const Layout& l, size_t line_width) {
+  std::vector<size_t> keys, others;
+  for (size_t c : l.Shown()) (l.columns[c].key ? keys : others).push_back(c);
+  if (keys.empty() && !others.empty()) keys.push_back(others.front()), others.erase(others.begin());
+  auto with_keys = [&](std::vector<size_t> cols) {
+    cols.insert(cols.end(), keys.begin(), keys.end());
+    std::sort(cols.begin(), cols.end());
+    return cols;
+  };
+  std::vector<std::vector<size_t>> blocks;
+  std::vector<size_t> current;
+  for (size_t c : others) {
+    std::vector<size_t> next = current;
+    next.push_back(c);
+    if (!current.empty() && l.Total(with_keys(next)) > line_width) {
+      blocks.push_back(with_keys(current));
+      next = {c};
+    }
+    current = std::move(next);
+  }
+  blocks.push_back(with_keys(current));
+  return blocks;
+}
+
+// Wider than the line: the stacked column goes under its row; text columns give up width down to
+// 32; the columns that still do not fit wrap whole into further blocks (the key columns in each),
+// whose text columns give up width down to 16 where a block is still too wide.
+void FitToLine(Layout& l, size_t line_width, const ForEachRow& for_each_row) {
+  const size_t n = l.columns.size();
+  l.blocks = {l.Shown()};
+  if (line_width == 0 || l.Total(l.blocks[0]) <= line_width) return;
+  if (n > 1 && l.columns[n - 1].overflow == TextTable::Overflow::kStack) {
+    l.stacked = true;
+    l.blocks = {l.Shown()};
+  }
+  constexpr size_t kSoftText = 32, kMinText = 16;
+  Shrink(l, l.blocks[0], line_width, kSoftText, for_each_row);
+  if (l.Total(l.blocks[0]) <= line_width) return;
+  l.blocks = WrapColumns(l, line_width);
+  for (const auto& block : l.blocks) Shrink(l, block, line_width, kMinText, for_each_row);
+}
+
+// One line of a block, get(c) giving its cells: padded to the widths, trailing spaces dropped.
 // A stacked value goes on its own line under its row, indented past the row's first cell's own
 // indentation (nested module names) and labelled with its header, so that it cannot be read as
 // a row of its own.
 template <typename Get>
-void PrintLine(const Layout& l, Get get, bool header, size_t line_width, std::ostream& out) {
-  const size_t n = l.columns.size(), shown = l.Shown();
+void PrintLine(const Layout& l, const std::vector<size_t>& cols, Get get, bool stack, size_t line_width,
+               std::ostream& out) {
+  const size_t n = l.columns.size();
   std::string s(l.indent);
-  for (size_t c = 0; c < shown; ++c) {
+  for (size_t i = 0; i < cols.size(); ++i) {
+    const size_t c = cols[i];
     std::string v = get(c);
-    bool last = c + 1 == shown;
+    bool last = i + 1 == cols.size();
     size_t pad = l.width[c] > Columns(v) ? l.width[c] - Columns(v) : 0;
     if (l.columns[c].align == TextTable::Align::kRight) {
       s += std::string(pad, ' ') + v;
@@ -193,7 +316,7 @@ void PrintLine(const Layout& l, Get get, bool header, size_t line_width, std::os
   }
   while (!s.empty() && s.back() == ' ') s.pop_back();
   out << s << '\n';
-  if (l.stacked && !header) {
+  if (l.stacked && stack) {
     std::string v = get(n - 1);
     if (v.empty()) return;
     const std::string first = get(0);
@@ -209,23 +332,33 @@ void PrintLine(const Layout& l, Get get, bool header, size_t line_width, std::os
 void TextTable::PrintRows(std::ostream& out, std::string_view indent,
                           const std::function<void(const RowFn&)>& for_each_row) const {
   const size_t n = columns_.size();
-  Layout l{columns_, indent, std::vector<size_t>(n), std::vector<size_t>(n)};
+  Layout l{columns_,
+           indent,
+           std::vector<size_t>(n),
+           std::vector<size_t>(n),
+           std::vector<std::map<std::string, std::string, std::less<>>>(n),
+           false,
+           {}};
   for (size_t c = 0; c < n; ++c) l.limit[c] = columns_[c].max_width;
   Measure(l, for_each_row);
   const size_t line_width = TextWidthScope::Current();
   FitToLine(l, line_width, for_each_row);
-  PrintLine(
-      l, [&](size_t c) { return columns_[c].header; }, true, line_width, out);
-  std::string rule = std::string(indent) + std::string(l.Total() - indent.size(), '-');
-  out << rule << '\n';
-  for_each_row([&](const std::vector<std::string>& row) {
-    if (row.empty()) {
-      out << rule << '\n';
-      return;
-    }
+  for (size_t b = 0; b < l.blocks.size(); ++b) {
+    const auto& cols = l.blocks[b];
+    if (b > 0) out << '\n';
     PrintLine(
-        l, [&](size_t c) { return l.Cell(row, c); }, false, line_width, out);
-  });
+        l, cols, [&](size_t c) { return columns_[c].header; }, false, line_width, out);
+    std::string rule = std::string(indent) + std::string(l.Total(cols) - indent.size(), '-');
+    out << rule << '\n';
+    for_each_row([&](const std::vector<std::string>& row) {
+      if (row.empty()) {
+        out << rule << '\n';
+        return;
+      }
+      PrintLine(
+          l, cols, [&](size_t c) { return l.Cell(row, c); }, b == 0, line_width, out);
+    });
+  }
 }
 
 std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }

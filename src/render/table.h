@@ -1,5 +1,7 @@
-// A plain-text table for terminals: right-aligned numbers, left-aligned text, long cells elided
-// in the middle (kernel names keep their start and their template tail).
+// A plain-text table for terminals: right-aligned numbers, left-aligned text. Fitted to the line
+// (TextWidthScope) without ever losing its alignment: a free-text last column goes under its row,
+// long text cells are shortened (cells that differ stay different), and columns that still do not
+// fit wrap whole into another block of the table that repeats the row's key columns.
 #pragma once
 
 #include <functional>
@@ -13,10 +15,18 @@ namespace cpprof::render {
 // Shortens `s` to at most `width` characters by replacing its middle with "...".
 std::string ElideMiddle(std::string_view s, size_t width);
 
+// Shortens each of `values` to at most `width` characters (leading spaces, a tree's indentation,
+// kept) so that values that differ stay different where the width allows: by default the middle
+// is elided; values that would then print alike keep the part from where they first differ
+// (`Tri...StartingNode.forward`, `T...EndingNode.forward`). Values that fit are returned as
+// they are. The result is in the order of `values`.
+std::vector<std::string> ElideDistinct(const std::vector<std::string>& values, size_t width);
+
 // Wraps `text`'s lines longer than `width` at spaces, each continuation indented under the
 // line's text (its leading spaces, and the marker of a list item or label: "1. ", "- ",
-// "warning: ", "fix: "). Shorter lines, and words longer than a line, are kept as they are;
-// width 0 keeps everything.
+// "warning: ", "fix: "). Shorter lines, words longer than a line, and lines with a run of two or
+// more spaces after their indentation (table rows: wrapping would collapse their alignment) are
+// kept as they are; width 0 keeps everything.
 std::string WrapLines(std::string_view text, size_t width);
 
 // The line width text tables fit while it lives (0: unlimited, the default), for one rendering
@@ -45,8 +55,11 @@ class TextTable {
   struct Column {
     std::string header;
     Align align = Align::kRight;
-    size_t max_width = 0;  // 0: unlimited; longer cells are elided in the middle
+    size_t max_width = 0;  // 0: unlimited; longer cells are shortened (ElideDistinct)
     Overflow overflow = Overflow::kElide;
+    // A column that names the row (rank, kind, module): repeated in every block when the columns
+    // wrap. When no column is marked, the first one is.
+    bool key = false;
   };
 
   explicit TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
@@ -55,7 +68,8 @@ class TextTable {
   bool empty() const { return rows_.empty(); }
   void Print(std::ostream& out, std::string_view indent = "") const;
   // Prints the rows `for_each_row` gives instead of the added ones, without holding them: it is
-  // called twice (the widths, then the lines) and must give the same rows both times.
+  // called several times (the widths, then the lines of each block) and must give the same rows
+  // each time.
   using RowFn = std::function<void(const std::vector<std::string>&)>;
   void PrintRows(std::ostream& out, std::string_view indent,
                  const std::function<void(const RowFn&)>& for_each_row) const;

@@ -95,13 +95,86 @@ TEST(TextTable, NarrowerStillShortensTextColumnsNeverNumbers) {
   }
   EXPECT_EQ(LongestLine(out.str()), 60u) << out.str();
   EXPECT_NE(out.str().find("133.147  AllGather  kkk"), std::string::npos) << out.str();
-  // Nothing can fit 20 columns: the text columns stop at 24 and the table stays wider.
+  // Nothing fits 20 columns in one block: the name wraps into a second block with the key column
+  // (time), shortened to 16; that block stays wider than the line.
   std::ostringstream narrow;
   {
     TextWidthScope width(20);
     t.Print(narrow, "");
   }
-  EXPECT_EQ(LongestLine(narrow.str()), std::string("133.147  AllGather  ").size() + 24) << narrow.str();
+  EXPECT_EQ(narrow.str(),
+            "   time  class\n"
+            "------------------\n"
+            "133.147  AllGather\n"
+            "\n"
+            "   time  name\n"
+            "-------------------------\n"
+            "133.147  kkkkkkk...kkkkkk\n");
+}
+
+// The rank table of the readout at 40 columns: the columns that do not fit wrap whole into a second
+// block that repeats the key column; every line keeps its alignment and fits.
+TEST(TextTable, ColumnsThatDoNotFitWrapWholeUnderTheKeyColumns) {
+  TextTable t({{"rank"}, {"device", TextTable::Align::kLeft}, {"span"}, {"busy"}, {"comm % of busy"}});
+  t.AddRow({"0", "cuda:0", "425.906", "319.234", "83.1"});
+  t.AddRow({"1", "cuda:1", "425.906", "403.730", "86.7"});
+  std::ostringstream out;
+  {
+    TextWidthScope width(40);
+    t.Print(out, "  ");
+  }
+  EXPECT_EQ(out.str(),
+            "  rank  device     span     busy\n"
+            "  ------------------------------\n"
+            "     0  cuda:0  425.906  319.234\n"
+            "     1  cuda:1  425.906  403.730\n"
+            "\n"
+            "  rank  comm % of busy\n"
+            "  --------------------\n"
+            "     0            83.1\n"
+            "     1            86.7\n");
+  // Marked key columns are repeated wherever they are (here a name at the end, as in diff's tables).
+  TextTable k({{"A ms"}, {"B ms"}, {"delta"}, {"name", TextTable::Align::kLeft, 0, TextTable::Overflow::kElide, true}});
+  k.AddRow({"80.941", "326.657", "+245.715", "ncclDevKernel_SendRecv"});
+  std::ostringstream keyed;
+  {
+    TextWidthScope width(40);
+    k.Print(keyed, "");
+  }
+  EXPECT_EQ(keyed.str(),
+            "  A ms     B ms  name\n"
+            "---------------------------------------\n"
+            "80.941  326.657  ncclDevKernel_SendRecv\n"
+            "\n"
+            "   delta  name\n"
+            "--------------------------------\n"
+            "+245.715  ncclDevKernel_SendRecv\n");
+}
+
+// Siblings that the middle elision would print alike stay distinct: the two modules
+// that both printed as `Trian...ng.forward`.
+TEST(ElideDistinct, ValuesThatDifferStayDifferent) {
+  std::vector<std::string> v{"        TriangleAttentionStartingNode.forward",
+                             "        TriangleAttentionEndingNode.forward",
+                             "        TriangleMultiplicationOutgoing.forward",
+                             "        TriangleMultiplicationIncoming.forward", "        Transition.forward"};
+  std::vector<std::string> s = ElideDistinct(v, 32);
+  EXPECT_EQ(s, (std::vector<std::string>{"        T...StartingNode.forward", "        Tri...EndingNode.forward",
+                                         "        Trian...Outgoing.forward", "        Trian...Incoming.forward",
+                                         "        Transition.forward"}));
+  for (size_t i = 0; i < s.size(); ++i) {
+    EXPECT_LE(s[i].size(), 32u) << s[i];
+    for (size_t j = 0; j < i; ++j) EXPECT_NE(s[i], s[j]);
+  }
+  // Without a clash the middle goes, as ElideMiddle does, and the indentation stays.
+  EXPECT_EQ(ElideDistinct({"    PairformerModule.forward"}, 20), std::vector<std::string>{"    Pairfor...orward"});
+}
+
+TEST(WrapLines, KeepsTableRowsWhole) {
+  // A line with a run of spaces after its indentation is a table row: wrapping it would collapse
+  // its columns into single spaces.
+  const std::string row = "     0  cuda:0  425.906  319.234        53.913\n";
+  EXPECT_EQ(WrapLines(row, 30), row);
 }
 
 }  // namespace

@@ -52,6 +52,18 @@ TEST(CliDocs, HelpPrintsThemAndRefusesAnUnknownShell) {
   EXPECT_NE(fish.err.find("--completion takes bash or zsh"), std::string::npos) << fish.err;
 }
 
+// The man page shows the flags as --help does: a flag (boolean) with no value after it, an option
+// with its value's type or its choices.
+TEST(CliDocs, ManPageFlagsTakeNoValue) {
+  const std::string man = ManPage();
+  EXPECT_EQ(man.find("\\fB\\-\\-wide\\fR \\fI"), std::string::npos) << "--wide takes no value";
+  EXPECT_NE(man.find("\\fB\\-\\-wide\\fR\n"), std::string::npos);
+  EXPECT_NE(man.find("\\fB\\-\\-force\\fR\n"), std::string::npos);
+  EXPECT_NE(man.find("\\fB\\-\\-top\\fR \\fIUINT\\fR\n"), std::string::npos);
+  EXPECT_NE(man.find("\\fB\\-\\-format\\fR \\fItext|md|json|csv|html\\fR\n"), std::string::npos);
+  EXPECT_EQ(man.find("\\fIVALUE\\fR"), std::string::npos);
+}
+
 // No line of the man page starts with a roff control character by accident (a description or an
 // example beginning with '.' or '\'' would be swallowed by man).
 TEST(CliDocs, ManPageLinesAreRoff) {

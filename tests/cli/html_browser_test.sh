@@ -3,9 +3,10 @@
 # file URLs and checks them as a user would read them:
 #   - no script error (window.onerror writes errors into the title), the script finished drawing
 #     (data-rendered="1"), no console errors;
-#   - at 420, 800, 1600 and 2560 px no horizontal overflow (scrollWidth <= clientWidth);
+#   - at 420, 800, 1600 and 2560 px no horizontal overflow (scrollWidth <= clientWidth); from 1600 px
+#     the communication table whole in its box (4 ranks' columns were clipped there);
 #   - every module row down to --depth is in the module table;
-#   - the per-rank table shows the readout's numbers, and with #iter=N (from 1, every N) iteration
+#   - the per-rank table shows the readout's numbers, and with #iter=N (from 0 as --window iter:N, every N) iteration
 #     N's numbers (from the page's own data, which html_report_test checks against the CLI);
 #   - the budget of the timeline's view has a row per rank that adds up to its span;
 #   - every section of the text readout is drawn (html_report_test maps the text's sections to
@@ -49,13 +50,16 @@ checks='<script>
     });
     bad.push("horizontal overflow: scrollWidth " + de.scrollWidth + " > clientWidth " + de.clientWidth + " " + wide.join(","));
   }
+  var cb = document.getElementById("comm");
+  if (de.clientWidth >= 1500 && cb && cb.scrollWidth > cb.clientWidth + 1) bad.push("communication table clipped: " + cb.scrollWidth + " > " + cb.clientWidth);
   var D = JSON.parse(document.getElementById("cpprof-data").textContent), R = D.report;
   var want = (R.modules.rows || []).filter(function (m) { return m.depth <= D.depth; }).map(function (m) { return m.name; });
   var got = [].map.call(document.querySelectorAll("#module-table tr[data-row]"), function (tr) { return tr.children[0].textContent.replace(/^[\u25be\u25b8]/, ""); });
   if (got.join("|") !== want.join("|")) bad.push("module rows: " + got.length + " shown, " + want.length + " to depth " + D.depth);
-  var m = /iter=(\d+)/.exec(location.hash), n = m ? +m[1] : 0;
-  var per = n ? D.iterations[n - 1].per_rank : R.per_rank;
-  if (n && de.getAttribute("data-iter") !== String(n)) bad.push("data-iter " + de.getAttribute("data-iter") + " for #iter=" + n);
+  var m = /iter=(\d+)/.exec(location.hash), n = m ? +m[1] : -1;
+  var per = n >= 0 ? D.iterations[n].per_rank : R.per_rank;
+  if (n >= 0 && de.getAttribute("data-iter") !== String(n)) bad.push("data-iter " + de.getAttribute("data-iter") + " for #iter=" + n);
+  if (n >= 0 && document.querySelector("#iters button.sel span").textContent !== String(n)) bad.push("selected button is not labelled " + n);
   var trs = document.querySelectorAll("#rank-budget tr[data-rank]");
   if (trs.length !== per.length) bad.push("rank rows " + trs.length + " of " + per.length);
   per.forEach(function (r, k) {
@@ -76,7 +80,7 @@ checks='<script>
     var er = document.querySelectorAll("#efficiency-table tr[data-module]");
     if (er.length !== E.modules.length) bad.push("efficiency rows " + er.length + " of " + E.modules.length);
     E.modules.forEach(function (mm, i) {
-      var a = n ? D.iterations[n - 1].efficiency && D.iterations[n - 1].efficiency.modules[i] : [mm.time_ns, mm.achieved_tflops, mm.percent_of_peak, mm.achieved_gbs, mm.percent_of_roof];
+      var a = n >= 0 ? D.iterations[n].efficiency && D.iterations[n].efficiency.modules[i] : [mm.time_ns, mm.achieved_tflops, mm.percent_of_peak, mm.achieved_gbs, mm.percent_of_roof];
       var want = a ? [(a[0] / 1e6).toFixed(3), a[1].toFixed(2), a[2].toFixed(1)] : ["-", "-", "-"];
       var c = er[i] ? [4, 5, 6].map(function (j) { return er[i].children[j].textContent; }) : [];
       if (c.join("|") !== want.join("|")) bad.push("efficiency " + mm.module + ": " + c.join("|") + " != " + want.join("|"));
@@ -90,11 +94,11 @@ checks='<script>
     if (Math.abs(c[1] + c[2] + c[3] + c[4] - c[5]) > 0.0045) bad.push("view budget of rank " + c[0] + " does not add up");
   });
   var ranged = "";
-  if (!n && D.iterations.length >= 2) {
+  if (n < 0 && D.iterations.length >= 2) {
     var k = Math.min(3, D.iterations.length), its = D.iterations, a0 = its[0].start_ns, b0 = its[k - 1].end_ns, idx = [];
     its.forEach(function (w, i) { var mid = (w.start_ns + w.end_ns) / 2; if (mid >= a0 && mid <= b0) idx.push(i); });
     if (!window.cpprofSelectRange(a0, b0)) bad.push("range not selected");
-    if (de.getAttribute("data-iters") !== idx.map(function (i) { return i + 1; }).join(",")) bad.push("range selected iterations " + de.getAttribute("data-iters"));
+    if (de.getAttribute("data-iters") !== idx.join(",")) bad.push("range selected iterations " + de.getAttribute("data-iters"));
     var sum = function (f) { return idx.reduce(function (s, i) { return s + f(its[i]); }, 0); };
     var rr = document.querySelectorAll("#rank-budget tr[data-rank]");
     its[0].per_rank.forEach(function (r, q) {
@@ -164,12 +168,12 @@ for xz in "$data"/real/*/*.sqlite.xz; do
   page="$(cd "$out" && pwd)/$name.check.html"
   sed 's#</body>#'"$(printf '%s' "$checks" | tr '\n' ' ' | sed 's/[&#\\]/\\&/g')"'</body>#' "$html" > "$page"
   for width in 420 800 1600 2560; do check_page "$name" "$page" "$width" ""; done
-  # Every iteration, from 1, at one width.
+  # Every iteration, from 0 (as --window iter:N), at one width.
   iterations=$(python3 -c 'import json, re, sys
 html = open(sys.argv[1], encoding="utf-8").read()
 data = re.search(r"<script type=\"application/json\" id=\"cpprof-data\">(.*?)</script>", html, re.S).group(1)
 print(len(json.loads(data.replace("<\\/", "</"))["iterations"]))' "$html")
-  for ((i = 1; i <= iterations; i++)); do check_page "$name" "$page" 1600 "#iter=$i"; done
+  for ((i = 0; i < iterations; i++)); do check_page "$name" "$page" 1600 "#iter=$i"; done
   # The efficiency section with the model's sizes (tests/golden/efficiency_test.cc's --dims): the
   # readout's and an iteration's numbers, and a range of iterations.
   if [ "$name" = cpfold-ring-1x2 ]; then

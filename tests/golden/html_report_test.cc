@@ -403,9 +403,9 @@ TEST(KernelNames, TextShortensAndFullNamesKeepsThemWhole) {
   EXPECT_EQ(text.out.find(full), std::string::npos);
   CliResult whole = RunCli({"report", path, "--wide", "--full-names"});
   EXPECT_NE(whole.out.find(full), std::string::npos);
-  CliResult diff = RunCli({"diff", path, path, "--top", "0"});
+  CliResult diff = RunCli({"diff", path, path, "--top", "0", "--wide"});
   EXPECT_NE(diff.out.find(short_name), std::string::npos) << diff.out;
-  CliResult diff_full = RunCli({"diff", path, path, "--top", "0", "--full-names"});
+  CliResult diff_full = RunCli({"diff", path, path, "--top", "0", "--full-names", "--wide"});
   EXPECT_NE(diff_full.out.find(full), std::string::npos);
   bool found = false;
   const json j = ReportJson(path);
