@@ -13,6 +13,7 @@
 #include "model/cost.h"
 #include "model/memory.h"
 #include "model/op_class.h"
+#include "model/replay.h"
 #include "model/timeline.h"
 
 namespace cpprof::model {
@@ -265,6 +266,7 @@ struct Report {
   MemoryUsage memory;                   // memory over time per process and device
   std::string interconnect;             // from doctor's findings beside the export; "" unknown
   Efficiency efficiency;                // model FLOPs vs measured time (analysis/cost_efficiency.h)
+  Replay replay;                        // the steady window replayed: critical paths, what-ifs (analysis/replay.h)
   std::vector<std::string> notes;       // diagnostics for stderr / the readout ("not captured: ...")
   Timeline timeline;  // lanes per rank for the HTML report; built only when asked (ReportOptions::timeline)
 };

@@ -10,6 +10,7 @@
 #include "render/efficiency_render.h"
 #include "render/kernel_names.h"
 #include "render/readout.h"
+#include "render/replay_render.h"
 #include "render/report_json.h"
 #include "render/table.h"
 
@@ -429,6 +430,7 @@ void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::o
   PrintRunExports(r, ro, out);
   PrintBudget(r, ro, out);
   PrintIterations(r, ro, out);
+  PrintReplay(r, /*markdown=*/false, out);
   PrintModules(r, ro, out);
   PrintEfficiency(r, /*markdown=*/false, out);
   PrintCommunication(r, ro, out);
@@ -469,6 +471,7 @@ Json ReportJson(const model::Report& r, const RenderOptions& o) {
   j["diagnostics"] = DiagnosticsJson(r);
   j["interconnect"] = r.interconnect.empty() ? Json(nullptr) : Json(r.interconnect);
   if (HasEfficiencyJson(r)) j["efficiency"] = EfficiencyJson(r);  // absent when the sizes are unknown
+  if (r.replay.built || r.replay.why_not != "not asked for") j["replay"] = ReplayJson(r);
   j["notes"] = r.notes;
   return j;
 }
