@@ -16,10 +16,14 @@
 # replayed by --replay from then on. The build is build-fuzz/ (separate from build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build-fuzz
-# -O1 -g1 as in tools/test.sh's sanitizer build: a quarter of the compile time, the same checks.
-CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPPROF_SANITIZE=ON \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DCPPROF_FUZZ=ON -DCPPROF_BUILD_TESTS=OFF > "$build.cmake.log" 2>&1 || { cat "$build.cmake.log"; exit 1; }
+# FUZZ_BUILD: a build folder configured already with clang, CPPROF_SANITIZE and CPPROF_FUZZ (the
+# one tools/test.sh builds its sanitizer tests in) is used as it is; else build-fuzz is configured.
+build=${FUZZ_BUILD:-build-fuzz}
+if ! grep -qs '^CPPROF_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
+  # -O1 -g1 as in tools/test.sh's sanitizer build: a quarter of the compile time, the same checks.
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPPROF_SANITIZE=ON \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DCPPROF_FUZZ=ON -DCPPROF_BUILD_TESTS=OFF > "$build.cmake.log" 2>&1 || { cat "$build.cmake.log"; exit 1; }
+fi
 ninja -C "$build" ${FUZZ_JOBS:+-j "$FUZZ_JOBS"} export_fuzzer
 seed="$build/fuzz-seed.sqlite"
 [ -s "$seed" ] || xz -dkc tests/data/real/cpwork-trace/cpwork-trace.sqlite.xz > "$seed"

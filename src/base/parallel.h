@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -12,23 +11,14 @@
 
 namespace cpprof {
 
-// Threads for ParallelFor: CPPROF_THREADS when set (1 runs everything on the calling thread),
-// else the hardware's concurrency.
-inline size_t WorkerThreads() {
-  if (const char* env = std::getenv("CPPROF_THREADS")) {
-    long n = std::strtol(env, nullptr, 10);
-    if (n >= 1) return static_cast<size_t>(n);
-  }
-  return std::max<size_t>(1, std::thread::hardware_concurrency());
-}
-
-// fn(i) for every i in [0, n), on up to WorkerThreads() threads. Items must be independent;
+// fn(i) for every i in [0, n), on up to `threads` threads (the command's budget,
+// ExecContext::threads; 1 runs everything on the calling thread). Items must be independent;
 // results go to per-item slots, so the output does not depend on the thread count. An exception
 // thrown by fn (std::bad_alloc, say) stops the remaining items and is rethrown on the caller's
 // thread, where the CLI's handler turns it into an error line (never std::terminate).
 template <typename Fn>
-void ParallelFor(size_t n, Fn&& fn) {
-  size_t threads = std::min(n, WorkerThreads());
+void ParallelFor(size_t threads, size_t n, Fn&& fn) {
+  threads = std::min(n, threads);
   if (threads <= 1) {
     for (size_t i = 0; i < n; ++i) fn(i);
     return;

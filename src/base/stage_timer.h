@@ -1,5 +1,6 @@
-// CPPROF_TIMING=1 prints how long each stage of a command took and the peak memory so far
-// (stderr): where time and memory go on a big export, without a profiler.
+// With ExecContext::timing (CPPROF_TIMING=1 on the command line), how long each stage of a command
+// took and the peak memory so far, onto the context's diagnostics: where time and memory go on a
+// big export, without a profiler.
 #pragma once
 
 #include <chrono>
@@ -7,6 +8,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+
+#include "base/exec_context.h"
 
 namespace cpprof {
 
@@ -29,18 +32,20 @@ inline double PeakRssMb() {
 
 class StageTimer {
  public:
-  StageTimer() : on_(std::getenv("CPPROF_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
+  explicit StageTimer(const ExecContext& exec) : exec_(exec), last_(std::chrono::steady_clock::now()) {}
   void Mark(const char* stage) {
-    if (!on_) return;
+    if (!exec_.timing) return;
     auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "cpprof: timing: %-28s %8.3f s   peak RSS so far %6.1f MB   (at %.3f s)\n", stage,
-                 std::chrono::duration<double>(now - last_).count(), PeakRssMb(),
-                 std::chrono::duration<double>(now - kProcessStart).count());
+    char line[256];
+    std::snprintf(line, sizeof line, "cpprof: timing: %-28s %8.3f s   peak RSS so far %6.1f MB   (at %.3f s)", stage,
+                  std::chrono::duration<double>(now - last_).count(), PeakRssMb(),
+                  std::chrono::duration<double>(now - kProcessStart).count());
+    exec_.Timing(line);
     last_ = now;
   }
 
  private:
-  bool on_;
+  ExecContext exec_;
   std::chrono::steady_clock::time_point last_;
 };
 

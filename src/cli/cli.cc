@@ -18,7 +18,6 @@
 #include "base/stage_timer.h"
 #include "cli/build_commit.h"  // generated (CMakeLists.txt)
 #include "cli/command.h"
-#include "nsys/sqlite_db.h"
 
 namespace cpprof::cli {
 
@@ -226,15 +225,14 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
                        def.name);
     return static_cast<int>(ExitCode::kUsage);
   }
-  nsys::TakeInvalidUtf8Seen();  // a flag of an earlier command run in this process
   SpillBuffer held;
   std::ostream held_out(&held);
   const bool hold = def.buffered && !direct;
   std::optional<TruncateOnSignal> truncate_on_signal;  // Ctrl-C takes the output back too
   if (def.buffered && direct && direct->fd >= 0) truncate_on_signal.emplace(direct->fd, direct->length);
-  Context ctx{hold ? held_out : out, err, out_is_terminal};
+  Context ctx{hold ? held_out : out, err, out_is_terminal, ExecFromEnvironment()};
   StatusOr<int> rc = RunGuarded(def.name, [&] { return cmd->Run(ctx); });
-  if (nsys::TakeInvalidUtf8Seen()) {
+  if (ctx.invalid_utf8) {
     err << "cpprof: note: some names in the export are not valid UTF-8; each such byte is shown as U+FFFD "
            "(\xEF\xBF\xBD)\n";
   }
@@ -348,6 +346,20 @@ std::optional<DirectOutput> StdoutDirect() {
 
 }  // namespace
 
+ExecContext ExecFromEnvironment() {
+  ExecContext exec;
+  if (const char* env = std::getenv("CPPROF_THREADS")) {
+    const long n = std::strtol(env, nullptr, 10);
+    if (n >= 1) exec.threads = static_cast<size_t>(n);
+  }
+  exec.timing = std::getenv("CPPROF_TIMING") != nullptr;
+  if (const char* env = std::getenv("CPPROF_NVTX_PART_ROWS")) {
+    const long long n = std::strtoll(env, nullptr, 10);
+    if (n >= 1) exec.nvtx_part_rows = n;
+  }
+  return exec;
+}
+
 int Main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   // A closed pipe (cpprof ... | head) is a write error, exit 1 as documented, not death by SIGPIPE
@@ -363,9 +375,8 @@ int Main(int argc, char** argv) {
     return static_cast<int>(ExitCode::kError);
   }
   std::cout.flush();
-  if (std::getenv("CPPROF_TIMING")) {
-    std::fprintf(stderr, "cpprof: timing: done, every object freed, at %.3f s\n", SecondsSinceStart());
-  }
+  ExecFromEnvironment().Timing(
+      fmt::format("cpprof: timing: done, every object freed, at {:.3f} s", SecondsSinceStart()));
   if (!std::cout) {
     std::cerr << "cpprof: error: could not write the output (disk full or closed pipe?)\n";
     return static_cast<int>(ExitCode::kError);

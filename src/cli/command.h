@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "base/exec_context.h"
 #include "base/status.h"
 
 namespace cpprof::cli {
@@ -18,7 +19,17 @@ struct Context {
   // stdout is a terminal (cpprof run by a person): output meant for files (a Chrome trace, a
   // multi-megabyte table) is refused there with a hint to write it to a file.
   bool out_is_terminal = false;
+  // How the command runs (threads, timing, test knobs): read from the environment once, by the
+  // CLI (ExecFromEnvironment); passed down in the options of what the command calls.
+  ExecContext exec;
+  // Set by the command when some text it read was not UTF-8 (a result's invalid_utf8): the CLI
+  // then says so once.
+  bool invalid_utf8 = false;
 };
+
+// The ExecContext the environment asks for: CPPROF_THREADS (1 or more; else the machine's
+// cores), CPPROF_TIMING (set: print stage timings), CPPROF_NVTX_PART_ROWS (a test knob).
+ExecContext ExecFromEnvironment();
 
 class Command {
  public:

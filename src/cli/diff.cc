@@ -70,6 +70,7 @@ class DiffCommand : public Command {
     ro.top_kernels = 0;  // every kernel: the sanity check compares them all
     ro.window = window_;
     ro.force = force_;
+    ro.exec = ctx.exec;
     CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files_a, ExpandInputs({a_}));
     CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files_b, ExpandInputs({b_}));
     // Both sides at once: each report's NVTX pass is one thread, and the machine has more.
@@ -85,6 +86,7 @@ class DiffCommand : public Command {
     reader_b.join();
     CPPROF_ASSIGN_OR_RETURN(model::Report a, std::move(side_a));  // A's error first
     CPPROF_ASSIGN_OR_RETURN(model::Report b, std::move(*side_b));
+    ctx.invalid_utf8 = a.invalid_utf8 || b.invalid_utf8;
     model::DiffOptions o;
     o.mem_tolerance = mem_tolerance_pct_ / 100.0;
     if (max_time_pct_) o.max_time_delta = *max_time_pct_ / 100.0;

@@ -61,6 +61,7 @@ class ExportCommand : public Command {
     }
     CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(files_));
     options_.force = force_;
+    options_.exec = ctx.exec;
     if (format_ == "kineto") {
       if (!window_.empty()) return Error(ExitCode::kUsage, "--window is for --format chrome-trace");
       return RunKineto(files, ctx);
@@ -88,12 +89,13 @@ class ExportCommand : public Command {
       pipeline::ReportOptions ro;
       ro.window = window_.empty() ? "all" : window_;
       ro.force = force_;
+      ro.exec = ctx.exec;
       ro.top_kernels = 1;
       auto build = [&cp, files, ro]() -> Status {
         CPPROF_ASSIGN_OR_RETURN(cp, pipeline::BuildCpView(files, ro));
         return OkStatus();
       };
-      if (window_.empty() && WorkerThreads() > 1) {
+      if (window_.empty() && ctx.exec.HasSpareThreads()) {
         // The trace does not depend on it until its end: both read the export at once.
         cp_built = std::async(std::launch::async, build);
         options_.await_cp = [&cp_built] { return cp_built.get(); };
@@ -118,6 +120,7 @@ class ExportCommand : public Command {
           write));
       where = "'" + output_ + "'";
     }
+    ctx.invalid_utf8 = summary.invalid_utf8;
     for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
     ctx.err << fmt::format(
         "cpprof: wrote {} trace events to {}: {} ranks, {} GPU ops, {} NVTX ranges, {} API calls, {} flows{}. "
@@ -168,6 +171,7 @@ class ExportCommand : public Command {
       return WriteFilesAtomically(paths, write_all, write);
     };
     CPPROF_ASSIGN_OR_RETURN(pipeline::ChromeTraceSummary summary, pipeline::WriteKinetoTraces(files, options_, out));
+    ctx.invalid_utf8 = summary.invalid_utf8;
     for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
     ctx.err << fmt::format(
         "cpprof: wrote {} Kineto traces ({} events, {} GPU ops) to '{}/rank*.json'. Holistic Trace Analysis: "

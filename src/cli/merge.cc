@@ -51,10 +51,10 @@ class MergeCommand : public Command {
     write.replace_existing = force_;
     write.inputs = files;
     if (!output_.empty() && output_ != "-") CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));
-    StageTimer timer;
+    StageTimer timer(ctx.exec);
     // The partials are independent: parsed on all cores.
     std::vector<std::optional<StatusOr<pipeline::RunPartial>>> parsed(files.size());
-    ParallelFor(files.size(), [&](size_t i) {
+    ParallelFor(ctx.exec.threads, files.size(), [&](size_t i) {
       std::ifstream in(files[i], std::ios::binary);
       if (!in) {
         parsed[i] = Status(ExitCode::kBadInput, fmt::format("cannot open '{}': check the path", files[i]));
@@ -72,7 +72,7 @@ class MergeCommand : public Command {
     CPPROF_ASSIGN_OR_RETURN(pipeline::RunPartial run, pipeline::MergePartials(std::move(parts), files, force_));
     timer.Mark("partials merged (clocks, modules, ranks)");
     const pipeline::EfficiencyInputs efficiency = run.efficiency;
-    model::Report report = pipeline::FinishReport(std::move(run));
+    model::Report report = pipeline::FinishReport(std::move(run), ctx.exec);
     CPPROF_RETURN_IF_ERROR(pipeline::AddEfficiency(efficiency, report));
     render_.width = TextWidth(wide_, (output_.empty() || output_ == "-") && ctx.out_is_terminal);
     CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx));

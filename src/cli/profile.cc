@@ -137,6 +137,7 @@ class ProfileCommand : public Command {
       return stops.front();
     }
     profile::ExecuteOptions eo;
+    eo.exec = ctx.exec;
     eo.live = !quiet_;
     eo.compare = resolved_compare;
     eo.mem_tolerance = mem_tolerance_pct_ / 100.0;

@@ -19,7 +19,7 @@ std::string Parent(const std::string& p) {
 
 profile::PlanInputs MakePlanInputs(const runner::Environment& env) {
   profile::PlanInputs in;
-  if (auto l = runner::FindHelper("launch_workload.py")) {
+  if (auto l = runner::FindHelper(env, "launch_workload.py")) {
     in.launcher = *l;
     std::string python_dir = Parent(Parent(*l));
     if (runner::Environment::IsFile(python_dir + "/cpfold/run.py")) {
@@ -34,7 +34,7 @@ profile::PlanInputs MakePlanInputs(const runner::Environment& env) {
       }
     }
   }
-  if (auto kit = runner::FindWorkloadKitRoot()) in.workload_kit_root = *kit;
+  if (auto kit = runner::FindWorkloadKitRoot(env)) in.workload_kit_root = *kit;
   in.caller_env = env.vars();
   if (auto u = env.Get("USER"); u && !u->empty()) {
     in.user = *u;

@@ -138,9 +138,11 @@ class ReportCommand : public Command {
     const bool to_stdout = output_.empty() || output_ == "-";
     if (!to_stdout) CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));  // said before the long work
     options_.force = force_;
+    options_.exec = ctx.exec;
     if (partial_) {
       // The map step: this export's part of the run, for `cpprof merge`.
       CPPROF_ASSIGN_OR_RETURN(pipeline::RunPartial run, pipeline::ReadRun(files, options_));
+      ctx.invalid_utf8 = run.invalid_utf8;
       run.efficiency =
           pipeline::FindEfficiencyInputs(files, options_, cost_file_.empty() ? "" : analysis::CostConfigJson(cost));
       if (to_stdout) {
@@ -160,6 +162,7 @@ class ReportCommand : public Command {
     if (format_ == "html") {
       // The readout, the whole capture's timeline and each iteration's readout, from one reading.
       CPPROF_ASSIGN_OR_RETURN(pipeline::Page page, pipeline::BuildPage(files, options_, html_iterations_));
+      ctx.invalid_utf8 = page.readout.invalid_utf8;
       render::HtmlExtras html;
       html.timeline = page.own_timeline ? &page.readout : &page.timeline;
       html.iterations = &page.iterations;
@@ -168,6 +171,7 @@ class ReportCommand : public Command {
       return 0;
     }
     CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(files, options_));
+    ctx.invalid_utf8 = report.invalid_utf8;
     render::HtmlExtras html;
     CPPROF_RETURN_IF_ERROR(WriteReport(report, format_, render_, output_, write, ctx, html));
     return 0;

@@ -274,7 +274,7 @@ class ScaffoldCommand : public Command {
     if (!contract_.empty()) write.inputs.push_back(contract_);
     CPPROF_RETURN_IF_ERROR(CheckOutputPath(output_, write));
 
-    std::string kit = runner::FindWorkloadKitRoot().value_or("");
+    std::string kit = runner::FindWorkloadKitRoot(runner::Environment::FromProcess()).value_or("");
     std::string names = CountNames(counts);
     CPPROF_RETURN_IF_ERROR(WriteFileAtomically(output_, Render(model, wrapper, counts, self, kit), write));
     ctx.err << fmt::format(

@@ -29,10 +29,10 @@ std::string ReportList() {
 }
 
 // Writes every row as `append_row` formats it. The rows of a large (lazy) table are made and
-// formatted in blocks on all cores, and written in order: the output is the same whatever the
-// thread count.
+// formatted in blocks on `threads` threads, and written in order: the output is the same whatever
+// the thread count.
 void WriteRows(const model::StatsTable& t, std::ostream& out,
-               void (*append_row)(const std::vector<std::string>&, std::string&)) {
+               void (*append_row)(const std::vector<std::string>&, std::string&), size_t threads) {
   std::string line;
   if (!t.lazy_row) {
     for (const auto& row : t.rows) {
@@ -46,9 +46,9 @@ void WriteRows(const model::StatsTable& t, std::ostream& out,
   // 600 KB per thread held at once (four blocks of 4096 would be about 40 MB on 16 cores, 4 % of a
   // 10 GB export's memory target; an estimate from the rows' size, not measured on its own).
   constexpr size_t kBlock = 2048;
-  std::vector<std::string> blocks(WorkerThreads() * 2);
+  std::vector<std::string> blocks(threads * 2);
   for (size_t first = 0; first < t.lazy_count; first += kBlock * blocks.size()) {
-    ParallelFor(blocks.size(), [&](size_t b) {
+    ParallelFor(threads, blocks.size(), [&](size_t b) {
       blocks[b].clear();
       std::vector<std::string> cells;
       size_t begin = first + b * kBlock, end = std::min(t.lazy_count, begin + kBlock);
@@ -62,12 +62,12 @@ void WriteRows(const model::StatsTable& t, std::ostream& out,
   }
 }
 
-void PrintCsv(const model::StatsTable& t, std::ostream& out) {
+void PrintCsv(const model::StatsTable& t, std::ostream& out, size_t threads) {
   render::CsvWriter w(out);
   std::vector<std::string> header;
   for (const auto& c : t.columns) header.push_back(c.header);
   w.Row(header);
-  WriteRows(t, out, render::AppendCsvRow);
+  WriteRows(t, out, render::AppendCsvRow, threads);
 }
 
 void PrintTable(const model::StatsTable& t, std::ostream& out) {
@@ -214,7 +214,7 @@ class StatsCommand : public Command {
         inputs.push_back(std::move(input));
       }
       // One table over exports of different runs would mean nothing: refused as `report` refuses them.
-      CPPROF_RETURN_IF_ERROR(pipeline::CheckSameRun(inputs, force_));
+      CPPROF_RETURN_IF_ERROR(pipeline::CheckSameRun(inputs, force_, ctx.exec));
       CPPROF_RETURN_IF_ERROR(RunReports(inputs, defs, format, to_files, false, unit, ctx));
       return 0;
     }
@@ -268,7 +268,8 @@ class StatsCommand : public Command {
     bool first = true;
     for (size_t i = 0; i < defs.size(); ++i) {
       const auto* def = defs[i];
-      CPPROF_ASSIGN_OR_RETURN(model::StatsTable t, pipeline::RunStatsReport(*def, inputs));
+      CPPROF_ASSIGN_OR_RETURN(model::StatsTable t, pipeline::RunStatsReport(*def, inputs, ctx.exec));
+      ctx.invalid_utf8 = ctx.invalid_utf8 || t.invalid_utf8;
       render::ApplyTimeUnit(t, unit);
       bool empty = !t.skipped.empty() || t.num_rows() == 0;
       if (!t.skipped.empty()) {  // one line per export (--merge: each export lacked the data)
@@ -287,7 +288,7 @@ class StatsCommand : public Command {
         CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
             paths[i],
             [&](std::ostream& out) {
-              if (!empty) Print(t, format, out);
+              if (!empty) Print(t, format, ctx.exec.threads, out);
               return OkStatus();
             },
             write));
@@ -300,14 +301,14 @@ class StatsCommand : public Command {
         if (format != "json") ctx.out << fmt::format("** {} ({}):\n", t.title, t.report);
       }
       first = false;
-      Print(t, format, ctx.out);
+      Print(t, format, ctx.exec.threads, ctx.out);
     }
     return OkStatus();
   }
 
-  static void Print(const model::StatsTable& t, const std::string& format, std::ostream& out) {
+  static void Print(const model::StatsTable& t, const std::string& format, size_t threads, std::ostream& out) {
     if (format == "csv") {
-      PrintCsv(t, out);
+      PrintCsv(t, out, threads);
     } else if (format == "json") {
       PrintJson(t, out);
     } else {

@@ -154,6 +154,7 @@ class SweepCommand : public Command {
       }
       return 0;
     }
+    o_.exec = ctx.exec;
     return sweep::RunSweep(o_, f, in, runner, ctx.out, ctx.err);
   }
 

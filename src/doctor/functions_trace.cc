@@ -293,7 +293,7 @@ void SortDiscovered(const TraceRequest& request, const DiscoverFilter& filter, c
 
 StatusOr<Validation> ValidateByImport(const TraceRequest& request, const std::string& python,
                                       runner::ProcessRunner& runner, const runner::Environment& env) {
-  auto helper = runner::FindHelper("validate_trace.py");
+  auto helper = runner::FindHelper(env, "validate_trace.py");
   if (!helper) {
     return Error(ExitCode::kError,
                  "cpprof's helper validate_trace.py was not found (set CPPROF_HELPERS_DIR to "

@@ -66,7 +66,7 @@ PythonInfo ProbePython(runner::ProcessRunner& runner, const runner::Environment&
     info.error = python.why;
     return info;
   }
-  auto helper = runner::FindHelper("probe_python.py");
+  auto helper = runner::FindHelper(env, "probe_python.py");
   if (!helper) {
     info.error =
         "cpprof's helper probe_python.py was not found (set CPPROF_HELPERS_DIR to "

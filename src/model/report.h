@@ -268,6 +268,7 @@ struct Report {
   Efficiency efficiency;                // model FLOPs vs measured time (analysis/cost_efficiency.h)
   Replay replay;                        // the steady window replayed: critical paths, what-ifs (analysis/replay.h)
   std::vector<std::string> notes;       // diagnostics for stderr / the readout ("not captured: ...")
+  bool invalid_utf8 = false;            // some names read were not UTF-8 (shown as U+FFFD): the CLI says so
   Timeline timeline;  // lanes per rank for the HTML report; built only when asked (ReportOptions::timeline)
 };
 

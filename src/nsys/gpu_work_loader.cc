@@ -295,14 +295,14 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     for (size_t i = 0; i < threads; ++i) taggers.push_back(tagger());
     const auto n = static_cast<int64_t>(threads);
     const int64_t step = (last - first + n) / n;
-    ParallelFor(threads, [&](size_t i) {
+    ParallelFor(threads, threads, [&](size_t i) {
       const auto k = static_cast<int64_t>(i);
       RowidRange rows{i == 0 ? INT64_MIN : first + k * step, k + 1 == n ? INT64_MAX : first + (k + 1) * step - 1};
       if (i == 0) {
         status[i] = ReadKernels(db, schema, classify, taggers[i], window, keep_op_keys, rows, parts[i]);
         return;
       }
-      StatusOr<Database> own = Database::Open(db.path());
+      StatusOr<Database> own = db.Reopen();
       status[i] = own.ok() ? ReadKernels(*own, schema, classify, taggers[i], window, keep_op_keys, rows, parts[i])
                            : own.status();
     });

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <optional>
 #include <set>
@@ -14,7 +12,6 @@
 
 #include "base/batch_pipe.h"
 #include "base/ordered_parts.h"
-#include "base/parallel.h"
 #include "model/global_id.h"
 #include "nsys/export_reader.h"
 #include "nsys/row_prefetch.h"
@@ -209,14 +206,12 @@ struct NvtxRangeCursor::Prefetch {
   };
   static constexpr size_t kBatchRows = 4096, kBatchesAhead = 4;
   static constexpr int64_t kPartRows = 8192;  // with several readers: a part fits one reader's batches ahead
-  // kPartRows, or CPPROF_NVTX_PART_ROWS (1 or more): tests read small exports in many parts, so
-  // that every boundary case (a domain created a part before its ranges, an open range) meets one.
-  static int64_t PartRows() {
-    if (const char* env = std::getenv("CPPROF_NVTX_PART_ROWS")) {
-      const long long n = std::strtoll(env, nullptr, 10);
-      if (n >= 1 && n <= kPartRows) return n;
-    }
-    return kPartRows;
+  // kPartRows, or the context's nvtx_part_rows (1 or more; CPPROF_NVTX_PART_ROWS): tests read small
+  // exports in many parts, so that every boundary case (a domain created a part before its
+  // ranges, an open range) meets one.
+  static int64_t PartRows(const ExecContext& exec) {
+    const int64_t n = exec.nvtx_part_rows;
+    return n >= 1 && n <= kPartRows ? n : kPartRows;
   }
 
   // What reading a part found besides its rows (set before its last batch is handed over).
@@ -229,16 +224,17 @@ struct NvtxRangeCursor::Prefetch {
 
   ~Prefetch() {
     Join();
-    if (std::getenv("CPPROF_TIMING") && parts) {
+    if (exec.timing && parts) {
       const char* next = annotate ? "annotating" : "caller";
-      std::fprintf(stderr,
-                   "cpprof: timing: NVTX ranges: naming (%zu) waited %.3f s for the %s, the %s %.3f s for naming\n",
-                   parts->readers(), parts->readers_waited_s(), next, next, parts->consumer_waited_s());
+      exec.Timing(
+          fmt::format("cpprof: timing: NVTX ranges: naming ({}) waited {:.3f} s for the {}, the {} {:.3f} s for "
+                      "naming",
+                      parts->readers(), parts->readers_waited_s(), next, next, parts->consumer_waited_s()));
       if (annotate) {
-        std::fprintf(stderr,
-                     "cpprof: timing: NVTX ranges: annotating waited %.3f s for the caller, the caller %.3f s for "
-                     "annotating\n",
-                     annotated.producer_waited_s(), annotated.consumer_waited_s());
+        exec.Timing(
+            fmt::format("cpprof: timing: NVTX ranges: annotating waited {:.3f} s for the caller, the caller "
+                        "{:.3f} s for annotating",
+                        annotated.producer_waited_s(), annotated.consumer_waited_s()));
       }
     }
   }
@@ -256,6 +252,7 @@ struct NvtxRangeCursor::Prefetch {
   }
 
   Options options;                             // the cursor's; rows and annotate as each reader's part needs them
+  ExecContext exec;                            // the database's
   std::vector<RowidRange> ranges;              // per part
   std::vector<PartResult> results;             // per part
   std::vector<std::unique_ptr<Database>> dbs;  // per reader
@@ -336,12 +333,13 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
   auto prefetch = std::make_unique<Prefetch>();
   Prefetch& p = *prefetch;
   p.options = options;
+  p.exec = db.exec();
   p.ranges = {options.rows};
   const int want_readers =
-      options.readers > 0 ? options.readers : static_cast<int>(std::clamp<size_t>(WorkerThreads() / 4, 1, 4));
+      options.readers > 0 ? options.readers : static_cast<int>(std::clamp<size_t>(p.exec.threads / 4, 1, 4));
   if (want_readers > 1 && options.rows.whole() && !options.by_start) {
     CPPROF_ASSIGN_OR_RETURN(int64_t rows, RowsUpperBound(db, kNvtxTable));
-    const int64_t part_rows = Prefetch::PartRows();
+    const int64_t part_rows = Prefetch::PartRows(p.exec);
     CPPROF_ASSIGN_OR_RETURN(p.ranges,
                             SplitRowids(db, kNvtxTable, static_cast<size_t>(rows / part_rows + 1), part_rows));
   }
@@ -354,7 +352,7 @@ StatusOr<NvtxRangeCursor> NvtxRangeCursor::Open(const Database& db, const Option
     p.options.prepare = nullptr;
   }
   for (size_t k = 0; k < readers; ++k) {
-    CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(db.path()));
+    CPPROF_ASSIGN_OR_RETURN(Database own, db.Reopen());
     p.dbs.push_back(std::make_unique<Database>(std::move(own)));
   }
   p.cursors.resize(readers);
@@ -535,7 +533,7 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
   NvtxRangeCursor::Options options;
   options.all_events = true;
   options.payloads = static_cast<bool>(callbacks.payload);
-  options.prefetch = WorkerThreads() > 1;
+  options.prefetch = db.exec().HasSpareThreads();
   CPPROF_ASSIGN_OR_RETURN(NvtxRangeCursor cursor, NvtxRangeCursor::Open(db, options));
   struct Held {
     NvtxRangeRow row;

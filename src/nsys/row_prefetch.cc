@@ -1,12 +1,11 @@
 #include "nsys/row_prefetch.h"
 
-#include <cstdio>
-#include <cstdlib>
+#include <fmt/format.h>
+
 #include <exception>
 #include <thread>
 
 #include "base/batch_pipe.h"
-#include "base/parallel.h"
 
 namespace cpprof::nsys {
 
@@ -47,14 +46,16 @@ struct PrefetchedRows::Impl {
   size_t next_row = 0;
   const Cell* row = nullptr;
 
-  std::string what;  // for CPPROF_TIMING
+  std::string what;                   // for the timing line
+  const ExecContext* exec = nullptr;  // own's (the caller's)
 
   ~Impl() {
     pipe.Stop();
     if (thread.joinable()) thread.join();
-    if (!direct && std::getenv("CPPROF_TIMING")) {
-      std::fprintf(stderr, "cpprof: timing: %s: SQLite waited %.3f s for its reader, the reader %.3f s for SQLite\n",
-                   what.c_str(), pipe.producer_waited_s(), pipe.consumer_waited_s());
+    if (!direct && exec && exec->timing) {
+      exec->Timing(
+          fmt::format("cpprof: timing: {}: SQLite waited {:.3f} s for its reader, the reader {:.3f} s for SQLite", what,
+                      pipe.producer_waited_s(), pipe.consumer_waited_s()));
     }
   }
 
@@ -128,14 +129,15 @@ StatusOr<PrefetchedRows> PrefetchedRows::Open(const Database& db, const std::str
                                               std::vector<Kind> columns, bool own_thread) {
   auto impl = std::make_unique<Impl>();
   impl->kinds = std::move(columns);
-  if (!own_thread || WorkerThreads() < 2) {
+  if (!own_thread || !db.exec().HasSpareThreads()) {
     CPPROF_ASSIGN_OR_RETURN(impl->st, db.Prepare(sql, std::move(what)));
     impl->direct = true;
     return PrefetchedRows(std::move(impl));
   }
-  CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(db.path()));
+  CPPROF_ASSIGN_OR_RETURN(Database own, db.Reopen());
   impl->own = std::make_unique<Database>(std::move(own));
   impl->what = what;
+  impl->exec = &impl->own->exec();
   CPPROF_ASSIGN_OR_RETURN(Statement reader, impl->own->Prepare(sql, std::move(what)));
   Impl* p = impl.get();
   impl->thread = std::thread([p, r = std::move(reader)]() mutable { p->Read(std::move(r)); });

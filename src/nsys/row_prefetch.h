@@ -8,8 +8,8 @@
 // Statement::Text), kBlob with Blob(); IsNull() and IsInteger() work for every column. Values are valid until
 // the next Step(), as with Statement.
 //
-// With one worker thread (one core, or CPPROF_THREADS=1) the query is stepped on the caller's
-// thread: the same rows, the same values.
+// With a thread budget of one (the database's ExecContext: one core, or CPPROF_THREADS=1) the query is stepped on the
+// caller's thread: the same rows, the same values.
 #pragma once
 
 #include <cstdint>

@@ -50,34 +50,73 @@ std::vector<std::string> Lines(bool prefetched, const Database& db) {
   return out;
 }
 
-class ThreadsEnv {
- public:
-  explicit ThreadsEnv(const char* n) {
-    if (const char* old = std::getenv("CPPROF_THREADS")) old_ = old, had_ = true;
-    setenv("CPPROF_THREADS", n, 1);
-  }
-  ~ThreadsEnv() { had_ ? setenv("CPPROF_THREADS", old_.c_str(), 1) : unsetenv("CPPROF_THREADS"); }
-
- private:
-  std::string old_;
-  bool had_ = false;
-};
+ExecContext Threads(size_t n) {
+  ExecContext exec;
+  exec.threads = n;
+  return exec;
+}
 
 TEST(PrefetchedRows, GivesWhatTheStatementGivesOnOneThreadOrTwo) {
-  auto db = Database::Open(testing::MakeDatabase("prefetch_rows.sqlite", Fixture()));
-  ASSERT_TRUE(db.ok());
-  const std::vector<std::string> want = Lines(false, *db);
+  const std::string path = testing::MakeDatabase("prefetch_rows.sqlite", Fixture());
+  auto one = Database::Open(path, Threads(1));
+  ASSERT_TRUE(one.ok());
+  const std::vector<std::string> want = Lines(false, *one);
   ASSERT_EQ(want.size(), 40000u);
-  for (const char* threads : {"1", "2", "4"}) {
-    ThreadsEnv env(threads);
-    EXPECT_EQ(Lines(true, *db), want) << "CPPROF_THREADS=" << threads;
+  for (size_t threads : {1, 2, 4}) {
+    auto db = Database::Open(path, Threads(threads));
+    ASSERT_TRUE(db.ok());
+    EXPECT_EQ(Lines(true, *db), want) << "threads " << threads;
   }
 }
 
-TEST(PrefetchedRows, StopsCleanlyWhenLeftEarlyAndSaysSqlErrors) {
-  auto db = Database::Open(testing::MakeDatabase("prefetch_early.sqlite", Fixture()));
+// The timing line of a prefetched read goes to the database's diagnostics, not to stderr.
+TEST(PrefetchedRows, TimingGoesToTheContextsDiagnostics) {
+  struct Lines : Diagnostics {
+    std::vector<std::string> lines;
+    void Line(std::string_view line) override { lines.emplace_back(line); }
+  } sink;
+  ExecContext exec = Threads(2);
+  exec.timing = true;
+  exec.diagnostics = &sink;
+  auto db = Database::Open(testing::MakeDatabase("prefetch_timing.sqlite", Fixture()), exec);
   ASSERT_TRUE(db.ok());
-  ThreadsEnv env("2");
+  {
+    auto rows = PrefetchedRows::Open(*db, "SELECT a FROM T", "reading T", {K::kInt});
+    ASSERT_TRUE(rows.ok());
+    while (rows->Step()) {
+    }
+  }
+  ASSERT_EQ(sink.lines.size(), 1u);
+  EXPECT_EQ(sink.lines[0].rfind("cpprof: timing: reading T: SQLite waited ", 0), 0u) << sink.lines[0];
+}
+
+// Text that is not UTF-8 comes back with U+FFFD, and the database that gave it (or the one it was
+// reopened from, for a reading thread) says so; another connection to the file does not.
+TEST(Database, InvalidUtf8IsTheDatabasesFactAndItsReopenedConnections) {
+  const std::string path = testing::MakeDatabase(
+      "invalid_utf8.sqlite", "CREATE TABLE S (v TEXT); INSERT INTO S VALUES ('ok'), (CAST(X'62FF' AS TEXT));");
+  auto db = Database::Open(path, Threads(2));
+  ASSERT_TRUE(db.ok());
+  auto other = Database::Open(path);
+  ASSERT_TRUE(other.ok());
+  auto reopened = db->Reopen();
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ(reopened->exec().threads, 2u) << "a reopened connection runs as the command does";
+  auto st = reopened->Prepare("SELECT v FROM S ORDER BY rowid", "reading S");
+  ASSERT_TRUE(st.ok());
+  ASSERT_TRUE(st->Step());
+  EXPECT_EQ(st->Text(0), "ok");
+  EXPECT_FALSE(db->invalid_utf8_seen());
+  ASSERT_TRUE(st->Step());
+  EXPECT_EQ(st->Text(0), "b\xEF\xBF\xBD");
+  EXPECT_TRUE(db->invalid_utf8_seen());
+  EXPECT_TRUE(reopened->invalid_utf8_seen());
+  EXPECT_FALSE(other->invalid_utf8_seen());
+}
+
+TEST(PrefetchedRows, StopsCleanlyWhenLeftEarlyAndSaysSqlErrors) {
+  auto db = Database::Open(testing::MakeDatabase("prefetch_early.sqlite", Fixture()), Threads(2));
+  ASSERT_TRUE(db.ok());
   {
     auto rows = PrefetchedRows::Open(*db, "SELECT a FROM T", "reading T", {K::kInt});
     ASSERT_TRUE(rows.ok());

@@ -47,12 +47,13 @@ Status SqliteError(int rc, const std::string& file, const std::string& what, con
                                                 what, file, d));
 }
 
-Statement::Statement(sqlite3_stmt* stmt, std::string file, std::string what)
-    : stmt_(stmt), file_(std::move(file)), what_(std::move(what)) {}
+Statement::Statement(sqlite3_stmt* stmt, std::string file, std::string what, std::atomic<bool>* invalid_utf8)
+    : stmt_(stmt), invalid_utf8_(invalid_utf8), file_(std::move(file)), what_(std::move(what)) {}
 
 Statement::Statement(Statement&& o) noexcept
     : stmt_(o.stmt_),
       replaced_(std::move(o.replaced_)),
+      invalid_utf8_(o.invalid_utf8_),
       file_(std::move(o.file_)),
       what_(std::move(o.what_)),
       status_(o.status_) {
@@ -65,6 +66,7 @@ Statement& Statement::operator=(Statement&& o) noexcept {
     stmt_ = o.stmt_;
     o.stmt_ = nullptr;
     replaced_ = std::move(o.replaced_);
+    invalid_utf8_ = o.invalid_utf8_;
     file_ = std::move(o.file_);
     what_ = std::move(o.what_);
     status_ = o.status_;
@@ -74,14 +76,8 @@ Statement& Statement::operator=(Statement&& o) noexcept {
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
-namespace {
-std::atomic<bool> g_invalid_utf8_seen{false};
-}  // namespace
-
-bool TakeInvalidUtf8Seen() { return g_invalid_utf8_seen.exchange(false); }
-
 std::string_view Statement::Replaced(int col, std::string_view s) const {
-  g_invalid_utf8_seen = true;
+  if (invalid_utf8_) *invalid_utf8_ = true;
   if (replaced_.size() <= static_cast<size_t>(col)) replaced_.resize(static_cast<size_t>(col) + 1);
   return replaced_[static_cast<size_t>(col)] = ToValidUtf8(s);
 }
@@ -134,7 +130,14 @@ Status NotSqlite(const std::string& path) {
 
 }  // namespace
 
-StatusOr<Database> Database::Open(const std::string& path) {
+StatusOr<Database> Database::Open(const std::string& path, const ExecContext& exec) {
+  return Open(path, exec, std::make_shared<std::atomic<bool>>(false));
+}
+
+StatusOr<Database> Database::Reopen() const { return Open(path_, exec_, invalid_utf8_); }
+
+StatusOr<Database> Database::Open(const std::string& path, const ExecContext& exec,
+                                  std::shared_ptr<std::atomic<bool>> invalid_utf8) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     int err = errno;
@@ -193,7 +196,7 @@ StatusOr<Database> Database::Open(const std::string& path) {
   sqlite3_finalize(stmt);
   if (rc != SQLITE_DONE) return SqliteError(rc, path, "listing its tables", sqlite3_errmsg(raw));
   std::sort(tables.begin(), tables.end());
-  return Database(std::move(db), path, std::move(tables));
+  return Database(std::move(db), path, std::move(tables), exec, std::move(invalid_utf8));
 }
 
 bool Database::HasTable(std::string_view name) const {
@@ -222,7 +225,7 @@ StatusOr<Statement> Database::Prepare(const std::string& sql, std::string what) 
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db_.get(), sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) return SqliteError(rc, path_, what, sqlite3_errmsg(db_.get()));
-  return Statement(stmt, path_, std::move(what));
+  return Statement(stmt, path_, std::move(what), invalid_utf8_.get());
 }
 
 }  // namespace cpprof::nsys

@@ -4,12 +4,15 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/exec_context.h"
 #include "base/status.h"
 #include "base/utf8.h"
 
@@ -18,7 +21,8 @@ namespace cpprof::nsys {
 class Statement {
  public:
   Statement() = default;
-  Statement(sqlite3_stmt* stmt, std::string file, std::string what);
+  // `invalid_utf8`: set when Text() replaces a byte (the database's flag; may be null).
+  Statement(sqlite3_stmt* stmt, std::string file, std::string what, std::atomic<bool>* invalid_utf8 = nullptr);
   Statement(Statement&&) noexcept;
   Statement& operator=(Statement&&) noexcept;
   Statement(const Statement&) = delete;
@@ -46,7 +50,7 @@ class Statement {
   // Stored as an integer (not text, a BLOB, a REAL or NULL, which Int() would quietly turn into 0 or clamp).
   bool IsInteger(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_INTEGER; }
   // Text as well-formed UTF-8: a byte that is not (names are data) comes back as U+FFFD, and
-  // TakeInvalidUtf8Seen() says so. Valid until the next Step() or the next Text() of `col`.
+  // Database::invalid_utf8_seen() says so. Valid until the next Step() or the next Text() of `col`.
   std::string_view Text(int col) const {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
     if (!p) return std::string_view();
@@ -64,6 +68,7 @@ class Statement {
 
   sqlite3_stmt* stmt_ = nullptr;
   mutable std::vector<std::string> replaced_;  // per column, for Text()
+  std::atomic<bool>* invalid_utf8_ = nullptr;
   std::string file_;
   std::string what_;
   Status status_;
@@ -72,8 +77,12 @@ class Statement {
 class Database {
  public:
   // Opens `path` read-only. Fails with kBadInput when the file is missing, unreadable, or not
-  // an SQLite database (an .nsys-rep given by mistake gets a hint to export it).
-  static StatusOr<Database> Open(const std::string& path);
+  // an SQLite database (an .nsys-rep given by mistake gets a hint to export it). `exec`: how the
+  // command runs (its thread budget, timing), for the readers given this database.
+  static StatusOr<Database> Open(const std::string& path, const ExecContext& exec = {});
+  // A second connection to the same file, for a reading thread: the same ExecContext, and text
+  // it reads counts in this database's invalid_utf8_seen().
+  StatusOr<Database> Reopen() const;
 
   Database(Database&&) noexcept = default;
   Database& operator=(Database&&) noexcept = default;
@@ -89,22 +98,42 @@ class Database {
   StatusOr<Statement> Prepare(const std::string& sql, std::string what) const;
 
   sqlite3* handle() const { return db_.get(); }
+  const ExecContext& exec() const { return exec_; }
+  // Whether any text read from this file (through this connection or one Reopen() made) held
+  // bytes that are not UTF-8; they were replaced by U+FFFD. The command says so once.
+  bool invalid_utf8_seen() const { return invalid_utf8_ && *invalid_utf8_; }
 
  private:
   struct Closer {
     void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
   };
-  Database(std::unique_ptr<sqlite3, Closer> db, std::string path, std::vector<std::string> tables)
-      : db_(std::move(db)), path_(std::move(path)), tables_(std::move(tables)) {}
+  Database(std::unique_ptr<sqlite3, Closer> db, std::string path, std::vector<std::string> tables, ExecContext exec,
+           std::shared_ptr<std::atomic<bool>> invalid_utf8)
+      : db_(std::move(db)),
+        path_(std::move(path)),
+        tables_(std::move(tables)),
+        exec_(exec),
+        invalid_utf8_(std::move(invalid_utf8)) {}
+  static StatusOr<Database> Open(const std::string& path, const ExecContext& exec,
+                                 std::shared_ptr<std::atomic<bool>> invalid_utf8);
 
   std::unique_ptr<sqlite3, Closer> db_;
   std::string path_;
   std::vector<std::string> tables_;  // sorted
+  ExecContext exec_;
+  std::shared_ptr<std::atomic<bool>> invalid_utf8_;  // shared with the connections Reopen() makes
 };
 
-// Whether any text read since the last call held bytes that are not UTF-8 (they were replaced by
-// U+FFFD); clears the flag. The CLI says so once per command.
-bool TakeInvalidUtf8Seen();
+// How the command that opened `dbs` runs (the first's ExecContext; the default for none).
+inline ExecContext ExecOf(std::span<const Database> dbs) { return dbs.empty() ? ExecContext{} : dbs.front().exec(); }
+
+// Whether text read from any of `dbs` was not UTF-8.
+inline bool AnyInvalidUtf8(std::span<const Database> dbs) {
+  for (const Database& db : dbs) {
+    if (db.invalid_utf8_seen()) return true;
+  }
+  return false;
+}
 
 // The message for an SQLite error code met while reading `file`, with what to do about it.
 Status SqliteError(int rc, const std::string& file, const std::string& what, const char* detail);

@@ -11,7 +11,6 @@
 
 #include "analysis/name_cache.h"
 #include "base/batch_pipe.h"
-#include "base/parallel.h"
 #include "base/regex.h"
 #include "nsys/export_reader.h"
 #include "nsys/launch_reader.h"
@@ -92,8 +91,10 @@ struct RangeBatch {
 // cores to spare, else on the caller's.
 class RangeClassifier {
  public:
-  explicit RangeClassifier(std::function<void(const RangeBatch&)> classify) : classify_(std::move(classify)) {
-    if (WorkerThreads() > 1) {
+  // `spare_threads`: classify on a thread of its own.
+  RangeClassifier(bool spare_threads, std::function<void(const RangeBatch&)> classify)
+      : classify_(std::move(classify)) {
+    if (spare_threads) {
       thread_.emplace(4, [this](RangeBatch& batch) {
         classify_(batch);
         return true;
@@ -234,7 +235,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       kept.push_back({start, end, tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup, f.excluded});
       if (f.warmup && a.warmup_range.empty()) a.warmup_range = full;
     };
-    RangeClassifier classifier([&](const RangeBatch& batch) {
+    RangeClassifier classifier(db.exec().HasSpareThreads(), [&](const RangeBatch& batch) {
       if (batch.restart) {
         kept.clear();
         a.iteration_marks.clear();

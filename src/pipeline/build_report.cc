@@ -208,14 +208,15 @@ void AddPhases(const RunPartial& run, model::Report& report) {
 
 }  // namespace
 
-model::Report FinishReport(RunPartial run) {
-  StageTimer timer;
+model::Report FinishReport(RunPartial run, const ExecContext& exec) {
+  StageTimer timer(exec);
   model::Report report;
   const SourcePartial& first = run.sources.at(0);
   report.export_info = first.export_info;
   report.rank_method = run.rank_method;
   report.world_size = run.world_size;
   report.notes = std::move(run.notes);
+  report.invalid_utf8 = run.invalid_utf8;
   if (run.sources.size() > 1) AddRunExports(run, report);
   std::vector<int> parent{-1};
   if (!run.nodes.empty()) {
@@ -306,7 +307,7 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
   const bool keep = options.timeline || options.replay;
   CPPROF_ASSIGN_OR_RETURN(RunPartial run, ReadRun(paths, options, keep ? &work : nullptr));
   std::vector<analysis::ModuleTreeNode> nodes = keep ? run.nodes : std::vector<analysis::ModuleTreeNode>{};
-  model::Report report = FinishReport(std::move(run));
+  model::Report report = FinishReport(std::move(run), options.exec);
   AddEfficiency(paths, options, report);
   if (options.replay) {
     AddReplay(work, nodes, options.what_if, report);
@@ -321,7 +322,7 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
 }
 
 StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOptions& options, size_t max_iterations) {
-  StageTimer timer;
+  StageTimer timer(options.exec);
   CPPROF_ASSIGN_OR_RETURN(RunData data, ReadRunData(paths, options));
   CPPROF_ASSIGN_OR_RETURN(model::Window window, data.Window(options.window));
   Page page;
@@ -335,7 +336,7 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   }
   std::vector<RunPartial> parts = data.Partials(std::move(iterations), /*memory=*/false);
   for (RunPartial& part : parts) {
-    model::Report it = FinishReport(std::move(part));
+    model::Report it = FinishReport(std::move(part), options.exec);
     AddEfficiency(paths, options, it);
     for (auto& s : it.ranks) s.capture_counts.clear();  // what the page does not draw for an iteration
     page.iterations.push_back(std::move(it));
@@ -346,7 +347,7 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   const bool whole = window.whole_capture;
   if (!whole) {
     std::vector<RunPartial> readout = data.Partials({window}, /*memory=*/true);
-    page.readout = FinishReport(std::move(readout[0]));
+    page.readout = FinishReport(std::move(readout[0]), options.exec);
     AddEfficiency(paths, options, page.readout);
     timer.Mark("readout");
   }
@@ -355,7 +356,7 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   RunPartial run = data.TakeAll(whole ? std::move(window) : std::move(all), &work, /*memory=*/whole);
   std::vector<analysis::ModuleTreeNode> nodes = run.nodes;
   model::Report& timeline = whole ? page.readout : page.timeline;
-  timeline = FinishReport(std::move(run));
+  timeline = FinishReport(std::move(run), options.exec);
   AddEfficiency(paths, options, timeline);
   CPPROF_RETURN_IF_ERROR(
       AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, options.timeline_bins, timeline));

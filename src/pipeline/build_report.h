@@ -8,6 +8,7 @@
 #include "analysis/cost_model.h"
 #include "analysis/module_config.h"
 #include "analysis/replay.h"
+#include "base/exec_context.h"
 #include "base/status.h"
 #include "model/report.h"
 
@@ -33,6 +34,7 @@ struct ReportOptions {
   // candidates and these edits (--what-if). Off: Report::replay says so.
   bool replay = true;
   std::vector<analysis::WhatIfEdit> what_if;
+  ExecContext exec;  // how the command runs: threads, timing (from the CLI)
 };
 
 StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions& options);
@@ -46,7 +48,7 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
 // The report of a run read up to its ranks' matching (pipeline/run_partial.h): waiting vs
 // transfer, modules, imbalance, verdict.
 struct RunPartial;
-model::Report FinishReport(RunPartial run);
+model::Report FinishReport(RunPartial run, const ExecContext& exec);
 
 // What `cpprof report --format html` draws: the readout, the timeline over the whole capture,
 // and the readout of each iteration found (window iter:N), for the page's iteration strip; at

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <future>
 #include <map>
 #include <memory>
@@ -19,7 +18,6 @@
 #include "analysis/ranks.h"
 #include "analysis/window.h"
 #include "base/input_files.h"
-#include "base/parallel.h"
 #include "base/stage_timer.h"
 #include "model/global_id.h"
 #include "model/op_class.h"
@@ -71,11 +69,13 @@ Status CheckRanks(const std::vector<int>& wanted, int world, const char* what = 
   return OkStatus();
 }
 
-// read(db) on a connection of its own to the export at `path`.
+// read(own) on a thread of its own, `own` a second connection to `db`'s export.
 template <class Read>
-auto OnOwnConnection(const std::string& path, Read&& read) -> decltype(read(std::declval<const Database&>())) {
-  CPPROF_ASSIGN_OR_RETURN(Database own, Database::Open(path));
-  return read(own);
+auto ReadAhead(const Database& db, Read read) -> std::future<decltype(read(db))> {
+  return std::async(std::launch::async, [own = db.Reopen(), read]() -> decltype(read(db)) {
+    if (!own.ok()) return own.status();
+    return read(*own);
+  });
 }
 
 // The writer of the format asked for; `chrome` the same when it is the Chrome trace (the CP view).
@@ -86,15 +86,15 @@ struct TraceOut {
 
 // With several writers at once (a Kineto trace per rank in one pass), each formats its batches on
 // the reading thread, not on threads of its own.
-render::TraceWriterOptions WriterOptions(bool several_writers) {
+render::TraceWriterOptions WriterOptions(const ExecContext& exec, bool several_writers) {
   render::TraceWriterOptions o;
-  o.timing = std::getenv("CPPROF_TIMING") != nullptr;
+  o.exec = exec;
   o.batch_threads = !several_writers;
   return o;
 }
 
 TraceOut MakeWriter(const ChromeTraceOptions& options, std::ostream& out, const model::TraceHeader& header) {
-  const render::TraceWriterOptions o = WriterOptions(false);
+  const render::TraceWriterOptions o = WriterOptions(options.exec, false);
   TraceOut t;
   if (options.kineto) {
     t.writer = std::make_unique<render::KinetoFormat>(out, header, o);
@@ -143,7 +143,7 @@ class ExportEvents {
   }
 
   Status Write(ChromeTraceSummary& summary) {
-    StageTimer timer;
+    StageTimer timer(db_.exec());
     summary_ = &summary;
     for (size_t w = 0; w < writers_.size(); ++w) {
       std::vector<model::TraceProcess> procs;  // the writer's, by globalPid
@@ -358,7 +358,7 @@ class ExportEvents {
   Status NvtxRanges(const nsys::NvtxDomains& domains) {
     nsys::NvtxRangeCursor::Options options;
     // SQLite reads NVTX on other cores while this one places the ranges.
-    options.prefetch = WorkerThreads() > 1;
+    options.prefetch = db_.exec().HasSpareThreads();
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxRangeCursor ranges, nsys::NvtxRangeCursor::Open(db_, options));
     last_domain_ = {INT64_MIN, INT64_MIN};  // Range's cached name is of these domains
     struct Held {
@@ -510,10 +510,8 @@ class ExportEvents {
 // The NVTX domain names of the export, read on a connection of their own where there are cores
 // (ExportEvents waits for them when it reaches NVTX); an invalid future otherwise.
 std::future<StatusOr<nsys::NvtxDomains>> ReadDomainsAhead(const Database& db, const ChromeTraceOptions& options) {
-  if (!options.nvtx || !db.HasTable(nsys::kNvtxTable) || WorkerThreads() < 2) return {};
-  return std::async(std::launch::async, [path = db.path()] {
-    return OnOwnConnection(path, [](const Database& own) { return nsys::NvtxDomains::Read(own); });
-  });
+  if (!options.nvtx || !db.HasTable(nsys::kNvtxTable) || !db.exec().HasSpareThreads()) return {};
+  return ReadAhead(db, [](const Database& own) { return nsys::NvtxDomains::Read(own); });
 }
 
 // After the run's events: the CP view (a Chrome trace's), of the ranks written (by rank, their
@@ -563,14 +561,14 @@ StatusOr<TraceRun> OpenTraceRun(const std::vector<std::string>& paths, const Chr
   std::vector<OpenedExport*> open;
   for (auto& x : run.exports) open.push_back(&x);
   OpenRunOptions o;
+  o.exec = options.exec;
   o.force = options.force;
   o.read = [&](size_t e) -> Status {
     TraceExport& x = run.exports[e];
     std::future<StatusOr<std::map<int64_t, model::NcclRankInfo>>> nccl_read;
-    if (WorkerThreads() > 1)
-      nccl_read = std::async(std::launch::async, [path = x.path] {
-        return OnOwnConnection(path, [](const Database& own) { return nsys::ReadNcclRanks(own); });
-      });
+    if (x.db->exec().HasSpareThreads()) {
+      nccl_read = ReadAhead(*x.db, [](const Database& own) { return nsys::ReadNcclRanks(own); });
+    }
     if (domains_ahead && paths.size() == 1) x.domains = ReadDomainsAhead(*x.db, options);
     CPPROF_ASSIGN_OR_RETURN(x.procs, nsys::ReadGpuProcesses(*x.db));
     CPPROF_ASSIGN_OR_RETURN(x.nccl, nccl_read.valid() ? nccl_read.get() : nsys::ReadNcclRanks(*x.db));
@@ -707,15 +705,6 @@ std::vector<std::string> RunNotes(const TraceRun& run) {
 
 }  // namespace
 
-StatusOr<int> CountRanks(const std::string& path) { return CountRanks(std::vector<std::string>{path}, false); }
-
-StatusOr<int> CountRanks(const std::vector<std::string>& paths, bool force) {
-  ChromeTraceOptions o;
-  o.force = force;
-  CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, o, /*domains_ahead=*/false));
-  return run.World();
-}
-
 StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::string& path, const ChromeTraceOptions& options,
                                               std::ostream& out) {
   return WriteChromeTrace(std::vector<std::string>{path}, options, out);
@@ -737,6 +726,7 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& pa
   CPPROF_RETURN_IF_ERROR(WriteExports(
       run, options, written, [&](int) { return t.writer.get(); }, summary));
   CPPROF_RETURN_IF_ERROR(Finish(options, written, t, summary));
+  summary.invalid_utf8 = AnyInvalidUtf8(run.exports);
   return summary;
 }
 
@@ -755,7 +745,7 @@ StatusOr<ChromeTraceSummary> WriteKinetoTraces(const std::vector<std::string>& p
   summary.ranks = static_cast<int>(written.size());
   auto write = [&](const std::vector<std::ostream*>& streams) -> Status {
     std::map<int, TraceOut> traces;  // by rank: one file each, its rank alone in it
-    const render::TraceWriterOptions wo = WriterOptions(/*several_writers=*/ranks.size() > 1);
+    const render::TraceWriterOptions wo = WriterOptions(o.exec, /*several_writers=*/ranks.size() > 1);
     for (size_t i = 0; i < ranks.size(); ++i) {
       std::vector<model::TraceProcess> one;
       for (const auto& p : written) {
@@ -773,6 +763,7 @@ StatusOr<ChromeTraceSummary> WriteKinetoTraces(const std::vector<std::string>& p
     return OkStatus();
   };
   CPPROF_RETURN_IF_ERROR(files.open(ranks, write));
+  summary.invalid_utf8 = AnyInvalidUtf8(run.exports);
   return summary;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/exec_context.h"
 #include "base/status.h"
 #include "pipeline/cp_view.h"
 
@@ -24,6 +25,7 @@ struct ChromeTraceOptions {
   bool api = false;                 // CUDA runtime API calls on their CPU threads
   bool flows = false;               // flow arrows launch -> GPU op (implies the API calls)
   bool force = false;               // several exports: read them as one run even if they look like two
+  ExecContext exec;                 // how the command runs: threads, timing (from the CLI)
   // Kineto's field names, for Holistic Trace Analysis (docs/kineto.md): categories kernel,
   // gpu_memcpy, gpu_memset, cuda_runtime, user_annotation; GPU ops on pid = device, tid = stream;
   // args correlation, device, stream; ProfilerStep#N over each iteration range; distributedInfo
@@ -45,6 +47,7 @@ struct ChromeTraceSummary {
   int64_t gpu_ops = 0, nvtx_ranges = 0, api_calls = 0, flows = 0;
   int64_t cp_slices = 0, cp_flows = 0;  // the CP view's slices (modules, communication) and flow chains
   std::vector<std::string> notes;       // for stderr
+  bool invalid_utf8 = false;            // some names read were not UTF-8 (shown as U+FFFD): the CLI says so
 };
 
 // Reads the export at `path` and writes the trace to `out`. Nothing is written when the export
@@ -72,10 +75,5 @@ struct KinetoFiles {
 };
 StatusOr<ChromeTraceSummary> WriteKinetoTraces(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
                                                const KinetoFiles& files);
-
-// The number of ranks of the export at `path` (as the report assigns them), or of the run read
-// from several exports (refused as `report` refuses exports of different runs, unless `force`).
-StatusOr<int> CountRanks(const std::string& path);
-StatusOr<int> CountRanks(const std::vector<std::string>& paths, bool force);
 
 }  // namespace cpprof::pipeline

@@ -78,7 +78,7 @@ StatusOr<CpView> BuildCpView(const std::vector<std::string>& paths, const Report
   for (size_t r = 0; r < view.ranks.size(); ++r) view.ranks[r].rank = static_cast<int>(r);
   SplitComm(run, view);
   std::vector<analysis::ModuleTreeNode> nodes = run.nodes;
-  model::Report report = FinishReport(std::move(run));
+  model::Report report = FinishReport(std::move(run), options.exec);
   CPPROF_RETURN_IF_ERROR(
       AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, module_bins, report));
   view.window = report.window;

@@ -123,7 +123,7 @@ struct RangeGroups {
   // GROUP BY order). Ties are common (autograd ranges of equal durations): each tied group is
   // named once, not per comparison.
   template <class TotalOf>
-  void Order(std::vector<uint32_t> ids, TotalOf total_of) {
+  void Order(size_t threads, std::vector<uint32_t> ids, TotalOf total_of) {
     keys.FreezeLookup();
     struct Entry {
       int64_t total;
@@ -132,7 +132,7 @@ struct RangeGroups {
     // The totals on all cores (a million groups of a few values each, read from all over).
     std::vector<Entry> entries(ids.size());
     constexpr size_t kBlock = 16384;
-    ParallelFor((ids.size() + kBlock - 1) / kBlock, [&](size_t b) {
+    ParallelFor(threads, (ids.size() + kBlock - 1) / kBlock, [&](size_t b) {
       for (size_t i = b * kBlock; i < std::min(ids.size(), (b + 1) * kBlock); ++i)
         entries[i] = {total_of(ids[i]), ids[i]};
     });
@@ -153,7 +153,7 @@ struct RangeGroups {
       if (size >= 16384) block_start.push_back(r + 1), size = 0;
     }
     if (block_start.back() != runs.size()) block_start.push_back(runs.size());
-    ParallelFor(block_start.size() - 1, [&](size_t b) {
+    ParallelFor(threads, block_start.size() - 1, [&](size_t b) {
       std::vector<std::pair<std::string, uint32_t>> tied;  // (range + NUL + style, id)
       for (size_t r = block_start[b]; r < block_start[b + 1]; ++r) {
         const auto [i, j] = runs[r];
@@ -258,7 +258,8 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& 
   // merged are small next to the whole.
   constexpr int64_t kRowsPerPart = 100'000;
   CPPROF_ASSIGN_OR_RETURN(int64_t table_rows, nsys::RowsUpperBound(db, nsys::kNvtxTable));
-  const size_t want_parts = std::max<size_t>(WorkerThreads(), static_cast<size_t>(table_rows / kRowsPerPart));
+  const size_t threads = db.exec().threads;
+  const size_t want_parts = std::max<size_t>(threads, static_cast<size_t>(table_rows / kRowsPerPart));
   CPPROF_ASSIGN_OR_RETURN(std::vector<nsys::RowidRange> rows,
                           nsys::SplitRowids(db, nsys::kNvtxTable, want_parts, min_rows_per_thread));
   std::vector<RangePart> parts;
@@ -266,7 +267,7 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& 
   // The whole's tags until the end: (domainId, style), an index into raw_tags.
   std::vector<std::pair<int64_t, uint32_t>> raw_tags;
   std::optional<int64_t> open_end;  // read again with it when a range never ended
-  StageTimer timer;
+  StageTimer timer(db.exec());
   while (true) {
     parts = std::vector<RangePart>(rows.size());
     groups = std::make_shared<RangeGroups>();
@@ -300,8 +301,8 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& 
     // A part is read only while fewer than `ahead` parts wait to be merged before it: with many
     // cores the reading outruns the one merging thread, and parts read but not merged would pile
     // up (10 GB export: 1169 MB peak on a 16-core host without this, 875 MB on 2 cores).
-    const size_t ahead = WorkerThreads() + 1;
-    ParallelFor(parts.size(), [&](size_t i) {
+    const size_t ahead = threads + 1;
+    ParallelFor(threads, parts.size(), [&](size_t i) {
       {
         std::unique_lock<std::mutex> lock(mu);
         merged.wait(lock, [&] { return i < next_merge + ahead || failed; });
@@ -310,7 +311,7 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& 
         if (i == 0) {
           parts[i].status = GroupPart(db, rows[i], open_end, parts[i]);
         } else {
-          StatusOr<nsys::Database> own = nsys::Database::Open(db.path());
+          StatusOr<nsys::Database> own = db.Reopen();
           parts[i].status = own.ok() ? GroupPart(*own, rows[i], open_end, parts[i]) : own.status();
         }
       } catch (...) {  // out of memory, say: no thread may wait for this part any more
@@ -399,7 +400,7 @@ StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db, int64_t min_rows_p
 StatusOr<model::StatsTable> NvtxSum(std::span<const nsys::Database> dbs, int64_t min_rows_per_thread) {
   // Export after export (each is read on all cores), each merged into the whole as it is read:
   // the whole and one export are held at a time.
-  StageTimer timer;
+  StageTimer timer(nsys::ExecOf(dbs));
   std::shared_ptr<RangeGroups> groups;
   std::string reasons;
   for (const nsys::Database& db : dbs) {
@@ -421,7 +422,7 @@ StatusOr<model::StatsTable> NvtxSum(std::span<const nsys::Database> dbs, int64_t
   timer.Mark("nvtx_sum: NVTX scan");
   std::vector<uint32_t> ids(groups->keys.size());
   for (uint32_t id = 0; id < ids.size(); ++id) ids[id] = id;
-  groups->Order(std::move(ids), [&](uint32_t id) {
+  groups->Order(nsys::ExecOf(dbs).threads, std::move(ids), [&](uint32_t id) {
     int64_t total = 0;
     groups->durations.ForEach(id, [&](int64_t v) { total += v; });
     return total;
@@ -530,7 +531,7 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
   // SQLite and splitting the texts (on several readers where there are cores enough), keying
   // them, and the sweep: stages on cores of their own (the keying alone took longer than the
   // sweep, and reading NVTX alone nearly as long).
-  options.prefetch = WorkerThreads() > 1;
+  options.prefetch = db.exec().HasSpareThreads();
   options.prepare = [](const nsys::NvtxRangeRow& r, std::string& out) {
     if (!r.ends_on_other_thread) CompactStringSet::Split(r.text, out);
   };
@@ -656,7 +657,7 @@ StatusOr<std::shared_ptr<ProjSumGroups>> ProjectExport(const nsys::Database& db,
     *skipped = db.path() + " does not contain GPU operation data.";
   if (!skipped->empty()) return std::shared_ptr<ProjSumGroups>();
 
-  StageTimer timer;
+  StageTimer timer(db.exec());
   // The span of each launch's ops: 16 bytes per launch, allocated once.
   analysis::LaunchSpans spans;
   int64_t rows = 0;
@@ -778,7 +779,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(const nsys::Database& db) {
 StatusOr<model::StatsTable> NvtxGpuProjSum(std::span<const nsys::Database> dbs) {
   // Export after export (a range projects onto its own export's GPU ops only); several are
   // merged into a whole by name as each is read: the whole and one export are held at a time.
-  StageTimer timer;
+  StageTimer timer(nsys::ExecOf(dbs));
   std::shared_ptr<ProjSumGroups> out;
   std::vector<uint32_t> reps, one_reps;
   std::string reasons;
@@ -812,7 +813,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(std::span<const nsys::Database> dbs) 
     return t;
   }
   RangeGroups& names = out->names;
-  names.Order(std::move(reps), [&](uint32_t id) { return out->Total(id); });
+  names.Order(nsys::ExecOf(dbs).threads, std::move(reps), [&](uint32_t id) { return out->Total(id); });
   timer.Mark("proj_sum: order");
 
   auto avg = [](int64_t sum, int64_t n) {

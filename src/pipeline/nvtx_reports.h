@@ -12,7 +12,7 @@
 namespace cpprof::pipeline {
 
 // NVTX_EVENTS is read in rowid ranges of at least `min_rows_per_thread` rows, one per thread
-// (CPPROF_THREADS): the output is the same for any thread count.
+// (the databases' ExecContext::threads): the output is the same for any thread count.
 inline constexpr int64_t kMinNvtxRowsPerThread = 100'000;
 StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db, int64_t min_rows_per_thread);
 inline StatusOr<model::StatsTable> NvtxSum(const nsys::Database& db) { return NvtxSum(db, kMinNvtxRowsPerThread); }

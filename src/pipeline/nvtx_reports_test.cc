@@ -66,11 +66,15 @@ std::vector<std::string> Rows(const std::string& name, const std::vector<std::st
   return Lines(*t);
 }
 
-// nvtx_sum's rows on `threads` threads (CPPROF_THREADS), with parts of `min_rows` or more.
-std::vector<std::string> SumLines(const nsys::Database& db, int threads, int64_t min_rows = kMinNvtxRowsPerThread) {
-  ::setenv("CPPROF_THREADS", std::to_string(threads).c_str(), 1);
-  auto t = NvtxSum(db, min_rows);
-  ::unsetenv("CPPROF_THREADS");
+// nvtx_sum's rows of `db`'s export, read with a thread budget of `threads` (ExecContext::threads),
+// in parts of `min_rows` or more.
+std::vector<std::string> SumLines(const nsys::Database& db, size_t threads, int64_t min_rows = kMinNvtxRowsPerThread) {
+  ExecContext exec;
+  exec.threads = threads;
+  auto own = nsys::Database::Open(db.path(), exec);
+  EXPECT_TRUE(own.ok());
+  if (!own.ok()) return {};
+  auto t = NvtxSum(*own, min_rows);
   EXPECT_TRUE(t.ok()) << t.status().message();
   return t.ok() ? Lines(*t) : std::vector<std::string>{};
 }

@@ -19,11 +19,11 @@ Status OpenRun(const std::vector<std::string>& paths, const OpenRunOptions& opti
   const bool align = paths.size() > 1 && options.align_clocks && options.probe;
   std::vector<std::vector<model::CommOpTime>> comm(paths.size());
   std::vector<Status> status(paths.size());
-  ParallelFor(paths.size(), [&](size_t e) {
+  ParallelFor(options.exec.threads, paths.size(), [&](size_t e) {
     status[e] = [&]() -> Status {
       OpenedExport& x = *exports[e];
       x.path = paths[e];
-      CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(x.path));
+      CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(x.path, options.exec));
       x.db.emplace(std::move(db));
       if (options.probe) {
         CPPROF_ASSIGN_OR_RETURN(x.schema, nsys::ProbeExport(*x.db));

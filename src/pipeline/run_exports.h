@@ -26,9 +26,19 @@ struct OpenedExport {
   nsys::ExportSchema schema;
   model::CaptureInfo capture;
   analysis::ClockAlignment clock;  // onto the run's clock (the first export's); none for one export
+
+  // Some text read from it was not UTF-8 (nsys::Database::invalid_utf8_seen): the command says so.
+  bool invalid_utf8_seen() const { return closed_invalid_utf8 || (db && db->invalid_utf8_seen()); }
+  // Closes the connection once everything is read, keeping what it saw.
+  void Close() {
+    closed_invalid_utf8 = invalid_utf8_seen();
+    db.reset();
+  }
+  bool closed_invalid_utf8 = false;
 };
 
 struct OpenRunOptions {
+  ExecContext exec;          // how the command runs: each export is opened with it
   bool force = false;        // exports that do not look like one run are read as one all the same
   bool align_clocks = true;  // several exports: align their clocks (their NCCL kernels are read)
   bool probe = true;         // probe each export's schema (the tables a readout needs); off: capture facts only
@@ -43,5 +53,14 @@ Status OpenRun(const std::vector<std::string>& paths, const OpenRunOptions& opti
 
 // The captures of `exports`, in order (for analysis::AssignRunRanks).
 std::vector<const model::CaptureInfo*> CapturesOf(const std::vector<OpenedExport*>& exports);
+
+// Whether text read from any of `exports` was not UTF-8.
+template <class Exports>
+bool AnyInvalidUtf8(const Exports& exports) {
+  for (const auto& x : exports) {
+    if (x.invalid_utf8_seen()) return true;
+  }
+  return false;
+}
 
 }  // namespace cpprof::pipeline

@@ -91,6 +91,7 @@ struct RunPartial {
   model::Window window;       // on the run's clock; left-out counts are added by FinishReport
   model::MemoryUsage memory;  // series by the run's globalPids, on the run's clock
   std::vector<std::string> notes;
+  bool invalid_utf8 = false;    // some text read from the exports was not UTF-8 (shown as U+FFFD)
   EfficiencyInputs efficiency;  // filled for `report --partial`; BuildReport finds them itself
 };
 

@@ -149,7 +149,7 @@ Status ReadSourceWork(const model::Window& window, size_t threads, bool keep_op_
                                        ? nsys::ReadNvtxFacts(*s.db, &attribution.domains, &attribution.tally)
                                        : nsys::ReadNvtxFacts(*s.db));
   s.facts.damaged_runtime_rows = attribution.damaged_runtime_rows;
-  s.db.reset();
+  s.Close();
   return OkStatus();
 }
 
@@ -271,12 +271,13 @@ std::vector<uint16_t> ModuleTreeMerger::Add(const std::vector<analysis::ModuleTr
   return map;
 }
 
-Status CheckSameRun(const std::vector<std::string>& paths, bool force) {
+Status CheckSameRun(const std::vector<std::string>& paths, bool force, const ExecContext& exec) {
   if (force || paths.size() < 2) return OkStatus();
   std::vector<OpenedExport> exports(paths.size());
   std::vector<OpenedExport*> open;
   for (auto& x : exports) open.push_back(&x);
   OpenRunOptions o;
+  o.exec = exec;
   o.align_clocks = false;
   o.probe = false;  // only the capture facts: whether each export has the data is the command's to say
   return OpenRun(paths, o, open);
@@ -300,6 +301,7 @@ struct RunBase {
   model::ModuleGrouping grouping;
   AttributionFacts attribution;
   model::MemoryUsage memory;
+  bool invalid_utf8 = false;  // some text read from the exports was not UTF-8
 };
 
 // Phase 1, one export per thread: NVTX, runtime calls, capture facts (and NCCL kernels); the
@@ -314,13 +316,14 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
                                                        "'domain:text' of each NVTX range"));
   }
   const bool several = paths.size() > 1;
-  StageTimer timer;
+  StageTimer timer(options.exec);
   sources = std::vector<Source>(paths.size());
   std::vector<OpenedExport*> exports;
   for (auto& s : sources) exports.push_back(&s);
   // What the window and the clocks need: NVTX and runtime for the modules and iterations (and
   // the NCCL kernels, read by OpenRun, when there are several exports).
   OpenRunOptions open;
+  open.exec = options.exec;
   open.force = options.force;
   open.read = [&](size_t e) -> Status {
     Source& s = sources[e];
@@ -347,15 +350,18 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
 // Phase 2 (the GPU ops in `window`, memory, NVTX facts), the exports merged into one run, and
 // what every window's partial shares. The ops go to `work`.
 StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& window,
-                           const analysis::ModuleConfig& config, bool keep_op_keys, model::GpuWork& work) {
-  StageTimer timer;
+                           const analysis::ModuleConfig& config, bool keep_op_keys, const ExecContext& exec,
+                           model::GpuWork& work) {
+  StageTimer timer(exec);
   std::vector<Status> status(sources.size());
-  const size_t threads = std::max<size_t>(1, WorkerThreads() / std::min(WorkerThreads(), sources.size()));
-  ParallelFor(sources.size(), [&](size_t e) { status[e] = ReadSourceWork(window, threads, keep_op_keys, sources[e]); });
+  const size_t threads = std::max<size_t>(1, exec.threads / std::min(exec.threads, sources.size()));
+  ParallelFor(exec.threads, sources.size(),
+              [&](size_t e) { status[e] = ReadSourceWork(window, threads, keep_op_keys, sources[e]); });
   for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
   timer.Mark("GPU ops, memory");
   Run run = MergeSources(sources);
   RunBase base;
+  base.invalid_utf8 = AnyInvalidUtf8(sources);
   base.peaks = nsys::PeakSeriesPerProcess(run.memory);
 
   std::vector<std::string> source_paths;
@@ -445,10 +451,11 @@ void CountModuleCalls(const std::vector<analysis::ModuleCall>& calls, int64_t gl
 // independent. RunPartial::nodes and ::memory are left for the caller.
 RunPartial WindowPartial(const RunBase& base, std::vector<model::ProcessGpuWork>& procs, const model::GpuNames& names,
                          model::Window window, const ReportOptions& options) {
-  StageTimer timer;
+  StageTimer timer(options.exec);
   RunPartial out;
   out.sources = base.sources;
   out.notes = base.notes;
+  out.invalid_utf8 = base.invalid_utf8;
   out.rank_method = base.ranks.method;
   out.world_size = base.ranks.world_size;
   out.window = std::move(window);
@@ -460,7 +467,7 @@ RunPartial WindowPartial(const RunBase& base, std::vector<model::ProcessGpuWork>
     if (!out.window.whole_capture) out.processes[r].sweep.window_start = out.window.start_ns;
     if (!out.window.whole_capture) out.processes[r].sweep.window_end = out.window.end_ns;
   }
-  ParallelFor(out.processes.size(), [&](size_t r) {
+  ParallelFor(options.exec.threads, out.processes.size(), [&](size_t r) {
     analysis::SweepModules(procs[process_of_rank[r]], base.parent, out.processes[r].sweep);
   });
   timer.Mark("sweeps");
@@ -594,7 +601,7 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
   CPPROF_ASSIGN_OR_RETURN(model::Window window,
                           analysis::ChooseWindow(std::move(marks), iteration_method, options.window));
   model::GpuWork work;
-  CPPROF_ASSIGN_OR_RETURN(RunBase base, ReadWork(sources, window, config, /*keep_op_keys=*/false, work));
+  CPPROF_ASSIGN_OR_RETURN(RunBase base, ReadWork(sources, window, config, /*keep_op_keys=*/false, options.exec, work));
   RunPartial out = WindowPartial(base, work.processes, work.names, std::move(window), options);
   out.nodes = std::move(base.nodes);
   out.memory = std::move(base.memory);
@@ -631,7 +638,7 @@ StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const Repor
   // A bad --window is said before the ops are read.
   CPPROF_RETURN_IF_ERROR(analysis::ChooseWindow(d.marks, d.iteration_method, options.window).status());
   CPPROF_ASSIGN_OR_RETURN(model::Window all, analysis::ChooseWindow(d.marks, d.iteration_method, "all"));
-  CPPROF_ASSIGN_OR_RETURN(d.base, ReadWork(sources, all, config, /*keep_op_keys=*/true, d.work));
+  CPPROF_ASSIGN_OR_RETURN(d.base, ReadWork(sources, all, config, /*keep_op_keys=*/true, options.exec, d.work));
   return data;
 }
 
@@ -651,7 +658,8 @@ std::vector<RunPartial> RunData::Partials(std::vector<model::Window> windows, bo
   std::vector<std::vector<model::ProcessGpuWork>> procs(windows.size());
   for (auto& p : procs) p.resize(d.work.processes.size());
   std::vector<std::vector<model::ProcessGpuWork>> by_process(d.work.processes.size());
-  ParallelFor(d.work.processes.size(), [&](size_t p) { by_process[p] = CutWindows(d.work.processes[p], cut); });
+  ParallelFor(d.options.exec.threads, d.work.processes.size(),
+              [&](size_t p) { by_process[p] = CutWindows(d.work.processes[p], cut); });
   for (size_t p = 0; p < by_process.size(); ++p) {
     for (size_t k = 0; k < order.size(); ++k) procs[order[k]][p] = std::move(by_process[p][k]);
   }

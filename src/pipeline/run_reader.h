@@ -74,7 +74,7 @@ class ModuleTreeMerger {
 
 // analysis::CheckSameRun on the exports at `paths`, their capture facts read from each (for a
 // command that does not otherwise read them: `stats --merge`). Opening errors as for `report`.
-Status CheckSameRun(const std::vector<std::string>& paths, bool force);
+Status CheckSameRun(const std::vector<std::string>& paths, bool force, const ExecContext& exec);
 
 // "trunk/CPFoldModel.trunk/...": a node's path from its top-level row.
 std::string NodePath(const std::vector<analysis::ModuleTreeNode>& nodes, int node);

@@ -41,7 +41,7 @@ template <class ReadGroups>
 StatusOr<std::vector<SummaryRow>> SummarizeExports(std::span<const nsys::Database> dbs, ReadGroups read,
                                                    std::string* skipped) {
   std::vector<ExportGroups> per(dbs.size());
-  ParallelFor(dbs.size(), [&](size_t i) {
+  ParallelFor(nsys::ExecOf(dbs).threads, dbs.size(), [&](size_t i) {
     StatusOr<std::vector<nsys::Group>> groups = read(dbs[i], &per[i].skipped);
     if (!groups.ok()) {
       per[i].status = groups.status();
@@ -152,14 +152,15 @@ const StatsReportDef* FindStatsReport(std::string_view name) {
   return nullptr;
 }
 
-StatusOr<StatsTable> RunStatsReport(const StatsReportDef& report, const std::string& path) {
-  return RunStatsReport(report, std::vector<std::string>{path});
+StatusOr<StatsTable> RunStatsReport(const StatsReportDef& report, const std::string& path, const ExecContext& exec) {
+  return RunStatsReport(report, std::vector<std::string>{path}, exec);
 }
 
-StatusOr<StatsTable> RunStatsReport(const StatsReportDef& report, const std::vector<std::string>& paths) {
+StatusOr<StatsTable> RunStatsReport(const StatsReportDef& report, const std::vector<std::string>& paths,
+                                    const ExecContext& exec) {
   std::vector<nsys::Database> dbs;
   for (const auto& path : paths) {
-    CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(path));
+    CPPROF_ASSIGN_OR_RETURN(nsys::Database db, nsys::Database::Open(path, exec));
     if (db.tables().empty()) {
       return Error(ExitCode::kNotAnExport,
                    fmt::format("'{}' is an SQLite database with no tables: not an nsys export. Export "
@@ -171,6 +172,7 @@ StatusOr<StatsTable> RunStatsReport(const StatsReportDef& report, const std::vec
   CPPROF_ASSIGN_OR_RETURN(StatsTable t, report.run(dbs));
   t.report = std::string(report.name);
   t.title = std::string(report.title);
+  t.invalid_utf8 = nsys::AnyInvalidUtf8(dbs);
   return t;
 }
 

@@ -29,8 +29,10 @@ std::span<const StatsReportDef> StatsReports();
 const StatsReportDef* FindStatsReport(std::string_view name);
 
 // Opens `path` and runs `report` on it (opening errors as for `cpprof report`).
-StatusOr<model::StatsTable> RunStatsReport(const StatsReportDef& report, const std::string& path);
+StatusOr<model::StatsTable> RunStatsReport(const StatsReportDef& report, const std::string& path,
+                                           const ExecContext& exec);
 // Opens every export of `paths` and runs `report` over all of them as one (see StatsReportDef::run).
-StatusOr<model::StatsTable> RunStatsReport(const StatsReportDef& report, const std::vector<std::string>& paths);
+StatusOr<model::StatsTable> RunStatsReport(const StatsReportDef& report, const std::vector<std::string>& paths,
+                                           const ExecContext& exec);
 
 }  // namespace cpprof::pipeline

@@ -702,6 +702,7 @@ StatusOr<int> Execute(const Plan& plan, const doctor::DoctorFindings& findings, 
 
   // The readout, and the comparison with an earlier result.
   pipeline::ReportOptions report_options;
+  report_options.exec = options.exec;
   if (!options.compare.empty()) report_options.top_kernels = 0;  // the sanity check compares every kernel
   CPPROF_ASSIGN_OR_RETURN(model::Report report, pipeline::BuildReport(exports, report_options));
   model::ProfileSummary summary = Summarize(plan, probe_lines, run);

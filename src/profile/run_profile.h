@@ -4,6 +4,7 @@
 
 #include <ostream>
 
+#include "base/exec_context.h"
 #include "base/status.h"
 #include "doctor/doctor.h"
 #include "model/report.h"
@@ -14,6 +15,7 @@
 namespace cpprof::profile {
 
 struct ExecuteOptions {
+  ExecContext exec;                 // how cpprof reads the exports after the run (threads, timing)
   double kill_grace_s = 5;          // SIGTERM, then SIGKILL after this long
   bool live = true;                 // echo the run's output to `err` as it comes (--quiet: false)
   double poll_s = 1;                // the probe polls nvidia-smi's memory.used this often (0: never)

@@ -61,7 +61,7 @@ void ChromeTraceFormat::GpuOp(const model::TraceGpuOp& op) {
 
 void ChromeTraceFormat::NvtxRange(const model::TraceNvtxRange& r) {
   const int64_t tid = RangeTid(r);
-  nvtx_.Start(json_, {}, "NVTX", options_.timing, options_.batch_threads);
+  nvtx_.Start(json_, {}, "NVTX", options_.exec, options_.batch_threads);
   nvtx_.batch().Add(r.domain, r.text, r.push_pop ? "nvtx" : "nvtx start/end", r.process->pid, tid, r.start, r.end,
                     r.open, r.push_pop, model::TidOf(r.global_tid), r.ended_on_tid);
   nvtx_.PutIfFull(json_);

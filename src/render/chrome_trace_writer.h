@@ -41,6 +41,10 @@ class ChromeTraceWriter {
   void Finish();
 
   int64_t events() const { return events_; }
+  // Threads that may format a batch of events at once (trace_batches.h's WriteInBlocks): the
+  // command's budget (ExecContext::threads). 1 until set.
+  void set_format_threads(size_t threads) { format_threads_ = threads; }
+  size_t format_threads() const { return format_threads_; }
 
  private:
   void Flush();
@@ -50,6 +54,7 @@ class ChromeTraceWriter {
   JsonWriter json_{buffer_};
   int64_t events_ = 0;
   bool finished_ = false;
+  size_t format_threads_ = 1;
 };
 
 }  // namespace cpprof::render

@@ -4,10 +4,10 @@
 // its own while the caller places the one after and a third thread appends. Used by both formats.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/batch_pipe.h"
+#include "base/exec_context.h"
 #include "base/parallel.h"
 #include "render/chrome_trace_writer.h"
 #include "render/json_writer.h"
@@ -91,10 +92,11 @@ struct CorrelationArgs {
 template <class Writer, class WriteItem>
 void WriteInBlocks(Writer& writer, size_t n, int64_t events, size_t bytes, WriteItem&& write) {
   if (n == 0) return;
-  const size_t blocks = std::min<size_t>(WorkerThreads(), (n + 1023) / 1024);
+  const size_t threads = writer.format_threads();
+  const size_t blocks = std::min<size_t>(threads, (n + 1023) / 1024);
   std::vector<std::string> text(blocks);
   const bool first_of_document = writer.events() == 0;
-  ParallelFor(blocks, [&](size_t b) {
+  ParallelFor(threads, blocks, [&](size_t b) {
     const size_t from = n * b / blocks, to = n * (b + 1) / blocks;
     text[b].reserve((to - from) * bytes);
     JsonWriter w(text[b]);
@@ -269,6 +271,8 @@ struct FormattedBlocks {
   int64_t base_events = 0;                              // the trace's events before the BatchWriter began
   int64_t staged_events = 0;                            // formatted by it so far, appended or not
   std::vector<std::pair<std::string, int64_t>> blocks;  // text, events counted with it
+  size_t threads = 1;                                   // the trace's (ChromeTraceWriter::format_threads)
+  size_t format_threads() const { return threads; }
   int64_t events() const { return base_events + staged_events; }
   void AppendRaw(std::string&& text, int64_t count) {
     staged_events += count;
@@ -284,11 +288,11 @@ struct FormattedBlocks {
 template <class Batch>
 class BatchWriter {
  public:
-  BatchWriter(ChromeTraceWriter& writer, typename Batch::Style style, const char* what, bool timing)
+  BatchWriter(ChromeTraceWriter& writer, typename Batch::Style style, const char* what, const ExecContext& exec)
       : writer_(writer),
         style_(style),
         what_(what),
-        timing_(timing),
+        exec_(exec),
         appender_(2,
                   [this](FormattedBlocks& blocks) {
                     for (auto& [text, count] : blocks.blocks) writer_.AppendRaw(text, count);
@@ -297,6 +301,7 @@ class BatchWriter {
                   }),
         formatter_(2, [this, base = writer.events()](Batch& batch) {
           blocks_.Clear();
+          blocks_.threads = writer_.format_threads();
           blocks_.base_events = base;
           blocks_.staged_events = staged_;
           batch.WriteTo(blocks_, style_);
@@ -311,12 +316,12 @@ class BatchWriter {
   void Finish() {
     formatter_.Finish();
     appender_.Finish();
-    if (timing_) {
-      std::fprintf(stderr,
-                   "cpprof: timing: export: %s: placing waited %.3f s for formatting, formatting %.3f s for placing; "
-                   "formatting waited %.3f s for appending, appending %.3f s for formatting\n",
-                   what_, formatter_.producer_waited_s(), formatter_.consumer_waited_s(), appender_.producer_waited_s(),
-                   appender_.consumer_waited_s());
+    if (exec_.timing) {
+      exec_.Timing(
+          fmt::format("cpprof: timing: export: {}: placing waited {:.3f} s for formatting, formatting {:.3f} s "
+                      "for placing; formatting waited {:.3f} s for appending, appending {:.3f} s for formatting",
+                      what_, formatter_.producer_waited_s(), formatter_.consumer_waited_s(),
+                      appender_.producer_waited_s(), appender_.consumer_waited_s()));
     }
   }
 
@@ -324,7 +329,7 @@ class BatchWriter {
   ChromeTraceWriter& writer_;
   const typename Batch::Style style_;
   const char* what_;
-  const bool timing_;
+  const ExecContext exec_;
   FormattedBlocks blocks_;  // the formatter's: handed to the appender batch by batch
   int64_t staged_ = 0;      // events formatted so far
   BatchThread<FormattedBlocks> appender_;
@@ -338,10 +343,11 @@ class BatchedEvents {
   Batch& batch() { return batch_; }
   // Starts formatting ahead on threads of its own when `ahead` and there are cores to (else
   // batches are formatted in place, on all cores).
-  void Start(ChromeTraceWriter& writer, typename Batch::Style style, const char* what, bool timing, bool ahead) {
+  void Start(ChromeTraceWriter& writer, typename Batch::Style style, const char* what, const ExecContext& exec,
+             bool ahead) {
     style_ = style;
-    if (ahead && WorkerThreads() > 1 && !writer_) {
-      writer_ = std::make_unique<BatchWriter<Batch>>(writer, style, what, timing);
+    if (ahead && exec.HasSpareThreads() && !writer_) {
+      writer_ = std::make_unique<BatchWriter<Batch>>(writer, style, what, exec);
     }
   }
   // A full batch to its writer thread, or written here.

@@ -10,7 +10,9 @@ namespace cpprof::render {
 
 TraceWriter::TraceWriter(std::ostream& out, const model::TraceHeader& header, const Json& top_level,
                          trace::CorrelationArgs correlation, const TraceWriterOptions& options)
-    : json_(out, OtherData(header), top_level), options_(options), correlation_(correlation) {}
+    : json_(out, OtherData(header), top_level), options_(options), correlation_(correlation) {
+  json_.set_format_threads(options.exec.threads);
+}
 
 TraceWriter::~TraceWriter() = default;
 
@@ -99,13 +101,13 @@ void TraceWriter::AddGpuOp(const model::TraceGpuOp& e, const std::string& name, 
   for (int i = 0; i < 3; ++i) op.grid[i] = e.grid[i], op.block[i] = e.block[i];
   op.flow_end = e.flow_end, op.flow_id = e.flow_id;
   op.flow_pid = e.process->pid;
-  gpu_.Start(json_, correlation_, "GPU ops", options_.timing, options_.batch_threads);
+  gpu_.Start(json_, correlation_, "GPU ops", options_.exec, options_.batch_threads);
   gpu_.batch().Add(op);
   gpu_.PutIfFull(json_);
 }
 
 void TraceWriter::AddApiCall(const model::TraceApiCall& c, const std::string& name, std::string_view cat) {
-  api_.Start(json_, correlation_, "API calls", options_.timing, options_.batch_threads);
+  api_.Start(json_, correlation_, "API calls", options_.exec, options_.batch_threads);
   api_.batch().Add(
       {&name, cat, c.process->pid, ThreadTid(c.global_tid), c.start, c.end, c.correlation, c.has_correlation});
   api_.PutIfFull(json_);

@@ -30,7 +30,7 @@ namespace cpprof::render {
 inline constexpr int64_t kSyntheticTidBase = 1'000'000'000;
 
 struct TraceWriterOptions {
-  bool timing = false;        // say on stderr how long the batch threads waited for each other
+  ExecContext exec;           // threads to format with; timing: how long the batch threads waited for each other
   bool batch_threads = true;  // format batches ahead on threads of their own (where there are cores)
 };
 

@@ -1,14 +1,10 @@
 #include "runner/helpers.h"
 
-#include <cstdlib>
-
-#include "runner/environment.h"
-
 namespace cpprof::runner {
 
-std::vector<std::string> HelperSearchDirs() {
+std::vector<std::string> HelperSearchDirs(const Environment& env) {
   std::vector<std::string> dirs;
-  if (const char* d = std::getenv("CPPROF_HELPERS_DIR"); d && *d) dirs.emplace_back(d);
+  if (auto d = env.Get("CPPROF_HELPERS_DIR"); d && !d->empty()) dirs.push_back(*d);
   std::string exe = Environment::RealPath("/proc/self/exe");
   if (size_t slash = exe.rfind('/'); slash != std::string::npos) {
     std::string exe_dir = exe.substr(0, slash);
@@ -21,16 +17,16 @@ std::vector<std::string> HelperSearchDirs() {
   return dirs;
 }
 
-std::optional<std::string> FindHelper(const std::string& file) {
-  for (const auto& dir : HelperSearchDirs()) {
+std::optional<std::string> FindHelper(const Environment& env, const std::string& file) {
+  for (const auto& dir : HelperSearchDirs(env)) {
     std::string p = dir + "/" + file;
     if (Environment::IsFile(p)) return Environment::RealPath(p);
   }
   return std::nullopt;
 }
 
-std::optional<std::string> FindWorkloadKitRoot() {
-  for (const auto& dir : HelperSearchDirs()) {
+std::optional<std::string> FindWorkloadKitRoot(const Environment& env) {
+  for (const auto& dir : HelperSearchDirs(env)) {
     std::string root = dir + "/..";
     if (Environment::IsFile(root + "/cpprof_workload/__init__.py")) return Environment::RealPath(root);
   }

@@ -6,18 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "runner/environment.h"
+
 namespace cpprof::runner {
 
-// The places searched, in order: $CPPROF_HELPERS_DIR; beside the executable
+// The places searched, in order: CPPROF_HELPERS_DIR of `env` (the command's environment); beside the executable
 // (<exe>/../python/cpprof_helpers, then <exe>/../share/cpprof/python/cpprof_helpers, which covers
 // build/cpprof in a checkout and an installed prefix); the source tree cpprof was built from.
-std::vector<std::string> HelperSearchDirs();
+std::vector<std::string> HelperSearchDirs(const Environment& env);
 
 // The path of helper `file` (e.g. "validate_trace.py"), if one of those places has it.
-std::optional<std::string> FindHelper(const std::string& file);
+std::optional<std::string> FindHelper(const Environment& env, const std::string& file);
 
 // The folder holding the cpprof_workload package (python/cpprof_workload, installed beside the
 // helpers): the parent of the first of those places whose parent has it.
-std::optional<std::string> FindWorkloadKitRoot();
+std::optional<std::string> FindWorkloadKitRoot(const Environment& env);
 
 }  // namespace cpprof::runner

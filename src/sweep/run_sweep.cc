@@ -286,6 +286,7 @@ class Sweep {
     CPPROF_ASSIGN_OR_RETURN(PointPlans plans, PlanGuarded(p, now));
     p.timing_argv = plans.timing.launch;
     profile::ExecuteOptions eo;
+    eo.exec = o_.exec;
     eo.live = o_.live;
     eo.kill_grace_s = o_.kill_grace_s;
     CPPROF_ASSIGN_OR_RETURN(profile::UnprofiledRun t, TimingRun(plans, eo, p));

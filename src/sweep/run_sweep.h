@@ -15,6 +15,7 @@
 #include <ostream>
 #include <string>
 
+#include "base/exec_context.h"
 #include "base/status.h"
 #include "doctor/doctor.h"
 #include "model/sweep.h"
@@ -24,6 +25,7 @@
 namespace cpprof::sweep {
 
 struct SweepOptions {
+  ExecContext exec;  // how cpprof reads each point's exports (threads, timing)
   model::SweepSpec spec;
   std::string out_dir;      // --out
   bool force = false;       // --force: start again over an earlier sweep of another matrix

@@ -47,14 +47,14 @@ void ExpectCutsEqualReads(const std::vector<std::string>& paths, const std::vect
   std::vector<pipeline::RunPartial> parts = data->Partials(windows, /*memory=*/true);
   ASSERT_EQ(parts.size(), specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
-    model::Report cut = pipeline::FinishReport(std::move(parts[i]));
+    model::Report cut = pipeline::FinishReport(std::move(parts[i]), {});
     pipeline::AddEfficiency(paths, o, cut);
     EXPECT_EQ(Readout(cut), Read(paths, specs[i])) << paths[0] << " --window " << specs[i];
   }
   // The whole capture from the ops themselves.
   StatusOr<model::Window> all = data->Window("all");
   ASSERT_TRUE(all.ok());
-  model::Report whole = pipeline::FinishReport(data->TakeAll(*all, nullptr, /*memory=*/true));
+  model::Report whole = pipeline::FinishReport(data->TakeAll(*all, nullptr, /*memory=*/true), {});
   pipeline::AddEfficiency(paths, o, whole);
   EXPECT_EQ(Readout(whole), Read(paths, "all")) << paths[0] << " --window all";
 }
