@@ -20,18 +20,18 @@ using model::OpClass;
 // One GPU op of the graph (see replay.h).
 struct DepOp {
   int64_t start = 0, end = 0;  // measured
-  int64_t gap = 0;             // start - the latest measured end of the rank's ops ended by then (or the window's start)
-  int64_t lag = -1;            // start - the previous op's start, when it started while another ran; else -1
-  int64_t transfer = 0;        // a matched NCCL op: end - its instance's last arrival; else end - start
-  int32_t done = 0;            // how many of the rank's ops (in end order) had ended by its start
-  int32_t instance = -1;       // into Graph::instances
+  int64_t gap = 0;        // start - the latest measured end of the rank's ops ended by then (or the window's start)
+  int64_t lag = -1;       // start - the previous op's start, when it started while another ran; else -1
+  int64_t transfer = 0;   // a matched NCCL op: end - its instance's last arrival; else end - start
+  int32_t done = 0;       // how many of the rank's ops (in end order) had ended by its start
+  int32_t instance = -1;  // into Graph::instances
   uint16_t node = 0;
   OpClass cls = OpClass::kComputeOther;
 };
 
 struct Graph {
-  std::vector<std::vector<DepOp>> ranks;                           // by start
-  std::vector<std::vector<int32_t>> by_end;                        // per rank: op indices by end, then index
+  std::vector<std::vector<DepOp>> ranks;                            // by start
+  std::vector<std::vector<int32_t>> by_end;                         // per rank: op indices by end, then index
   std::vector<std::vector<std::pair<int32_t, int32_t>>> instances;  // (rank, op)
   int64_t window_start = 0;
   model::DepGraphCounts counts;
@@ -39,9 +39,8 @@ struct Graph {
 
 // A rank's ops by start, with their measured gaps, launch distances and end order.
 void AddRank(std::vector<GpuOp> ops, Graph& g) {
-  std::sort(ops.begin(), ops.end(), [](const GpuOp& a, const GpuOp& b) {
-    return a.start != b.start ? a.start < b.start : a.end() < b.end();
-  });
+  std::sort(ops.begin(), ops.end(),
+            [](const GpuOp& a, const GpuOp& b) { return a.start != b.start ? a.start < b.start : a.end() < b.end(); });
   std::vector<DepOp> out(ops.size());
   std::vector<int32_t> by_end(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -55,8 +54,8 @@ void AddRank(std::vector<GpuOp> ops, Graph& g) {
   int64_t done_max = g.window_start, prev_max = INT64_MIN;
   for (size_t i = 0; i < out.size(); ++i) {
     DepOp& op = out[i];
-    while (p < by_end.size() && (out[by_end[p]].end < op.start ||
-                                 (out[by_end[p]].end == op.start && by_end[p] < static_cast<int32_t>(i)))) {
+    while (p < by_end.size() &&
+           (out[by_end[p]].end < op.start || (out[by_end[p]].end == op.start && by_end[p] < static_cast<int32_t>(i)))) {
       done_max = std::max(done_max, out[by_end[p++]].end);
     }
     op.done = static_cast<int32_t>(p);
@@ -139,7 +138,7 @@ struct Timing {
 Timing Measured(const Graph& g) {
   Timing t;
   for (const auto& ops : g.ranks) {
-    auto& dur = t.dur.emplace_back(), &gap = t.gap.emplace_back(), &lag = t.lag.emplace_back();
+    auto &dur = t.dur.emplace_back(), &gap = t.gap.emplace_back(), &lag = t.lag.emplace_back();
     t.hidden.emplace_back(ops.size(), 0);
     for (const DepOp& op : ops) {
       dur.push_back(op.instance >= 0 ? op.transfer : op.end - op.start);
@@ -198,8 +197,7 @@ class Replayer {
   int64_t Boundary(size_t r, int64_t t, int32_t& arg) const {
     const auto& by_end = g_.by_end[r];
     const auto& ops = g_.ranks[r];
-    size_t k = std::upper_bound(by_end.begin(), by_end.end(), t,
-                                [&](int64_t v, int32_t i) { return v < ops[i].end; }) -
+    size_t k = std::upper_bound(by_end.begin(), by_end.end(), t, [&](int64_t v, int32_t i) { return v < ops[i].end; }) -
                by_end.begin();
     if (k == 0) {
       arg = -1;
@@ -422,9 +420,10 @@ std::string ApplyOnTime(const Graph& g, const WhatIfEdit& e, Timing& t) {
     cut += t.gap[e.rank][i] - median;
     t.gap[e.rank][i] = median, ++t.edited;
   }
-  return fmt::format("rank {}'s GPU gaps before its NCCL launches brought to the other ranks' median ({:.3f} ms): "
-                     "{:.3f} ms less idle",
-                     e.rank, static_cast<double>(median) / 1e6, static_cast<double>(cut) / 1e6);
+  return fmt::format(
+      "rank {}'s GPU gaps before its NCCL launches brought to the other ranks' median ({:.3f} ms): "
+      "{:.3f} ms less idle",
+      e.rank, static_cast<double>(median) / 1e6, static_cast<double>(cut) / 1e6);
 }
 
 std::string ApplyLaunchGaps(const Graph& g, Timing& t) {
@@ -467,18 +466,18 @@ std::string ApplyModuleEdit(const ReplayInput& in, const Graph& g, const WhatIfE
       after += t.dur[r][i];
     }
   }
-  const char* what = e.kind == WhatIfEdit::Kind::kTransfer || e.kind == WhatIfEdit::Kind::kOverlap ? "NCCL ops"
-                                                                                                    : "compute ops";
+  const char* what =
+      e.kind == WhatIfEdit::Kind::kTransfer || e.kind == WhatIfEdit::Kind::kOverlap ? "NCCL ops" : "compute ops";
   if (e.kind == WhatIfEdit::Kind::kOverlap) {
     return fmt::format("{} {} of modules matching '{}' run alongside the compute after them", ops, what, e.glob);
   }
-  return fmt::format("{} {} of modules matching '{}': {:.3f} ms -> {:.3f} ms{}", ops, what, e.glob,
-                     static_cast<double>(before) / 1e6, static_cast<double>(after) / 1e6,
-                     e.kind == WhatIfEdit::Kind::kTransfer ? " of transfer"
-                     : e.kind == WhatIfEdit::Kind::kTime
-                         ? fmt::format(", and the {:.3f} ms of GPU gaps before them scaled alike",
-                                       static_cast<double>(gaps) / 1e6)
-                         : "");
+  return fmt::format(
+      "{} {} of modules matching '{}': {:.3f} ms -> {:.3f} ms{}", ops, what, e.glob, static_cast<double>(before) / 1e6,
+      static_cast<double>(after) / 1e6,
+      e.kind == WhatIfEdit::Kind::kTransfer ? " of transfer"
+      : e.kind == WhatIfEdit::Kind::kTime
+          ? fmt::format(", and the {:.3f} ms of GPU gaps before them scaled alike", static_cast<double>(gaps) / 1e6)
+          : "");
 }
 
 std::vector<int64_t> IterationTimes(const Replayer& rp, const Graph& g, const ReplayInput& in) {
@@ -495,9 +494,15 @@ model::WhatIf RunEdit(const ReplayInput& in, const Graph& g, const WhatIfEdit& e
   model::WhatIf w;
   w.edit = e.text;
   switch (e.kind) {
-    case WhatIfEdit::Kind::kOnTime: w.description = ApplyOnTime(g, e, t); break;
-    case WhatIfEdit::Kind::kLaunchGaps: w.description = ApplyLaunchGaps(g, t); break;
-    default: w.description = ApplyModuleEdit(in, g, e, t); break;
+    case WhatIfEdit::Kind::kOnTime:
+      w.description = ApplyOnTime(g, e, t);
+      break;
+    case WhatIfEdit::Kind::kLaunchGaps:
+      w.description = ApplyLaunchGaps(g, t);
+      break;
+    default:
+      w.description = ApplyModuleEdit(in, g, e, t);
+      break;
   }
   w.edited = t.edited;
   const Replayer rp(g, t);
@@ -614,9 +619,9 @@ StatusOr<WhatIfEdit> ParseWhatIf(std::string_view text) {
   e.glob = std::string(rest.substr(0, colon));
   const std::string_view change = rest.substr(colon + 1);
   if (change == "overlap") return e.kind = WhatIfEdit::Kind::kOverlap, e;
-  for (auto [prefix, kind] : {std::pair{"compute*", WhatIfEdit::Kind::kCompute},
-                              std::pair{"transfer*", WhatIfEdit::Kind::kTransfer},
-                              std::pair{"time*", WhatIfEdit::Kind::kTime}}) {
+  for (auto [prefix, kind] :
+       {std::pair{"compute*", WhatIfEdit::Kind::kCompute}, std::pair{"transfer*", WhatIfEdit::Kind::kTransfer},
+        std::pair{"time*", WhatIfEdit::Kind::kTime}}) {
     const std::string_view p(prefix);
     if (change.substr(0, p.size()) != p) continue;
     if (!ParseFactor(change.substr(p.size()), e.factor)) return bad("the factor is not a number or a fraction");

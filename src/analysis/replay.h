@@ -48,7 +48,7 @@ StatusOr<WhatIfEdit> ParseWhatIf(std::string_view text);
 bool GlobMatch(std::string_view glob, std::string_view name);
 
 struct ReplayInput {
-  std::vector<std::vector<model::GpuOp>> ranks;       // each rank's ops in the window (any order)
+  std::vector<std::vector<model::GpuOp>> ranks;        // each rank's ops in the window (any order)
   const std::vector<ModuleTreeNode>* nodes = nullptr;  // the module tree the ops' nodes index; null: none
   int64_t window_start = 0;
   std::vector<model::IterationTime> iterations;  // the steady iterations, by start

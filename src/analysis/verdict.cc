@@ -150,17 +150,32 @@ int64_t Predicted(const model::Replay& p, const std::string& edit) {
   return -1;
 }
 
+// What the replay predicts bringing the imbalance's straggler on time saves per iteration.
+int64_t StragglerGain(const model::Report& r) {
+  const int64_t predicted = Predicted(r.replay, fmt::format("rank {}:on-time", r.imbalance.straggler_rank));
+  return predicted < 0 ? 0 : r.replay.measured_iter_median_ns - predicted;
+}
+
+// The straggler the verdict names (-1: none): with the replay, only a consistent one worth
+// kStragglerGain of the iteration.
+int NamedStraggler(const model::Report& r) {
+  const auto& im = r.imbalance;
+  if (r.ranks.size() < 2 || im.straggler_rank < 0) return -1;
+  if (!(r.replay.built && r.replay.self_check_ok)) return im.straggler_rank;
+  const bool most = 2 * im.straggler_last_arrivals > im.instances;
+  return most && Share(StragglerGain(r), r.replay.measured_iter_median_ns) >= kStragglerGain ? im.straggler_rank : -1;
+}
+
 // The straggler, named only when it is one: it arrived last at most matched NCCL instances and
 // the replay predicts that bringing it on time gains kStragglerGain of the iteration or more.
 // Otherwise "no consistent straggler", with the waits each rank caused.
 std::string ReplayedStraggler(const model::Report& r) {
   const auto& im = r.imbalance;
   const model::Replay& p = r.replay;
-  const int64_t predicted = Predicted(p, fmt::format("rank {}:on-time", im.straggler_rank));
-  const int64_t gain = predicted < 0 ? 0 : p.measured_iter_median_ns - predicted;
+  const int64_t gain = StragglerGain(r);
   const double share = Share(gain, p.measured_iter_median_ns);
   const bool most = 2 * im.straggler_last_arrivals > im.instances;
-  if (most && share >= kStragglerGain) {
+  if (NamedStraggler(r) >= 0) {
     return fmt::format(
         " The straggler is rank {}: it arrived last at {} of {} matched NCCL ops and kept the others waiting {} in "
         "all; bringing it on time is predicted to save {} per iteration ({}).",
@@ -368,6 +383,7 @@ model::Verdict MakeVerdict(const model::Report& r) {
   if (r.ranks.empty()) return v;
   const MeanShares m = SharesOf(r);
   v.summary = Summary(r, m);
+  v.straggler_rank = NamedStraggler(r);
   v.opportunities = Opportunities(r, m);
   v.warnings = Warnings(r);
   return v;

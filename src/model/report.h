@@ -244,6 +244,9 @@ struct Verdict {
   std::string summary;
   std::vector<std::string> opportunities;  // at most three, largest first
   std::vector<std::string> warnings;       // timings not to trust, and why
+  // The rank the summary names as the straggler (-1: none). With the replay, only a consistent
+  // one worth kStragglerGain of the iteration (analysis/verdict.h); else Imbalance's.
+  int straggler_rank = -1;
 };
 
 struct Report {

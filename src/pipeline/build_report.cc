@@ -273,6 +273,17 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
 
 namespace {
 
+// The op cut at the window's edges as the loader cuts it (nsys/gpu_work_loader.cc); false when
+// it lies outside. The ops of a report's own reading are already cut; a page's are not.
+bool ClipToWindow(const model::Window& w, model::GpuOp& op) {
+  const int64_t start = op.start, end = op.end();
+  const bool inside = start == end ? start >= w.start_ns && start < w.end_ns : end > w.start_ns && start < w.end_ns;
+  if (!inside) return false;
+  op.start = std::max(start, w.start_ns);
+  op.duration = static_cast<uint32_t>(std::min(end, w.end_ns) - op.start);
+  return true;
+}
+
 // The steady window replayed over the ops the report read (analysis/replay.h).
 void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>& nodes,
                const std::vector<analysis::WhatIfEdit>& edits, model::Report& report) {
@@ -284,7 +295,12 @@ void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>&
     const model::ProcessGpuWork& p = work.work.processes[work.process_of_rank[r]];
     auto& ops = in.ranks.emplace_back();
     ops.reserve(p.ops.size());
-    for (size_t c = 0; c < p.ops.num_chunks(); ++c) ops.insert(ops.end(), p.ops.chunk(c).begin(), p.ops.chunk(c).end());
+    for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
+      for (model::GpuOp op : p.ops.chunk(c)) {
+        if (!report.window.whole_capture && !ClipToWindow(report.window, op)) continue;
+        ops.push_back(op);
+      }
+    }
     long_ops += static_cast<int64_t>(p.long_ops.size());
     for (const auto& op : ops) first = std::min(first, op.start);
   }
@@ -311,8 +327,6 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
   AddEfficiency(paths, options, report);
   if (options.replay) {
     AddReplay(work, nodes, options.what_if, report);
-  } else {
-    report.replay.why_not = "not asked for";
   }
   if (options.timeline) {
     CPPROF_RETURN_IF_ERROR(
@@ -360,6 +374,7 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   AddEfficiency(paths, options, timeline);
   CPPROF_RETURN_IF_ERROR(
       AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, options.timeline_bins, timeline));
+  if (options.replay) AddReplay(work, nodes, options.what_if, page.readout);
   page.own_timeline = whole;
   timer.Mark("timeline");
   return page;

@@ -22,19 +22,8 @@ std::string Pct(int64_t part, int64_t whole) {
 
 void PrintTable(const std::vector<std::string>& header, const std::vector<bool>& right,
                 const std::vector<std::vector<std::string>>& rows, bool markdown, std::ostream& out) {
-  if (markdown) {
-    PrintMarkdownTable(header, right, rows, out);
-    out << '\n';
-    return;
-  }
-  std::vector<TextTable::Column> cols;
-  for (size_t i = 0; i < header.size(); ++i) {
-    cols.push_back({header[i], right[i] ? TextTable::Align::kRight : TextTable::Align::kLeft, right[i] ? 0u : 60u});
-  }
-  TextTable t(cols);
-  for (const auto& row : rows) t.AddRow(row);
-  t.Print(out, "  ");
-  out << '\n';
+  PrintSectionTable(header, right, rows, markdown, 60, out);
+  if (!markdown) out << '\n';
 }
 
 void Prose(const std::string& text, bool markdown, std::ostream& out) {
@@ -60,8 +49,10 @@ std::string SelfCheckLine(const model::Replay& p) {
       "{:.0f} %): median {} ms measured, {} ms replayed.{}",
       p.iterations.size(), p.self_check_ok ? "within the limit" : "NOT within the limit",
       100.0 * p.self_check_max_error, 100.0 * model::kReplaySelfCheckLimit, Ms(p.measured_iter_median_ns),
-      Ms(p.replay_iter_median_ns), p.self_check_ok ? "" : " A model that cannot replay the past does not predict: "
-                                                          "no what-if is given.");
+      Ms(p.replay_iter_median_ns),
+      p.self_check_ok ? ""
+                      : " A model that cannot replay the past does not predict: "
+                        "no what-if is given.");
 }
 
 std::string GraphLine(const model::DepGraphCounts& g) {
@@ -107,7 +98,7 @@ void PrintCriticalPath(const model::Replay& p, bool markdown, std::ostream& out)
 
 void PrintReplay(const model::Report& r, bool markdown, std::ostream& out) {
   const model::Replay& p = r.replay;
-  if (!p.built && p.why_not == "not asked for") return;
+  if (!p.built && p.why_not == model::kReplayNotAsked) return;
   out << (markdown ? "### What each fix buys (the steady window replayed)\n\n"
                    : "What each fix buys (the steady window replayed)\n");
   if (!p.built) {
@@ -173,9 +164,11 @@ nlohmann::ordered_json ReplayJson(const model::Report& r) {
   for (const auto& it : p.iterations) {
     Json path = Json::array();
     for (const auto& s : it.critical_path) {
-      path.push_back({{"rank", s.rank}, {"kind", s.kind}, {"module", s.module}, {"ns", s.ns}, {"segments", s.segments}});
+      path.push_back(
+          {{"rank", s.rank}, {"kind", s.kind}, {"module", s.module}, {"ns", s.ns}, {"segments", s.segments}});
     }
-    its.push_back({{"name", it.name}, {"measured_ns", it.measured_ns}, {"replay_ns", it.replay_ns}, {"critical_path", path}});
+    its.push_back(
+        {{"name", it.name}, {"measured_ns", it.measured_ns}, {"replay_ns", it.replay_ns}, {"critical_path", path}});
   }
   j["iterations"] = its;
   Json asked = Json::array(), tried = Json::array();

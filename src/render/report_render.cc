@@ -211,7 +211,10 @@ Json WindowJson(const model::Report& r) {
 }
 
 Json VerdictJson(const model::Report& r) {
-  return {{"summary", r.verdict.summary}, {"opportunities", r.verdict.opportunities}, {"warnings", r.verdict.warnings}};
+  return {{"summary", r.verdict.summary},
+          {"straggler_rank", r.verdict.straggler_rank},
+          {"opportunities", r.verdict.opportunities},
+          {"warnings", r.verdict.warnings}};
 }
 
 Json RankJson(const model::RankSummary& s) {
@@ -471,7 +474,7 @@ Json ReportJson(const model::Report& r, const RenderOptions& o) {
   j["diagnostics"] = DiagnosticsJson(r);
   j["interconnect"] = r.interconnect.empty() ? Json(nullptr) : Json(r.interconnect);
   if (HasEfficiencyJson(r)) j["efficiency"] = EfficiencyJson(r);  // absent when the sizes are unknown
-  if (r.replay.built || r.replay.why_not != "not asked for") j["replay"] = ReplayJson(r);
+  if (r.replay.built || r.replay.why_not != model::kReplayNotAsked) j["replay"] = ReplayJson(r);
   j["notes"] = r.notes;
   return j;
 }
