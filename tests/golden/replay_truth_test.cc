@@ -44,8 +44,8 @@ TEST(ReplayTruth, NoEditGivesBackEveryMeasuredSteadyIteration) {
       for (const json& s : it["critical_path"]) path += s["ns"].get<int64_t>();
       EXPECT_EQ(path, replay) << name << " " << it["name"] << ": the critical path adds up to the iteration";
     }
-    EXPECT_EQ(p["graph"]["ops"].get<int64_t>(), p["graph"]["after_end"].get<int64_t>() +
-                                                    p["graph"]["after_start"].get<int64_t>())
+    EXPECT_EQ(p["graph"]["ops"].get<int64_t>(),
+              p["graph"]["after_end"].get<int64_t>() + p["graph"]["after_start"].get<int64_t>())
         << name;
   }
   EXPECT_GE(replayed, 10);
@@ -82,8 +82,8 @@ TEST(ReplayTruth, SlowModuleScaledPredictsThePlainRun) {
   EXPECT_LE(RelativeError(time, truth), 0.10) << time << " vs " << truth;
   EXPECT_LT(compute, measured) << "less compute, shorter iteration";
   EXPECT_GT(compute, time) << "the kernels' own time is the smaller part of the slowness";
-  std::cout << "cpfold-ring-1x2-slow: measured " << measured << " ns; time*1/3 predicts " << time
-            << " ns, compute*1/3 " << compute << " ns; cpfold-ring-1x2 measured " << truth << " ns\n";
+  std::cout << "cpfold-ring-1x2-slow: measured " << measured << " ns; time*1/3 predicts " << time << " ns, compute*1/3 "
+            << compute << " ns; cpfold-ring-1x2 measured " << truth << " ns\n";
 }
 
 // A balanced run gets a named straggler only when the replay says its lateness is worth 5% of the
