@@ -70,7 +70,7 @@ void SettleInstance(const std::vector<Pooled>& pool, const std::vector<size_t>& 
     SatAdd(k.wait_ns, wait);
     SatAdd(k.transfer_ns, (p.end - p.start) - wait);
     caused += wait;
-    splits[p.rank][p.index] = CommOpSplit{wait, p.start + wait, true, p.rank == last_rank, 0};
+    splits[p.rank][p.index] = CommOpSplit{wait, p.start + wait, true, p.rank == last_rank, 0, s.instances - 1};
   }
   auto& l = s.per_rank[last_rank];
   ++l.last_arrivals;

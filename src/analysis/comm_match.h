@@ -37,6 +37,7 @@ struct CommOpSplit {
   bool matched = false;
   bool last_arrival = false;   // this rank started last in its instance
   int64_t caused_wait_ns = 0;  // when last_arrival: the others' waiting in the instance
+  int64_t instance = -1;       // when matched: the instance's number among its kind's (from 0)
 };
 
 struct CommMatch {

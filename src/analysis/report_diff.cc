@@ -269,6 +269,49 @@ void FindRegressions(const DiffOptions& options, ReportDiff& d) {
   }
 }
 
+// The mean over ranks of their waiting for peers (exposed: no transfer, no compute).
+int64_t MeanWait(const model::Report& r) {
+  int64_t sum = 0;
+  for (const auto& s : r.ranks) sum += s.exposed_wait_ns;
+  return r.ranks.empty() ? 0 : sum / static_cast<int64_t>(r.ranks.size());
+}
+
+// --max-iter-delta: the median steady iteration, a newly named straggler, waiting for peers.
+void FindIterationRegressions(const model::Report& a, const model::Report& b, double limit, ReportDiff& d) {
+  const int64_t ia = a.window.iter_median_ns, ib = b.window.iter_median_ns;
+  const int sa = a.verdict.straggler_rank, sb = b.verdict.straggler_rank;
+  std::string straggler;
+  if (sb >= 0) {
+    const auto& im = b.imbalance;
+    straggler = fmt::format(
+        "rank {} is {} straggler (last at {} of {} matched NCCL ops, kept the others waiting "
+        "{:.3f} ms)",
+        sb, sb != sa ? "a new" : "still the", im.straggler_last_arrivals, im.instances,
+        im.straggler_caused_wait_ns / 1e6);
+  }
+  bool said = false;
+  if (ia > 0 && ib > 0) {
+    const double rel = static_cast<double>(ib - ia) / static_cast<double>(ia);
+    if (rel > limit) {
+      d.regressions.push_back(
+          fmt::format("median steady iteration {} ({:.3f} -> {:.3f} ms), over --max-iter-delta "
+                      "{:.1f}%{}",
+                      Pct(rel), ia / 1e6, ib / 1e6, 100.0 * limit, straggler.empty() ? "" : ": " + straggler));
+      said = true;
+    }
+  } else {
+    d.regressions.push_back("--max-iter-delta: a side has no steady iterations to compare (see its window line)");
+  }
+  if (!said && sb >= 0 && sb != sa) d.regressions.push_back(straggler + ", with --max-iter-delta");
+  const int64_t wa = MeanWait(a), wb = MeanWait(b);
+  if (ia > 0 && wb - wa > static_cast<int64_t>(limit * static_cast<double>(ia))) {
+    d.regressions.push_back(
+        fmt::format("waiting for peers grew by {:.3f} ms per rank ({:.3f} -> {:.3f} ms mean), over "
+                    "--max-iter-delta {:.1f}% of A's iteration",
+                    (wb - wa) / 1e6, wa / 1e6, wb / 1e6, 100.0 * limit));
+  }
+}
+
 }  // namespace
 
 ReportDiff DiffReports(const model::Report& a, const model::Report& b, const DiffOptions& options,
@@ -288,6 +331,7 @@ ReportDiff DiffReports(const model::Report& a, const model::Report& b, const Dif
   CompareOptions(a, b, d);
   d.window_a = a.window.description, d.window_b = b.window.description;
   FindRegressions(options, d);
+  if (options.max_iter_delta) FindIterationRegressions(a, b, *options.max_iter_delta, d);
   return d;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
 
 #include "base/saturating.h"
 
@@ -141,6 +142,55 @@ MeanShares SharesOf(const model::Report& r) {
   return m;
 }
 
+// The predicted median steady iteration of the replay's candidate `edit`; -1 when not tried.
+int64_t Predicted(const model::Replay& p, const std::string& edit) {
+  for (const auto& w : p.opportunities) {
+    if (w.edit == edit) return w.predicted_iter_median_ns;
+  }
+  return -1;
+}
+
+// What the replay predicts bringing the imbalance's straggler on time saves per iteration.
+int64_t StragglerGain(const model::Report& r) {
+  const int64_t predicted = Predicted(r.replay, fmt::format("rank {}:on-time", r.imbalance.straggler_rank));
+  return predicted < 0 ? 0 : r.replay.measured_iter_median_ns - predicted;
+}
+
+// The straggler the verdict names (-1: none): with the replay, only a consistent one worth
+// kStragglerGain of the iteration.
+int NamedStraggler(const model::Report& r) {
+  const auto& im = r.imbalance;
+  if (r.ranks.size() < 2 || im.straggler_rank < 0) return -1;
+  if (!(r.replay.built && r.replay.self_check_ok)) return im.straggler_rank;
+  const bool most = 2 * im.straggler_last_arrivals > im.instances;
+  return most && Share(StragglerGain(r), r.replay.measured_iter_median_ns) >= kStragglerGain ? im.straggler_rank : -1;
+}
+
+// The straggler, named only when it is one: it arrived last at most matched NCCL instances and
+// the replay predicts that bringing it on time gains kStragglerGain of the iteration or more.
+// Otherwise "no consistent straggler", with the waits each rank caused.
+std::string ReplayedStraggler(const model::Report& r) {
+  const auto& im = r.imbalance;
+  const model::Replay& p = r.replay;
+  const int64_t gain = StragglerGain(r);
+  const double share = Share(gain, p.measured_iter_median_ns);
+  const bool most = 2 * im.straggler_last_arrivals > im.instances;
+  if (NamedStraggler(r) >= 0) {
+    return fmt::format(
+        " The straggler is rank {}: it arrived last at {} of {} matched NCCL ops and kept the others waiting {} in "
+        "all; bringing it on time is predicted to save {} per iteration ({}).",
+        im.straggler_rank, im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns), Ms(gain),
+        Pct(share));
+  }
+  std::vector<std::string> waits;
+  for (const auto& s : r.ranks) waits.push_back(fmt::format("rank {} waited {}", s.rank, Ms(s.wait_ns)));
+  return fmt::format(
+      " No consistent straggler: rank {} arrived last at {} of {} matched NCCL ops{}, and bringing it on time is "
+      "predicted to save {} per iteration ({}, under {}); the waits are mutual ({}).",
+      im.straggler_rank, im.straggler_last_arrivals, im.instances, most ? "" : " (not most)", Ms(gain), Pct(share),
+      Pct(kStragglerGain), fmt::join(waits, ", "));
+}
+
 // The verdict's summary: per iteration (or over the window), where each rank's window goes, and
 // the straggler.
 std::string Summary(const model::Report& r, const MeanShares& m) {
@@ -163,7 +213,9 @@ std::string Summary(const model::Report& r, const MeanShares& m) {
                  n > 1 ? " (mean over ranks)" : "", Pct(m.compute), Pct(m.transfer), Pct(m.waiting), Pct(m.idle));
   summary += m.idle > 0 ? fmt::format(" (launch gaps {}).", Pct(m.launch)) : ".";
   const auto& im = r.imbalance;
-  if (n > 1 && im.straggler_rank >= 0) {
+  if (n > 1 && im.straggler_rank >= 0 && r.replay.built && r.replay.self_check_ok) {
+    summary += ReplayedStraggler(r);
+  } else if (n > 1 && im.straggler_rank >= 0) {
     summary += fmt::format(
         " The straggler is rank {}: it arrived last at {} of {} matched NCCL ops and kept the "
         "others waiting {} in all.",
@@ -247,8 +299,42 @@ void UnbalancedOpportunity(const model::Report& r, const MeanShares& m, std::vec
                                     Pct(im.compute_spread))});
 }
 
+// What a candidate edit of the replay is, in words.
+std::string EditLabel(const std::string& edit) {
+  const auto ends = [&](std::string_view tail) {
+    return edit.size() >= tail.size() && edit.compare(edit.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (ends(":on-time")) {
+    return fmt::format("Rank {} on time", edit.substr(5, edit.size() - 5 - 8));
+  }
+  if (edit == "launch-gaps:0") return "No launch gaps (what CUDA graphs, or fewer and fused kernels, would give)";
+  if (ends(":overlap")) return fmt::format("{}'s transfers overlapped with compute", edit.substr(0, edit.size() - 8));
+  return edit;
+}
+
+// The replay's candidates that save 1% of the median steady iteration or more, by predicted
+// gain (at most three), then unbalanced compute, which the replay does not try.
+std::vector<std::string> ReplayedOpportunities(const model::Report& r, const MeanShares& m) {
+  const model::Replay& p = r.replay;
+  std::vector<std::string> out;
+  for (const auto& w : p.opportunities) {
+    const int64_t gain = p.measured_iter_median_ns - w.predicted_iter_median_ns;
+    const double share = Share(gain, p.measured_iter_median_ns);
+    if (share < 0.01 || out.size() == 3) continue;
+    out.push_back(fmt::format("{} saves {} per iteration ({}), replayed with --what-if '{}': {}.", EditLabel(w.edit),
+                              Ms(gain), Pct(share), w.edit, w.description));
+  }
+  std::vector<Opportunity> unbalanced;
+  UnbalancedOpportunity(r, m, unbalanced);
+  for (const auto& [share, text] : unbalanced) {
+    if (share >= 0.01 && out.size() < 3) out.push_back(text + " (not replayed)");
+  }
+  return out;
+}
+
 // Opportunities, each with its share of the mean window: the largest three of 1% or more.
 std::vector<std::string> Opportunities(const model::Report& r, const MeanShares& m) {
+  if (r.replay.built && r.replay.self_check_ok) return ReplayedOpportunities(r, m);
   std::vector<Opportunity> ops;
   StragglerOpportunity(r, m, ops);
   TransferOpportunities(r, ops);
@@ -297,6 +383,7 @@ model::Verdict MakeVerdict(const model::Report& r) {
   if (r.ranks.empty()) return v;
   const MeanShares m = SharesOf(r);
   v.summary = Summary(r, m);
+  v.straggler_rank = NamedStraggler(r);
   v.opportunities = Opportunities(r, m);
   v.warnings = Warnings(r);
   return v;

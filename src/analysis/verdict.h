@@ -16,6 +16,11 @@ namespace cpprof::analysis {
 // kernel) take at least this share of its window.
 inline constexpr double kLaunchBoundShare = 0.20;
 
+// A straggler is named when it arrived last at most matched NCCL instances and the replay
+// (analysis/replay.h) predicts that bringing it on time saves at least this share of the
+// median steady iteration.
+inline constexpr double kStragglerGain = 0.05;
+
 // Fills rank `r`'s wait/transfer/unmatched sums, its budget (exposed transfer and waiting) and
 // its idle split (launch gaps, host stalls) from the matched communication and its sweep.
 // Needs `s`'s span, busy, compute and communication unions already set.

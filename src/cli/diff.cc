@@ -1,5 +1,5 @@
-// cpprof diff A.sqlite B.sqlite [--sanity] [--window W] [--max-time-delta PCT] [--max-mem-delta PCT] [--format
-// text|json]
+// cpprof diff A.sqlite B.sqlite [--sanity] [--window W] [--max-time-delta PCT] [--max-iter-delta PCT] [--max-mem-delta
+// PCT] [--format text|json]
 #include <fmt/format.h>
 
 #include <cmath>
@@ -49,6 +49,11 @@ class DiffCommand : public Command {
                    "Exit 3 when a rank's GPU compute time, or a module's time less its NCCL waiting (>= 1% of "
                    "busy), grew by more than this percent (waiting for a late peer is not a regression of the work)")
         ->check(kPercent);
+    app.add_option("--max-iter-delta", max_iter_pct_,
+                   "Exit 3 when the median steady iteration grew by more than this percent, a rank is newly named "
+                   "the straggler (docs/readout.md: consistent, and worth 5% of the iteration by the replay), or "
+                   "waiting for peers grew by more than this percent of A's iteration; the line says which")
+        ->check(kPercent);
     app.add_option("--max-mem-delta", max_mem_pct_,
                    "Exit 3 when a rank's peak GPU memory grew by more than this percent")
         ->check(kPercent);
@@ -93,6 +98,7 @@ class DiffCommand : public Command {
     o.mem_tolerance = mem_tolerance_pct_ / 100.0;
     if (max_time_pct_) o.max_time_delta = *max_time_pct_ / 100.0;
     if (max_mem_pct_) o.max_mem_delta = *max_mem_pct_ / 100.0;
+    if (max_iter_pct_) o.max_iter_delta = *max_iter_pct_ / 100.0;
     model::ReportDiff d = analysis::DiffReports(a, b, o, pipeline::PeakMemoryPerRank);
     render_.sanity_only = sanity_;
     render_.width = TextWidth(wide_, /*to_stdout=*/true, ctx.out_is_terminal);
@@ -113,7 +119,7 @@ class DiffCommand : public Command {
   std::string a_, b_, format_ = "text", window_ = "steady";
   bool sanity_ = false, force_ = false, wide_ = false;
   double mem_tolerance_pct_ = 100.0 * model::kDefaultMemTolerance;
-  std::optional<double> max_time_pct_, max_mem_pct_;
+  std::optional<double> max_time_pct_, max_mem_pct_, max_iter_pct_;
   render::DiffRenderOptions render_;
 };
 

@@ -1,5 +1,5 @@
 // cpprof report FILE.sqlite... [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules
-// FILE] [--show-paths] [--dims N=...,grid=RxC] [--model-config FILE] [--print-cost-model]
+// FILE] [--show-paths] [--dims N=...,grid=RxC] [--model-config FILE] [--print-cost-model] [--what-if EDIT]...
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -81,6 +81,16 @@ class ReportCommand : public Command {
                    "A regex found in the NVTX ranges ('domain:text') that are iterations, instead of the "
                    "built-in names (iterN, stepN, ProfilerStep#N, warmupN); those also matching the warm-up "
                    "pattern are warm-up. RE2 syntax (https://github.com/google/re2/wiki/Syntax)");
+    app.add_option("--what-if", what_if_,
+                   "Replay the steady window with this edit and print the predicted median steady iteration "
+                   "(repeatable): 'GLOB:compute*K' or 'GLOB:transfer*K' (the modules whose name matches GLOB, `*` "
+                   "any characters; K a number or a fraction such as 1/3), 'GLOB:time*K' (their compute and the GPU "
+                   "gaps before its launches: a host-bound module), 'GLOB:overlap' (their transfers run alongside "
+                   "the compute after them), each optionally after 'rank R:' (that rank only); "
+                   "'rank R:on-time' (its gaps before NCCL launches brought to the other ranks' median); "
+                   "'launch-gaps:0' (what CUDA graphs would give). See docs/readout.md, \"The replay\"");
+    app.add_flag("--no-replay", no_replay_,
+                 "Skip the replay of the steady window (its self-check, critical path and predicted gains)");
     app.add_option("--top", options_.top_kernels, "Kernels listed per rank (0: all)")->capture_default_str();
     app.add_flag("--show-paths", render_.show_paths, "Include the export's path in the output");
     app.add_flag("--partial", partial_,
@@ -120,6 +130,7 @@ class ReportCommand : public Command {
     }
     if (!exclude_ranges_.empty()) CPPROF_RETURN_IF_ERROR(config.SetExcludedWork(exclude_ranges_));
     options_.modules = &config;
+    CPPROF_RETURN_IF_ERROR(SetReplay());
     CPPROF_RETURN_IF_ERROR(CheckHtmlDestination(partial_ ? "json" : format_, output_, "report"));
     WriteFileOptions write;
     write.replace_existing = force_;
@@ -167,6 +178,19 @@ class ReportCommand : public Command {
   }
 
  private:
+  // The replay's edits (--what-if), parsed before the long work.
+  Status SetReplay() {
+    if (no_replay_ && !what_if_.empty()) {
+      return Status(ExitCode::kUsage, "report: --what-if needs the replay: leave out --no-replay");
+    }
+    options_.replay = !no_replay_;
+    for (const auto& text : what_if_) {
+      CPPROF_ASSIGN_OR_RETURN(analysis::WhatIfEdit edit, analysis::ParseWhatIf(text));
+      options_.what_if.push_back(std::move(edit));
+    }
+    return OkStatus();
+  }
+
   std::vector<std::string> files_;
   std::string format_ = "text";
   std::string output_;
@@ -177,6 +201,8 @@ class ReportCommand : public Command {
   std::string exclude_ranges_;
   bool print_config_ = false;
   bool partial_ = false;
+  std::vector<std::string> what_if_;
+  bool no_replay_ = false;
   bool force_ = false;
   pipeline::ReportOptions options_;
   render::RenderOptions render_;

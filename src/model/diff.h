@@ -61,6 +61,10 @@ struct DiffOptions {
   // its NCCL waiting) allowed.
   std::optional<double> max_time_delta;
   std::optional<double> max_mem_delta;  // --max-mem-delta: relative growth of peak memory allowed
+  // --max-iter-delta: relative growth of the median steady iteration allowed; with it, a newly
+  // named straggler or waiting for peers grown by more than it (mean per rank, against A's
+  // iteration) is a regression too.
+  std::optional<double> max_iter_delta;
 };
 
 struct ReportDiff {

@@ -13,6 +13,7 @@
 #include "model/cost.h"
 #include "model/memory.h"
 #include "model/op_class.h"
+#include "model/replay.h"
 #include "model/timeline.h"
 
 namespace cpprof::model {
@@ -243,6 +244,9 @@ struct Verdict {
   std::string summary;
   std::vector<std::string> opportunities;  // at most three, largest first
   std::vector<std::string> warnings;       // timings not to trust, and why
+  // The rank the summary names as the straggler (-1: none). With the replay, only a consistent
+  // one worth kStragglerGain of the iteration (analysis/verdict.h); else Imbalance's.
+  int straggler_rank = -1;
 };
 
 struct Report {
@@ -265,6 +269,7 @@ struct Report {
   MemoryUsage memory;                   // memory over time per process and device
   std::string interconnect;             // from doctor's findings beside the export; "" unknown
   Efficiency efficiency;                // model FLOPs vs measured time (analysis/cost_efficiency.h)
+  Replay replay;                        // the steady window replayed: critical paths, what-ifs (analysis/replay.h)
   std::vector<std::string> notes;       // diagnostics for stderr / the readout ("not captured: ...")
   bool invalid_utf8 = false;            // some names read were not UTF-8 (shown as U+FFFD): the CLI says so
   Timeline timeline;  // lanes per rank for the HTML report; built only when asked (ReportOptions::timeline)

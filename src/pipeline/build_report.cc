@@ -272,12 +272,63 @@ StatusOr<model::Report> BuildReport(const std::string& path, const ReportOptions
   return BuildReport(std::vector<std::string>{path}, options);
 }
 
+namespace {
+
+// The op cut at the window's edges as the loader cuts it (nsys/gpu_work_loader.cc); false when
+// it lies outside. The ops of a report's own reading are already cut; a page's are not.
+bool ClipToWindow(const model::Window& w, model::GpuOp& op) {
+  const int64_t start = op.start, end = op.end();
+  const bool inside = start == end ? start >= w.start_ns && start < w.end_ns : end > w.start_ns && start < w.end_ns;
+  if (!inside) return false;
+  op.start = std::max(start, w.start_ns);
+  op.duration = static_cast<uint32_t>(std::min(end, w.end_ns) - op.start);
+  return true;
+}
+
+// The steady window replayed over the ops the report read (analysis/replay.h).
+void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>& nodes,
+               const std::vector<analysis::WhatIfEdit>& edits, model::Report& report) {
+  analysis::ReplayInput in;
+  in.nodes = nodes.empty() ? nullptr : &nodes;
+  int64_t first = INT64_MAX;
+  int64_t long_ops = 0;
+  for (size_t r = 0; r < work.process_of_rank.size(); ++r) {
+    const model::ProcessGpuWork& p = work.work.processes[work.process_of_rank[r]];
+    auto& ops = in.ranks.emplace_back();
+    ops.reserve(p.ops.size());
+    for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
+      for (model::GpuOp op : p.ops.chunk(c)) {
+        if (!report.window.whole_capture && !ClipToWindow(report.window, op)) continue;
+        ops.push_back(op);
+      }
+    }
+    long_ops += static_cast<int64_t>(p.long_ops.size());
+    for (const auto& op : ops) first = std::min(first, op.start);
+  }
+  in.window_start = !report.window.whole_capture ? report.window.start_ns : first == INT64_MAX ? 0 : first;
+  for (const auto& it : report.window.iterations) {
+    if (it.in_window && !it.warmup) in.iterations.push_back(it);
+  }
+  report.replay = analysis::ReplayRun(in, edits);
+  report.verdict = analysis::MakeVerdict(report);  // its opportunities and straggler from the replay
+  if (long_ops) {
+    report.notes.push_back(fmt::format("replay: {} GPU ops longer than {:.2f} s are not in its graph", long_ops,
+                                       static_cast<double>(model::kMaxOpDuration) / 1e9));
+  }
+}
+
+}  // namespace
+
 StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const ReportOptions& options) {
   RunWork work;
-  CPPROF_ASSIGN_OR_RETURN(RunPartial run, ReadRun(paths, options, options.timeline ? &work : nullptr));
-  std::vector<analysis::ModuleTreeNode> nodes = options.timeline ? run.nodes : std::vector<analysis::ModuleTreeNode>{};
+  const bool keep = options.timeline || options.replay;
+  CPPROF_ASSIGN_OR_RETURN(RunPartial run, ReadRun(paths, options, keep ? &work : nullptr));
+  std::vector<analysis::ModuleTreeNode> nodes = keep ? run.nodes : std::vector<analysis::ModuleTreeNode>{};
   model::Report report = FinishReport(std::move(run), options.exec);
   AddEfficiency(paths, options, report);
+  if (options.replay) {
+    AddReplay(work, nodes, options.what_if, report);
+  }
   if (options.timeline) {
     CPPROF_RETURN_IF_ERROR(
         AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, options.timeline_bins, report));
@@ -324,6 +375,7 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   AddEfficiency(paths, options, timeline);
   CPPROF_RETURN_IF_ERROR(
       AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, options.timeline_bins, timeline));
+  if (options.replay) AddReplay(work, nodes, options.what_if, page.readout);
   page.own_timeline = whole;
   timer.Mark("timeline");
   return page;

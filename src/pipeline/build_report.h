@@ -7,6 +7,7 @@
 
 #include "analysis/cost_model.h"
 #include "analysis/module_config.h"
+#include "analysis/replay.h"
 #include "base/exec_context.h"
 #include "base/status.h"
 #include "model/report.h"
@@ -29,6 +30,10 @@ struct ReportOptions {
   // them); without sizes, cpfold's `cpfold-config:` line in the log beside the export gives them.
   const analysis::CostConfig* cost = nullptr;
   std::optional<analysis::Dims> dims;
+  // The steady window replayed (analysis/replay.h): the self-check, critical paths, the verdict's
+  // candidates and these edits (--what-if). Off: Report::replay says so.
+  bool replay = true;
+  std::vector<analysis::WhatIfEdit> what_if;
   ExecContext exec;  // how the command runs: threads, timing (from the CLI)
 };
 

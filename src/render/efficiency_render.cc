@@ -35,18 +35,7 @@ std::string Spaced(const std::string& s) {
 
 void PrintTable(const std::vector<std::string>& header, const std::vector<bool>& right,
                 const std::vector<std::vector<std::string>>& rows, bool markdown, std::ostream& out) {
-  if (markdown) {
-    PrintMarkdownTable(header, right, rows, out);
-    out << '\n';
-    return;
-  }
-  std::vector<TextTable::Column> cols;
-  for (size_t i = 0; i < header.size(); ++i) {
-    cols.push_back({header[i], right[i] ? TextTable::Align::kRight : TextTable::Align::kLeft, right[i] ? 0u : 48u});
-  }
-  TextTable t(cols);
-  for (const auto& row : rows) t.AddRow(row);
-  t.Print(out, "  ");
+  PrintSectionTable(header, right, rows, markdown, 48, out);
 }
 
 void Prose(const std::string& text, bool markdown, std::ostream& out) {

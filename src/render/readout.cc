@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "render/efficiency_render.h"
+#include "render/replay_render.h"
 #include "render/table.h"
 
 namespace cpprof::render {
@@ -664,6 +665,7 @@ void PrintReportMarkdown(const model::Report& r, const ReadoutOptions& o, std::o
   PrintRunExports(r, md, out);
   PrintBudget(r, md, out);
   PrintIterations(r, md, out);
+  PrintReplay(r, /*markdown=*/true, out);
   PrintModules(r, md, out);
   PrintEfficiency(r, /*markdown=*/true, out);
   PrintCommunication(r, md, out);

@@ -10,6 +10,7 @@
 #include "render/efficiency_render.h"
 #include "render/kernel_names.h"
 #include "render/readout.h"
+#include "render/replay_render.h"
 #include "render/report_json.h"
 #include "render/table.h"
 
@@ -210,7 +211,10 @@ Json WindowJson(const model::Report& r) {
 }
 
 Json VerdictJson(const model::Report& r) {
-  return {{"summary", r.verdict.summary}, {"opportunities", r.verdict.opportunities}, {"warnings", r.verdict.warnings}};
+  return {{"summary", r.verdict.summary},
+          {"straggler_rank", r.verdict.straggler_rank},
+          {"opportunities", r.verdict.opportunities},
+          {"warnings", r.verdict.warnings}};
 }
 
 Json RankJson(const model::RankSummary& s) {
@@ -429,6 +433,7 @@ void PrintReportTextLines(const model::Report& r, const RenderOptions& o, std::o
   PrintRunExports(r, ro, out);
   PrintBudget(r, ro, out);
   PrintIterations(r, ro, out);
+  PrintReplay(r, /*markdown=*/false, out);
   PrintModules(r, ro, out);
   PrintEfficiency(r, /*markdown=*/false, out);
   PrintCommunication(r, ro, out);
@@ -469,6 +474,7 @@ Json ReportJson(const model::Report& r, const RenderOptions& o) {
   j["diagnostics"] = DiagnosticsJson(r);
   j["interconnect"] = r.interconnect.empty() ? Json(nullptr) : Json(r.interconnect);
   if (HasEfficiencyJson(r)) j["efficiency"] = EfficiencyJson(r);  // absent when the sizes are unknown
+  if (r.replay.built || r.replay.why_not != model::kReplayNotAsked) j["replay"] = ReplayJson(r);
   j["notes"] = r.notes;
   return j;
 }

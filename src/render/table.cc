@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "render/markdown_table.h"
+
 namespace cpprof::render {
 
 std::string ElideMiddle(std::string_view s, size_t width) {
@@ -366,6 +368,24 @@ std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns
 std::string Percent(int64_t part, int64_t whole) {
   if (whole == 0) return "-";
   return fmt::format("{:.1f}", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+void PrintSectionTable(const std::vector<std::string>& header, const std::vector<bool>& right,
+                       const std::vector<std::vector<std::string>>& rows, bool markdown, size_t max_left,
+                       std::ostream& out) {
+  if (markdown) {
+    PrintMarkdownTable(header, right, rows, out);
+    out << '\n';
+    return;
+  }
+  std::vector<TextTable::Column> cols;
+  for (size_t i = 0; i < header.size(); ++i) {
+    cols.push_back(
+        {header[i], right[i] ? TextTable::Align::kRight : TextTable::Align::kLeft, right[i] ? 0u : max_left});
+  }
+  TextTable t(cols);
+  for (const auto& row : rows) t.AddRow(row);
+  t.Print(out, "  ");
 }
 
 }  // namespace cpprof::render

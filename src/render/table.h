@@ -79,6 +79,12 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// A section's table: Markdown (then a blank line), or a text table indented by two spaces whose
+// left-aligned columns are cut at `max_left` characters (right-aligned ones never are).
+void PrintSectionTable(const std::vector<std::string>& header, const std::vector<bool>& right,
+                       const std::vector<std::vector<std::string>>& rows, bool markdown, size_t max_left,
+                       std::ostream& out);
+
 // Formats nanoseconds as milliseconds with 3 decimals ("12.345").
 std::string Ms(int64_t ns);
 // Formats a share as a percentage with 1 decimal ("45.3"); "-" when the whole is 0.

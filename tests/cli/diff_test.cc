@@ -88,6 +88,21 @@ TEST(Diff, ThresholdsTurnRegressionsIntoExitCode3) {
   EXPECT_NE(r.err.find("peak memory was not captured in both"), std::string::npos) << r.err;
 }
 
+TEST(Diff, IterationGateCatchesALateRank) {
+  // The same compute, a 2.2x longer steady iteration: rank 1 is late before every ring shift.
+  CliResult r =
+      RunBinary({"diff", RealExport("cpfold-ring-1x2"), RealExport("cpfold-ring-1x2-delay"), "--max-iter-delta", "10"});
+  EXPECT_EQ(r.rc, kCheckFailed) << r.out << r.err;
+  EXPECT_NE(r.out.find("median steady iteration +121.7% (68.705 -> 152.350 ms), over --max-iter-delta 10.0%: "
+                       "rank 1 is still the straggler"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("waiting for peers grew by"), std::string::npos) << r.out;
+  // The same run on both sides passes.
+  r = RunBinary({"diff", RealExport("cpfold-ring-1x2"), RealExport("cpfold-ring-1x2"), "--max-iter-delta", "10"});
+  EXPECT_EQ(r.rc, 0) << r.out;
+}
+
 TEST(Diff, UsageAndBadInput) {
   EXPECT_EQ(RunBinary({"diff", RealExport("cpwork-trace")}).rc, kUsage);
   CliResult r = RunBinary({"diff", RealExport("cpwork-trace"), "/nonexistent.sqlite"});

@@ -160,6 +160,7 @@ TEST_P(HtmlReal, EverySectionOfTheTextReadoutIsInThePage) {
       {"Iterations:", "sec-iters"},
       {"Modules", "sec-modules"},
       {"Efficiency", "sec-efficiency"},
+      {"What each fix buys", "sec-replay"},
       {"Communication by kind", "sec-comm"},
       {"Waiting vs transfer", "sec-imbalance"},
       {"Training phases", "sec-phases"},

@@ -163,7 +163,7 @@ TEST(ReadoutTruth, InjectedDelayNamesTheLateRankAndItsCost) {
   std::string v = late["verdict"]["summary"];
   EXPECT_NE(v.find("The straggler is rank 1"), std::string::npos) << v;
   ASSERT_FALSE(late["verdict"]["opportunities"].empty());
-  EXPECT_EQ(std::string(late["verdict"]["opportunities"][0]).rfind("Rank 1 is late", 0), 0u)
+  EXPECT_EQ(std::string(late["verdict"]["opportunities"][0]).rfind("Rank 1 on time saves", 0), 0u)
       << late["verdict"]["opportunities"][0];
   // Busy time is still busy time: rank 0 is the busiest, and the readout does not call it slow.
   EXPECT_EQ(late["imbalance"]["busiest_rank"], 0);

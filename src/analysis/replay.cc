@@ -1,0 +1,656 @@
+#include "analysis/replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "analysis/comm_match.h"
+
+namespace cpprof::analysis {
+
+namespace {
+
+using model::GpuOp;
+using model::OpClass;
+
+// One GPU op of the graph (see replay.h).
+struct DepOp {
+  int64_t start = 0, end = 0;  // measured
+  int64_t gap = 0;        // start - the latest measured end of the rank's ops ended by then (or the window's start)
+  int64_t lag = -1;       // start - the previous op's start, when it started while another ran; else -1
+  int64_t transfer = 0;   // a matched NCCL op: end - its instance's last arrival; else end - start
+  int32_t done = 0;       // how many of the rank's ops (in end order) had ended by its start
+  int32_t instance = -1;  // into Graph::instances
+  uint16_t node = 0;
+  OpClass cls = OpClass::kComputeOther;
+};
+
+struct Graph {
+  std::vector<std::vector<DepOp>> ranks;                            // by start
+  std::vector<std::vector<int32_t>> by_end;                         // per rank: op indices by end, then index
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> instances;  // (rank, op)
+  int64_t window_start = 0;
+  model::DepGraphCounts counts;
+};
+
+// A rank's ops by start, with their measured gaps, launch distances and end order.
+void AddRank(std::vector<GpuOp> ops, Graph& g) {
+  std::sort(ops.begin(), ops.end(),
+            [](const GpuOp& a, const GpuOp& b) { return a.start != b.start ? a.start < b.start : a.end() < b.end(); });
+  std::vector<DepOp> out(ops.size());
+  std::vector<int32_t> by_end(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    out[i].start = ops[i].start, out[i].end = ops[i].end(), out[i].transfer = ops[i].duration;
+    out[i].node = ops[i].node, out[i].cls = ops[i].cls;
+    by_end[i] = static_cast<int32_t>(i);
+  }
+  std::sort(by_end.begin(), by_end.end(),
+            [&](int32_t a, int32_t b) { return out[a].end != out[b].end ? out[a].end < out[b].end : a < b; });
+  size_t p = 0;
+  int64_t done_max = g.window_start, prev_max = INT64_MIN;
+  for (size_t i = 0; i < out.size(); ++i) {
+    DepOp& op = out[i];
+    while (p < by_end.size() &&
+           (out[by_end[p]].end < op.start || (out[by_end[p]].end == op.start && by_end[p] < static_cast<int32_t>(i)))) {
+      done_max = std::max(done_max, out[by_end[p++]].end);
+    }
+    op.done = static_cast<int32_t>(p);
+    op.gap = std::max<int64_t>(0, op.start - done_max);
+    if (i > 0 && prev_max > op.start) {
+      op.lag = op.start - out[i - 1].start;
+      ++g.counts.after_start;
+    } else {
+      ++g.counts.after_end;
+    }
+    prev_max = std::max(prev_max, op.end);
+  }
+  g.counts.ops += static_cast<int64_t>(out.size());
+  g.ranks.push_back(std::move(out));
+  g.by_end.push_back(std::move(by_end));
+}
+
+// The NCCL instances (analysis/comm_match.h's matching), each op's transfer after the last arrival.
+void TieInstances(Graph& g) {
+  const size_t ranks = g.ranks.size();
+  std::vector<RankModuleTimes> sweeps(ranks);
+  std::vector<std::array<std::vector<int32_t>, model::kNumOpClasses>> index(ranks);
+  for (size_t r = 0; r < ranks; ++r) {
+    for (size_t i = 0; i < g.ranks[r].size(); ++i) {
+      const DepOp& op = g.ranks[r][i];
+      if (!model::IsComm(op.cls)) continue;
+      const int c = static_cast<int>(op.cls);
+      sweeps[r].comm_ops[c].push_back({op.start, op.end, op.node});
+      index[r][c].push_back(static_cast<int32_t>(i));
+    }
+  }
+  std::vector<const RankModuleTimes*> ptrs;
+  for (const auto& s : sweeps) ptrs.push_back(&s);
+  const CommMatch match = MatchComm(ptrs);
+  std::map<std::pair<int, int64_t>, int32_t> instance_of;  // (kind, instance) -> Graph::instances
+  for (int c = 0; c < model::kNumOpClasses; ++c) {
+    for (size_t r = 0; r < match.splits[c].size(); ++r) {
+      for (size_t k = 0; k < match.splits[c][r].size(); ++k) {
+        const CommOpSplit& s = match.splits[c][r][k];
+        if (!s.matched) {
+          ++g.counts.nccl_untied_ops;
+          continue;
+        }
+        auto [it, added] = instance_of.try_emplace({c, s.instance}, static_cast<int32_t>(g.instances.size()));
+        if (added) g.instances.emplace_back();
+        g.instances[it->second].push_back({static_cast<int32_t>(r), index[r][c][k]});
+        ++g.counts.nccl_tied_ops;
+      }
+    }
+  }
+  for (size_t n = 0; n < g.instances.size(); ++n) {
+    int64_t last = INT64_MIN;
+    for (auto [r, i] : g.instances[n]) last = std::max(last, g.ranks[r][i].start);
+    for (auto [r, i] : g.instances[n]) {
+      DepOp& op = g.ranks[r][i];
+      op.instance = static_cast<int32_t>(n);
+      op.transfer = op.end - last;
+    }
+  }
+  g.counts.nccl_instances = static_cast<int64_t>(g.instances.size());
+}
+
+Graph BuildGraph(const ReplayInput& in) {
+  Graph g;
+  g.window_start = in.window_start;
+  for (const auto& ops : in.ranks) AddRank(ops, g);
+  TieInstances(g);
+  g.counts.launches_untied = g.counts.ops;
+  return g;
+}
+
+// The graph's durations and gaps under a set of edits.
+struct Timing {
+  std::vector<std::vector<int64_t>> dur;  // compute: duration; NCCL: its transfer when matched, else its duration
+  std::vector<std::vector<int64_t>> gap, lag;
+  std::vector<std::vector<char>> hidden;  // NCCL ops whose transfer runs alongside the compute after them
+  int64_t edited = 0;
+};
+
+Timing Measured(const Graph& g) {
+  Timing t;
+  for (const auto& ops : g.ranks) {
+    auto &dur = t.dur.emplace_back(), &gap = t.gap.emplace_back(), &lag = t.lag.emplace_back();
+    t.hidden.emplace_back(ops.size(), 0);
+    for (const DepOp& op : ops) {
+      dur.push_back(op.instance >= 0 ? op.transfer : op.end - op.start);
+      gap.push_back(op.gap);
+      lag.push_back(op.lag);
+    }
+  }
+  return t;
+}
+
+enum class Bind : uint8_t { kWindow, kDone, kLaunch };
+
+// The graph re-timed: each op's start and end under a Timing (see replay.h).
+class Replayer {
+ public:
+  Replayer(const Graph& g, const Timing& t) : g_(g), t_(t) {
+    const size_t n = g.ranks.size();
+    state_.resize(n), start_.resize(n), end_.resize(n), bind_.resize(n), arg_.resize(n);
+    next_.assign(n, 0), done_ptr_.assign(n, 0), all_.assign(n, {0, -1}), vis_.assign(n, {0, -1});
+    for (size_t r = 0; r < n; ++r) {
+      const size_t m = g.ranks[r].size();
+      state_[r].assign(m, 0), start_[r].assign(m, 0), end_[r].assign(m, INT64_MIN);
+      bind_[r].assign(m, Bind::kWindow), arg_[r].assign(m, -1);
+    }
+    for (size_t r = 0; r < n; ++r) {
+      if (!g.ranks[r].empty()) ProcessUpTo(r, g.ranks[r].size() - 1);
+    }
+    for (size_t r = 0; r < n; ++r) {
+      for (size_t i = 0; i < g.ranks[r].size(); ++i) End(r, i);
+    }
+    BuildPrefixes();
+  }
+
+  int64_t Start(size_t r, size_t i) {
+    if (state_[r][i] == 2) return start_[r][i];
+    if (state_[r][i] == 1) {  // a tie the order could not settle: its measured start
+      ++cycles_;
+      return g_.ranks[r][i].start;
+    }
+    ProcessUpTo(r, i);
+    return state_[r][i] == 2 ? start_[r][i] : g_.ranks[r][i].start;
+  }
+
+  int64_t End(size_t r, size_t i) {
+    if (end_[r][i] != INT64_MIN) return end_[r][i];
+    const DepOp& op = g_.ranks[r][i];
+    int64_t from = Start(r, i);
+    if (op.instance >= 0) {
+      for (auto [q, p] : g_.instances[op.instance]) from = std::max(from, Start(q, p));
+    }
+    return end_[r][i] = from + t_.dur[r][i];
+  }
+
+  // Where a boundary at measured time `t` lands on rank r: after the last op the rank finished
+  // by then, plus the measured host time since. `arg`: that op (-1: none, `t` unmoved).
+  int64_t Boundary(size_t r, int64_t t, int32_t& arg) const {
+    const auto& by_end = g_.by_end[r];
+    const auto& ops = g_.ranks[r];
+    size_t k = std::upper_bound(by_end.begin(), by_end.end(), t, [&](int64_t v, int32_t i) { return v < ops[i].end; }) -
+               by_end.begin();
+    if (k == 0) {
+      arg = -1;
+      return t;
+    }
+    arg = prefix_arg_[r][k - 1];
+    return prefix_max_[r][k - 1] + (t - ops[by_end[k - 1]].end);
+  }
+
+  int64_t cycles() const { return cycles_; }
+  Bind bind(size_t r, size_t i) const { return bind_[r][i]; }
+  int32_t arg(size_t r, size_t i) const { return arg_[r][i]; }
+  int64_t start(size_t r, size_t i) const { return start_[r][i]; }
+  int64_t end(size_t r, size_t i) const { return end_[r][i]; }
+
+ private:
+  struct Max {
+    int64_t val;
+    int32_t arg;
+  };
+
+  void ProcessUpTo(size_t r, size_t i) {
+    while (next_[r] <= i) ProcessOne(r, next_[r]++);
+  }
+
+  void ProcessOne(size_t r, size_t i) {
+    state_[r][i] = 1;
+    const DepOp& op = g_.ranks[r][i];
+    while (done_ptr_[r] < static_cast<size_t>(op.done)) {
+      const int32_t j = g_.by_end[r][done_ptr_[r]++];
+      const int64_t e = End(r, j);
+      if (all_[r].arg < 0 || e > all_[r].val) all_[r] = {e, j};
+      if (!t_.hidden[r][j] && (vis_[r].arg < 0 || e > vis_[r].val)) vis_[r] = {e, j};
+    }
+    const Max& ref = model::IsComm(op.cls) ? all_[r] : vis_[r];
+    int64_t s = (ref.arg >= 0 ? ref.val : g_.window_start) + t_.gap[r][i];
+    bind_[r][i] = ref.arg >= 0 ? Bind::kDone : Bind::kWindow;
+    arg_[r][i] = ref.arg;
+    if (t_.lag[r][i] >= 0 && i > 0) {
+      const int64_t l = Start(r, i - 1) + t_.lag[r][i];
+      if (l > s) s = l, bind_[r][i] = Bind::kLaunch, arg_[r][i] = static_cast<int32_t>(i - 1);
+    }
+    start_[r][i] = s;
+    state_[r][i] = 2;
+  }
+
+  void BuildPrefixes() {
+    prefix_max_.resize(g_.ranks.size()), prefix_arg_.resize(g_.ranks.size());
+    for (size_t r = 0; r < g_.ranks.size(); ++r) {
+      int64_t best = INT64_MIN;
+      int32_t arg = -1;
+      for (int32_t j : g_.by_end[r]) {
+        if (end_[r][j] > best) best = end_[r][j], arg = j;
+        prefix_max_[r].push_back(best);
+        prefix_arg_[r].push_back(arg);
+      }
+    }
+  }
+
+  const Graph& g_;
+  const Timing& t_;
+  std::vector<std::vector<char>> state_;  // 0: not yet, 1: being timed, 2: start known
+  std::vector<std::vector<int64_t>> start_, end_;
+  std::vector<std::vector<Bind>> bind_;
+  std::vector<std::vector<int32_t>> arg_;
+  std::vector<size_t> next_, done_ptr_;
+  std::vector<Max> all_, vis_;  // the latest end of the ops done so far (vis_: less hidden transfers)
+  std::vector<std::vector<int64_t>> prefix_max_;
+  std::vector<std::vector<int32_t>> prefix_arg_;
+  int64_t cycles_ = 0;
+};
+
+struct Span {
+  int64_t start = 0, end = 0;
+  size_t rank = 0;  // of the end
+  int32_t op = -1;  // the op the end follows on that rank
+};
+
+// An iteration's replayed start and end: each boundary after the rank that reaches it last.
+Span ReplayIteration(const Replayer& rp, size_t ranks, const model::IterationTime& it) {
+  Span s{INT64_MIN, INT64_MIN};
+  for (size_t r = 0; r < ranks; ++r) {
+    int32_t a = -1;
+    s.start = std::max(s.start, rp.Boundary(r, it.start_ns, a));
+    const int64_t e = rp.Boundary(r, it.end_ns, a);
+    if (e > s.end) s.end = e, s.rank = r, s.op = a;
+  }
+  return s;
+}
+
+int64_t Median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size();
+  return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+}
+
+std::string ModuleName(const ReplayInput& in, uint16_t node) {
+  if (!in.nodes || node >= in.nodes->size()) return "[unattributed]";
+  return (*in.nodes)[node].name;
+}
+
+// The critical path of one iteration, walked back from its end (see model::CriticalSegment).
+class PathWalker {
+ public:
+  PathWalker(const ReplayInput& in, const Graph& g, const Replayer& rp) : in_(in), g_(g), rp_(rp) {}
+
+  std::vector<model::CriticalSegment> Walk(const Span& span) {
+    sums_.clear();
+    floor_ = span.start;
+    size_t r = span.rank;
+    int32_t op = span.op;
+    if (!Add(r, "host gap", "", op >= 0 ? rp_.end(r, op) : span.start, span.end)) op = -1;
+    int64_t steps = g_.counts.ops * 3 + 8;
+    bool at_end = true;  // at op's end (else at its start)
+    while (op >= 0 && steps-- > 0) {
+      if (at_end) {
+        std::tie(r, op, at_end) = BackFromEnd(r, op);
+      } else {
+        std::tie(r, op, at_end) = BackFromStart(r, op);
+      }
+    }
+    std::vector<model::CriticalSegment> out;
+    for (const auto& [key, v] : sums_) {
+      out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), v.first, v.second});
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      return std::tie(b.ns, a.rank, a.kind, a.module) < std::tie(a.ns, b.rank, b.kind, b.module);
+    });
+    return out;
+  }
+
+ private:
+  using Step = std::tuple<size_t, int32_t, bool>;
+
+  // Adds [from, to) clipped at the iteration's start; false once the path reached it.
+  bool Add(size_t r, const std::string& kind, const std::string& module, int64_t from, int64_t to) {
+    const int64_t a = std::max(from, floor_);
+    if (to > a) {
+      auto& v = sums_[{static_cast<int>(r), kind, module}];
+      v.first += to - a, ++v.second;
+    }
+    return from > floor_;
+  }
+
+  Step BackFromEnd(size_t r, int32_t i) {
+    const DepOp& op = g_.ranks[r][i];
+    const std::string module = ModuleName(in_, op.node);
+    if (!model::IsComm(op.cls)) {
+      return Add(r, "compute", module, rp_.start(r, i), rp_.end(r, i)) ? Step{r, i, false} : Step{r, -1, false};
+    }
+    size_t lr = r;
+    int32_t li = i;
+    if (op.instance >= 0) {  // the transfer after the last arrival, then that arrival
+      for (auto [q, p] : g_.instances[op.instance]) {
+        if (rp_.start(q, p) > rp_.start(lr, li)) lr = q, li = p;
+      }
+    }
+    if (!Add(r, "transfer", module, rp_.start(lr, li), rp_.end(r, i))) return {r, -1, false};
+    return {lr, li, false};
+  }
+
+  Step BackFromStart(size_t r, int32_t i) {
+    const int64_t s = rp_.start(r, i);
+    const int32_t a = rp_.arg(r, i);
+    switch (rp_.bind(r, i)) {
+      case Bind::kLaunch:
+        return Add(r, "launch gap", ModuleName(in_, g_.ranks[r][i].node), rp_.start(r, a), s) ? Step{r, a, false}
+                                                                                              : Step{r, -1, false};
+      case Bind::kDone: {
+        const int64_t from = rp_.end(r, a);
+        const char* kind = s - from < model::kLaunchGapNs ? "launch gap" : "host gap";
+        return Add(r, kind, ModuleName(in_, g_.ranks[r][i].node), from, s) ? Step{r, a, true} : Step{r, -1, false};
+      }
+      case Bind::kWindow:
+        Add(r, "host gap", ModuleName(in_, g_.ranks[r][i].node), g_.window_start, s);
+        return {r, -1, false};
+    }
+    return {r, -1, false};
+  }
+
+  const ReplayInput& in_;
+  const Graph& g_;
+  const Replayer& rp_;
+  int64_t floor_ = 0;
+  std::map<std::tuple<int, std::string, std::string>, std::pair<int64_t, int64_t>> sums_;
+};
+
+// Which module nodes an edit's glob names: a node whose name, or an ancestor's, matches.
+std::vector<char> NodesMatching(const ReplayInput& in, const std::string& glob) {
+  if (!in.nodes) return std::vector<char>(1, GlobMatch(glob, "[unattributed]"));
+  const auto& nodes = *in.nodes;
+  std::vector<char> out(nodes.size(), 0);
+  for (size_t n = 0; n < nodes.size(); ++n) {  // a parent's id is smaller than its children's
+    out[n] = GlobMatch(glob, nodes[n].name) || (nodes[n].parent >= 0 && out[nodes[n].parent]);
+  }
+  return out;
+}
+
+// The median gap before the NCCL ops of every rank but `rank`.
+int64_t OthersCommGap(const Graph& g, const Timing& t, size_t rank) {
+  std::vector<int64_t> gaps;
+  for (size_t r = 0; r < g.ranks.size(); ++r) {
+    if (r == rank) continue;
+    for (size_t i = 0; i < g.ranks[r].size(); ++i) {
+      if (model::IsComm(g.ranks[r][i].cls)) gaps.push_back(t.gap[r][i]);
+    }
+  }
+  return Median(std::move(gaps));
+}
+
+std::string ApplyOnTime(const Graph& g, const WhatIfEdit& e, Timing& t) {
+  if (e.rank < 0 || static_cast<size_t>(e.rank) >= g.ranks.size()) {
+    return fmt::format("no rank {} in the run: nothing changed", e.rank);
+  }
+  const int64_t median = OthersCommGap(g, t, e.rank);
+  int64_t cut = 0;
+  for (size_t i = 0; i < g.ranks[e.rank].size(); ++i) {
+    if (!model::IsComm(g.ranks[e.rank][i].cls) || t.gap[e.rank][i] <= median) continue;
+    cut += t.gap[e.rank][i] - median;
+    t.gap[e.rank][i] = median, ++t.edited;
+  }
+  return fmt::format(
+      "rank {}'s GPU gaps before its NCCL launches brought to the other ranks' median ({:.3f} ms): "
+      "{:.3f} ms less idle",
+      e.rank, static_cast<double>(median) / 1e6, static_cast<double>(cut) / 1e6);
+}
+
+std::string ApplyLaunchGaps(const Graph& g, Timing& t) {
+  int64_t cut = 0;
+  for (size_t r = 0; r < g.ranks.size(); ++r) {
+    for (size_t i = 0; i < g.ranks[r].size(); ++i) {
+      for (int64_t* v : {&t.gap[r][i], &t.lag[r][i]}) {
+        if (*v > 0 && *v < model::kLaunchGapNs) cut += *v, *v = 0, ++t.edited;
+      }
+    }
+  }
+  return fmt::format("every gap and launch distance under {:.1f} ms removed ({:.3f} ms in all)",
+                     static_cast<double>(model::kLaunchGapNs) / 1e6, static_cast<double>(cut) / 1e6);
+}
+
+// Scales compute or transfers, or hides transfers, of the ops whose module matches.
+std::string ApplyModuleEdit(const ReplayInput& in, const Graph& g, const WhatIfEdit& e, Timing& t) {
+  const std::vector<char> match = NodesMatching(in, e.glob);
+  int64_t before = 0, after = 0, ops = 0, gaps = 0;
+  for (size_t r = 0; r < g.ranks.size(); ++r) {
+    if (e.rank >= 0 && static_cast<size_t>(e.rank) != r) continue;
+    for (size_t i = 0; i < g.ranks[r].size(); ++i) {
+      const DepOp& op = g.ranks[r][i];
+      if (op.node >= match.size() || !match[op.node]) continue;
+      const bool comm = model::IsComm(op.cls);
+      const bool compute = e.kind == WhatIfEdit::Kind::kCompute || e.kind == WhatIfEdit::Kind::kTime;
+      if (compute ? !model::IsKernelCompute(op.cls) : !comm) continue;
+      ++ops, ++t.edited;
+      if (e.kind == WhatIfEdit::Kind::kTime) {
+        gaps += t.gap[r][i];
+        t.gap[r][i] = std::llround(static_cast<double>(t.gap[r][i]) * e.factor);
+        if (t.lag[r][i] > 0) t.lag[r][i] = std::llround(static_cast<double>(t.lag[r][i]) * e.factor);
+      }
+      if (e.kind == WhatIfEdit::Kind::kOverlap) {
+        t.hidden[r][i] = 1;
+        continue;
+      }
+      before += t.dur[r][i];
+      t.dur[r][i] = std::llround(static_cast<double>(t.dur[r][i]) * e.factor);
+      after += t.dur[r][i];
+    }
+  }
+  const char* what =
+      e.kind == WhatIfEdit::Kind::kTransfer || e.kind == WhatIfEdit::Kind::kOverlap ? "NCCL ops" : "compute ops";
+  if (e.kind == WhatIfEdit::Kind::kOverlap) {
+    return fmt::format("{} {} of modules matching '{}' run alongside the compute after them", ops, what, e.glob);
+  }
+  return fmt::format(
+      "{} {} of modules matching '{}': {:.3f} ms -> {:.3f} ms{}", ops, what, e.glob, static_cast<double>(before) / 1e6,
+      static_cast<double>(after) / 1e6,
+      e.kind == WhatIfEdit::Kind::kTransfer ? " of transfer"
+      : e.kind == WhatIfEdit::Kind::kTime
+          ? fmt::format(", and the {:.3f} ms of GPU gaps before them scaled alike", static_cast<double>(gaps) / 1e6)
+          : "");
+}
+
+std::vector<int64_t> IterationTimes(const Replayer& rp, const Graph& g, const ReplayInput& in) {
+  std::vector<int64_t> out;
+  for (const auto& it : in.iterations) {
+    const Span s = ReplayIteration(rp, g.ranks.size(), it);
+    out.push_back(s.end - s.start);
+  }
+  return out;
+}
+
+model::WhatIf RunEdit(const ReplayInput& in, const Graph& g, const WhatIfEdit& e) {
+  Timing t = Measured(g);
+  model::WhatIf w;
+  w.edit = e.text;
+  switch (e.kind) {
+    case WhatIfEdit::Kind::kOnTime:
+      w.description = ApplyOnTime(g, e, t);
+      break;
+    case WhatIfEdit::Kind::kLaunchGaps:
+      w.description = ApplyLaunchGaps(g, t);
+      break;
+    default:
+      w.description = ApplyModuleEdit(in, g, e, t);
+      break;
+  }
+  w.edited = t.edited;
+  const Replayer rp(g, t);
+  w.predicted_iter_ns = IterationTimes(rp, g, in);
+  w.predicted_iter_median_ns = Median(w.predicted_iter_ns);
+  return w;
+}
+
+// The edits the verdict tries: each rank on time, launch gaps removed, and the transfers of
+// the (at most three) modules with the most NCCL time overlapped with their compute.
+std::vector<WhatIfEdit> Candidates(const ReplayInput& in, const Graph& g) {
+  std::vector<WhatIfEdit> out;
+  for (size_t r = 0; g.ranks.size() >= 2 && r < g.ranks.size(); ++r) {
+    out.push_back({fmt::format("rank {}:on-time", r), WhatIfEdit::Kind::kOnTime, "", static_cast<int>(r), 1});
+  }
+  out.push_back({"launch-gaps:0", WhatIfEdit::Kind::kLaunchGaps, "", -1, 1});
+  std::map<std::string, int64_t> comm_ns;
+  for (const auto& ops : g.ranks) {
+    for (const DepOp& op : ops) {
+      if (model::IsComm(op.cls) && op.instance >= 0 && op.node != kUnattributed) {
+        comm_ns[ModuleName(in, op.node)] += op.transfer;
+      }
+    }
+  }
+  std::vector<std::pair<int64_t, std::string>> top;
+  for (const auto& [name, ns] : comm_ns) top.push_back({-ns, name});
+  std::sort(top.begin(), top.end());
+  for (size_t k = 0; k < top.size() && k < 3; ++k) {
+    out.push_back({top[k].second + ":overlap", WhatIfEdit::Kind::kOverlap, top[k].second, -1, 1});
+  }
+  return out;
+}
+
+void SelfCheck(const ReplayInput& in, const Graph& g, model::Replay& out) {
+  const Replayer rp(g, Measured(g));
+  out.graph.cycles = rp.cycles();
+  PathWalker walker(in, g, rp);
+  std::vector<int64_t> measured, replayed;
+  for (const auto& it : in.iterations) {
+    const Span s = ReplayIteration(rp, g.ranks.size(), it);
+    model::IterationReplay ir;
+    ir.name = it.name;
+    ir.measured_ns = it.end_ns - it.start_ns;
+    ir.replay_ns = s.end - s.start;
+    ir.critical_path = walker.Walk(s);
+    if (ir.measured_ns > 0) {
+      const double err = std::abs(static_cast<double>(ir.replay_ns - ir.measured_ns)) / ir.measured_ns;
+      out.self_check_max_error = std::max(out.self_check_max_error, err);
+    }
+    measured.push_back(ir.measured_ns), replayed.push_back(ir.replay_ns);
+    out.iterations.push_back(std::move(ir));
+  }
+  out.measured_iter_median_ns = Median(measured);
+  out.replay_iter_median_ns = Median(replayed);
+  out.self_check_ok = out.self_check_max_error <= model::kReplaySelfCheckLimit;
+}
+
+bool ParseFactor(std::string_view s, double& out) {
+  auto number = [](std::string_view t, double& v) {
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    return ec == std::errc() && p == t.data() + t.size() && std::isfinite(v) && v >= 0;
+  };
+  const size_t slash = s.find('/');
+  if (slash == std::string_view::npos) return number(s, out);
+  double a = 0, b = 0;
+  if (!number(s.substr(0, slash), a) || !number(s.substr(slash + 1), b) || b == 0) return false;
+  out = a / b;
+  return true;
+}
+
+}  // namespace
+
+bool GlobMatch(std::string_view glob, std::string_view name) {
+  size_t g = 0, n = 0, star = std::string_view::npos, back = 0;
+  while (n < name.size()) {
+    if (g < glob.size() && (glob[g] == '?' || glob[g] == name[n])) {
+      ++g, ++n;
+    } else if (g < glob.size() && glob[g] == '*') {
+      star = g++, back = n;
+    } else if (star != std::string_view::npos) {
+      g = star + 1, n = ++back;
+    } else {
+      return false;
+    }
+  }
+  while (g < glob.size() && glob[g] == '*') ++g;
+  return g == glob.size();
+}
+
+StatusOr<WhatIfEdit> ParseWhatIf(std::string_view text) {
+  WhatIfEdit e;
+  e.text = std::string(text);
+  const auto bad = [&](std::string_view why) {
+    return Status(ExitCode::kUsage,
+                  fmt::format("--what-if '{}': {}. Forms: 'GLOB:compute*K', 'GLOB:transfer*K', 'GLOB:time*K', "
+                              "'GLOB:overlap' (each optionally after 'rank R:'), 'rank R:on-time', 'launch-gaps:0'",
+                              text, why));
+  };
+  if (text == "launch-gaps:0") return WhatIfEdit{e.text, WhatIfEdit::Kind::kLaunchGaps, "", -1, 1};
+  std::string_view rest = text;
+  if (rest.substr(0, 5) == "rank ") {
+    const size_t colon = rest.find(':');
+    int r = -1;
+    std::string_view num = rest.substr(5, colon == std::string_view::npos ? std::string_view::npos : colon - 5);
+    auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), r);
+    if (ec != std::errc() || p != num.data() + num.size() || r < 0) return bad("the rank is not a number");
+    if (colon == std::string_view::npos) return bad("nothing after the rank");
+    e.rank = r;
+    rest = rest.substr(colon + 1);
+    if (rest == "on-time") return e.kind = WhatIfEdit::Kind::kOnTime, e;
+  }
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return bad("no 'GLOB:' before the change");
+  e.glob = std::string(rest.substr(0, colon));
+  const std::string_view change = rest.substr(colon + 1);
+  if (change == "overlap") return e.kind = WhatIfEdit::Kind::kOverlap, e;
+  for (auto [prefix, kind] :
+       {std::pair{"compute*", WhatIfEdit::Kind::kCompute}, std::pair{"transfer*", WhatIfEdit::Kind::kTransfer},
+        std::pair{"time*", WhatIfEdit::Kind::kTime}}) {
+    const std::string_view p(prefix);
+    if (change.substr(0, p.size()) != p) continue;
+    if (!ParseFactor(change.substr(p.size()), e.factor)) return bad("the factor is not a number or a fraction");
+    e.kind = kind;
+    return e;
+  }
+  return bad("unknown change");
+}
+
+model::Replay ReplayRun(const ReplayInput& in, const std::vector<WhatIfEdit>& edits) {
+  model::Replay out;
+  if (in.iterations.empty()) {
+    out.why_not = "the window holds no steady iteration (the replay predicts per iteration)";
+    return out;
+  }
+  if (in.ranks.empty()) {
+    out.why_not = "no GPU work in the window";
+    return out;
+  }
+  const Graph g = BuildGraph(in);
+  out.built = true;
+  out.graph = g.counts;
+  SelfCheck(in, g, out);
+  for (const auto& e : edits) out.what_ifs.push_back(RunEdit(in, g, e));
+  for (const auto& e : Candidates(in, g)) out.opportunities.push_back(RunEdit(in, g, e));
+  std::stable_sort(out.opportunities.begin(), out.opportunities.end(), [](const auto& a, const auto& b) {
+    return a.predicted_iter_median_ns < b.predicted_iter_median_ns;
+  });
+  return out;
+}
+
+}  // namespace cpprof::analysis

@@ -1,0 +1,62 @@
+// What each fix buys: a dependency graph of the steady window, its critical path, and what-if
+// replay (docs/readout.md, "The replay").
+//
+// The graph, from what the run model carries (each rank's GPU ops with their class and module):
+//   - per rank, ops by start. An op that started after every earlier op of its rank had ended
+//     waits for the last of them plus its measured gap (the GPU idle for the host: a launch gap
+//     under model::kLaunchGapNs, else a host gap). An op that started while another still ran
+//     (another stream) also keeps its measured distance from the previous op's start (its launch
+//     order), and waits for the ops that had ended before it started.
+//   - each matched NCCL instance (analysis/comm_match.h) ties its ranks: no op's transfer starts
+//     before the last participant arrives, and each op ends its measured transfer after that.
+//   - what cannot be tied is counted (DepGraphCounts): NCCL ops no peer matched are replayed
+//     alone; the launches (CUDA API rows, correlation ids) and synchronisations are not in the run
+//     model, so an op's launch is its measured gap, not the host thread's own timeline.
+// Replayed with no edit the graph gives back every measured time. An edit changes durations or
+// gaps, and the graph is re-timed keeping every dependency. An iteration boundary moves with the
+// last GPU op each rank finished before it (plus the measured host time after that op).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/module_attribution.h"
+#include "base/status.h"
+#include "model/gpu_work.h"
+#include "model/replay.h"
+#include "model/report.h"
+
+namespace cpprof::analysis {
+
+struct WhatIfEdit {
+  enum class Kind { kCompute, kTransfer, kTime, kOverlap, kOnTime, kLaunchGaps };
+  std::string text;  // as written
+  Kind kind = Kind::kCompute;
+  std::string glob;  // module names (kCompute, kTransfer, kOverlap); `*` any characters, `?` one
+  int rank = -1;     // only this rank's ops (kOnTime: the rank); -1: every rank
+  double factor = 1;
+};
+
+// 'GLOB:compute*K', 'GLOB:transfer*K', 'GLOB:time*K' (compute and the GPU gaps before its
+// launches: the host's share too), 'GLOB:overlap' (each optionally after 'rank R:'),
+// 'rank R:on-time', 'launch-gaps:0'. K is a number or a fraction ("0.5", "1/3").
+StatusOr<WhatIfEdit> ParseWhatIf(std::string_view text);
+
+// `*` matches any characters (none included), `?` one; the whole name must match.
+bool GlobMatch(std::string_view glob, std::string_view name);
+
+struct ReplayInput {
+  std::vector<std::vector<model::GpuOp>> ranks;        // each rank's ops in the window (any order)
+  const std::vector<ModuleTreeNode>* nodes = nullptr;  // the module tree the ops' nodes index; null: none
+  int64_t window_start = 0;
+  std::vector<model::IterationTime> iterations;  // the steady iterations, by start
+};
+
+// The graph, the no-edit replay's self-check and critical paths, each of `edits`, and the
+// verdict's candidates (each rank on time, launch gaps removed, each distributed module's
+// transfers overlapped) ranked by predicted gain.
+model::Replay ReplayRun(const ReplayInput& in, const std::vector<WhatIfEdit>& edits);
+
+}  // namespace cpprof::analysis

@@ -1,0 +1,206 @@
+#include "analysis/replay.h"
+
+#include <gtest/gtest.h>
+
+namespace cpprof::analysis {
+namespace {
+
+using model::OpClass;
+
+constexpr int64_t kMs = 1'000'000;
+
+model::GpuOp Op(int64_t start_ms, int64_t end_ms, OpClass cls, uint16_t node = 1) {
+  return {start_ms * kMs, static_cast<uint32_t>((end_ms - start_ms) * kMs), cls, 0, node};
+}
+
+model::IterationTime Iter(const std::string& name, int64_t start_ms, int64_t end_ms) {
+  model::IterationTime it;
+  it.name = name;
+  it.start_ns = start_ms * kMs, it.end_ns = end_ms * kMs;
+  it.in_window = true;
+  return it;
+}
+
+const std::vector<ModuleTreeNode>& Nodes() {
+  static const std::vector<ModuleTreeNode> nodes = {
+      {"[unattributed]", "", -1, 0, false},
+      {"TriangleMultiplicationOutgoing.forward", "cpfold:TriangleMultiplicationOutgoing.forward", -1, 0, false},
+      {"Linear", "cpfold:Linear", 1, 1, false}};
+  return nodes;
+}
+
+// Two ranks, one ring shift: rank 1 reaches it 10 ms late (a host gap), rank 0 waits for it.
+//   rank 0: compute [0,10)  SendRecv [10,30)  compute [30,40)
+//   rank 1: compute [0,10)  (idle)  SendRecv [20,30)  compute [30,40)
+ReplayInput LateRing() {
+  ReplayInput in;
+  in.nodes = &Nodes();
+  in.ranks = {{Op(0, 10, OpClass::kGemm, 2), Op(10, 30, OpClass::kSendRecv), Op(30, 40, OpClass::kGemm)},
+              {Op(0, 10, OpClass::kGemm, 2), Op(20, 30, OpClass::kSendRecv), Op(30, 40, OpClass::kGemm)}};
+  in.iterations = {Iter("iter1", 0, 40)};
+  return in;
+}
+
+WhatIfEdit Edit(const std::string& text) {
+  auto e = ParseWhatIf(text);
+  EXPECT_TRUE(e.ok()) << e.status().message();
+  return e.ok() ? *e : WhatIfEdit{};
+}
+
+TEST(Replay, NoEditGivesBackTheMeasuredIteration) {
+  model::Replay r = ReplayRun(LateRing(), {});
+  ASSERT_TRUE(r.built) << r.why_not;
+  EXPECT_EQ(r.replay_iter_median_ns, 40 * kMs);
+  EXPECT_EQ(r.measured_iter_median_ns, 40 * kMs);
+  EXPECT_TRUE(r.self_check_ok);
+  EXPECT_EQ(r.graph.ops, 6);
+  EXPECT_EQ(r.graph.nccl_instances, 1);
+  EXPECT_EQ(r.graph.nccl_tied_ops, 2);
+  EXPECT_EQ(r.graph.nccl_untied_ops, 0);
+  EXPECT_EQ(r.graph.launches_untied, 6);
+}
+
+TEST(Replay, CriticalPathRunsThroughTheLateRankAndAddsUp) {
+  model::Replay r = ReplayRun(LateRing(), {});
+  ASSERT_EQ(r.iterations.size(), 1u);
+  const auto& path = r.iterations[0].critical_path;
+  int64_t sum = 0;
+  for (const auto& s : path) sum += s.ns;
+  EXPECT_EQ(sum, 40 * kMs);
+  // rank 0's last compute (10), the transfer after rank 1 arrived (10), rank 1's host gap (10),
+  // rank 1's first compute (10): rank 0's waiting is not on the path.
+  auto find = [&](int rank, const std::string& kind) -> int64_t {
+    for (const auto& s : path) {
+      if (s.rank == rank && s.kind == kind) return s.ns;
+    }
+    return -1;
+  };
+  EXPECT_EQ(find(1, "host gap"), 10 * kMs);
+  EXPECT_EQ(find(0, "transfer"), 10 * kMs);
+  EXPECT_EQ(find(1, "compute"), 10 * kMs);
+  EXPECT_EQ(find(0, "compute"), 10 * kMs);
+}
+
+TEST(Replay, RankOnTimeRemovesItsGapBeforeTheShift) {
+  model::Replay r = ReplayRun(LateRing(), {Edit("rank 1:on-time")});
+  ASSERT_EQ(r.what_ifs.size(), 1u);
+  EXPECT_EQ(r.what_ifs[0].predicted_iter_median_ns, 30 * kMs);
+  EXPECT_EQ(r.what_ifs[0].edited, 1);
+  // Rank 0 is already on time: its gap is rank 1's, brought to nothing it did not have.
+  model::Replay r0 = ReplayRun(LateRing(), {Edit("rank 0:on-time")});
+  EXPECT_EQ(r0.what_ifs[0].predicted_iter_median_ns, 40 * kMs);
+}
+
+TEST(Replay, ComputeScaledByModuleGlobAndRank) {
+  // Both ranks' compute halved: the late rank still sleeps 10 ms, so 5 + 10 + 10 + 5.
+  model::Replay all = ReplayRun(LateRing(), {Edit("TriangleMultiplication*:compute*1/2")});
+  EXPECT_EQ(all.what_ifs[0].predicted_iter_median_ns, 30 * kMs);
+  // Only the child module on rank 1 (its first op): rank 1 arrives 5 ms earlier.
+  model::Replay one = ReplayRun(LateRing(), {Edit("rank 1:Lin*:compute*0.5")});
+  EXPECT_EQ(one.what_ifs[0].predicted_iter_median_ns, 35 * kMs);
+  EXPECT_EQ(one.what_ifs[0].edited, 1);
+}
+
+TEST(Replay, TransferScaledKeepsTheLastArrival) {
+  model::Replay r = ReplayRun(LateRing(), {Edit("*:transfer*2")});
+  EXPECT_EQ(r.what_ifs[0].predicted_iter_median_ns, 50 * kMs);
+}
+
+TEST(Replay, OverlapLetsComputeRunAlongsideTheTransfer) {
+  ReplayInput in;
+  in.nodes = &Nodes();
+  in.ranks = {{Op(0, 10, OpClass::kGemm), Op(10, 20, OpClass::kSendRecv), Op(20, 30, OpClass::kGemm)},
+              {Op(0, 10, OpClass::kGemm), Op(10, 20, OpClass::kSendRecv), Op(20, 30, OpClass::kGemm)}};
+  in.iterations = {Iter("iter1", 0, 30)};
+  model::Replay r = ReplayRun(in, {Edit("TriangleMultiplicationOutgoing.forward:overlap")});
+  EXPECT_EQ(r.replay_iter_median_ns, 30 * kMs);
+  EXPECT_EQ(r.what_ifs[0].predicted_iter_median_ns, 20 * kMs);
+}
+
+TEST(Replay, LaunchGapsRemoved) {
+  // One rank, ten 1 ms kernels 50 us apart: CUDA graphs would save 9 x 50 us.
+  ReplayInput in;
+  std::vector<model::GpuOp> ops;
+  for (int i = 0; i < 10; ++i) ops.push_back({i * 1'050'000, 1'000'000, OpClass::kGemm, 0, 0});
+  in.ranks = {ops};
+  in.iterations = {Iter("iter1", 0, 0)};
+  in.iterations[0].end_ns = 9 * 1'050'000 + 1'000'000;
+  model::Replay r = ReplayRun(in, {Edit("launch-gaps:0")});
+  EXPECT_EQ(r.replay_iter_median_ns, in.iterations[0].end_ns);
+  EXPECT_EQ(r.what_ifs[0].predicted_iter_median_ns, 10 * kMs);
+  EXPECT_EQ(r.what_ifs[0].edited, 9);
+}
+
+TEST(Replay, ConcurrentStreamKeepsItsLaunchDistance) {
+  // rank 0: a long kernel [0,20) and, launched 5 ms after it on another stream, [5,10).
+  // Halving the long kernel leaves the short one where its launch put it.
+  ReplayInput in;
+  in.nodes = &Nodes();
+  in.ranks = {{Op(0, 20, OpClass::kGemm, 2), Op(5, 10, OpClass::kElementwise, 1), Op(20, 22, OpClass::kGemm, 1)}};
+  in.iterations = {Iter("iter1", 0, 22)};
+  model::Replay r = ReplayRun(in, {Edit("Linear:compute*0.5")});
+  EXPECT_EQ(r.graph.after_start, 1);
+  EXPECT_EQ(r.what_ifs[0].predicted_iter_median_ns, 12 * kMs);
+}
+
+TEST(Replay, UnmatchedNcclOpsAreCountedNotGuessed) {
+  ReplayInput in;
+  in.ranks = {{Op(0, 10, OpClass::kSendRecv, 0)}, {Op(20, 30, OpClass::kAllGather, 0)}};
+  in.iterations = {Iter("iter1", 0, 30)};
+  model::Replay r = ReplayRun(in, {});
+  EXPECT_EQ(r.graph.nccl_instances, 0);
+  EXPECT_EQ(r.graph.nccl_untied_ops, 2);
+  EXPECT_TRUE(r.self_check_ok);
+}
+
+TEST(Replay, NoSteadyIterationSaysWhy) {
+  ReplayInput in;
+  in.ranks = {{Op(0, 10, OpClass::kGemm)}};
+  model::Replay r = ReplayRun(in, {});
+  EXPECT_FALSE(r.built);
+  EXPECT_NE(r.why_not.find("no steady iteration"), std::string::npos);
+}
+
+TEST(Replay, CandidatesRankedByPredictedGain) {
+  model::Replay r = ReplayRun(LateRing(), {});
+  ASSERT_GE(r.opportunities.size(), 3u);
+  EXPECT_EQ(r.opportunities[0].edit, "rank 1:on-time");
+  for (size_t i = 1; i < r.opportunities.size(); ++i) {
+    EXPECT_LE(r.opportunities[i - 1].predicted_iter_median_ns, r.opportunities[i].predicted_iter_median_ns);
+  }
+}
+
+TEST(WhatIfParse, Forms) {
+  WhatIfEdit e = Edit("TriangleMultiplication*:compute*1/3");
+  EXPECT_EQ(e.kind, WhatIfEdit::Kind::kCompute);
+  EXPECT_EQ(e.glob, "TriangleMultiplication*");
+  EXPECT_DOUBLE_EQ(e.factor, 1.0 / 3);
+  EXPECT_EQ(e.rank, -1);
+  e = Edit("rank 1:Tri*:transfer*0.5");
+  EXPECT_EQ(e.kind, WhatIfEdit::Kind::kTransfer);
+  EXPECT_EQ(e.rank, 1);
+  EXPECT_EQ(Edit("rank 3:on-time").kind, WhatIfEdit::Kind::kOnTime);
+  EXPECT_EQ(Edit("launch-gaps:0").kind, WhatIfEdit::Kind::kLaunchGaps);
+  EXPECT_EQ(Edit("Attention*:overlap").kind, WhatIfEdit::Kind::kOverlap);
+}
+
+TEST(WhatIfParse, ErrorsSayTheForms) {
+  for (const char* bad : {"compute*2", "X:compute*two", "X:compute*1/0", "rank x:on-time", "X:faster", "rank 1"}) {
+    auto e = ParseWhatIf(bad);
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.status().message().find("'rank R:on-time'"), std::string::npos) << e.status().message();
+  }
+}
+
+TEST(GlobMatch, StarsAndQuestionMarks) {
+  EXPECT_TRUE(GlobMatch("Tri*", "TriangleMultiplicationOutgoing.forward"));
+  EXPECT_TRUE(GlobMatch("*Outgoing*", "TriangleMultiplicationOutgoing.forward"));
+  EXPECT_TRUE(GlobMatch("*", ""));
+  EXPECT_TRUE(GlobMatch("a?c", "abc"));
+  EXPECT_FALSE(GlobMatch("a?c", "ac"));
+  EXPECT_FALSE(GlobMatch("Tri", "Triangle"));
+  EXPECT_TRUE(GlobMatch("*a*b", "xaxxb"));
+}
+
+}  // namespace
+}  // namespace cpprof::analysis
