@@ -179,7 +179,10 @@ Status DecompressZstd(Input& in, Output& out) {
 
 Compression SniffCompression(std::string_view head) {
   auto starts = [&](std::string_view magic) { return head.substr(0, magic.size()) == magic; };
-  if (starts(std::string_view("\xFD" "7zXZ\x00", 6))) return Compression::kXz;
+  if (starts(std::string_view("\xFD"
+                              "7zXZ\x00",
+                              6)))
+    return Compression::kXz;
   if (starts("\x1F\x8B")) return Compression::kGzip;
   if (starts("\x28\xB5\x2F\xFD")) return Compression::kZstd;
   return Compression::kNone;
@@ -225,8 +228,11 @@ StatusOr<std::shared_ptr<const DecompressedFile>> DecompressedFile::Make(const s
   Status status = c == Compression::kXz     ? DecompressXz(in, out)
                   : c == Compression::kGzip ? DecompressGzip(in, out)
                                             : DecompressZstd(in, out);
-  if (::close(fd) != 0 && status.ok()) status = out.status.ok() ? Error(ExitCode::kError, fmt::format(
-      "cannot finish the decompressed copy of '{}' in '{}': {}", source, temp_dir, std::strerror(errno))) : out.status;
+  if (::close(fd) != 0 && status.ok())
+    status = out.status.ok()
+                 ? Error(ExitCode::kError, fmt::format("cannot finish the decompressed copy of '{}' in '{}': {}",
+                                                       source, temp_dir, std::strerror(errno)))
+                 : out.status;
   if (!status.ok()) {
     ::unlink(name.c_str());
     return status;

@@ -37,8 +37,8 @@ class DecompressedFile {
   DecompressedFile& operator=(const DecompressedFile&) = delete;
 
   const std::string& path() const { return path_; }  // the temporary file: there while this lives
-  int64_t bytes() const { return bytes_; }            // decompressed size
-  double seconds() const { return seconds_; }         // how long decompressing took
+  int64_t bytes() const { return bytes_; }           // decompressed size
+  double seconds() const { return seconds_; }        // how long decompressing took
 
  private:
   DecompressedFile(std::string path, int64_t bytes, double seconds);

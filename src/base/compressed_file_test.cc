@@ -98,7 +98,8 @@ TEST_F(CompressedFile, EachFormatRoundTripsAndLeavesNothingBehind) {
       ASSERT_TRUE(file.ok()) << file.status().message();
       EXPECT_EQ((*file)->bytes(), static_cast<int64_t>(data.size())) << c.name;
       EXPECT_TRUE(Read((*file)->path()) == data) << c.name;
-      EXPECT_EQ(fs::status((*file)->path()).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write)
+      EXPECT_EQ(fs::status((*file)->path()).permissions() & fs::perms::all,
+                fs::perms::owner_read | fs::perms::owner_write)
           << "private to its owner";
     }
     EXPECT_EQ(TempFilesLeft(), 0u) << "the temporary file goes with its last reader";
