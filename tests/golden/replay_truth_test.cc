@@ -89,7 +89,7 @@ TEST(ReplayTruth, SlowModuleScaledPredictsThePlainRun) {
 // A balanced run gets a named straggler only when the replay says its lateness is worth 5% of the
 // iteration, and then the verdict says so; an edit that changes nothing predicts the measured time.
 TEST(ReplayTruth, StragglerOnlyWithAPredictedGain) {
-  for (const std::string& name : {"cpfold-ring-1x2", "cpfold-e2e-1x2", "cpwork-train", "cpfold-trunk-2x2"}) {
+  for (const std::string name : {"cpfold-ring-1x2", "cpfold-e2e-1x2", "cpwork-train", "cpfold-trunk-2x2"}) {
     json j = Report(name, {"--what-if", "NoSuchModule*:compute*0.5"});
     const json& p = j["replay"];
     EXPECT_EQ(p["what_if"][0]["predicted_iter_median_ns"], p["measured_iter_median_ns"]) << name;
