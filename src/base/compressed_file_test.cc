@@ -123,6 +123,8 @@ TEST_F(CompressedFile, DamageAndTruncationAreSaid) {
     auto bad = DecompressedFile::Make(Write("bad." + name, garbled), c, dir_ + "/tmp");
     ASSERT_FALSE(bad.ok()) << name;
     EXPECT_EQ(bad.status().code(), ExitCode::kBadInput) << name << ": " << bad.status().message();
+    EXPECT_NE(bad.status().message().find(std::string("damaged or truncated ") + CompressionName(c)), std::string::npos)
+        << bad.status().message();
   }
   EXPECT_EQ(TempFilesLeft(), 0u);
 }

@@ -544,9 +544,8 @@ struct TraceRun {
 
 // Opens the run (pipeline/run_exports.h) and reads what the trace's ranks need: per export the
 // census and NCCL's payloads (on a connection of its own while this one counts the GPU ops per
-// process, where there are cores), with one export its NVTX domain names too (`domains_ahead`).
-StatusOr<TraceRun> OpenTraceRun(const std::vector<std::string>& paths, const ChromeTraceOptions& options,
-                                bool domains_ahead) {
+// process, where there are cores), with one export its NVTX domain names too.
+StatusOr<TraceRun> OpenTraceRun(const std::vector<std::string>& paths, const ChromeTraceOptions& options) {
   TraceRun run;
   run.paths = paths;
   run.exports = std::vector<TraceExport>(paths.size());
@@ -561,7 +560,7 @@ StatusOr<TraceRun> OpenTraceRun(const std::vector<std::string>& paths, const Chr
     if (x.db->exec().HasSpareThreads()) {
       nccl_read = ReadAhead(*x.db, [](const Database& own) { return nsys::ReadNcclRanks(own); });
     }
-    if (domains_ahead && paths.size() == 1) x.domains = ReadDomainsAhead(*x.db, options);
+    if (paths.size() == 1) x.domains = ReadDomainsAhead(*x.db, options);
     CPPROF_ASSIGN_OR_RETURN(x.procs, nsys::ReadGpuProcesses(*x.db));
     CPPROF_ASSIGN_OR_RETURN(x.nccl, nccl_read.valid() ? nccl_read.get() : nsys::ReadNcclRanks(*x.db));
     return OkStatus();
@@ -731,7 +730,7 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& pa
   }
   ChromeTraceOptions options = given;
   if (options.kineto) CPPROF_RETURN_IF_ERROR(KinetoWindow(paths, options));
-  CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, options, /*domains_ahead=*/true));
+  CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, options));
   CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, run.World(), run.Several() ? "the run" : "the export"));
   const std::vector<model::TraceProcess> written = Written(run, options.ranks);
   TraceOut t = MakeWriter(options, out, Header(run, written));
@@ -751,7 +750,7 @@ StatusOr<ChromeTraceSummary> WriteKinetoTraces(const std::vector<std::string>& p
   ChromeTraceOptions o = options;
   o.kineto = true;
   CPPROF_RETURN_IF_ERROR(KinetoWindow(paths, o));
-  CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, o, /*domains_ahead=*/true));
+  CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, o));
   CPPROF_ASSIGN_OR_RETURN(std::vector<int> ranks, files.ranks(run.World()));
   CPPROF_RETURN_IF_ERROR(CheckRanks(ranks, run.World(), run.Several() ? "the run" : "the export"));
   o.ranks = ranks;

@@ -68,6 +68,11 @@ TEST(CompressedInputs, ADamagedOneIsSaidToBeDamaged) {
   EXPECT_EQ(r.rc, static_cast<int>(ExitCode::kBadInput)) << r.err;
   EXPECT_NE(r.err.find("is a damaged or truncated xz file"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("xz -t"), std::string::npos) << r.err;
+  // Whole, but not an export inside: said as that, not as damage.
+  Shell("echo 'not a database' | xz -c > '" + dir + "/text.sqlite.xz'");
+  const CliResult text = RunCli({"stats", dir + "/text.sqlite.xz"});
+  EXPECT_EQ(text.rc, static_cast<int>(ExitCode::kBadInput)) << text.err;
+  EXPECT_NE(text.err.find("decompressed (xz) is not an SQLite database"), std::string::npos) << text.err;
   fs::remove_all(dir);
 }
 
