@@ -21,7 +21,8 @@ class ExportCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
     app.add_option("exports", files_,
-                   "An nsys SQLite export (nsys export --type sqlite REPORT.nsys-rep), or the exports of one run "
+                   "An nsys SQLite export (nsys export --type sqlite REPORT.nsys-rep; .sqlite.xz, .gz and .zst read as "
+                   "they are), or the exports of one run "
                    "captured per rank or per node (files, a directory, a quoted glob): one trace, a process per rank, "
                    "on one clock")
         ->required();

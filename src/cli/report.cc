@@ -19,10 +19,12 @@ namespace {
 class ReportCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
-    app.add_option("exports", files_,
-                   "nsys SQLite exports (nsys export --type sqlite REPORT.nsys-rep): one, or the exports of one run "
-                   "captured per rank or per node (files, a directory, or a quoted glob such as 'run/rep.*.sqlite'), "
-                   "read as one run on one clock");
+    app.add_option(
+        "exports", files_,
+        "nsys SQLite exports (nsys export --type sqlite REPORT.nsys-rep; .sqlite.xz, .gz and .zst are read as they "
+        "are): one, or the exports of one run "
+        "captured per rank or per node (files, a directory, or a quoted glob such as 'run/rep.*.sqlite'), "
+        "read as one run on one clock");
     app.add_option("--format", format_,
                    "Output format: text (terminal), md (the readout to paste into a PR), json (schema "
                    "cpprof.report/2, everything), csv, html (one self-contained page: timeline, modules, "

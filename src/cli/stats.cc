@@ -151,7 +151,8 @@ class StatsCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
     app.add_option("exports", files_,
-                   "An nsys SQLite export, or an .nsys-rep report (exported to SQLite beside it with the nsys "
+                   "An nsys SQLite export (.sqlite.xz, .gz and .zst read as they are), or an .nsys-rep report "
+                   "(exported to SQLite beside it with the nsys "
                    "'cpprof doctor' finds, as 'nsys stats' does); several (files, a directory, a quoted glob): "
                    "each export's reports in turn, as 'nsys stats' does with several inputs (or one table per "
                    "report over all of them with --merge)");
