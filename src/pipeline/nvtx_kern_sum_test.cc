@@ -51,7 +51,7 @@ TEST(NvtxKernSum, KernelsPerRangeThatHoldsTheirLaunch) {
   // ':outer' [0, 100] holds launches 1 and 2, ':inner' [10, 50] launch 1, the start/end range
   // ':open' (60, never ended: ends at the last range timestamp, 100) launch 2.
   const std::vector<std::string> want = {
-      ",,,,0,1,5,5.0,5.0,5,5,0.0,k,",  // no launch: no process, thread or range
+      ",,,,0,1,5,5.0,5.0,5,5,0.0,k,",           // no launch: no process, thread or range
       ",,100,7,0,1,10,10.0,10.0,10,10,0.0,k,",  // launched outside every range
       ":inner,PushPop,100,7,1,1,100,100.0,100.0,100,100,0.0,k,",
       ":open,StartEnd,100,7,1,1,20,20.0,20.0,20,20,0.0,k,",
