@@ -42,6 +42,25 @@ StatusOr<std::vector<Group>> CallDurationsByNameId(const Database& db, const cha
   return g.FinishByKey(db);
 }
 
+namespace {
+
+// The memsets' values (those of valid rows: `valid`, SQL) into `g`, in table order.
+Status ReadMemsets(const Database& db, const char* value_expr, const std::string& valid, Group& g, int64_t* damaged) {
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(fmt::format("SELECT {}, {} FROM {}", value_expr, valid, kMemsetTable), "reading memsets"));
+  while (st.Step()) {
+    if (st.Int(1) == 0) {
+      AddTo(damaged, 1);
+      continue;
+    }
+    g.values.push_back(st.Int(0));
+  }
+  return st.status();
+}
+
+}  // namespace
+
 StatusOr<std::vector<Group>> MemOpValuesByOperation(const Database& db, MemOpValue value, std::string* skipped,
                                                     int64_t* damaged) {
   const char* value_expr = value == MemOpValue::kBytes ? "bytes" : "end - start";
@@ -102,18 +121,8 @@ StatusOr<std::vector<Group>> MemOpValuesByOperation(const Database& db, MemOpVal
     any = true;
   }
   if (db.HasTable(kMemsetTable)) {
-    size_t g = group_of("[CUDA memset]");
-    CPPROF_ASSIGN_OR_RETURN(
-        Statement st,
-        db.Prepare(fmt::format("SELECT {}, {} FROM {}", value_expr, valid, kMemsetTable), "reading memsets"));
-    while (st.Step()) {
-      if (st.Int(1) == 0) {
-        AddTo(damaged, 1);
-        continue;
-      }
-      groups[g].values.push_back(st.Int(0));
-    }
-    CPPROF_RETURN_IF_ERROR(st.status());
+    const size_t g = group_of("[CUDA memset]");
+    CPPROF_RETURN_IF_ERROR(ReadMemsets(db, value_expr, valid, groups[g], damaged));
     any = true;
   }
   if (!any) {
