@@ -162,6 +162,11 @@ Json SweepJson(const analysis::RankModuleTimes& s) {
     comm[std::to_string(c)] = {{"count", ops.size()}, {"packed", p.Base64()}};
   }
   j["comm_ops"] = comm;
+  Json edge = Json::array();  // [class, start, end, node, inside] per op the window's edges cut or left near
+  for (const auto& e : s.edge_comm_ops) {
+    edge.push_back({static_cast<int>(e.cls), e.whole.start, e.whole.end, e.node, e.inside});
+  }
+  j["edge_comm_ops"] = edge;
   Packer h;  // per segment: start - previous end, length
   int64_t prev = 0;
   for (const auto& iv : s.hidden_segments) {
@@ -196,6 +201,17 @@ bool ReadSweep(const Json& j, analysis::RankModuleTimes& s) {
       ops.push_back({prev, prev + len, static_cast<uint16_t>(node)});
     }
     if (!u.ok() || ops.size() != n) return false;
+  }
+  if (j.contains("edge_comm_ops")) {
+    for (const auto& e : j.at("edge_comm_ops")) {
+      const int c = e.at(0);
+      const int node = e.at(3);
+      if (c < 0 || c >= model::kNumOpClasses || node < 0 || node > UINT16_MAX) return false;
+      s.edge_comm_ops.push_back({{e.at(1).get<int64_t>(), e.at(2).get<int64_t>()},
+                                 static_cast<model::OpClass>(c),
+                                 static_cast<uint16_t>(node),
+                                 e.at(4).get<bool>()});
+    }
   }
   const Json& h = j.at("hidden_segments");
   Unpacker u(h.at("packed").get<std::string>());

@@ -35,6 +35,7 @@ void Shift(RunPartial& part, int64_t offset) {
       for (auto& op : ops) op.start += offset, op.end += offset;
     }
     for (auto& iv : w.hidden_segments) iv.start += offset, iv.end += offset;
+    for (auto& e : w.edge_comm_ops) e.whole.start += offset, e.whole.end += offset;
   }
   auto& win = part.window;
   if (!win.whole_capture) win.start_ns += offset, win.end_ns += offset;
@@ -115,6 +116,7 @@ void RenumberNodes(ProcessPartial& p, const std::vector<uint16_t>& map,
   for (auto& ops : p.sweep.comm_ops) {
     for (auto& op : ops) op.node = op.node < map.size() ? map[op.node] : 0;
   }
+  for (auto& e : p.sweep.edge_comm_ops) e.node = e.node < map.size() ? map[e.node] : 0;
 }
 
 // The parts merged into one run, part by part (the reduce step of `cpprof merge`).
