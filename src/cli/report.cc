@@ -158,6 +158,7 @@ class ReportCommand : public Command {
             return OkStatus();
           },
           write));
+      SayWritten("the partial", output_, "reduce the partials of a run with 'cpprof merge'", ctx);
       return 0;
     }
     render_.width = TextWidth(wide_, output_.empty() || output_ == "-", ctx.out_is_terminal);

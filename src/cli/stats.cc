@@ -1,4 +1,5 @@
-// cpprof stats [--merge] [--report NAME ...] [--format csv|table|json] [--timeunit UNIT] [-o PREFIX] EXPORTS...
+// cpprof stats [--merge] [--report NAME ...] [--format column|csv|tsv|json[,...]] [--timeunit UNIT] [-o PREFIX] [-q]
+//              EXPORTS...
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -62,12 +63,19 @@ void WriteRows(const model::StatsTable& t, std::ostream& out,
   }
 }
 
-void PrintCsv(const model::StatsTable& t, std::ostream& out, size_t threads) {
-  render::CsvWriter w(out);
+// A header line and the rows, each line made by `append_row` (CSV or TSV).
+void PrintSeparated(const model::StatsTable& t, std::ostream& out, size_t threads,
+                    void (*append_row)(const std::vector<std::string>&, std::string&)) {
   std::vector<std::string> header;
   for (const auto& c : t.columns) header.push_back(c.header);
-  w.Row(header);
-  WriteRows(t, out, render::AppendCsvRow, threads);
+  std::string line;
+  append_row(header, line);
+  out << line;
+  WriteRows(t, out, append_row, threads);
+}
+
+void PrintCsv(const model::StatsTable& t, std::ostream& out, size_t threads) {
+  PrintSeparated(t, out, threads, render::AppendCsvRow);
 }
 
 void PrintTable(const model::StatsTable& t, std::ostream& out) {
@@ -140,7 +148,47 @@ Status UnknownReport(const std::string& name) {
 }
 
 const char* Extension(const std::string& format) {
-  return format == "json" ? ".json" : format == "table" ? ".txt" : ".csv";
+  return format == "json" ? ".json" : format == "column" ? ".txt" : format == "tsv" ? ".tsv" : ".csv";
+}
+
+// One --format entry as nsys spells it (`name[:args]`, '.' for the output's default) → cpprof's
+// format name: column (also 'table', cpprof's earlier name for it), csv, tsv or json.
+StatusOr<std::string> ParseFormat(const std::string& entry, bool to_files) {
+  const std::string name = entry.substr(0, entry.find(':'));
+  if (name != entry) {
+    return Error(ExitCode::kUsage,
+                 fmt::format("--format '{}': cpprof's formats take no arguments ('{}'); give '{}' alone, or run "
+                             "'nsys stats --format {}' for nsys's formatter options",
+                             entry, entry.substr(name.size() + 1), name, entry));
+  }
+  if (name == ".") return std::string(to_files ? "csv" : "column");  // nsys: the output's default
+  if (name == "table" || name == "column") return std::string("column");
+  if (name == "csv" || name == "tsv" || name == "json") return name;
+  if (name == "hdoc" || name == "htable") {
+    return Error(ExitCode::kUsage,
+                 fmt::format("--format {}: nsys's HTML formatters are not in cpprof (formats: column, csv, tsv, json); "
+                             "run 'nsys stats --format {}' for HTML, or 'cpprof report --format html' for cpprof's "
+                             "own HTML report",
+                             name, name));
+  }
+  return Error(ExitCode::kUsage,
+               fmt::format("--format '{}' is not a format: use column (nsys's console format; 'table' is the "
+                           "same), csv, tsv or json, one or a comma list (one per --report, the last for the rest)",
+                           entry));
+}
+
+// A --report entry as nsys spells it (`name[:args]`): cpprof's reports take no arguments, so one
+// with an argument is refused with the nsys command that runs it and the cpprof command nearest it.
+Status CheckReportArgs(const std::string& entry) {
+  const size_t colon = entry.find(':');
+  if (colon == std::string::npos) return OkStatus();
+  const std::string name = entry.substr(0, colon);
+  if (!pipeline::FindStatsReport(name)) return OkStatus();  // said as an unknown or nsys-only report
+  return Error(ExitCode::kUsage,
+               fmt::format("--report '{}': cpprof's {} takes no arguments ('{}' is an nsys report argument, e.g. "
+                           "':base' for kernels' base names); run 'nsys stats -r {} FILE' for it, or '-r {}' for "
+                           "cpprof's table (the names as the export holds them, demangled)",
+                           entry, name, entry.substr(colon + 1), entry, name));
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -171,10 +219,14 @@ class StatsCommand : public Command {
         ->delimiter(',')
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    format_opt_ = app.add_option("-f,--format", format_,
-                                 "csv (exactly as 'nsys stats --format csv'), table, json; default: table on the "
-                                 "console, csv in -o files (as nsys)")
-                      ->check(CLI::IsMember({"csv", "table", "json"}));
+    app.add_option("-f,--format", formats_,
+                   "column (nsys's console table; 'table' is the same), csv (exactly as 'nsys stats --format csv'), "
+                   "tsv (tab-separated; a tab, newline or backslash in a cell escaped as \\t, \\n, \\\\), json; '.': "
+                   "the output's default, column on the console and csv in -o files (as nsys). A comma list (or "
+                   "the option repeated) gives one format per --report in order, the last for the rest, as nsys")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--timeunit", timeunit_,
                    "Unit of the time columns, as nsys: nsec (default), usec, msec, sec (longest prefix: us, milli, "
                    "s, ...); the '(ns)' in their headers changes with it");
@@ -190,6 +242,8 @@ class StatsCommand : public Command {
                  "Given an .nsys-rep: export it again over the .sqlite beside it (without this an existing one is "
                  "used, as 'nsys stats' does)");
     app.add_option("--nsys", nsys_, "The nsys that exports an .nsys-rep (default: the one 'cpprof doctor' picks)");
+    app.add_flag("-q,--quiet", quiet_,
+                 "Only errors and SKIPPED lines on stderr: no notes and no 'REPORT -> FILE' lines (as nsys's -q)");
     app.add_flag("--help-reports", list_, "List the supported reports");
   }
 
@@ -219,12 +273,24 @@ class StatsCommand : public Command {
     }
     std::vector<const pipeline::StatsReportDef*> defs;
     for (const auto& name : names) {
+      CPPROF_RETURN_IF_ERROR(CheckReportArgs(name));
       const auto* def = pipeline::FindStatsReport(name);
       if (!def) return UnknownReport(name);
       if (std::find(defs.begin(), defs.end(), def) == defs.end()) defs.push_back(def);  // once each
     }
     const bool to_files = !output_.empty() && output_ != "-";
-    const std::string format = format_opt_->count() ? format_ : to_files ? "csv" : "table";
+    std::vector<std::string> formats;  // one per report in defs
+    for (size_t i = 0; i < defs.size(); ++i) {
+      const std::string entry = formats_.empty() ? "." : formats_[std::min(i, formats_.size() - 1)];
+      CPPROF_ASSIGN_OR_RETURN(std::string format, ParseFormat(entry, to_files));
+      formats.push_back(std::move(format));
+    }
+    if (formats_.size() > std::max<size_t>(defs.size(), 1)) {
+      return Error(ExitCode::kUsage, fmt::format("--format gives {} formats for {} report(s): give one per report, "
+                                                 "or one for all",
+                                                 formats_.size(), defs.size()));
+    }
+    if (quiet_) ctx.exec.diagnostics = &quiet_sink_;
     // Several exports: a directory or glob gives their .sqlite files; .nsys-rep files are kept.
     std::vector<std::string> files;
     for (const auto& f : files_) {
@@ -248,11 +314,12 @@ class StatsCommand : public Command {
       }
       // One table over exports of different runs would mean nothing: refused as `report` refuses them.
       CPPROF_RETURN_IF_ERROR(pipeline::CheckSameRun(inputs, force_, ctx.exec));
-      CPPROF_RETURN_IF_ERROR(RunReports(inputs, defs, format, to_files, false, unit, ctx));
+      CPPROF_RETURN_IF_ERROR(RunReports(inputs, defs, formats, to_files, false, unit, ctx));
       return 0;
     }
     const bool several = files.size() > 1;
-    if (several && !to_files && format == "json") {
+    const bool json = std::find(formats.begin(), formats.end(), "json") != formats.end();
+    if (several && !to_files && json) {
       return Error(ExitCode::kUsage,
                    "--format json of several exports is one document per export: give -o PREFIX (files "
                    "PREFIX_<export>_<report>.json)");
@@ -262,7 +329,7 @@ class StatsCommand : public Command {
         ctx.out << (e ? "\n" : "") << fmt::format("==> {} <==\n", files[e]);
       }
       CPPROF_ASSIGN_OR_RETURN(std::string input, Input(files[e], ctx));
-      CPPROF_RETURN_IF_ERROR(RunReports({input}, defs, format, to_files, several, unit, ctx));
+      CPPROF_RETURN_IF_ERROR(RunReports({input}, defs, formats, to_files, several, unit, ctx));
     }
     return 0;
   }
@@ -277,7 +344,8 @@ class StatsCommand : public Command {
   // The reports of one export, or of several merged into one table each (--merge), to the
   // console or to -o files.
   Status RunReports(const std::vector<std::string>& inputs, const std::vector<const pipeline::StatsReportDef*>& defs,
-                    const std::string& format, bool to_files, bool several, render::TimeUnit unit, Context& ctx) {
+                    const std::vector<std::string>& formats, bool to_files, bool several, render::TimeUnit unit,
+                    Context& ctx) {
     // -o: every file is checked before the first report runs, so a wrong -o is said at once.
     std::vector<std::string> paths;
     WriteFileOptions write;
@@ -292,8 +360,8 @@ class StatsCommand : public Command {
       } else if (several) {  // one set of files per export
         prefix += "_" + std::filesystem::path(stem).filename().string();
       }
-      for (const auto* def : defs) {
-        paths.push_back(fmt::format("{}_{}{}", prefix, def->name, Extension(format)));
+      for (size_t i = 0; i < defs.size(); ++i) {
+        paths.push_back(fmt::format("{}_{}{}", prefix, defs[i]->name, Extension(formats[i])));
         CPPROF_RETURN_IF_ERROR(CheckOutputPath(paths.back(), write));
       }
     }
@@ -301,6 +369,7 @@ class StatsCommand : public Command {
     bool first = true;
     for (size_t i = 0; i < defs.size(); ++i) {
       const auto* def = defs[i];
+      const std::string& format = formats[i];
       CPPROF_ASSIGN_OR_RETURN(model::StatsTable t, pipeline::RunStatsReport(*def, inputs, ctx.exec));
       ctx.invalid_utf8 = ctx.invalid_utf8 || t.invalid_utf8;
       render::ApplyTimeUnit(t, unit);
@@ -312,7 +381,7 @@ class StatsCommand : public Command {
           begin = end + 1;
         }
       } else if (t.num_rows() == 0) {  // nsys writes nothing either ("PROCESSED (EMPTY RESULTS)")
-        ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
+        if (!quiet_) ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
       } else {
         NoteSaturated(t, ctx);
       }
@@ -325,7 +394,7 @@ class StatsCommand : public Command {
               return OkStatus();
             },
             write));
-        ctx.err << fmt::format("cpprof: stats: {} -> {}{}\n", t.report, paths[i], empty ? " (empty)" : "");
+        if (!quiet_) ctx.err << fmt::format("cpprof: stats: {} -> {}{}\n", t.report, paths[i], empty ? " (empty)" : "");
         continue;
       }
       if (empty) continue;
@@ -336,7 +405,7 @@ class StatsCommand : public Command {
       first = false;
       Print(t, format, ctx.exec.threads, ctx.out);
     }
-    if (default_set_) NoteNsysOnlyDefaults(inputs, ctx);
+    if (default_set_ && !quiet_) NoteNsysOnlyDefaults(inputs, ctx);
     return OkStatus();
   }
 
@@ -353,6 +422,8 @@ class StatsCommand : public Command {
   static void Print(const model::StatsTable& t, const std::string& format, size_t threads, std::ostream& out) {
     if (format == "csv") {
       PrintCsv(t, out, threads);
+    } else if (format == "tsv") {
+      PrintSeparated(t, out, threads, render::AppendTsvRow);
     } else if (format == "json") {
       PrintJson(t, out);
     } else {
@@ -419,8 +490,7 @@ class StatsCommand : public Command {
 
   std::vector<std::string> files_;
   std::vector<std::string> reports_;
-  std::string format_ = "table";
-  CLI::Option* format_opt_ = nullptr;
+  std::vector<std::string> formats_;
   std::string timeunit_;
   std::string output_;
   std::string nsys_;
@@ -428,6 +498,11 @@ class StatsCommand : public Command {
   bool force_export_ = false;
   bool list_ = false;
   bool merge_ = false;
+  bool quiet_ = false;
+  // -q: the notes of the readers below (decompressing, timing) go nowhere.
+  struct QuietSink : Diagnostics {
+    void Line(std::string_view) override {}
+  } quiet_sink_;
   bool default_set_ = false;
 };
 

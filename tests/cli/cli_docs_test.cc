@@ -64,6 +64,15 @@ TEST(CliDocs, ManPageFlagsTakeNoValue) {
   EXPECT_EQ(man.find("\\fIVALUE\\fR"), std::string::npos);
 }
 
+// The synopsis names each command's file arguments as --help's usage line does.
+TEST(CliDocs, ManSynopsisHasTheFileArguments) {
+  const std::string man = ManPage();
+  EXPECT_NE(man.find(".B cpprof report\n[\\fIoptions\\fR] \\fI[exports...]\\fR\n.br\n"), std::string::npos) << man;
+  EXPECT_NE(man.find(".B cpprof diff\n[\\fIoptions\\fR] \\fIa\\fR \\fIb\\fR\n.br\n"), std::string::npos);
+  EXPECT_NE(man.find(".B cpprof merge\n[\\fIoptions\\fR] \\fI[partials...]\\fR\n"), std::string::npos);
+  EXPECT_NE(man.find(".B cpprof doctor\n[\\fIoptions\\fR]\n"), std::string::npos);
+}
+
 // No line of the man page starts with a roff control character by accident (a description or an
 // example beginning with '.' or '\'' would be swallowed by man).
 TEST(CliDocs, ManPageLinesAreRoff) {
