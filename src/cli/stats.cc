@@ -279,17 +279,7 @@ class StatsCommand : public Command {
       if (std::find(defs.begin(), defs.end(), def) == defs.end()) defs.push_back(def);  // once each
     }
     const bool to_files = !output_.empty() && output_ != "-";
-    std::vector<std::string> formats;  // one per report in defs
-    for (size_t i = 0; i < defs.size(); ++i) {
-      const std::string entry = formats_.empty() ? "." : formats_[std::min(i, formats_.size() - 1)];
-      CPPROF_ASSIGN_OR_RETURN(std::string format, ParseFormat(entry, to_files));
-      formats.push_back(std::move(format));
-    }
-    if (formats_.size() > std::max<size_t>(defs.size(), 1)) {
-      return Error(ExitCode::kUsage, fmt::format("--format gives {} formats for {} report(s): give one per report, "
-                                                 "or one for all",
-                                                 formats_.size(), defs.size()));
-    }
+    CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> formats, Formats(defs.size(), to_files));
     if (quiet_) ctx.exec.diagnostics = &quiet_sink_;
     // Several exports: a directory or glob gives their .sqlite files; .nsys-rep files are kept.
     std::vector<std::string> files;
@@ -335,6 +325,23 @@ class StatsCommand : public Command {
   }
 
  private:
+  // The format of each of `reports` reports, from --format as nsys reads it: one per report in
+  // order, the last for the rest.
+  StatusOr<std::vector<std::string>> Formats(size_t reports, bool to_files) const {
+    if (formats_.size() > std::max<size_t>(reports, 1)) {
+      return Error(ExitCode::kUsage, fmt::format("--format gives {} formats for {} report(s): give one per report, "
+                                                 "or one for all",
+                                                 formats_.size(), reports));
+    }
+    std::vector<std::string> formats;
+    for (size_t i = 0; i < reports; ++i) {
+      const std::string entry = formats_.empty() ? "." : formats_[std::min(i, formats_.size() - 1)];
+      CPPROF_ASSIGN_OR_RETURN(std::string format, ParseFormat(entry, to_files));
+      formats.push_back(std::move(format));
+    }
+    return formats;
+  }
+
   // The export to read for an input: itself, or the SQLite export of an .nsys-rep.
   StatusOr<std::string> Input(const std::string& file, Context& ctx) {
     if (doctor::IsNsysReport(file)) return ExportedSqlite(file, ctx);
