@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Checks that every C++ file in git is formatted as .clang-format says (clang-format from apt).
 #   tools/check_format.sh          # check: lists the files that differ, exits 1 if any
 #   tools/check_format.sh --fix    # rewrite them in place

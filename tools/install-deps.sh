@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Installs what cpprof needs to build and test on Debian 12 / Ubuntu 22.04+ (apt only);
 # chromium runs the HTML report in a real browser (tests/cli/html_browser_test.sh); pandas is
 # cpprof_read's optional DataFrames (python/tests/test_cpprof_read.py); zsh checks the generated
@@ -15,7 +17,7 @@ $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-rec
   cmake ninja-build g++ pkg-config clang libclang-rt-14-dev \
   libsqlite3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libre2-dev libgtest-dev clang-format \
   liblzma-dev zlib1g-dev libzstd-dev \
-  sqlite3 xz-utils time git universal-ctags \
+  sqlite3 xz-utils time git universal-ctags bash-completion lintian \
   python3 python3-torch python3-pytest python3-pandas zsh dpkg-dev man-db groff-base \
   jupyter-nbconvert python3-ipykernel python3-nbformat \
   chromium > /dev/null

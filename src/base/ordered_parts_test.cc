@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // OrderedParts: parts filled on several threads come out in order, batch by batch, whatever the
 // number of readers; a consumer that leaves early, a part that fails and a fill that throws all
 // stop every reader.

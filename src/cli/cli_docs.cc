@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The man page and the bash/zsh completions, generated from the command table (cli.cc) and the
 // flags each command declares on its CLI11 App: one source of truth, so they cannot drift from
 // what `cpprof COMMAND --help` says (tests/cli/cli_docs_test.cc and the installed copies check it).

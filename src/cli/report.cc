@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof report FILE.sqlite... [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules
 // FILE] [--show-paths] [--dims N=...,grid=RxC] [--model-config FILE] [--print-cost-model] [--what-if EDIT]...
 #include <fmt/format.h>

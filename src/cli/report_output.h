@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The readout written the way `report` and `merge` both write it: in a format, to stdout or
 // atomically to -o, with the notes on stderr.
 #pragma once

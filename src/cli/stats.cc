@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof stats [--merge] [--report NAME ...] [--format column|csv|tsv|json[,...]] [--timeunit UNIT] [-o PREFIX] [-q]
 //              EXPORTS...
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What `cpprof diff` computes (analysis/report_diff.h) and renders (render/diff_render.h): two
 // readouts side by side. Plain types, so renderers need not depend on the analysis layer.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // CSV writing with RFC 4180 quoting (fields with comma, quote or newline are quoted), and TSV.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Black-box tests of the built binary: every kind of bad input gives one line on stderr that
 // names the file and says what to do, a documented exit code (docs/exit-codes.md), nothing on
 // stdout, and never a crash.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The man page and completions come from the command table and each command's CLI11 flags
 // (src/cli/cli_docs.cc): every command and every flag is in each, with the choices of flags
 // that have them; install_into_destdir checks the installed copies against the binary.

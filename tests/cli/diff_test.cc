@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof diff` on the built binary: the sanity verdict on real exports (the same workload with
 // and without annotations; a different workload), thresholds as exit codes, usage errors.
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof stats` options that follow nsys: the default report set, --report lists, --timeunit,
 // -o PREFIX (one file per report, never over an existing file without --force), and an
 // .nsys-rep given by mistake (exported beside it with a fake nsys that answers as the real one).

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof sweep end to end with fakes (tests/data/profile): the fake nsys runs the command and
 // writes a real fast-preset cpfold export (tests/data/real/cpfold-opts-fast-1x2) as the capture,
 // the fake torchrun starts one process per rank, and fakesweep.py answers like cpfold (its config

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The text readouts on an 80-column line, as a person reads them (issue 36, item 4): `report` and
 // `diff` piped with COLUMNS=80 fit it, their tables keep their columns, and module names stay
 // distinct.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof export --format chrome-trace`: the JSON read back and checked field by field against
 // independent SQL over the same export (every GPU op once, at its exact time, with its name;
 // every NVTX range on its thread; flows that pair up), on a fixture of hostile names and on every

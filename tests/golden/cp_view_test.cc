@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof export --format chrome-trace`'s CP view: per rank a module track, a communication track
 // of waiting and transfer slices, flows linking the ops of one matched collective or ring shift
 // across ranks, a GPU memory counter. No trace processor can be installed here (Perfetto's

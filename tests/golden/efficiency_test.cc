@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The Efficiency section (docs/cost-model.md) on a committed real cpfold export: the 1 x 2 ring of
 // the `small` preset at N = 256 (tests/data/real/README.md), with the sizes given by --dims as its
 // log records them (cpfold's config line there predates the `model` field). Golden text of the

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof report --format html` on the real exports: the page's embedded data (the JSON in
 // <script id="cpprof-data">) holds the same numbers as `--format json` and the model, its
 // timeline bins add up to the lanes' unions, and the page fetches nothing. Plus the size bound on

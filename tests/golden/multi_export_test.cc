@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // One readout from several exports (one nsys per rank): real 2-rank H200 captures split into one
 // export per process, as per-rank capture would have written them, with the second export's
 // session started later and its host clock off by a known amount. The merged readout must equal

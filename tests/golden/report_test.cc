@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof report` on hand-written fixtures with answers worked out by hand, and on the real
 // exports: invariants, an independent SQL cross-check, and golden JSON (rebaseline with
 // CPPROF_REBASELINE=1, then review the diff).
