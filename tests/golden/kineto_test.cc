@@ -6,12 +6,12 @@
 // tid = stream with args stream/device/correlation, launches linked by correlation, ProfilerStep#N
 // over the iterations, and as many GPU ops per rank as the Chrome trace of that rank.
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <re2/re2.h>
 #include <set>
 #include <sstream>
 
