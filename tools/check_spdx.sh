@@ -22,15 +22,20 @@ ours() {  # file: is it a source file of ours?
   esac
   [ -f "$1" ] && head -n 1 "$1" | grep -qE '^#!.*(sh|python)'
 }
-total=0 missing=()
+files=()
 while IFS= read -r f; do
-  ours "$f" || continue
-  total=$((total + 1))
-  head=$(head -n 4 "$f")
-  if ! grep -q 'SPDX-License-Identifier: Apache-2.0' <<< "$head" || ! grep -q 'Copyright [0-9]' <<< "$head"; then
-    missing+=("$f")
-  fi
+  if ours "$f"; then files+=("$f"); fi
 done < <(git ls-files .)
+total=${#files[@]}
+missing=()
+if [ "$total" -gt 0 ]; then
+  # One awk over all the files: the first 4 lines of each.
+  mapfile -t missing < <(awk 'FNR == 1 { spdx[FILENAME] = 0; copy[FILENAME] = 0; order[++n] = FILENAME }
+    /SPDX-License-Identifier: Apache-2.0/ { spdx[FILENAME] = 1 }
+    /Copyright [0-9]/ { copy[FILENAME] = 1 }
+    FNR == 4 { nextfile }
+    END { for (i = 1; i <= n; i++) if (!spdx[order[i]] || !copy[order[i]]) print order[i] }' "${files[@]}")
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
   printf 'check_spdx: %s lacks the license header\n' "${missing[@]}"
   echo "check_spdx: ${#missing[@]} of $total source files lack '// Copyright YEAR cpprof developers' and" \

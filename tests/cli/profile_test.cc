@@ -85,7 +85,7 @@ class FakeRun {
   doctor::DoctorFindings findings_;
   std::map<std::string, std::string> env_;
   ProfileOptions options_;
-  profile::ExecuteOptions eo_{.kill_grace_s = 1, .live = true, .poll_s = 1, .compare = {}};
+  profile::ExecuteOptions eo_{.exec = {}, .kill_grace_s = 1, .live = true, .poll_s = 1, .compare = {}};
   std::ostringstream out_, err_;
 };
 
