@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The baseline of bench/run_bench.sh: one bare SQLite scan of exactly the columns a cpprof
 // command reads, opened the same way, touching every value (integers read, text read in full)
 // and doing nothing else. Its time is the floor the command's time is compared against.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Fuzzes damaged nsys exports through report, stats and export for MINUTES (default 5) under
 # AddressSanitizer + UndefinedBehaviorSanitizer with libFuzzer (clang from apt), from a fixed seed.
 #

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Writes a large synthetic nsys SQLite export in the real schema (bench/nsys-3.20.3-schema.sql,
 // copied from an nsys 2025.3.1 export), shaped like a real context-parallel (CP) training capture
 // made with `--trace cuda,nvtx,osrt --cuda-memory-usage true --pytorch=autograd-shapes-nvtx

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # The map and reduce steps at cluster scale (issue 14, item 3): one synthetic export of one rank
 # (bench/make_synthetic_export), its partial (`cpprof report --partial`: time, peak RSS, size),
 # then the merge of RANKS copies of that partial (`cpprof merge`: time, peak RSS), as for a run of

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # `nsys stats` against `cpprof stats`, side by side, for each of the five reports cpprof
 # implements, on one synthetic export shaped like a real CP capture (issue 13, item 6).
 #

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # The shape of the real exports in tests/data/real, per kernel: the ratios make_synthetic_export's
 # defaults come from (bench/README.md). Needs xz and the sqlite3 CLI.
 #   bench/real_ratios.sh [WORK_DIR]      (default /tmp/cpprof-real-ratios; decompressed there)

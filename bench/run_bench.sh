@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Speed and memory of every cpprof command at scale (issue 13, item 5), side by side for each size,
 # in one run. For each size it generates two synthetic exports shaped like a real CP capture
 # (bench/make_synthetic_export: A, and B with another seed and a slow rank, for `diff`), then for

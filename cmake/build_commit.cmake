@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Writes the commit the binary is built from into a header (cpprof --version says it), rewritten
 # only when it changes, so that a build without a new commit compiles nothing again.
 #   cmake -DSRC=<source dir> -DOUT=<header> -P build_commit.cmake

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Fails when a source of one layer includes a header of a layer it may not use. The allowed
 # dependencies come from the cpprof_layer() table in CMakeLists.txt (written to layers.txt at
 # configure time), closed transitively, so the build's link graph and this check cannot drift.

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Fails when a source below src/cli/ reads the process environment (getenv, secure_getenv,
 # environ): how a command runs comes down from the CLI in a base::ExecContext, and a child's
 # environment from the runner::Environment the CLI builds (docs/ARCHITECTURE.md). The runner's own

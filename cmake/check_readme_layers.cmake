@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Fails when the README's layout section and the cpprof_layer() table in CMakeLists.txt (written to
 # layers.txt at configure time) disagree: a layer one of them lacks, or other "may use" arrows.
 # The README's block lists one layer a line: "NAME" or "NAME -> a, b" at the start of the line,

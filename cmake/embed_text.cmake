@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Turns a text file into a C++ header holding it as a raw string literal, so the HTML template
 # stays a readable file under src/ and still ends up inside the binary.
 #   cmake -DIN=src/render/html_template.html -DOUT=gen/render/html_template.h -DNAME=kHtmlTemplate -P embed_text.cmake

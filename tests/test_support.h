@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by cpprof's tests: real exports (decompressed once), in-process CLI runs,
 // hand-written SQL fixtures.
 #pragma once

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Function lengths in src/ (Universal Ctags: each function's first and last line, test files
 # included). Fails when a function is longer than the hard limit, or when more functions than
 # allowed are longer than the soft limit; lists the offenders, longest first.

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Runs Holistic Trace Analysis on a folder of Kineto traces (`cpprof export --format kineto -o DIR`)
 exactly as a user would (`TraceAnalysis(trace_dir=DIR)`), then each analysis docs/kineto.md lists,
 and prints what each one found (or its error), one line each, then a JSON summary.

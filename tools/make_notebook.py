@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Writes docs/examples/cpprof_read.ipynb (the cells, without outputs): a notebook that reads a real
 4-rank export through cpprof_read and looks at it with pandas. tests/cli/notebook_test.sh executes it
 (jupyter nbconvert --execute, Debian's python3 with pandas), checks it against the committed outputs

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the real output in README.md and docs/example.md (between their BEGIN/END example
 # markers) from the bundled example export, so neither drifts from what cpprof prints: the whole
 # readout (stdout, then the notes on stderr) in docs/example.md, its top (up to the end of the

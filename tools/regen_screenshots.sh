@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Retakes the HTML page's screenshots in docs/images with headless Chromium, as
 # tests/cli/html_browser_test.sh loads the page (same flags, 1600 px wide, no scrollbars):
 #   html-cpwork-train.png            the bundled example export (README's first command), 1600x2400

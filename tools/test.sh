@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test of cpprof: the format check, the C++ tests (unit, golden on real nsys exports, black-box on the
 # built binary) in a normal build and again under AddressSanitizer + UndefinedBehaviorSanitizer,
 # a short fixed run of the fuzz target (bench/fuzz.sh --ci), then the Python tests of the reference workload (cpfold) and of cpprof's helpers.

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """cpfold: a reference context-parallel protein-folding workload (AF3/Boltz-like).
 
 See README.md in this directory for the input contract, the model, the CP

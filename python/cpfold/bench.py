@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark of the CP Pairformer on GPUs (one command, writes JSON + markdown).
 
     python -m cpfold.bench --out DIR                  # on a 2- or 4-GPU machine

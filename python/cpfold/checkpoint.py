@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Local checkpoints written and read by cpfold itself.
 
 A checkpoint directory holds ``cpfold_config.json`` (the ModelConfig) and

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Model configuration and size presets.
 
 ``ModelConfig`` holds every size of the network.  The defaults are the

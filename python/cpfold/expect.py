@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """The communication schedule cpfold issues, as data ("what to expect").
 
 ``build_expect()`` returns the document written to ``expect.json`` (run

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Input feature contract: inventory, random generator, validator.
 
 All features are *unbatched* tensors (the model adds a batch dimension of 1).

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Start local ranks as subprocesses (a minimal torchrun replacement).
 
 Debian's torchrun is broken on the CPU machine, and parity/bench need a

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Parity check: context-parallel run vs single-process reference.
 
     python -m cpfold.parity --cp0 2 --cp1 2 --n-token 64 [--mode trunk|e2e|trimul|train|all]

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Entry point for one CP workload run (one process per rank, e.g. under torchrun).
 
     torchrun --standalone --nproc_per_node=4 -m cpfold.run --mode trunk --n-token 1024 --cp0 2 --cp1 2

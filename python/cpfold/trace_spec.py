@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Functions-trace spec for Nsight Systems: which cpfold functions to annotate.
 
 ``trace_spec.json`` maps each defining module (import path) to the

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Transparent context-parallel wrapper: full features in, full outputs out.
 
 Layers (imports point down only): ``cpfold.cp`` (grid, pair layout, distributed

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Run a workload under torchrun without torchrun parsing the workload's arguments.
 
 torchrun's parser takes abbreviations of its own options: ``torchrun ... -m pkg.entry --n 512``

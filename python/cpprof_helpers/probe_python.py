@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """What `cpprof doctor` needs to know about the Python that will run the workload.
 
 Run with that Python; prints one JSON object on stdout (schema cpprof.probe_python/1). Standard

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Validation by import for `cpprof trace-json`.
 
 Run with the workload's own Python, from the directory the workload will be launched from. Reads

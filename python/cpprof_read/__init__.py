@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """cpprof_read: the cpprof readout (``cpprof report --format json``, schema ``cpprof.report/2``) in
 Python, for notebooks and scripts.
 

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """cpprof_workload: what a user's own CP model needs to be profiled like cpfold (docs/workload-kit.md).
 
     import cpprof_workload as cw

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """The input contract of a user's model: what each input tensor is, declared in JSON, so that
 random but *valid* inputs can be made (``synthetic_inputs``) and a batch checked
 (``validate_inputs``).

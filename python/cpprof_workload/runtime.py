@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Seeds, small weights, control counts and iteration marks for a profiled CP workload.
 
 The rule they serve (the profiling recipe's step 3): every rank must issue the same collectives

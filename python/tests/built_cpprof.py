@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """The cpprof binary the Python tests drive: $CPPROF_BIN, else this checkout's build/cpprof
 (tools/test.sh builds it before the Python tests). Tests that need it are skipped without it."""
 import os

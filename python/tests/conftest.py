@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Shared helpers.  The cpfold package lives in python/ (this file's parent's parent); pytest
 puts it on sys.path (``pythonpath`` in python/pyproject.toml), child processes get PYTHONPATH."""
 import json

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """CPU smoke test of the GPU benchmark: one command, JSON + markdown written."""
 import json
 import os

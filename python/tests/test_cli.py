@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Entry point cpfold.run: flags safe under torchrun, machine-readable output, modes."""
 import json
 import math

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """cpfold is built on the workload kit (issue 34): seeding (cpprof_workload.seed_all), control
 counts (broadcast_counts under comm.broadcast_ints), the schedule and the iteration marks
 (`cpprof-iter:` lines, NVTX ranges cpfold:warmupK / cpfold:iterK), with cpfold's numerics

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """cpprof_read on the bundled real export (tests/data/real/cpwork-train): the readout that the built
 cpprof writes, read through the typed accessors and as pandas DataFrames."""
 import json

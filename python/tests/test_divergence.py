@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Divergent control flow must end in a timeout (or a detected failure), never hang."""
 import time
 

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """expect.json / trace_spec.json / presets.json: in sync with their generators, resolvable, and
 the communication oracle matches what the code really issues."""
 import json

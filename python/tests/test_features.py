@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Input contract: the generator produces valid inputs; the validator names each error."""
 import re
 

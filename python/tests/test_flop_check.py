@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """cpprof's FLOP model (docs/cost-model.md) against PyTorch's own count on cpfold's modules, on
 the CPU: tools/device/flop_check.py with torch.profiler's with_flops (torch 1.13) or
 FlopCounterMode (torch >= 2.1), one rank and each rank of a CP grid, several N. Within 5 % for

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Fault injection in cpfold.run (--inject-delay / --inject-slow): the delay lands on the named
 rank only, once per p2p batch (the comm counters' count), MATCH filters by tag, the wall time
 grows by delays x MS, the slowdown repeats the TriMul GEMMs, bad flags are argparse errors.

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Single-process model properties: shapes, chunking invariance, masking,
 checkpoint round trip, grid validation, Glorot init."""
 import math

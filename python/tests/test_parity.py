@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """CP vs single-process parity on CPU/gloo (fp32, max relative error <= 1e-5).
 
 Each grid is launched once with --mode all (TriMul incl. the raw Cannon/ring

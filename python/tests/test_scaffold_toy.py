@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """The workload kit end to end on CPU: a toy two-module user model (toy_user_model/) with an input
 contract, its profile module written by the built `cpprof scaffold`, run on 2 gloo ranks started
 as torchrun would (torchrun itself is broken on Debian's Python 3.11). The C++ side of the same

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """cpprof_workload: seeds, small weights, control counts, contract inputs, iteration lines."""
 import io
 import json

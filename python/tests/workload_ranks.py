@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Start a script on N local gloo ranks the way torchrun would (RANK, LOCAL_RANK, WORLD_SIZE,
 MASTER_ADDR, MASTER_PORT in the environment): torchrun itself is broken on Debian's Python 3.11."""
 import os

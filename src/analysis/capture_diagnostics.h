@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Checks of a capture: the options nsys recorded (model::CaptureInfo) against what the export
 // actually holds (model::NvtxFacts), said as diagnostics with what to do. Pure: no SQLite.
 #pragma once

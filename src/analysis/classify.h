@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Kernel classification: a table of name patterns (data, not code), first match wins.
 #pragma once
 

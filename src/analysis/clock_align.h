@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // One clock for a run captured in several exports (one nsys per rank or per node). Each export
 // counts time from its own session start. Two steps put them on the clock of the first export:
 //

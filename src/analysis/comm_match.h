@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Waiting is not communicating. An NCCL kernel runs from the moment its rank reaches the
 // collective (or the ring shift) until the data has moved, so its duration includes the time it
 // spun waiting for peers that arrived later. This splits every NCCL op into waiting and

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Efficiency per module: the cost model's FLOPs and bytes per steady-state iteration (cost_model.h)
 // against each module's measured GPU time, the device's peaks and its link. Pure: the report in,
 // model::Efficiency out (docs/cost-model.md says how each number is computed).

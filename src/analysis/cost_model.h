@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The cost model: FLOPs and HBM bytes per call of the AF3/Boltz Pairformer modules (and cpfold's,
 // which carry the same class names) as functions of the model's sizes and the CP grid, and the
 // device peaks they are held against. docs/cost-model.md derives every formula.

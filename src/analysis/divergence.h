@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Divergent control flow across ranks, read from how many NCCL ops of each kind each rank ran:
 // every rank of a CP job must issue the same collectives in the same order, so per-rank counts
 // that differ point at a count (recycles, sampling steps, an early exit) that each rank decided

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Interval algebra over GPU time: unions ("busy"), intersections ("overlap") and their lengths.
 // Times are nanoseconds (int64). An Interval is half-open [start, end); empty and inverted
 // intervals contribute nothing. A Segments list is sorted, disjoint and non-touching.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Module attribution: which module (and which phase: forward, backward, optimizer) launched each
 // GPU op. A CUDA API call belongs to the innermost module range open on its thread when it
 // started (nsys's own rule for GPU projection: same thread, the range contains the call); the

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Which NVTX ranges are modules of the model, and how modules are grouped (AF3/Boltz-style by
 // default: input embedder, MSA, trunk, diffusion, confidence, optimizer). Data, not code: the
 // built-in grouping is a JSON document a user can print (`cpprof report --print-modules-config`),

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // One sweep over a rank's GPU ops in time order that yields, per module node: attributed busy
 // time (each busy instant split equally among the modules whose ops run then, so rows add up),
 // communication unions per kind and the part of them hidden under compute; per phase (forward,

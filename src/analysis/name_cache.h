@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Range names interned as they are first seen (name -> dense id), with what a classifier says
 // about each, computed once per distinct name. A capture repeats a few thousand names over
 // millions of ranges (a real 4-rank export: 103 k NVTX ranges, 45 k distinct names), so matching

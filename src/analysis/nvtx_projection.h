@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // NVTX GPU projection, nsys's contract (nvtx_gpu_proj_sum): a GPU op belongs to every NVTX range
 // on the same thread whose time contains the CUDA API call that launched it; a range's projected
 // time runs from the first start to the last end of its ops. Ranges that end on another thread

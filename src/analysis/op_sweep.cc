@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "analysis/op_sweep.h"
 
 namespace cpprof::analysis::op_sweep_detail {

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Visits a process's GPU ops in start order without copying them: each chunk is sorted in place
 // when out of order, consecutive chunks already in order among themselves form one run, and the
 // runs (kernels, memcpys and memsets come as a few long runs) are merged. Ops that start together

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Per-rank readout: span, busy, compute vs communication, time per class, top kernels.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Which process is which CP rank, and which exports are of one run: the run's rank policy, the
 // same for one export, several exports (one nsys per rank or per node) and merged partials.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What each fix buys: a dependency graph of the steady window, its critical path, and what-if
 // replay (docs/readout.md, "The replay").
 //

@@ -1,9 +1,12 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "analysis/report_diff.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -28,6 +31,18 @@ double Share(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0;
 }
 
+// In both sides with the same count: slower, faster, or the same (time within the tolerance).
+DiffMarker TimeMarker(int64_t a_ns, int64_t b_ns) {
+  constexpr int64_t kFloorNs = 10'000;  // below 10 us a move is noise whatever its share
+  const int64_t d = b_ns - a_ns;
+  if (std::llabs(d) < kFloorNs) return DiffMarker::kSame;
+  if (a_ns <= 0) return DiffMarker::kSlower;
+  const double rel = static_cast<double>(d) / static_cast<double>(a_ns);
+  return rel > model::kDiffTimeTolerance    ? DiffMarker::kSlower
+         : rel < -model::kDiffTimeTolerance ? DiffMarker::kFaster
+                                            : DiffMarker::kSame;
+}
+
 // Rows from two keyed maps: changed and new/deleted first, then by the larger time.
 std::vector<DiffRow> Rows(const std::map<std::string, Totals>& a, const std::map<std::string, Totals>& b,
                           int64_t a_whole, int64_t b_whole, bool count_decides) {
@@ -50,7 +65,7 @@ std::vector<DiffRow> Rows(const std::map<std::string, Totals>& a, const std::map
     r.marker = ia == a.end()                             ? DiffMarker::kNew
                : ib == b.end()                           ? DiffMarker::kDeleted
                : count_decides && r.a_count != r.b_count ? DiffMarker::kChanged
-                                                         : DiffMarker::kSame;
+                                                         : TimeMarker(r.a_ns, r.b_ns);
     rows.push_back(std::move(r));
   }
   std::stable_sort(rows.begin(), rows.end(), [](const DiffRow& x, const DiffRow& y) {
@@ -257,7 +272,8 @@ void FindRegressions(const DiffOptions& options, ReportDiff& d) {
   }
   if (options.max_time_delta) {
     for (const auto& m : d.modules) {
-      if (m.marker != DiffMarker::kSame || m.a_work_ns <= 0 || m.a_share < 0.01) continue;
+      const bool in_both = m.marker != DiffMarker::kNew && m.marker != DiffMarker::kDeleted;
+      if (!in_both || m.a_work_ns <= 0 || m.a_share < 0.01) continue;
       double rel = static_cast<double>(m.b_work_ns - m.a_work_ns) / static_cast<double>(m.a_work_ns);
       if (rel > *options.max_time_delta) {
         d.regressions.push_back(

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof diff`: two readouts side by side. Kernel mix (per class and per kernel: instances and
 // time share), per-rank GPU time and peak memory, module times; the sanity verdict ("did a
 // launcher or annotation change alter the GPU work?": same kernel names and counts per rank,

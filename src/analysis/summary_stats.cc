@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "analysis/summary_stats.h"
 
 #include <algorithm>
@@ -29,7 +31,7 @@ class Accumulator {
       return;
     }
     if (s_.count == 0) s_.min = s_.max = v;
-    __int128 sum = static_cast<__int128>(v) * times + s_.total;
+    __extension__ __int128 sum = static_cast<__int128>(v) * times + s_.total;  // GCC's, exact
     s_.total = sum > INT64_MAX ? INT64_MAX : sum < INT64_MIN ? INT64_MIN : static_cast<int64_t>(sum);
     s_.min = std::min(s_.min, v);
     s_.max = std::max(s_.max, v);

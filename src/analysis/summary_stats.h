@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The statistics nsys's summary reports print per group: total, count, mean, median, min, max,
 // sample standard deviation. Computed the way nsys's SQLite functions compute them so that the
 // rounded values match (mean = double(sum)/count; median = middle value or the mean of the two

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Tests only: a process's GPU work written as a list of ops, for the analysis unit tests.
 #pragma once
 

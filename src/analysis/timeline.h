@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The timeline of a rank for the HTML report: its GPU ops merged into lanes (compute, one per
 // NCCL kind, memcpy/memset) and module runs, with at most `max_bins` bins per lane. Two passes in
 // start order over the ops (op_sweep.h), no per-op copies: the first counts merged intervals

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What a CP engineer acts on, from the numbers of a report: each rank's window as a budget
 // (compute, exposed transfer, waiting for peers, idle for the host), the straggler (the rank the
 // others wait for), launch-bound ranks, and a verdict: one paragraph and the largest

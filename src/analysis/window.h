@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The window a readout covers. Warm-up, start-up (CUDA, cuBLAS and NCCL initialisation) and
 // tear-down are not the workload, so by default the numbers cover the steady state: the
 // iterations after warm-up. Iterations are found from NVTX ranges:

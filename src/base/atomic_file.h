@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // WriteFileAtomically: the one way cpprof writes a file. The bytes go to a temporary file in the
 // destination's folder (an unnamed O_TMPFILE where the file system has it, so even SIGKILL leaves
 // nothing behind; else mkstemp, removed on SIGINT/SIGTERM), are fsync'ed, and the file is renamed

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Batches handed from one producer thread to one consumer, at most `ahead` of them waiting (bounded
 // memory whatever the input's size); the batches the consumer is done with go back to the
 // producer for reuse. The owner starts and joins the producer's thread; the pipe carries the

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // BatchThread: batches consumed in order on their own thread; a consumer that refuses or throws
 // makes the next hand-overs fail, and Finish says why.
 #include "base/batch_pipe.h"

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A set of many similar byte strings in little memory. Each string is split into its numbers
 // (runs of decimal digits, stored as varints) and its template (the rest, stored once for all the
 // strings that share it). PyTorch's autograd NVTX texts are nearly all distinct and nearly all

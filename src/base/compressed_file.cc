@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "base/compressed_file.h"
 
 #include <fcntl.h>
@@ -223,8 +225,8 @@ StatusOr<std::shared_ptr<const DecompressedFile>> DecompressedFile::Make(const s
                                                "a writable folder as TMPDIR.",
                                                temp_dir, source, std::strerror(errno)));
   }
-  Input in{file.get(), source};
-  Output out{fd, source, temp_dir};
+  Input in{file.get(), source, std::vector<uint8_t>(kChunk), OkStatus()};
+  Output out{fd, source, temp_dir, 0, OkStatus()};
   Status status = c == Compression::kXz     ? DecompressXz(in, out)
                   : c == Compression::kGzip ? DecompressGzip(in, out)
                                             : DecompressZstd(in, out);

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Exports given compressed (run.sqlite.xz, .gz, .zst: how they are kept and shipped) are read as
 // they are: decompressed into a private temporary file (mode 0600, in TMPDIR) that is removed when
 // the last reader is done with it. SQLite needs a name to open (it resolves /proc/self/fd links to

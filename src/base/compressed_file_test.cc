@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Compressed exports decompressed into private temporary files: each format round-trips, damage
 // and truncation are said as such, nothing is left in the temporary folder, a command's cache
 // decompresses a file once.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // How a command runs, as opposed to what it computes: the thread budget, whether to time its
 // stages, where diagnostics go, and the knobs tests turn. The CLI builds one (cli/exec_env.h reads
 // the environment once, in cli::Main) and passes it down in each command's options and with each

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The exports named on a command line: files, directories (the exports in them) and glob
 // patterns (quoted, so that cpprof expands them: `cpprof report 'run/rep.*.sqlite'`), in a
 // natural order (rep.2 before rep.10).

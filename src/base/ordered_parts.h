@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A job cut into parts (a table's rowid ranges) that several threads fill at once, each with
 // parts k, k + readers, k + 2 readers, ..., and that one consumer takes in order, batch by batch:
 // the reading runs on several cores and the rows still come in table order. Each reader keeps

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // OrderedParts: parts filled on several threads come out in order, batch by batch, whatever the
 // number of readers; a consumer that leaves early, a part that fails and a fill that throws all
 // stop every reader.
@@ -88,9 +90,9 @@ TEST(OrderedParts, AFailedPartStopsTheReadingAndAThrowIsRethrown) {
 
   Parts throwing(
       50, 3, 2,
-      [](size_t part, size_t reader, Numbers& batch, const Parts::Put& put) {
+      [](size_t part, size_t reader, Numbers& numbers, const Parts::Put& put) {
         if (part == 9) throw std::runtime_error("part 9");
-        Hundreds()(part, reader, batch, put);
+        Hundreds()(part, reader, numbers, put);
       },
       [](size_t) { return true; });
   got.clear();

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // ParallelFor: independent work items (one per rank) on the machine's cores.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // User regular expressions (--modules patterns, --exclude-ranges, --iteration-range,
 // --trace-match): RE2 (https://github.com/google/re2/wiki/Syntax), searched: a pattern matches
 // when it is found anywhere in the text (RE2::PartialMatch; anchor with ^ and $). RE2 runs in

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Sums of durations that saturate instead of wrapping. Each kept time is below 2^62 ns (see
 // nsys::kMaxTimestampNs), so one difference fits int64, but the sum of many durations of a damaged
 // export does not: it stops at INT64_MAX (or INT64_MIN), which the outputs show as a huge number

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // SpillBuffer: a command's whole output, held until the command has succeeded, so that on an
 // error stdout stays empty (all-or-nothing output). Memory up to a limit (8 MiB: the commands'
 // own memory is what the benchmark's bounds are about), then an unnamed temporary file

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // With ExecContext::timing (CPPROF_TIMING=1 on the command line), how long each stage of a command
 // took and the peak memory so far, onto the context's diagnostics: where time and memory go on a
 // big export, without a profiler.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Status and StatusOr: errors as values (no exceptions cross library boundaries).
 // Every error carries an exit code from the documented table (docs/exit-codes.md) and a
 // message that says what failed and what to do next.

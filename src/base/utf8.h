@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // UTF-8 checks for names read from exports: names are data, and a byte that is not UTF-8 must
 // never crash an output format (nlohmann::json throws on one) nor reach a terminal raw.
 #pragma once

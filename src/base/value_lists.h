@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Many append-only lists of int64 values, each read back in the order it was appended, in about
 // 4 bytes a value: values are stored as 32-bit words (a value outside [0, 2^32 - 2] goes to a
 // side table), the first value of a list inline, the rest in blocks of growing size in one

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "cli/cli.h"
 
 #include <fmt/format.h>
@@ -20,6 +22,7 @@
 #include "base/stage_timer.h"
 #include "cli/build_commit.h"  // generated (CMakeLists.txt)
 #include "cli/command.h"
+#include "cli/report_output.h"
 
 namespace cpprof::cli {
 
@@ -85,7 +88,7 @@ constexpr CommandDef kCommands[] = {
      "write a torchrun-ready profile module for your own model: seeds, control counts, synthetic inputs, "
      "marked iterations",
      "  cpprof scaffold --model mypkg.model:FoldModel --entry infer --contract contract.json -o profile_fold.py\n"
-     "  cpprof scaffold --model mypkg.model:FoldModel --cp-wrapper mypkg.cp:wrap_cp --contract contract.json\n"
+     "  cpprof scaffold --model mypkg.model:FoldModel --cp-wrapper mypkg.cp:wrap_cp --contract contract.json \\\n"
      "                  --count recycles=3 --count steps=20 --call kwargs -o profile_fold.py\n"
      "  cpprof scaffold --model mypkg.model:FoldModel --entry infer_protein --checkpoint ckpt/ -o profile_fold.py\n"
      "  cpprof profile --probe --trace-discover mypkg -- -m profile_fold --n-token 512   # then profile it\n",
@@ -101,8 +104,8 @@ constexpr CommandDef kCommands[] = {
     {"sweep", "a workload over sizes and CP grids: scaling curves, the largest N per grid, sweep.json/md/html",
      "  cpprof sweep trunk --n 512,1024,2048 --grids 1x1,1x2,2x2 --dtype bf16 --out sweep-trunk\n"
      "  cpprof sweep trunk --n 512,1024,2048 --grids 1x1 --dtype bf16 --largest --step 256 --out s   # + largest N\n"
-     "  cpprof sweep --n 256,512 --grids 1x1,1x2 --arg-template '-m pkg.profile_model --n-token {n} --cp0 {cp0} "
-     "--cp1 {cp1} --iters {iters}' --out s\n"
+     "  cpprof sweep --n 256,512 --grids 1x1,1x2 --out s --arg-template '-m pkg.run --n {n} --cp0 {cp0} "
+     "--cp1 {cp1} --iters {iters}'\n"
      "  cpprof sweep trunk --n 512,1024 --grids 1x2 --out sweep-trunk   # again: finished points are kept\n",
      MakeSweepCommand, /*buffered=*/false},
     {"diff", "did a launcher or annotation change alter the GPU work? kernel mix, memory, modules; CI gates",
@@ -126,15 +129,49 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
-std::string Overview() {
+// `text` word-wrapped for a column that starts `indent` characters in and ends at `width`: each
+// line after a break (and after each '\n' of the text) starts with `indent` spaces. A word longer
+// than the column stays whole.
+std::string WrapWords(std::string_view text, size_t width, size_t indent) {
+  const size_t room = width > indent + 20 ? width - indent : 20;
+  std::string out;
+  size_t col = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == ' ') {
+      ++i;
+      continue;
+    }
+    if (text[i] == '\n') {
+      out.append("\n").append(indent, ' ');
+      col = 0;
+      ++i;
+      continue;
+    }
+    const size_t end = std::min(text.find_first_of(" \n", i), text.size());
+    if (col > 0 && col + 1 + (end - i) > room) {
+      out.append("\n").append(indent, ' ');
+      col = 0;
+    } else if (col > 0) {
+      out += ' ';
+      ++col;
+    }
+    out.append(text.substr(i, end - i));
+    col += end - i;
+    i = end;
+  }
+  return out;
+}
+
+std::string Overview(size_t width) {
   std::string s =
       "cpprof: where GPU time and communication go in a context-parallel multi-GPU run,\n"
       "read from NVIDIA Nsight Systems (nsys) SQLite exports.\n\n"
       "usage: cpprof COMMAND [options] ...\n\ncommands:\n";
-  for (const auto& c : kCommands) s += fmt::format("  {:<10}  {}\n", c.name, c.summary);
-  s += "\n'cpprof help COMMAND' (or 'cpprof COMMAND --help') shows a command's options and examples;\n"
-       "'cpprof help --man' prints the man page, 'cpprof help --completion bash|zsh' a completion script;\n"
-       "'cpprof --version' the version and the commit the binary was built from.\n"
+  for (const auto& c : kCommands) s += fmt::format("  {:<10}  {}\n", c.name, WrapWords(c.summary, width, 14));
+  s += "\n'cpprof help COMMAND' (or 'cpprof COMMAND --help') shows a command's options and\n"
+       "examples; 'cpprof help --man' prints the man page, 'cpprof help --completion\n"
+       "bash|zsh' a completion script; 'cpprof --version' the version and the commit\n"
+       "it was built from.\n"
        "Exit codes: 0 ok, 1 error, 2 bad usage, 3 a check failed, 4 unreadable input,\n"
        "5 not an nsys export, 6 an external program failed (docs/exit-codes.md).\n";
   return s;
@@ -206,6 +243,92 @@ StatusOr<int> RunGuarded(const std::string& name, Fn fn) {
   }
 }
 
+// The words of a shell command, split at spaces outside quotes.
+std::vector<std::string> ShellWords(std::string_view cmd) {
+  std::vector<std::string> words(1);
+  char quote = 0;
+  for (char ch : cmd) {
+    if (quote) {
+      quote = ch == quote ? 0 : quote;
+    } else if (ch == '\'' || ch == '"') {
+      quote = ch;
+    } else if (ch == ' ') {
+      if (!words.back().empty()) words.emplace_back();
+      continue;
+    }
+    words.back() += ch;
+  }
+  if (words.back().empty()) words.pop_back();
+  return words;
+}
+
+// One worked example fitted to `width`: a command too long is continued with ' \' at a space
+// outside quotes, and a comment that does not fit beside it goes under it, wrapped.
+void AppendExample(std::string_view line, size_t width, std::string& out) {
+  if (line.size() <= width) {
+    out.append(line).append("\n");
+    return;
+  }
+  const size_t indent = line.find_first_not_of(' ');
+  const size_t hash = line.find("  # ");
+  std::string_view cmd = line.substr(0, hash), comment;
+  if (hash != std::string_view::npos) comment = line.substr(line.find('#', hash));
+  std::string current(indent, ' ');
+  for (const auto& word : ShellWords(cmd)) {
+    const bool first = current.size() == indent;
+    if (!first && current.size() + 1 + word.size() + 2 > width) {
+      out += current + " \\\n";
+      current.assign(indent + 4, ' ');
+    } else if (!first) {
+      current += ' ';
+    }
+    current += word;
+  }
+  if (!comment.empty() && current.size() + 3 + comment.size() <= width) {
+    out += current + "   " + std::string(comment) + "\n";
+  } else if (!comment.empty()) {
+    out += current + "\n" + std::string(indent + 4, ' ') + WrapWords(comment, width, indent + 4) + "\n";
+  } else {
+    out += current + "\n";
+  }
+}
+
+// --help fitted to the terminal: descriptions wrapped beside the option column, examples fitted.
+class FittingFormatter final : public CLI::Formatter {
+ public:
+  explicit FittingFormatter(size_t width) : width_(width) {}
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    const size_t column = get_column_width();
+    return WrapWords(opt->get_description(), width_ > column + 20 ? width_ - column : column + 20, 0);
+  }
+  std::string make_description(const CLI::App* app) const override {
+    return WrapWords(CLI::Formatter::make_description(app), width_, 0);
+  }
+  std::string make_footer(const CLI::App* app) const override {
+    std::string out;
+    const std::string text = app->get_footer();  // a copy: CLI11 returns it by value
+    std::string_view footer = text;
+    std::string example;  // an example continued over lines (' \\' at their ends) is one
+    while (!footer.empty()) {
+      const size_t end = std::min(footer.find('\n'), footer.size());
+      std::string_view line = footer.substr(0, end);
+      footer.remove_prefix(std::min(end + 1, footer.size()));
+      if (!example.empty()) line.remove_prefix(std::min(line.find_first_not_of(' '), line.size()));
+      example += line;
+      if (example.size() >= 2 && example.compare(example.size() - 2, 2, " \\") == 0) {
+        example.pop_back();
+        continue;
+      }
+      AppendExample(example, width_, out);
+      example.clear();
+    }
+    return out + "\n";
+  }
+
+ private:
+  size_t width_;
+};
+
 // A Diagnostics sink onto the command's error stream, one whole line at a time from any thread.
 class LinesTo final : public Diagnostics {
  public:
@@ -229,6 +352,7 @@ int RunCommand(const CommandDef& def, const std::vector<std::string>& rest, std:
   auto cmd = def.make();
   std::unique_ptr<CLI::App> app_ptr = MakeApp(def, *cmd);
   CLI::App& app = *app_ptr;
+  app.formatter(std::make_shared<FittingFormatter>(ColumnsOr(80, out_is_terminal)));
   std::vector<std::string> reversed(rest.rbegin(), rest.rend());  // CLI11 parses a reversed vector
   try {
     app.parse(reversed);
@@ -308,7 +432,7 @@ std::unique_ptr<CLI::App> MakeApp(const CommandDef& def, Command& cmd) {
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_terminal,
         const DirectOutput* direct) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    (args.empty() ? err : out) << Overview();
+    (args.empty() ? err : out) << Overview(ColumnsOr(80, out_is_terminal));
     return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
   }
   if (args[0] == "--version" || args[0] == "version") {
@@ -319,7 +443,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (name == "help") {
     if (rest.empty()) {
-      out << Overview();
+      out << Overview(ColumnsOr(80, out_is_terminal));
       return 0;
     }
     if (rest[0] == "--man" && rest.size() == 1) {

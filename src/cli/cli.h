@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The cpprof command line. Main() is what the binary runs; Run() is the same with explicit
 // arguments and streams, for in-process tests.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The man page and the bash/zsh completions, generated from the command table (cli.cc) and the
 // flags each command declares on its CLI11 App: one source of truth, so they cannot drift from
 // what `cpprof COMMAND --help` says (tests/cli/cli_docs_test.cc and the installed copies check it).
@@ -24,6 +26,7 @@ struct CommandDoc {
   std::vector<Flag> flags;
   std::vector<std::string> positionals;  // "file", "workload", ...
   std::vector<std::string> positional_help;
+  std::vector<std::string> positional_usage;  // as --help's usage line says them: "[exports...]", "a"
 };
 
 std::vector<CommandDoc> Collect() {
@@ -31,11 +34,12 @@ std::vector<CommandDoc> Collect() {
   for (const auto& def : Commands()) {
     auto cmd = def.make();
     auto app = MakeApp(def, *cmd);
-    CommandDoc d{&def, {}, {}, {}};
+    CommandDoc d{&def, {}, {}, {}, {}};
     for (const CLI::Option* o : app->get_options()) {
       if (!o->nonpositional()) {
         d.positionals.push_back(o->get_name(true));
         d.positional_help.push_back(o->get_description());
+        d.positional_usage.push_back(CLI::Formatter().make_option_usage(o));
         continue;
       }
       Flag f;
@@ -111,14 +115,20 @@ std::string ManPage() {
   s += ".SH NAME\ncpprof \\- where GPU time and communication go in a context\\-parallel multi\\-GPU run, read from "
        "Nsight Systems exports\n";
   s += ".SH SYNOPSIS\n";
-  for (const auto& def : Commands()) s += fmt::format(".B cpprof {}\n.RI [ options ]\n.br\n", def.name);
+  const std::vector<CommandDoc> docs = Collect();
+  for (const auto& d : docs) {
+    // As --help's usage line: "cpprof report [ options ] [exports...]", the file names in italics.
+    std::string files;
+    for (const auto& u : d.positional_usage) files += " \\fI" + Roff(u) + "\\fR";
+    s += fmt::format(".B cpprof {}\n[\\fIoptions\\fR]{}\n.br\n", d.def->name, files);
+  }
   s += ".B cpprof help\n.RI [ COMMAND | \\-\\-man | \\-\\-completion\\ bash|zsh ]\n";
   s += ".SH DESCRIPTION\n"
        "cpprof reads NVIDIA Nsight Systems (nsys) SQLite exports of multi\\-GPU PyTorch jobs and says where each "
        "rank's GPU time goes: compute, exposed transfer, waiting for a late peer, idle for the host; which rank "
        "the others wait for; and time per model module. Data goes to stdout, diagnostics to stderr.\n";
   s += ".SH COMMANDS\n";
-  for (const auto& d : Collect()) {
+  for (const auto& d : docs) {
     s += fmt::format(".SS \"cpprof {}\"\n{}\n", d.def->name, Roff(d.def->summary));
     for (size_t i = 0; i < d.positionals.size(); ++i) {
       s += fmt::format(".TP\n.I {}\n{}\n", Roff(d.positionals[i]), Roff(d.positional_help[i]));

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // One subcommand: its flags (declared on a CLI11 App, so help is generated from them), its
 // worked examples, and what it does. Each lives in its own file and is listed in cli.cc.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof diff A.sqlite B.sqlite [--sanity] [--window W] [--max-time-delta PCT] [--max-iter-delta PCT] [--max-mem-delta
 // PCT] [--format text|json]
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof doctor [--json] [--nsys PATH] [--gpus 0,1,...] [--python PY] [--deep]
 // Thin: the checks live in src/doctor (Diagnose), so `cpprof profile` can reuse the findings.
 #include "doctor/doctor.h"

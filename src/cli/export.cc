@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof export --format chrome-trace FILE.sqlite [-o OUT.json] [--ranks 0,1] [--start-ns N]
 //   [--end-ns N | --window W] [--no-nvtx] [--api] [--flows] [--no-cp-view]
 // cpprof export --format kineto FILE.sqlite -o DIR   (one Kineto trace per rank, for HTA)

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof merge PARTIAL... [--format text|md|json|csv|html] [-o FILE]: the reduce step.
 #include <fmt/format.h>
 

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof profile [--name N] [--preset fast|full] [--nproc-per-node P] [--nnodes N --rdzv-endpoint H:P]
 //                [--gpus 0,1] [--trace-json FILE | --trace-function M:C.f... | --trace-discover PKG
 //                [--trace-match RE]] [--probe [--probe-cap S] | --no-probe] [--timeout S] [--results-dir DIR] [--force]

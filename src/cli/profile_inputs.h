@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What `cpprof profile` and `cpprof sweep` plan runs from besides the doctor's findings: where the
 // launcher, cpfold and the workload kit are, the caller's environment, the user and host.
 #pragma once

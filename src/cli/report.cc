@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof report FILE.sqlite... [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules
 // FILE] [--show-paths] [--dims N=...,grid=RxC] [--model-config FILE] [--print-cost-model] [--what-if EDIT]...
 #include <fmt/format.h>
@@ -159,6 +161,7 @@ class ReportCommand : public Command {
             return OkStatus();
           },
           write));
+      SayWritten("the partial", output_, "reduce the partials of a run with 'cpprof merge'", ctx);
       return 0;
     }
     render_.width = TextWidth(wide_, output_.empty() || output_ == "-", ctx.out_is_terminal);

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof scaffold --model MODULE:Class [--entry METHOD] [--cp-wrapper MODULE:function]
 //                 (--contract FILE | --checkpoint DIR) [--count NAME=N]... [--call dict|kwargs]
 //                 [--n-token N] [--iters N] [--warmup N] [--seed S] [--gain G] -o OUT.py [--force]

@@ -1,4 +1,7 @@
-// cpprof stats [--merge] [--report NAME ...] [--format csv|table|json] [--timeunit UNIT] [-o PREFIX] EXPORTS...
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
+// cpprof stats [--merge] [--report NAME ...] [--format column|csv|tsv|json[,...]] [--timeunit UNIT] [-o PREFIX] [-q]
+//              EXPORTS...
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -62,12 +65,19 @@ void WriteRows(const model::StatsTable& t, std::ostream& out,
   }
 }
 
-void PrintCsv(const model::StatsTable& t, std::ostream& out, size_t threads) {
-  render::CsvWriter w(out);
+// A header line and the rows, each line made by `append_row` (CSV or TSV).
+void PrintSeparated(const model::StatsTable& t, std::ostream& out, size_t threads,
+                    void (*append_row)(const std::vector<std::string>&, std::string&)) {
   std::vector<std::string> header;
   for (const auto& c : t.columns) header.push_back(c.header);
-  w.Row(header);
-  WriteRows(t, out, render::AppendCsvRow, threads);
+  std::string line;
+  append_row(header, line);
+  out << line;
+  WriteRows(t, out, append_row, threads);
+}
+
+void PrintCsv(const model::StatsTable& t, std::ostream& out, size_t threads) {
+  PrintSeparated(t, out, threads, render::AppendCsvRow);
 }
 
 void PrintTable(const model::StatsTable& t, std::ostream& out) {
@@ -140,7 +150,47 @@ Status UnknownReport(const std::string& name) {
 }
 
 const char* Extension(const std::string& format) {
-  return format == "json" ? ".json" : format == "table" ? ".txt" : ".csv";
+  return format == "json" ? ".json" : format == "column" ? ".txt" : format == "tsv" ? ".tsv" : ".csv";
+}
+
+// One --format entry as nsys spells it (`name[:args]`, '.' for the output's default) → cpprof's
+// format name: column (also 'table', cpprof's earlier name for it), csv, tsv or json.
+StatusOr<std::string> ParseFormat(const std::string& entry, bool to_files) {
+  const std::string name = entry.substr(0, entry.find(':'));
+  if (name != entry) {
+    return Error(ExitCode::kUsage,
+                 fmt::format("--format '{}': cpprof's formats take no arguments ('{}'); give '{}' alone, or run "
+                             "'nsys stats --format {}' for nsys's formatter options",
+                             entry, entry.substr(name.size() + 1), name, entry));
+  }
+  if (name == ".") return std::string(to_files ? "csv" : "column");  // nsys: the output's default
+  if (name == "table" || name == "column") return std::string("column");
+  if (name == "csv" || name == "tsv" || name == "json") return name;
+  if (name == "hdoc" || name == "htable") {
+    return Error(ExitCode::kUsage,
+                 fmt::format("--format {}: nsys's HTML formatters are not in cpprof (formats: column, csv, tsv, json); "
+                             "run 'nsys stats --format {}' for HTML, or 'cpprof report --format html' for cpprof's "
+                             "own HTML report",
+                             name, name));
+  }
+  return Error(ExitCode::kUsage,
+               fmt::format("--format '{}' is not a format: use column (nsys's console format; 'table' is the "
+                           "same), csv, tsv or json, one or a comma list (one per --report, the last for the rest)",
+                           entry));
+}
+
+// A --report entry as nsys spells it (`name[:args]`): cpprof's reports take no arguments, so one
+// with an argument is refused with the nsys command that runs it and the cpprof command nearest it.
+Status CheckReportArgs(const std::string& entry) {
+  const size_t colon = entry.find(':');
+  if (colon == std::string::npos) return OkStatus();
+  const std::string name = entry.substr(0, colon);
+  if (!pipeline::FindStatsReport(name)) return OkStatus();  // said as an unknown or nsys-only report
+  return Error(ExitCode::kUsage,
+               fmt::format("--report '{}': cpprof's {} takes no arguments ('{}' is an nsys report argument, e.g. "
+                           "':base' for kernels' base names); run 'nsys stats -r {} FILE' for it, or '-r {}' for "
+                           "cpprof's table (the names as the export holds them, demangled)",
+                           entry, name, entry.substr(colon + 1), entry, name));
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -171,10 +221,14 @@ class StatsCommand : public Command {
         ->delimiter(',')
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    format_opt_ = app.add_option("-f,--format", format_,
-                                 "csv (exactly as 'nsys stats --format csv'), table, json; default: table on the "
-                                 "console, csv in -o files (as nsys)")
-                      ->check(CLI::IsMember({"csv", "table", "json"}));
+    app.add_option("-f,--format", formats_,
+                   "column (nsys's console table; 'table' is the same), csv (exactly as 'nsys stats --format csv'), "
+                   "tsv (tab-separated; a tab, newline or backslash in a cell escaped as \\t, \\n, \\\\), json; '.': "
+                   "the output's default, column on the console and csv in -o files (as nsys). A comma list (or "
+                   "the option repeated) gives one format per --report in order, the last for the rest, as nsys")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--timeunit", timeunit_,
                    "Unit of the time columns, as nsys: nsec (default), usec, msec, sec (longest prefix: us, milli, "
                    "s, ...); the '(ns)' in their headers changes with it");
@@ -192,6 +246,8 @@ class StatsCommand : public Command {
                  "Given an .nsys-rep: export it again over the .sqlite beside it (without this an existing one is "
                  "used, as 'nsys stats' does)");
     app.add_option("--nsys", nsys_, "The nsys that exports an .nsys-rep (default: the one 'cpprof doctor' picks)");
+    app.add_flag("-q,--quiet", quiet_,
+                 "Only errors and SKIPPED lines on stderr: no notes and no 'REPORT -> FILE' lines (as nsys's -q)");
     app.add_flag("--help-reports", list_, "List the supported reports");
   }
 
@@ -221,12 +277,14 @@ class StatsCommand : public Command {
     }
     std::vector<const pipeline::StatsReportDef*> defs;
     for (const auto& name : names) {
+      CPPROF_RETURN_IF_ERROR(CheckReportArgs(name));
       const auto* def = pipeline::FindStatsReport(name);
       if (!def) return UnknownReport(name);
       if (std::find(defs.begin(), defs.end(), def) == defs.end()) defs.push_back(def);  // once each
     }
     const bool to_files = !output_.empty() && output_ != "-";
-    const std::string format = format_opt_->count() ? format_ : to_files ? "csv" : "table";
+    CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> formats, Formats(defs.size(), to_files));
+    if (quiet_) ctx.exec.diagnostics = &quiet_sink_;
     // Several exports: a directory or glob gives their .sqlite files; .nsys-rep files are kept.
     std::vector<std::string> files;
     for (const auto& f : files_) {
@@ -253,7 +311,8 @@ class StatsCommand : public Command {
       CPPROF_RETURN_IF_ERROR(pipeline::CheckSameRun(set.inputs, force_, ctx.exec));
       sets.push_back(std::move(set));
     } else {
-      if (files.size() > 1 && !to_files && format == "json") {
+      const bool json = std::find(formats.begin(), formats.end(), "json") != formats.end();
+      if (files.size() > 1 && !to_files && json) {
         return Error(ExitCode::kUsage,
                      "--format json of several exports is one document per export: give -o PREFIX (files "
                      "PREFIX_<export>_<report>.json)");
@@ -267,11 +326,11 @@ class StatsCommand : public Command {
     if (!to_files) {
       for (size_t e = 0; e < sets.size(); ++e) {
         if (sets.size() > 1) ctx.out << (e ? "\n" : "") << fmt::format("==> {} <==\n", files[e]);
-        CPPROF_RETURN_IF_ERROR(RunReports(sets[e].inputs, defs, format, unit, ctx, nullptr));
+        CPPROF_RETURN_IF_ERROR(RunReports(sets[e].inputs, defs, formats, unit, ctx, nullptr));
       }
       return 0;
     }
-    CPPROF_RETURN_IF_ERROR(WriteReportFiles(sets, defs, format, unit, ctx));
+    CPPROF_RETURN_IF_ERROR(WriteReportFiles(sets, defs, formats, unit, ctx));
     return 0;
   }
 
@@ -308,15 +367,15 @@ class StatsCommand : public Command {
   // (a wrong -o is said at once), the files are written side by side and put in place only once
   // every report of every export has succeeded.
   Status WriteReportFiles(const std::vector<ReportSet>& sets, const std::vector<const pipeline::StatsReportDef*>& defs,
-                          const std::string& format, render::TimeUnit unit, Context& ctx) {
+                          const std::vector<std::string>& formats, render::TimeUnit unit, Context& ctx) {
     std::vector<std::string> paths, inputs;
     for (const auto& set : sets) inputs.insert(inputs.end(), set.inputs.begin(), set.inputs.end());
     WriteFileOptions write;
     write.replace_existing = force_;
     write.inputs = inputs;
     for (const auto& set : sets) {
-      for (const auto* def : defs) {
-        paths.push_back(fmt::format("{}_{}{}", set.prefix, def->name, Extension(format)));
+      for (size_t i = 0; i < defs.size(); ++i) {
+        paths.push_back(fmt::format("{}_{}{}", set.prefix, defs[i]->name, Extension(formats[i])));
         if (std::find(paths.begin(), paths.end() - 1, paths.back()) != paths.end() - 1) {
           return Error(ExitCode::kUsage, fmt::format("two exports would both write '{}': give each export once, "
                                                      "or run stats on them one at a time with their own -o",
@@ -332,14 +391,31 @@ class StatsCommand : public Command {
           for (size_t s = 0; s < sets.size(); ++s) {
             std::vector<std::ostream*> mine(streams.begin() + static_cast<std::ptrdiff_t>(s * defs.size()),
                                             streams.begin() + static_cast<std::ptrdiff_t>((s + 1) * defs.size()));
-            CPPROF_RETURN_IF_ERROR(RunReports(sets[s].inputs, defs, format, unit, ctx, &mine, &done));
+            CPPROF_RETURN_IF_ERROR(RunReports(sets[s].inputs, defs, formats, unit, ctx, &mine, &done));
           }
           return OkStatus();
         },
         write));
-    for (size_t i = 0; i < paths.size(); ++i)
+    for (size_t i = 0; i < paths.size() && !quiet_; ++i)
       ctx.err << fmt::format("cpprof: stats: {} -> {}{}\n", defs[i % defs.size()]->name, paths[i], done[i]);
     return OkStatus();
+  }
+
+  // The format of each of `reports` reports, from --format as nsys reads it: one per report in
+  // order, the last for the rest.
+  StatusOr<std::vector<std::string>> Formats(size_t reports, bool to_files) const {
+    if (formats_.size() > std::max<size_t>(reports, 1)) {
+      return Error(ExitCode::kUsage, fmt::format("--format gives {} formats for {} report(s): give one per report, "
+                                                 "or one for all",
+                                                 formats_.size(), reports));
+    }
+    std::vector<std::string> formats;
+    for (size_t i = 0; i < reports; ++i) {
+      const std::string entry = formats_.empty() ? "." : formats_[std::min(i, formats_.size() - 1)];
+      CPPROF_ASSIGN_OR_RETURN(std::string format, ParseFormat(entry, to_files));
+      formats.push_back(std::move(format));
+    }
+    return formats;
   }
 
   // The export to read for an input: itself, or the SQLite export of an .nsys-rep.
@@ -351,11 +427,12 @@ class StatsCommand : public Command {
   // The reports of one export, or of several merged into one table each (--merge), to the
   // console or (`files`) to one stream per report, `done` getting " (empty)" or "" per report.
   Status RunReports(const std::vector<std::string>& inputs, const std::vector<const pipeline::StatsReportDef*>& defs,
-                    const std::string& format, render::TimeUnit unit, Context& ctx,
+                    const std::vector<std::string>& formats, render::TimeUnit unit, Context& ctx,
                     const std::vector<std::ostream*>* files, std::vector<std::string>* done = nullptr) {
     bool first = true;
     for (size_t i = 0; i < defs.size(); ++i) {
       const auto* def = defs[i];
+      const std::string& format = formats[i];
       CPPROF_ASSIGN_OR_RETURN(model::StatsTable t, pipeline::RunStatsReport(*def, inputs, ctx.exec));
       ctx.invalid_utf8 = ctx.invalid_utf8 || t.invalid_utf8;
       render::ApplyTimeUnit(t, unit);
@@ -367,11 +444,13 @@ class StatsCommand : public Command {
           begin = end + 1;
         }
       } else if (t.num_rows() == 0) {  // nsys writes nothing either ("PROCESSED (EMPTY RESULTS)")
-        ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
+        if (!quiet_) ctx.err << fmt::format("cpprof: note: {}: the export holds no data for this report\n", t.report);
       } else {
         NoteSaturated(t, ctx);
       }
-      for (const auto& note : t.notes) ctx.err << fmt::format("cpprof: note: {}: {}\n", def->name, note);
+      for (const auto& note : t.notes) {
+        if (!quiet_) ctx.err << fmt::format("cpprof: note: {}: {}\n", def->name, note);
+      }
       if (files) {
         // nsys leaves an empty file for a report without data; so does cpprof.
         if (!empty) Print(t, format, ctx.exec.threads, *(*files)[i]);
@@ -386,7 +465,7 @@ class StatsCommand : public Command {
       first = false;
       Print(t, format, ctx.exec.threads, ctx.out);
     }
-    if (default_set_) NoteNsysOnlyDefaults(inputs, ctx);
+    if (default_set_ && !quiet_) NoteNsysOnlyDefaults(inputs, ctx);
     return OkStatus();
   }
 
@@ -403,6 +482,8 @@ class StatsCommand : public Command {
   static void Print(const model::StatsTable& t, const std::string& format, size_t threads, std::ostream& out) {
     if (format == "csv") {
       PrintCsv(t, out, threads);
+    } else if (format == "tsv") {
+      PrintSeparated(t, out, threads, render::AppendTsvRow);
     } else if (format == "json") {
       PrintJson(t, out);
     } else {
@@ -469,8 +550,7 @@ class StatsCommand : public Command {
 
   std::vector<std::string> files_;
   std::vector<std::string> reports_;
-  std::string format_ = "table";
-  CLI::Option* format_opt_ = nullptr;
+  std::vector<std::string> formats_;
   std::string timeunit_;
   std::string output_;
   std::string nsys_;
@@ -478,6 +558,11 @@ class StatsCommand : public Command {
   bool force_export_ = false;
   bool list_ = false;
   bool merge_ = false;
+  bool quiet_ = false;
+  // -q: the notes of the readers below (decompressing, timing) go nowhere.
+  struct QuietSink : Diagnostics {
+    void Line(std::string_view) override {}
+  } quiet_sink_;
   bool default_set_ = false;
 };
 

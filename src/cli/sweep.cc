@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof sweep [trunk|e2e|train] --n 512,1024 [--grids 1x1,1x2] [--dtype bf16] [--arg-template '...']
 //              [--iters N] [--warmup N] [--capture-iters N] [--largest [--step S] [--max-n N]] [--timeout S]
 //              [--gpus 0,1] [--nsys PATH] [--quiet] [--dry-run] [--force] --out DIR [-- CPFOLD_ARGS...]

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof trace-json [--function MOD:Class.method]... [--spec FILE] [--discover PKG --match RX]
 //                   [--alias ALIAS=REAL]... [--domain NAME] [--base FILE | --no-base]
 //                   [--entry-module MOD] [--strict] [--python PY] [-o OUT]

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The doctor: is this machine ready to profile a multi-GPU PyTorch job with nsys?
 //
 // Diagnose() finds every nsys, fits them to the GPUs, checks that the chosen one can write a

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The doctor's findings as a table of checks (text) or as JSON (schema cpprof.doctor/1, see
 // docs/doctor.md).
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The --python-functions-trace JSON of nsys: building it from the model's own classes.
 //
 // nsys's schema is a list of {"domain", "module", "functions": ["Class.method", ...]} (other keys,

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The functions-trace workflow that 'cpprof trace-json' and 'cpprof profile' (--trace-function,
 // --trace-discover) share: read the base file, validate the request by import with the workload's
 // Python, report what was rejected, merge. Each command builds its own request from its flags

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // An nsys report (.nsys-rep) exported to SQLite with a found nsys, for commands that read
 // exports and are given a report by mistake (`cpprof stats run.nsys-rep`, as `nsys stats` does).
 // The export is written under a temporary name beside the report and moved into place only when

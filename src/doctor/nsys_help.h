@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Parsers for what nsys says about itself (pure functions; the doctor runs the commands):
 // `nsys profile --help` (its options, the accepted --pytorch tokens, where the shipped
 // functions-trace files are) and `nsys status -e` (whether CPU sampling works here).

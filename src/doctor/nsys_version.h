@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // nsys release numbers, and which release first supports each GPU architecture.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Parsers for what nvidia-smi prints (pure functions; the doctor runs the commands):
 //   nvidia-smi --query-gpu=index,name,compute_cap,memory.used,memory.total,uuid --format=csv
 //   nvidia-smi --query-compute-apps=pid,used_memory,gpu_uuid --format=csv

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The Python that will run the workload, and what it has (torch, NCCL, nvtx, torchrun).
 #pragma once
 

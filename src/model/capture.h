@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // How an export was captured: the nsys options recorded in META_DATA_CAPTURE, nsys's own
 // messages (DIAGNOSTIC_EVENT), facts about what the capture actually recorded, and the
 // diagnostics cpprof derives from them ("your functions-trace domain recorded nothing because

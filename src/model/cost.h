@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // How well the GPUs are used: the cost model's numbers per module (analysis/cost_model.h: FLOPs
 // and bytes as functions of the model's sizes and the CP grid) against the measured time per
 // steady-state iteration, and the device's peaks. Plain structs, filled by

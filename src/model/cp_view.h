@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The context-parallel view of a run as the Chrome trace draws it: per rank the module spans (the
 // readout's attribution), every NCCL op split into its waiting and its transfer (the readout's
 // matching across ranks, analysis/comm_match.h), the matched instances (one collective or one

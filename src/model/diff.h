@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What `cpprof diff` computes (analysis/report_diff.h) and renders (render/diff_render.h): two
 // readouts side by side. Plain types, so renderers need not depend on the analysis layer.
 #pragma once
@@ -12,8 +14,12 @@
 
 namespace cpprof::model {
 
-enum class DiffMarker { kSame, kChanged, kNew, kDeleted };
-// Fixed width (5 characters): "[ = ]", "[ ~ ]", "[NEW]", "[DEL]".
+// A row in both sides is the same only when its count is (kernels, classes) and its time moved by
+// less than kDiffTimeTolerance: a row whose time moved more is slower or faster, never "same".
+enum class DiffMarker { kSame, kChanged, kNew, kDeleted, kSlower, kFaster };
+// Time moved by more than this fraction of A's time (and by 10 us or more): [ + ] or [ - ].
+inline constexpr double kDiffTimeTolerance = 0.10;
+// Fixed width (5 characters): "[ = ]", "[ ~ ]", "[NEW]", "[DEL]", "[ + ]", "[ - ]".
 constexpr std::string_view MarkerText(DiffMarker m) {
   switch (m) {
     case DiffMarker::kSame:
@@ -24,6 +30,10 @@ constexpr std::string_view MarkerText(DiffMarker m) {
       return "[NEW]";
     case DiffMarker::kDeleted:
       return "[DEL]";
+    case DiffMarker::kSlower:
+      return "[ + ]";
+    case DiffMarker::kFaster:
+      return "[ - ]";
   }
   return "[ ? ]";
 }

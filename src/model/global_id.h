@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // nsys's global thread and process ids (globalTid, globalPid): one 64-bit number per thread, with
 // the thread id in bits 0..23, the process id in bits 24..47 and the hardware (host or VM) id
 // above. A process's globalPid is its threads' globalTid with the thread bits cleared, so the

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The GPU work of an export, per process: every kernel, memcpy and memset as a compact op
 // (16 bytes: start, duration, class), plus per-name totals. Filled by nsys/gpu_work_loader from
 // the kernel, memcpy and memset tables; ops stay in table order (analysis sorts them).

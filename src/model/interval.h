@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A half-open time interval [start, end) in nanoseconds.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // GPU memory over time per process and device, from CUDA_GPU_MEMORY_USAGE_EVENTS
 // (nsys profile --cuda-memory-usage true).
 //

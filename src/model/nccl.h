@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What NCCL says about a process in its own NVTX payloads.
 #pragma once
 

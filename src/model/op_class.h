@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What a GPU operation is, for the CP readout: communication by NCCL kind, compute by kind,
 // memory copies and sets. Names here appear in the output and the JSON schema.
 #pragma once

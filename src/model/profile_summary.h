@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What `cpprof profile` says of its own run at the head of <name>.readout.md, before the readout
 // of the report (render/profile_summary.h renders it). Plain data, filled by profile/run_profile.
 #pragma once

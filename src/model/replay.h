@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The replay of the steady window (analysis/replay.h): a dependency graph of the ranks' GPU ops,
 // the critical path of each steady iteration, and what-if edits re-timed over the same graph.
 // Times are nanoseconds. Each iteration's critical path adds up to its replayed time.

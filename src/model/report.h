@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The model of `cpprof report`: plain structs, filled by analysis, printed by render.
 // Times are nanoseconds. Every per-rank breakdown adds up to its total (see the invariants).
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A table of `cpprof stats`: the columns and rows of one nsys stats report, each cell already
 // formatted exactly as `nsys stats --format csv` prints it.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The model of `cpprof sweep`: a workload run over a matrix of sizes (N) and CP grids, each point
 // timed without the profiler and captured once under nsys (the fast preset). Plain structs,
 // filled by sweep/ (the runs, the ladder, resume), printed by render/sweep_render (sweep.json,

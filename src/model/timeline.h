@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The timeline of `cpprof report --format html`: per rank, lanes of GPU work (compute, each NCCL
 // kind, memcpy/memset) and the module spans above them, downsampled to a bounded number of bins
 // per lane so the page stays small for exports of millions of kernels. Filled by

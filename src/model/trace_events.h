@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The events of a trace export, as the run gives them and before any format places them: the
 // ranks' processes, CUDA API calls, GPU ops (kernels, memcpys, memsets), launch flows and NVTX
 // ranges. pipeline/chrome_trace.cc reads them from the exports (ranks, window, clock applied);

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // How the export was captured: META_DATA_CAPTURE (nsys's options, the launched command) and
 // DIAGNOSTIC_EVENT (nsys's own messages), read into model::CaptureInfo.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "nsys/export_reader.h"
 
 #include <fmt/format.h>
@@ -149,7 +151,7 @@ StatusOr<std::vector<RowidRange>> SplitRowids(const Database& db, const char* ta
   int64_t first = 0, last = -1;
   if (st.Step() && !st.IsNull(0)) first = st.Int(0), last = st.Int(1);
   CPPROF_RETURN_IF_ERROR(st.status());
-  const __int128 rows = static_cast<__int128>(last) - first + 1;
+  __extension__ const __int128 rows = static_cast<__int128>(last) - first + 1;  // GCC's, exact
   if (rows <= 1 || rows > INT64_MAX / 2) return out;
   const int64_t most = static_cast<int64_t>(rows) / std::max<int64_t>(1, min_rows_per_part);
   const auto n = static_cast<int64_t>(std::min<size_t>(parts, static_cast<size_t>(std::max<int64_t>(1, most))));

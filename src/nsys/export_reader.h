@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Reading an nsys SQLite export: what it holds (schema probe) and streaming row readers for the
 // tables cpprof uses. Readers select only the columns they need and call `fn` per row; they hold
 // no rows themselves.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "nsys/gpu_trace_rows.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The rows of nsys's cuda_gpu_trace report: every kernel, memcpy and memset of an export with the
 // columns the report prints, read in one pass over each table and kept as numbers (the names and
 // labels once each), so that a million GPU ops are about 100 MB, not their text.

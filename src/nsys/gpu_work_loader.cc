@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "nsys/gpu_work_loader.h"
 
 #include <fmt/format.h>
@@ -293,7 +295,7 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     if (st.Step() && !st.IsNull(0)) first = st.Int(0), last = st.Int(1);
     CPPROF_RETURN_IF_ERROR(st.status());
     // Rowids of a damaged export may span more than int64 (±2^63): one thread reads those.
-    __int128 rows = static_cast<__int128>(last) - first + 1;
+    __extension__ __int128 rows = static_cast<__int128>(last) - first + 1;  // GCC's, exact
     if (rows > INT64_MAX / 2) rows = 1;
     int64_t most = static_cast<int64_t>(rows) / std::max<int64_t>(1, min_rows_per_thread);
     threads = std::min<size_t>(threads, static_cast<size_t>(std::max<int64_t>(1, most)));

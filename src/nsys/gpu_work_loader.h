@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Loads the GPU work of an export (kernels, memcpys, memsets) into model::GpuWork, classifying
 // each kernel name once with the given classifier.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Reads (group key, value) pairs from an export and groups the values per key, in table order:
 // the input of nsys-style summary reports.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // CUDA API calls (the launches GPU ops point back to by correlation id) and the threads that
 // make them.
 #pragma once

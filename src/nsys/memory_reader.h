@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Peak GPU memory per process and device from CUDA_GPU_MEMORY_USAGE_EVENTS.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Rank, world size and device of each process, from NCCL's typed NVTX payloads: NCCL registers
 // a payload schema for ncclCommInitRank* with entries "Rank", "No. of ranks" and "CUDA device",
 // and nsys stores each range's payload in NVTX_EVENTS.binaryData.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What a capture actually recorded, per NVTX domain and in the sample/backtrace tables: the facts
 // analysis/capture_diagnostics checks the capture options against.
 #pragma once

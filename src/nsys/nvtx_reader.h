@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // NVTX ranges of an export, named the way nsys names them: "<domain>:<text>", where the domain
 // comes from the domain-create event (eventType 75) of the same domainId in the same process,
 // the text from StringIds (registered strings) or the row's own text, and the default domain

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The per-table readers' schema fallbacks (missing columns and tables), orders and the one
 // globalTid -> globalPid rule, on small hand-written databases and the real exports.
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The rows of one query, stepped by SQLite on a thread (and a connection) of its own a few
 // batches ahead of the reader. For a reader with work of its own per row: SQLite's stepping and
 // decoding run on one core while the reader's work runs on another, so the read costs about

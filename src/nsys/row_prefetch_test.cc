@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // PrefetchedRows gives what a Statement gives, row for row and value for value (NULLs, integers
 // stored as text, invalid UTF-8, blobs, more rows than a batch), on one thread or two; and
 // ValidTimes agrees with ValidTimesSql.

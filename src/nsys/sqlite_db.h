@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A thin RAII layer over the SQLite C API for reading nsys exports: read-only, memory-mapped,
 // errors as Status values whose messages name the file and say what to do.
 #pragma once

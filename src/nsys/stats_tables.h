@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The rows of nsys's summary reports (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
 // cuda_gpu_mem_size_sum, cuda_api_sum, osrt_sum), grouped the way nsys's report scripts group them: the SQL of
 // `cpprof stats` lives here; pipeline/stats_reports.cc turns the groups into tables.

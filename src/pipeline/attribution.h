@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Reads what module attribution needs from an export (NVTX module ranges, autograd threads,
 // CUDA API calls) and tags every launch with its module node and phase.
 #pragma once

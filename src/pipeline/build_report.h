@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Wires reading (nsys/) and analysis (analysis/) into the model of `cpprof report`.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The trace exports' events read from the exports of a run (model/trace_events.h) and handed to
 // the format's writer (render/chrome_trace_format.h, render/kineto_format.h): ranks as the
 // report assigns them, the window and --ranks applied, every export's times on the run's clock.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof export --format chrome-trace`: an export as Chrome Trace Event Format JSON for
 // ui.perfetto.dev. One process per rank (ranks as in the report), a track per CUDA stream for
 // kernels, memcpys and memsets, NVTX ranges on their CPU threads, optionally CUDA API calls and

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // nvtx_gpu_proj_sum's totals per group of ranges (besides its projections), kept small: a 10 GB
 // export has six million groups.
 #pragma once

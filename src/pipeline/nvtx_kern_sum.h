@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // nvtx_kern_sum of `cpprof stats`: per process, thread, NVTX range ("domain:text") and style, the
 // kernels launched inside each range, as nsys's report of that name groups them.
 #pragma once

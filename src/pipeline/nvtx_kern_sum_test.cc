@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // nvtx_kern_sum on hand-written exports: each kernel counted in every range of its launching
 // thread that holds its launch call, nested ranges of one name each counting it; kernels whose
 // launch no range holds, or that have no launch in the export, in rows of their own. (Byte for

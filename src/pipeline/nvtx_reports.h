@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // NVTX reports of `cpprof stats`: nvtx_sum (time per range name and style, as nsys names ranges:
 // "domain:text", the default domain as ":text").
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // nvtx_gpu_proj_sum on hand-written exports: the streaming sweep's answer does not depend on the
 // table order (NVTX out of time order is read again sorted, API calls a little out of order are
 // reordered in a small buffer), and ranges still open at the end

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The partial of one export as JSON (`cpprof report --partial X.sqlite -o X.partial.json`, schema
 // cpprof.partial/2): everything FinishReport needs, with the large arrays (communication ops,
 // compute under communication) as delta-coded varints in base64. Read back by `cpprof merge`.

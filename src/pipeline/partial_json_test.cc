@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The run's attribution facts (pipeline::AttributionFacts): one struct from the exports through
 // the partial to the readout. In a partial they are fields of the top-level object, as
 // cpprof.partial/1 has always written them; merged, counts add up, flags or, the first warm-up

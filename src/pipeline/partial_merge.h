@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The reduce step of a run too big for one machine: the partials of its exports (`cpprof report
 // --partial`, one per export, made where the exports are) merged into one RunPartial that
 // FinishReport turns into the readout, as if the exports had been read together.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The timeline part of `cpprof report` (for --format html): lanes and module runs per rank from
 // the GPU ops, iteration markers from NVTX. A hook of BuildReport (ReportOptions::timeline).
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A run's exports opened and put on one clock: the one place where a command assembles a run from
 // its exports (one, or one per rank or per node). Each export is opened and read on a thread of its
 // own (its schema probed, its capture facts read, then what the command reads besides), exports

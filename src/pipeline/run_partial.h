@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A run read up to the point where its ranks need each other: per rank its summary and its sweep
 // over the window (module times, communication ops, compute under communication), per export
 // what it says about itself. `report` finishes it at once (FinishReport); `report --partial`

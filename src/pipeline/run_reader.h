@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Reads a run from its exports (one, or one per rank or per node) up to the point where its ranks
 // need each other: the RunPartial (pipeline/run_partial.h). Exports are read in parallel, their
 // clocks aligned (analysis/clock_align.h) and their processes, module trees and names merged.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The reports of `cpprof stats`: drop-in equivalents of `nsys stats --report NAME`, declared as
 // data. Each yields the same columns, rows, order and number formatting as nsys's CSV.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The layout nsys's summary reports share: per group, the share of the grand total, total,
 // count, mean, median, min, max and standard deviation, then the group's key columns; rows by
 // total, largest first. Cells are formatted exactly as `nsys stats --format csv` prints them.

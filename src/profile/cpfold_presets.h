@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // cpfold's preset runtime defaults, read from the cpfold package (python/cpfold/presets.json,
 // written by `python -m cpfold.config --write`) instead of copying its numbers into cpprof.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The plan of one `cpprof profile` run: from the command line and the doctor's findings, the
 // exact nsys argv, the torchrun launch, the environment additions, the output paths and what was
 // dropped or warned about. Pure: nothing here runs a program or touches the filesystem, so every

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The plan of `cpprof profile` (pure, from hand-made doctor findings like the H200's) and its
 // guards. Whole runs with fakes and the binary's own tests are in tests/cli/profile_test.cc.
 #include "profile/plan.h"

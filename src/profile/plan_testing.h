@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Fixtures of the profile plan's tests (plan_test.cc) and of the whole runs with fakes
 // (tests/cli/profile_test.cc): the H200 as the doctor saw it, the plan inputs of this checkout,
 // options and a plan that must build. For tests only.

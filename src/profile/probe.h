@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The feasibility probe of `cpprof profile`: one short run of the same launch without nsys, whose
 // peak memory per rank and time per iteration predict whether the profiled run fits the GPUs
 // and --timeout. Pure: parsing the workload's lines and the predictions (run_profile runs it).

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The process tree under cpprof, for stopping a profiled run completely: nsys forks torchrun,
 // torchrun starts the ranks (possibly in sessions of their own), so killing one process group is
 // not enough. Descendants are found by their parent links in /proc, snapshotted before any is

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Running a profile plan: guards, the nsys run under a hard timeout and Ctrl-C, logs, the
 // importer and export fallbacks, the readout and the records (command.txt, doctor.json).
 #pragma once

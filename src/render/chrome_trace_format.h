@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The Chrome Trace Event Format for ui.perfetto.dev (docs/chrome-trace.md): one process per rank,
 // a track per CUDA stream on it (compute streams first, then communication), NVTX ranges and API
 // calls on their CPU threads, launch flows, and the CP view (module spans, communication split

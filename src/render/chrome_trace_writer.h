@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A streaming writer of Chrome Trace Event Format JSON (the format chrome://tracing and
 // ui.perfetto.dev load): one object {"otherData": ..., "traceEvents": [ ... ]} written event by
 // event, so a trace of millions of events never sits in memory as one JSON document. Events are

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "render/csv.h"
 
 namespace cpprof::render {
@@ -33,6 +35,31 @@ static void AppendRow(const Range& cells, std::string& out) {
 }
 
 void AppendCsvRow(const std::vector<std::string>& cells, std::string& out) { AppendRow(cells, out); }
+
+void AppendTsvRow(const std::vector<std::string>& cells, std::string& out) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i) out += '\t';
+    for (char c : cells[i]) {
+      switch (c) {
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        default:
+          out += c;
+      }
+    }
+  }
+  out += '\n';
+}
 
 void CsvWriter::Row(std::initializer_list<std::string_view> cells) {
   line_.clear();

@@ -1,4 +1,6 @@
-// CSV writing with RFC 4180 quoting (fields with comma, quote or newline are quoted).
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
+// CSV writing with RFC 4180 quoting (fields with comma, quote or newline are quoted), and TSV.
 #pragma once
 
 #include <initializer_list>
@@ -14,6 +16,10 @@ std::string CsvField(std::string_view s);
 void AppendCsvField(std::string_view s, std::string& out);
 // Appends one CSV line (fields and '\n') to `out`.
 void AppendCsvRow(const std::vector<std::string>& cells, std::string& out);
+// Appends one TSV line to `out`: the cells unquoted, separated by tabs, a backslash, tab, newline
+// or carriage return inside a cell written as \\, \t, \n, \r (nsys's `tsv:esc`), so that every
+// line is one row.
+void AppendTsvRow(const std::vector<std::string>& cells, std::string& out);
 
 class CsvWriter {
  public:

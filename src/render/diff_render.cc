@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "render/diff_render.h"
 
 #include <fmt/format.h>
@@ -143,9 +145,10 @@ void PrintDiffTextLines(const model::ReportDiff& d, const DiffRenderOptions& o, 
   if (o.sanity_only) return;
   out << "\nA " << d.window_a << ".\nB " << d.window_b << ".\n";
   out << fmt::format(
-      "\nA: {} rank{}, B: {} rank{}. Markers: [ = ] same, [ ~ ] count changed, [NEW] only in B, "
-      "[DEL] only in A; deltas are B - A.\n\n",
-      d.a_ranks, d.a_ranks == 1 ? "" : "s", d.b_ranks, d.b_ranks == 1 ? "" : "s");
+      "\nA: {} rank{}, B: {} rank{}. Markers: [ = ] same (count, and time within {:.0f}%), [ ~ ] count changed, "
+      "[ + ] / [ - ] time up / down by more than {:.0f}%, [NEW] only in B, [DEL] only in A; deltas are B - A.\n\n",
+      d.a_ranks, d.a_ranks == 1 ? "" : "s", d.b_ranks, d.b_ranks == 1 ? "" : "s", 100 * model::kDiffTimeTolerance,
+      100 * model::kDiffTimeTolerance);
   PrintRankTimes(d, out);
   PrintRankMemory(d, out);
   out << "Kernel classes, all ranks (share = of all GPU op time):\n";

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof diff` output: text for terminals and CI logs, JSON (schema cpprof.diff/1).
 #pragma once
 

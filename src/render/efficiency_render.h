@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The readout's "Efficiency" section (text, Markdown) and its JSON object: the cost model's FLOPs
 // and bytes per module against the measured time, the device's peaks and the link
 // (model/cost.h; docs/cost-model.md).

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The efficiency section says where each module's calls per iteration come from: counted from the
 // capture (plain), or from the config's expression ('*', explained under the table), in text,
 // Markdown and JSON.

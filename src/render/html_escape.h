@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Text as HTML (element text and attribute values): & < > " escaped. One rule for every page
 // cpprof writes (the report page's title, sweep.html, its SVG plots).
 #pragma once

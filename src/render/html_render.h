@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof report --format html`: one self-contained page (inline CSS, script and drawing; nothing
 // fetched) with the whole readout: verdict, per-rank budget, iterations, timeline, modules,
 // communication, imbalance, phases, top kernels, memory, capture and diagnostics. The page's

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Writes JSON straight into a string, value by value, for output of millions of small objects
 // (the Chrome trace's events) without building an nlohmann::json object per event. Strings and
 // floating-point numbers go through nlohmann's own serializer, so the bytes are exactly those of

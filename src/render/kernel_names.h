@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Kernel names short enough to read, still telling kernels apart. C++ kernel names differ in the
 // middle (`elementwise_kernel<128, 4, gpu_kernel_impl<CUDAFunctor_add<float>>...>` vs
 // `<..., direct_copy_kernel_cuda...>`), so cutting the middle of the string (right for file

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A Kineto trace (PyTorch profiler's JSON) of one rank, for Holistic Trace Analysis
 // (docs/kineto.md): Kineto's categories (kernel, gpu_memcpy, gpu_memset, cuda_runtime,
 // user_annotation, gpu_user_annotation), GPU ops on pid = device and tid = stream, launches linked

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A Markdown table: the header, the alignment rule (" --- |" left, " ---: |" right) and the rows,
 // '|' in a cell escaped. For the sections that print their own tables (efficiency, sweep.md).
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // <name>.readout.md of `cpprof profile`: the run's own summary (model/profile_summary.h), then the
 // report's Markdown readout.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Number formatting that reproduces what `nsys stats --format csv` prints: its report scripts
 // compute values in SQLite (round(x, 1) rounds half away from zero) and write them with Python's
 // csv module (floats as repr(), the shortest string that reads back to the same double).

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The CP readout sections shared by the text and Markdown renderings: the module table (CP vs
 // serial), communication by kind with overlap, imbalance with matched collectives, and the
 // forward/backward/optimizer split. Every number comes from model::Report.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The readout's "What each fix buys" section (text, Markdown) and its JSON object: the replay's
 // self-check, what the dependency graph could and could not tie, each what-if's predicted
 // median steady iteration, and the median iteration's critical path (model/replay.h).

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The JSON pieces of `cpprof report --format json` (schema cpprof.report/2) that other renderings
 // reuse: the HTML page embeds the same per-rank and module objects, so both say the same numbers.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof report` output: one model, three renderings (text for terminals, JSON with a
 // versioned schema documented in docs/report-json.md, CSV in long format).
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof stats --timeunit`: nsys's time-unit option. A report's time columns are the ones whose
 // header ends in "(ns)"; another unit renames them ("Total Time (ns)" -> "Total Time (us)") and
 // shifts their values by powers of ten, printed with nsys's fixed decimals, as `nsys stats

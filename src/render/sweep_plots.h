@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The plots of sweep.html: their data (pure, from model::SweepResult, unit-tested) and one inline
 // SVG per plot (no script, nothing fetched). Each plot says in a note when it has nothing to draw
 // (one grid only: no speedup), so every plot is always present.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The outputs of `cpprof sweep` from its model (model/sweep.h): sweep.json (schema
 // cpprof.sweep/1, every point with its commands, timings, module table, memory and efficiency),
 // sweep.md (the tables) and sweep.html (one self-contained page: the tables and the plots of

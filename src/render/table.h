@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A plain-text table for terminals: right-aligned numbers, left-aligned text. Fitted to the line
 // (TextWidthScope) without ever losing its alignment: a free-text last column goes under its row,
 // long text cells are shortened (cells that differ stay different), and columns that still do not

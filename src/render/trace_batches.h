@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // How the many events of a trace are formatted fast (render/trace_writer.h): placed events wait
 // in batches, each batch is formatted on all cores a block per thread and appended in order (the
 // same bytes as writing them one by one), and a BatchWriter formats the next batch on a thread of

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What the two trace formats share (render/chrome_trace_format.h, render/kineto_format.h): the
 // document, the events of model/trace_events.h placed on CPU-thread tracks and NVTX start/end
 // lanes, names serialized once, batches formatted ahead on other cores, and the metadata that

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Where each format places the events of a hand-built run (no export, no SQLite): tracks, pids,
 // tids, categories, argument names and the metadata that names them.
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Environment: what cpprof reads of the machine besides running programs: environment
 // variables, the home directory, and files at fixed system locations (/opt/nvidia/...,
 // /usr/local/cuda*, /proc/sys/kernel/perf_event_paranoid).

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Where the Python helpers shipped with cpprof (python/cpprof_helpers/*.py) are: they run under
 // the workload's own Python, so they are files, not code inside the binary.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // ProcessRunner: the one seam through which cpprof runs other programs (nsys, nvidia-smi,
 // QdstrmImporter, ldd, python, torchrun). Programs are given as argv lists, never as a shell
 // string, so nothing read from the user or a file is ever parsed by a shell.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The matrix of a sweep and its size ladders: parsing --n and --grids, filling --arg-template,
 // which point runs next (each grid's sizes upwards, stopped at the first one that runs out of
 // memory or time; then, with --largest, doubling past the ladder and bisecting between the last

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof sweep`: a workload over a matrix of sizes and CP grids. Each point is planned as
 // `cpprof profile` plans a run (profile/plan: the same launch, environment and guards: busy GPUs
 // are refused before anything runs, and looked for again before each point), timed without the

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "sweep/run_sweep.h"
 
 #include <gtest/gtest.h>

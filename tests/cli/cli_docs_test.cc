@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The man page and completions come from the command table and each command's CLI11 flags
 // (src/cli/cli_docs.cc): every command and every flag is in each, with the choices of flags
 // that have them; install_into_destdir checks the installed copies against the binary.
@@ -62,6 +64,15 @@ TEST(CliDocs, ManPageFlagsTakeNoValue) {
   EXPECT_NE(man.find("\\fB\\-\\-top\\fR \\fIUINT\\fR\n"), std::string::npos);
   EXPECT_NE(man.find("\\fB\\-\\-format\\fR \\fItext|md|json|csv|html\\fR\n"), std::string::npos);
   EXPECT_EQ(man.find("\\fIVALUE\\fR"), std::string::npos);
+}
+
+// The synopsis names each command's file arguments as --help's usage line does.
+TEST(CliDocs, ManSynopsisHasTheFileArguments) {
+  const std::string man = ManPage();
+  EXPECT_NE(man.find(".B cpprof report\n[\\fIoptions\\fR] \\fI[exports...]\\fR\n.br\n"), std::string::npos) << man;
+  EXPECT_NE(man.find(".B cpprof diff\n[\\fIoptions\\fR] \\fIa\\fR \\fIb\\fR\n.br\n"), std::string::npos);
+  EXPECT_NE(man.find(".B cpprof merge\n[\\fIoptions\\fR] \\fI[partials...]\\fR\n"), std::string::npos);
+  EXPECT_NE(man.find(".B cpprof doctor\n[\\fIoptions\\fR]\n"), std::string::npos);
 }
 
 // No line of the man page starts with a roff control character by accident (a description or an

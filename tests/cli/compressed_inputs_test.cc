@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Compressed exports given to the commands as they are (issue 38): the bundled .sqlite.xz files
 // read exactly as their decompressed copies, gzip and zstd too, with a note that says what was
 // done; a damaged one is refused as such; nothing is left in TMPDIR.

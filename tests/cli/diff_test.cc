@@ -1,7 +1,10 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof diff` on the built binary: the sanity verdict on real exports (the same workload with
 // and without annotations; a different workload), thresholds as exit codes, usage errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
@@ -101,6 +104,38 @@ TEST(Diff, IterationGateCatchesALateRank) {
   // The same run on both sides passes.
   r = RunBinary({"diff", RealExport("cpfold-ring-1x2"), RealExport("cpfold-ring-1x2"), "--max-iter-delta", "10"});
   EXPECT_EQ(r.rc, 0) << r.out;
+}
+
+// A row whose time moved by more than 10 % is never "[ = ] same", whatever its count: rank 1 made
+// late turns SendRecv's waiting into time (the same 216 kernels) and the modules that hold it.
+TEST(Diff, ARowWhoseTimeMovedIsNotSame) {
+  CliResult r =
+      RunBinary({"diff", "--format", "json", RealExport("cpfold-ring-1x2"), RealExport("cpfold-ring-1x2-delay")});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  size_t checked = 0;
+  for (const char* table : {"kernels", "classes", "modules"}) {
+    for (const auto& row : j[table]) {
+      const double a = row["a_ns"].get<double>(), b = row["b_ns"].get<double>();
+      if (row["marker"] == "[NEW]" || row["marker"] == "[DEL]") continue;
+      const bool moved = std::abs(b - a) >= 10e3 && std::abs(b - a) > 0.10 * a;
+      // A module's count (its GPU ops) does not decide its marker: its time does.
+      const bool same_count = std::string(table) == "modules" || row["a_count"] == row["b_count"];
+      if (moved && same_count) {
+        EXPECT_EQ(row["marker"], b > a ? "[ + ]" : "[ - ]") << table << ": " << row.dump();
+        ++checked;
+      }
+      if (!moved && same_count) {
+        EXPECT_EQ(row["marker"], "[ = ]") << table << ": " << row.dump();
+      }
+    }
+  }
+  EXPECT_GE(checked, 2u) << "SendRecv and a module at least";
+  CliResult text = RunBinary({"diff", RealExport("cpfold-ring-1x2"), RealExport("cpfold-ring-1x2-delay")});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("[ + ] / [ - ] time up"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("comm     SendRecv"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("[ = ]       216     216"), std::string::npos) << text.out;
 }
 
 TEST(Diff, UsageAndBadInput) {

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof doctor on fake machines: fake nvidia-smi, nsys, QdstrmImporter, ldd and python
 // executables (shell scripts written here) that answer what the real tools printed on the
 // H200 machine (tests/data/fakes/h200), or an edited copy of it for the cases that machine did

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Black-box tests of `cpprof export`: the bad-input errors of report/stats (one line on stderr,
 // exit 4 or 5, nothing on stdout, no output file left behind), -o to a file, stdout.
 #include <gtest/gtest.h>

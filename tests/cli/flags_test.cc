@@ -1,8 +1,10 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Terminal manners of the command line: a mistyped flag of any command gets "did you mean" (as a
 // mistyped command does), and output meant for files is refused on a terminal with a hint.
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
-#include <regex>
 #include <sstream>
 
 #include "cli/cli.h"
@@ -104,8 +106,7 @@ TEST(Terminal, MultiMegabyteOutputRefusedSmallOutputPrinted) {
 TEST(Version, NamesTheCommit) {
   CliResult r = RunBinary({"--version"});
   EXPECT_EQ(r.rc, 0);
-  EXPECT_TRUE(std::regex_match(
-      r.out, std::regex(R"(cpprof [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{7,}(\+changes)?|unknown)\)\n)")))
+  EXPECT_TRUE(RE2::FullMatch(r.out, R"(cpprof [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{7,}(\+changes)?|unknown)\)\n)"))
       << r.out;
 }
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # A real browser loads `cpprof report --format html` pages of the committed real exports from
 # file URLs and checks them as a user would read them:
 #   - no script error (window.onerror writes errors into the title), the script finished drawing
@@ -15,9 +17,11 @@
 #     the first three iterations turns the rank and module tables into those iterations' sums,
 #     computed here from the page's per-iteration data;
 #   - one 1600 px screenshot per export in OUT_DIR (tools/regen_screenshots.sh retakes docs/images' ones).
-# The checks run in the page (a copy with a check script appended) and write their verdict into
-# the title, which --dump-dom prints. Skipped (exit 77) when chromium is not installed
-# (tools/install-deps.sh installs it).
+# The checks run in the page (a copy with a check script appended) and post their verdict to a
+# driver page that loads every case (page, width, iteration) in turn in an iframe that wide and
+# lists the verdicts, which --dump-dom prints: one browser start for all the checks (one per page
+# was 234 s of a loaded 2-core machine's test run), then one per screenshot. Skipped (exit 77)
+# when chromium is not installed (tools/install-deps.sh installs it).
 #
 #   tests/cli/html_browser_test.sh CPPROF_BINARY TESTS_DATA_DIR OUT_DIR
 set -euo pipefail
@@ -26,11 +30,11 @@ cpprof=$1 data=$2 out=$3
 [ -n "$browser" ] || { echo "SKIP: no chromium (apt-get install chromium)"; exit 77; }
 mkdir -p "$out"
 fail=0
-run_browser() {  # URL, extra flags...: stdout = what the browser printed, stderr kept in $out/browser.err
-  local url=$1; shift
+run_browser() {  # SECONDS URL, extra flags...: stdout = what the browser printed, stderr in $out/browser.err
+  local limit=$1 url=$2; shift 2
   local profile
   profile=$(mktemp -d)
-  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
+  timeout "$limit" "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
     --no-first-run --user-data-dir="$profile" --enable-logging=stderr --v=0 "$@" "$url" 2> "$out/browser.err"
   rm -rf "$profile"
 }
@@ -123,35 +127,47 @@ checks='<script>
 })();
 </script>'
 
-# The page at an exact width: inside an iframe that wide (a headless window is never narrower than
-# about 500 px); the checks post their verdict to the wrapper, whose title --dump-dom prints.
-wrapper="$(cd "$out" && pwd)/width.html"
-cat > "$wrapper" << 'EOF'
-<!doctype html><html><head><title>no verdict from the page</title></head><body style="margin:0">
-<iframe id="f" style="border:0;height:1000px"></iframe>
+# Every case, checked by one browser: the driver loads each page (a query string per case, so
+# that a page differing only in its #iter hash loads afresh) in an iframe of the case's width (a
+# headless window is never narrower than about 500 px), waits for the verdict the checks post, and
+# lists "NAME WIDTH HASH<TAB>VERDICT" lines; its title says when all are done.
+cases=()
+add_case() { cases+=("{\"name\":\"$1\",\"page\":\"$(basename "$2")\",\"w\":$3,\"hash\":\"$4\"}"); }
+check_all() {
+  local list dom="$out/driver.dom.html"
+  list=$(IFS=,; echo "${cases[*]}")
+  cat > "$out/driver.html" << EOF
+<!doctype html><html><head><title>running</title></head><body style="margin:0">
+<iframe id="f" style="border:0;height:1000px"></iframe><pre id="verdicts"></pre>
 <script>
-var q = /w=(\d+)&p=([^&#]+)/.exec(location.search), f = document.getElementById('f');
-window.addEventListener('message', function (e) { document.title = String(e.data); });
-f.style.width = q[1] + 'px'; f.src = q[2] + location.hash;
+var cases = [$list], i = -1, f = document.getElementById('f'), out = document.getElementById('verdicts'), timer;
+function next(verdict) {
+  if (i >= 0) out.textContent += cases[i].name + ' ' + cases[i].w + ' px ' + cases[i].hash + '\t' + verdict + '\n';
+  clearTimeout(timer);
+  if (++i >= cases.length) { document.title = 'DONE ' + cases.length; return; }
+  f.style.width = cases[i].w + 'px';
+  timer = setTimeout(function () { next('no verdict (the page did not load or its checks did not run)'); }, 20000);
+  f.src = cases[i].page + '?case=' + i + cases[i].hash;
+}
+window.addEventListener('message', function (e) { next(String(e.data)); });
+next();
 </script></body></html>
 EOF
-
-check_page() {  # NAME PAGE_WITH_CHECKS WIDTH HASH
-  local name=$1 page=$2 width=$3 hash=$4
-  local url="file://$wrapper?w=$width&p=$(basename "$page")$hash" dom="$out/$name.$width${hash//[#=]/_}.dom.html"
-  run_browser "$url" --window-size="$((width + 40)),1100" --virtual-time-budget=5000 --dump-dom > "$dom" || true
-  local title errors
-  title=$(grep -o -m1 '<title>[^<]*</title>' "$dom" | sed 's/<[^>]*>//g; s/&lt;/</g' || true)
+  run_browser 900 "file://$(cd "$out" && pwd)/driver.html" --window-size=2600,1100 \
+    --virtual-time-budget=$((${#cases[@]} * 20000 + 10000)) --dump-dom > "$dom" || true
+  grep -q '<title>DONE' "$dom" || { echo "FAIL: the browser did not finish the ${#cases[@]} checks"; fail=1; }
+  local verdicts what verdict errors
+  verdicts=$(sed -n '/<pre id="verdicts">/,/<\/pre>/p' "$dom" |
+    sed 's/.*<pre id="verdicts">//; s#</pre>.*##; s/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g')
+  while IFS=$'\t' read -r what verdict; do
+    [ -n "$what" ] || continue
+    if [[ $verdict == "CHECK OK"* ]]; then echo "ok   $what: $verdict"; else echo "FAIL $what: $verdict"; fail=1; fi
+  done <<< "$verdicts"
+  local n
+  n=$(grep -c $'\t' <<< "$verdicts" || true)
+  [ "$n" = "${#cases[@]}" ] || { echo "FAIL: verdicts for $n of ${#cases[@]} cases"; fail=1; }
   errors=$(console_errors)
-  if [[ $title == *"cpprof: error"* ]]; then
-    echo "FAIL $name $width px $hash: script error: $title"; fail=1
-  elif [[ $title != "CHECK OK"* ]]; then
-    echo "FAIL $name $width px $hash: ${title:-no title (the page did not load)}"; fail=1
-  elif [ -n "$errors" ]; then
-    echo "FAIL $name $width px $hash: console errors:"; echo "$errors"; fail=1
-  else
-    echo "ok   $name $width px $hash: $title"
-  fi
+  if [ -n "$errors" ]; then echo "FAIL: console errors:"; echo "$errors"; fail=1; fi
 }
 
 for xz in "$data"/real/*/*.sqlite.xz; do
@@ -167,13 +183,13 @@ for xz in "$data"/real/*/*.sqlite.xz; do
   echo "     $name: $(stat -c %s "$html") bytes"
   page="$(cd "$out" && pwd)/$name.check.html"
   sed 's#</body>#'"$(printf '%s' "$checks" | tr '\n' ' ' | sed 's/[&#\\]/\\&/g')"'</body>#' "$html" > "$page"
-  for width in 420 800 1600 2560; do check_page "$name" "$page" "$width" ""; done
+  for width in 420 800 1600 2560; do add_case "$name" "$page" "$width" ""; done
   # Every iteration, from 0 (as --window iter:N), at one width.
   iterations=$(python3 -c 'import json, re, sys
 html = open(sys.argv[1], encoding="utf-8").read()
 data = re.search(r"<script type=\"application/json\" id=\"cpprof-data\">(.*?)</script>", html, re.S).group(1)
 print(len(json.loads(data.replace("<\\/", "</"))["iterations"]))' "$html")
-  for ((i = 0; i < iterations; i++)); do check_page "$name" "$page" 1600 "#iter=$i"; done
+  for ((i = 0; i < iterations; i++)); do add_case "$name" "$page" 1600 "#iter=$i"; done
   # The efficiency section with the model's sizes (tests/golden/efficiency_test.cc's --dims): the
   # readout's and an iteration's numbers, and a range of iterations.
   if [ "$name" = cpfold-ring-1x2 ]; then
@@ -182,14 +198,15 @@ print(len(json.loads(data.replace("<\\/", "</"))["iterations"]))' "$html")
     if "$cpprof" report "$db" --format html -o "$out/$name.dims.html" --force --dims "$dims" 2> "$out/$name.dims.err"; then
       sed 's#</body>#'"$(printf '%s' "$checks" | tr '\n' ' ' | sed 's/[&#\\]/\\&/g')"'</body>#' "$out/$name.dims.html" > "$out/$name.dims.check.html"
       grep -q '"efficiency":{"computed":true' "$out/$name.dims.html" || { echo "FAIL $name: no efficiency with --dims"; fail=1; }
-      for hash in "" "#iter=2"; do check_page "$name.dims" "$out/$name.dims.check.html" 1600 "$hash"; done
-      check_page "$name.dims" "$out/$name.dims.check.html" 420 ""
+      for hash in "" "#iter=2"; do add_case "$name.dims" "$out/$name.dims.check.html" 1600 "$hash"; done
+      add_case "$name.dims" "$out/$name.dims.check.html" 420 ""
     else
       echo "FAIL $name: cpprof report --dims failed: $(tail -1 "$out/$name.dims.err")"; fail=1
     fi
   fi
   url="file://$(cd "$(dirname "$html")" && pwd)/$(basename "$html")"
-  run_browser "$url" --screenshot="$out/$name.png" --window-size=1600,2400 --hide-scrollbars > /dev/null || true
+  run_browser 120 "$url" --screenshot="$out/$name.png" --window-size=1600,2400 --hide-scrollbars > /dev/null || true
   if [ ! -s "$out/$name.png" ]; then echo "FAIL $name: no screenshot"; fail=1; fi
 done
+check_all
 exit $fail

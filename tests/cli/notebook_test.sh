@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # The notebook example (docs/examples/cpprof_read.ipynb, written by tools/make_notebook.py) runs on
 # a real 4-rank export: executed with Jupyter (Debian's python3 with pandas), its outputs equal the
 # committed ones (so the notebook in the repository shows what the code prints today), and its

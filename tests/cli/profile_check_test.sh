@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # tools/device/profile_check.sh without a GPU: a fake cpprof (profile and sweep write what the real
 # ones leave) and a fake nvidia-smi (the H200's `-L`). Checks what the script says of itself:
 #   - the sweep step alone (no results/ folder) exits 0 and reports rc=0 (the script used to exit

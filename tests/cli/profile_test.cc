@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof profile: whole runs with fakes (tests/data/profile): an nsys that runs the command and writes a
 // fixture export, a torchrun that parses its options like the real one (abbreviations on), and
 // a workload that prints its arguments and can hang or crash a rank.
@@ -83,7 +85,7 @@ class FakeRun {
   doctor::DoctorFindings findings_;
   std::map<std::string, std::string> env_;
   ProfileOptions options_;
-  profile::ExecuteOptions eo_{.kill_grace_s = 1, .live = true, .poll_s = 1, .compare = {}};
+  profile::ExecuteOptions eo_{.exec = {}, .kill_grace_s = 1, .live = true, .poll_s = 1, .compare = {}};
   std::ostringstream out_, err_;
 };
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # The README's quickstart as a new user runs it (issue 36, item 5): its first sh block has five
 # lines; the install line names a script that takes --install; each `cpprof ...` line runs as
 # written on a committed real export copied to run.sqlite and prints (or writes) something; the
@@ -22,6 +24,12 @@ while IFS= read -r line; do
       script=${command%% *}
       [ -x "$src/$script" ] || fail "'$command': $script is not an executable script"
       [[ $command != *--install* ]] || grep -q -- '--install' "$src/$script" || fail "$script takes no --install"
+      # --help prints the usage and does nothing else: with only `cat` on PATH, anything more
+      # (mkdir, apt-get, cmake) would fail.
+      mkdir -p "$out/bin"
+      ln -sf "$(command -v cat)" "$out/bin/cat"
+      help=$(env PATH="$out/bin" /bin/bash "$src/$script" --help 2>&1) || fail "$script --help: $help"
+      [[ $help == "usage: $script [--install | --help]"* ]] || fail "$script --help printed: $help"
       ;;
     cpprof\ *)
       read -r -a argv <<< "${command#cpprof }"

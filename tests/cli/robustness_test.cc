@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Issue 19, row by row: a hostile or damaged export never crashes, hangs or lies, and cpprof
 // never touches what the user did not ask it to change. Each fixture is a small real export
 // (tests/data/real/cpwork-trace) damaged by the SQL the issue gives, made here.

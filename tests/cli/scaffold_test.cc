@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof scaffold, black-box: the module it writes for the toy user model
 // (python/tests/toy_user_model, whose pytest runs that module on two gloo ranks), and what it
 // refuses: an existing file without --force, the file that defines the model (the __main__ trap),

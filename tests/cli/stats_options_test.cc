@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof stats` options that follow nsys: the default report set, --report lists, --timeunit,
 // -o PREFIX (one file per report, never over an existing file without --force), and an
 // .nsys-rep given by mistake (exported beside it with a fake nsys that answers as the real one).
@@ -6,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -207,6 +210,86 @@ TEST(StatsOptions, OutputPrefixWritesOneFilePerReportAndKeepsExistingFiles) {
   CliResult console = RunCli({"stats", RealExport(kExport), "-o", "-", "-r", "cuda_gpu_kern_sum"});
   ASSERT_EQ(console.rc, 0) << console.err;
   EXPECT_NE(console.out.find("Total Time (ns)"), std::string::npos);
+}
+
+// nsys's spellings of --format: column (its console format, cpprof's table), '.', tsv, and a comma
+// list with one format per report (the last for the rest).
+TEST(StatsOptions, FormatsAsNsysSpellsThem) {
+  const std::string e = RealExport(kExport);
+  CliResult table = RunCli({"stats", "-r", "cuda_gpu_kern_sum", "--format", "table", e});
+  ASSERT_EQ(table.rc, 0) << table.err;
+  for (const char* f : {"column", "."}) {
+    CliResult r = RunCli({"stats", "-r", "cuda_gpu_kern_sum", "--format", f, e});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out, table.out) << f;
+  }
+  // TSV: the CSV's lines with tabs for commas (no cell of this report holds a comma or a quote).
+  CliResult tsv = RunCli({"stats", "-r", "cuda_gpu_mem_time_sum", "--format", "tsv", e});
+  ASSERT_EQ(tsv.rc, 0) << tsv.err;
+  std::string csv = Golden(kExport, "cuda_gpu_mem_time_sum");
+  ASSERT_EQ(csv.find('"'), std::string::npos);
+  std::replace(csv.begin(), csv.end(), ',', '\t');
+  EXPECT_EQ(tsv.out, csv);
+  EXPECT_EQ(tsv.out.rfind("Time (%)\tTotal Time (ns)\t", 0), 0u) << tsv.out;
+
+  // One format per report, the last for the rest; in -o files each report's own extension.
+  std::string dir = FreshDir("stats-formats");
+  CliResult files = RunCli(
+      {"stats", "-r", "cuda_gpu_kern_sum,nvtx_sum,cuda_gpu_mem_time_sum", "--format", "csv,json", e, "-o", dir + "/f"});
+  ASSERT_EQ(files.rc, 0) << files.err;
+  EXPECT_EQ(Files(dir),
+            (std::vector<std::string>{"f_cuda_gpu_kern_sum.csv", "f_cuda_gpu_mem_time_sum.json", "f_nvtx_sum.json"}));
+  EXPECT_EQ(ReadFile(dir + "/f_cuda_gpu_kern_sum.csv"), Golden(kExport, "cuda_gpu_kern_sum"));
+  EXPECT_EQ(ReadFile(dir + "/f_nvtx_sum.json").rfind("[\n  {\n", 0), 0u);
+  CliResult both =
+      RunCli({"stats", "-r", "cuda_gpu_kern_sum", "-r", "cuda_gpu_mem_time_sum", "-f", "csv", "-f", "tsv", e});
+  ASSERT_EQ(both.rc, 0) << both.err;
+  EXPECT_NE(both.out.find(Golden(kExport, "cuda_gpu_kern_sum")), std::string::npos);
+  EXPECT_NE(both.out.find(tsv.out), std::string::npos);
+
+  // What cpprof does not write is refused with what to run instead.
+  CliResult args = RunCli({"stats", "--format", "csv:nohdr", e});
+  EXPECT_EQ(args.rc, 2);
+  EXPECT_NE(args.err.find("cpprof's formats take no arguments ('nohdr'); give 'csv' alone, or run 'nsys stats "
+                          "--format csv:nohdr'"),
+            std::string::npos)
+      << args.err;
+  CliResult html = RunCli({"stats", "--format", "hdoc", e});
+  EXPECT_EQ(html.rc, 2);
+  EXPECT_NE(html.err.find("run 'nsys stats --format hdoc' for HTML"), std::string::npos) << html.err;
+  CliResult many = RunCli({"stats", "-r", "nvtx_sum", "--format", "csv,json", e});
+  EXPECT_EQ(many.rc, 2);
+  EXPECT_NE(many.err.find("--format gives 2 formats for 1 report(s)"), std::string::npos) << many.err;
+}
+
+// A report argument nsys takes (cuda_gpu_kern_sum:base) is refused with the nsys command for it.
+TEST(StatsOptions, ReportArgumentsAreRefusedWithTheNsysCommand) {
+  CliResult r = RunCli({"stats", "-r", "cuda_gpu_kern_sum:base", RealExport(kExport)});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--report 'cuda_gpu_kern_sum:base': cpprof's cuda_gpu_kern_sum takes no arguments ('base' "
+                       "is an nsys report argument"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("run 'nsys stats -r cuda_gpu_kern_sum:base FILE' for it, or '-r cuda_gpu_kern_sum'"),
+            std::string::npos)
+      << r.err;
+}
+
+// -q, as nsys's: the files are written as without it, and stderr says nothing but errors.
+TEST(StatsOptions, QuietSaysNothingButErrors) {
+  std::string dir = FreshDir("stats-quiet");
+  const std::string xz = DataPath("real/cpwork-train/cpwork-train.sqlite.xz");
+  CliResult loud = RunCli({"stats", xz, "-r", "cuda_gpu_kern_sum", "-o", dir + "/loud"});
+  ASSERT_EQ(loud.rc, 0) << loud.err;
+  EXPECT_NE(loud.err.find("is xz-compressed"), std::string::npos) << loud.err;
+  EXPECT_NE(loud.err.find("cuda_gpu_kern_sum -> "), std::string::npos) << loud.err;
+  CliResult quiet = RunCli({"stats", "-q", xz, "-r", "cuda_gpu_kern_sum", "-o", dir + "/quiet"});
+  ASSERT_EQ(quiet.rc, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_EQ(ReadFile(dir + "/quiet_cuda_gpu_kern_sum.csv"), ReadFile(dir + "/loud_cuda_gpu_kern_sum.csv"));
+  CliResult bad = RunCli({"stats", "--quiet", "-r", "nope", xz});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("unknown report 'nope'"), std::string::npos) << bad.err;
 }
 
 TEST(StatsOptions, OutputDotIsTheExportsName) {

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # sweep.html in a real browser: `cpprof sweep --render` writes the page from a committed sweep.json
 # (tests/data/sweep: 2 sizes x 2 grids with an out-of-memory point, made by the fakes of
 # tests/cli/sweep_test.cc; and a copy cut to one grid, whose speedup plots say why they are empty),

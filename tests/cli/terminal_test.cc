@@ -1,8 +1,11 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The text readouts on an 80-column line, as a person reads them (issue 36, item 4): `report` and
 // `diff` piped with COLUMNS=80 fit it, their tables keep their columns, and module names stay
 // distinct.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -32,6 +35,37 @@ std::vector<std::string> Lines(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+// --help of every command (and the overview) fits 80 columns, or COLUMNS when set; the text is
+// the same words, wrapped.
+TEST(Terminal, HelpFitsTheTerminal) {
+  std::vector<std::string> commands = {"report", "merge",    "stats",   "export", "doctor",
+                                       "diff",   "scaffold", "profile", "sweep",  "trace-json"};
+  for (const char* width : {"80", "120"}) {
+    Columns columns(width);
+    const size_t n = std::stoul(width);
+    size_t longest = 0;
+    for (const auto& c : commands) {
+      CliResult r = RunCli({c, "--help"});
+      ASSERT_EQ(r.rc, 0) << c << r.err;
+      for (const auto& line : Lines(r.out)) {
+        EXPECT_LE(line.size(), n) << c << ": " << line;
+        longest = std::max(longest, line.size());
+      }
+      EXPECT_NE(r.out.find("Examples:\n  cpprof "), std::string::npos) << c;
+    }
+    EXPECT_GT(longest, n - 10) << "the width is used, not a fixed one";
+    for (const auto& line : Lines(RunCli({"--help"}).out)) EXPECT_LE(line.size(), n) << line;
+  }
+  // A long example is continued with ' \' (a command a shell takes as one), its comment beside
+  // it where it fits.
+  Columns columns("80");
+  CliResult sweep = RunCli({"sweep", "--help"});
+  EXPECT_NE(sweep.out.find("\n      --step 256 --out s   # + largest N\n"), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find(" \\\n      '-m pkg.run --n {n} --cp0 {cp0} --cp1 {cp1} --iters {iters}'\n"),
+            std::string::npos)
+      << sweep.out;
 }
 
 TEST(Terminal, ReportAt80ColumnsFitsAndKeepsItsTablesAligned) {

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // cpprof trace-json, black-box, on the sample package tests/data/trace_pkg (a src layout) with
 // Debian's /usr/bin/python3 (its python3-torch serves the nn.Module discovery test).
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target (issue 19, Deliver 6): damaged nsys exports through cpprof's commands, in
 // process, under ASan + UBSan. Each input is a program of damage applied to a copy of a real
 // export (tests/data/real, decompressed by bench/fuzz.sh): values swapped for extremes, text, BLOBs,

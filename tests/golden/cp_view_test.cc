@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof export --format chrome-trace`'s CP view: per rank a module track, a communication track
 // of waiting and transfer slices, flows linking the ops of one matched collective or ring shift
 // across ranks, a GPU memory counter. No trace processor can be installed here (Perfetto's
@@ -187,7 +189,9 @@ void ExpectViewMatchesReadout(const json& trace, const json& report) {
     const int64_t pid = r["pid"];
     SCOPED_TRACE("rank " + std::to_string(int(r["rank"])));
     EXPECT_TRUE(n.tracks[pid].count("CP modules"));
-    if (int64_t(r["comm_ns"]) > 0) EXPECT_TRUE(n.tracks[pid].count("CP communication"));
+    if (int64_t(r["comm_ns"]) > 0) {
+      EXPECT_TRUE(n.tracks[pid].count("CP communication"));
+    }
     EXPECT_EQ(n.ns[pid]["cp.wait"], int64_t(r["wait_ns"]));
     EXPECT_EQ(n.ns[pid]["cp.transfer"], int64_t(r["transfer_ns"]));
     EXPECT_EQ(n.ns[pid]["cp.unmatched"], int64_t(r["unmatched_ns"]));
@@ -217,8 +221,8 @@ TEST_P(CpViewReal, FollowsTheTraceEventFormatAndTheReadout) {
   ExpectViewMatchesReadout(trace, Report(db, "all"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Exports, CpViewReal, ::testing::ValuesIn(RealExportNames()), [](const auto& info) {
-  std::string n = info.param;
+INSTANTIATE_TEST_SUITE_P(Exports, CpViewReal, ::testing::ValuesIn(RealExportNames()), [](const auto& param) {
+  std::string n = param.param;
   std::replace(n.begin(), n.end(), '-', '_');
   return n;
 });

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The divergence diagnostic through the whole report, on a hand-made export of the toy user
 // model's divergent variant (tests/data/sql/divergent_counts.sql), whose iterations carry the
 // NVTX names cpprof_workload.iteration gives them.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The Efficiency section (docs/cost-model.md) on a committed real cpfold export: the 1 x 2 ring of
 // the `small` preset at N = 256 (tests/data/real/README.md), with the sizes given by --dims as its
 // log records them (cpfold's config line there predates the `model` field). Golden text of the
@@ -67,8 +69,12 @@ TEST(Efficiency, JsonNumbersFollowFromEachOther) {
     EXPECT_NEAR(m["achieved_gbs"].get<double>(), b / t, 1e-9);
     EXPECT_NEAR(m["percent_of_peak"].get<double>(), 100 * f / t / 1e3 / 989.5, 1e-6);
     EXPECT_LT(m["percent_of_peak"].get<double>(), 100) << m.dump();
-    if (m["path"].get<std::string>().rfind("trunk/", 0) == 0) EXPECT_EQ(m["calls_per_iteration"], 8);
-    if (m["path"].get<std::string>().rfind("MSA/", 0) == 0) EXPECT_EQ(m["calls_per_iteration"], 1);
+    if (m["path"].get<std::string>().rfind("trunk/", 0) == 0) {
+      EXPECT_EQ(m["calls_per_iteration"], 8);
+    }
+    if (m["path"].get<std::string>().rfind("MSA/", 0) == 0) {
+      EXPECT_EQ(m["calls_per_iteration"], 1);
+    }
     trimul += m["cost_key"] == "TriangleMultiplicationOutgoing";
   }
   EXPECT_EQ(trimul, 2) << "the trunk's and the MSA block's";
@@ -124,8 +130,12 @@ TEST(Efficiency, CallsCountedFromRealCapturesMatchTheConfigLine) {
   const std::string dt = "diffusion/EDMSampler.sample/DiffusionModule.forward/DiffusionTransformer.forward";
   ASSERT_TRUE(calls.count(dt + "/AttentionPairBias.forward")) << e.dump(1);
   for (const json& m : e["modules"]) {
-    if (m["path"] == dt + "/AttentionPairBias.forward") EXPECT_EQ(m["cost_key"], "DiffusionAttentionPairBias");
-    if (m["path"] == dt + "/ConditionedTransitionBlock.forward") EXPECT_EQ(m["cost_key"], "DiffusionTransition");
+    if (m["path"] == dt + "/AttentionPairBias.forward") {
+      EXPECT_EQ(m["cost_key"], "DiffusionAttentionPairBias");
+    }
+    if (m["path"] == dt + "/ConditionedTransitionBlock.forward") {
+      EXPECT_EQ(m["cost_key"], "DiffusionTransition");
+    }
   }
   EXPECT_EQ(e["notes"].dump().find("calls disagree"), std::string::npos) << e["notes"].dump(1);
 

@@ -1,7 +1,10 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof report --format html` on the real exports: the page's embedded data (the JSON in
 // <script id="cpprof-data">) holds the same numbers as `--format json` and the model, its
 // timeline bins add up to the lanes' unions, and the page fetches nothing. Plus the size bound on
 // a moderately big synthetic export.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -345,6 +348,17 @@ TEST(HtmlReport, OutputFlagWritesOtherFormatsToo) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(json::parse(ReadFile(out)), ReportJson(path));
+  // What was written is said, as `export` says it: the file, its size, what to do with an HTML page.
+  const std::string size = fmt::format("{:.1f} KB", std::filesystem::file_size(out) / 1024.0);
+  EXPECT_NE(r.err.find("cpprof: wrote the JSON readout to '" + out + "' (" + size + ")\n"), std::string::npos) << r.err;
+  const std::string page = TempDir() + "/cpwork-trace.said.html";
+  CliResult html = RunCli({"report", "--format", "html", "-o", page, "--force", path});
+  ASSERT_EQ(html.rc, 0) << html.err;
+  EXPECT_NE(html.err.find("cpprof: wrote the HTML report to '" + page + "' ("), std::string::npos) << html.err;
+  EXPECT_NE(html.err.find("): open it in a browser\n"), std::string::npos) << html.err;
+  std::filesystem::remove(page);
+  CliResult console = RunCli({"report", "--format", "json", path});
+  EXPECT_EQ(console.err.find("cpprof: wrote"), std::string::npos) << "stdout is not a file to name";
 }
 
 TEST(HtmlReport, UnwritableOutputIsAClearError) {

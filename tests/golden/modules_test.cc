@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The module readout of `cpprof report` on the real exports: rows that add up, an independent
 // SQL oracle for which module launched each GPU op, CP vs serial, training phases, imbalance,
 // and the Markdown readout.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // One readout from several exports (one nsys per rank): real 2-rank H200 captures split into one
 // export per process, as per-rank capture would have written them, with the second export's
 // session started later and its host clock off by a known amount. The merged readout must equal
@@ -446,9 +448,9 @@ TEST(MultiExportStats, EachExportsReportsInTurn) {
   CliResult a = RunCli({"stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", parts[0]});
   CliResult b = RunCli({"stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", parts[1]});
   EXPECT_EQ(both.out, "==> " + parts[0] + " <==\n" + a.out + "\n==> " + parts[1] + " <==\n" + b.out);
-  CliResult json = RunCli({"stats", "--format", "json", TempDir() + "/multi/stats"});
-  EXPECT_EQ(json.rc, 2);
-  EXPECT_NE(json.err.find("give -o PREFIX"), std::string::npos) << json.err;
+  CliResult as_json = RunCli({"stats", "--format", "json", TempDir() + "/multi/stats"});
+  EXPECT_EQ(as_json.rc, 2);
+  EXPECT_NE(as_json.err.find("give -o PREFIX"), std::string::npos) << as_json.err;
   std::string prefix = TempDir() + "/multi/stats-out";
   CliResult files = RunCli({"stats", "-r", "nvtx_sum", TempDir() + "/multi/stats", "-o", prefix});
   ASSERT_EQ(files.rc, 0) << files.err;

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The readout must not mislead: proven on a hand-made ring whose waiting, transfer and straggler
 // are worked out by hand, and on real H200 exports with faults injected by a known amount
 // (tests/data/real/README.md): rank 1 of a 1x2 cpfold ring made late by 2 ms before every ring

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The built-in module grouping moved from std::regex (ECMAScript) to RE2. Its patterns must mean
 // what they meant: every distinct NVTX range name of every committed real export ("domain:text")
 // is classified by the old patterns under std::regex_search and by the new config, and the two

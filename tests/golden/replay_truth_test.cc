@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // What each fix buys, proven on real paired captures (tests/data/real/README.md): the replay of
 // the steady window (analysis/replay.h) must give back every measured steady iteration of every
 // committed real export, and an edit that undoes an injected fault must predict the capture made

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof report` on hand-written fixtures with answers worked out by hand, and on the real
 // exports: invariants, an independent SQL cross-check, and golden JSON (rebaseline with
 // CPPROF_REBASELINE=1, then review the diff).
@@ -181,7 +183,9 @@ TEST_P(ReportReal, WindowBudgetAndSplitsAddUp) {
   int64_t waited = 0, caused = 0;
   for (size_t r = 0; r < j["per_rank"].size(); ++r) {
     const json& x = j["per_rank"][r];
-    if (!w["whole_capture"]) EXPECT_EQ(int64_t(x["span_ns"]), int64_t(w["end_ns"]) - int64_t(w["start_ns"]));
+    if (!w["whole_capture"]) {
+      EXPECT_EQ(int64_t(x["span_ns"]), int64_t(w["end_ns"]) - int64_t(w["start_ns"]));
+    }
     EXPECT_EQ(int64_t(x["compute_ns"]) + int64_t(x["exposed_transfer_ns"]) + int64_t(x["exposed_wait_ns"]) +
                   int64_t(x["idle_ns"]),
               int64_t(x["span_ns"]));

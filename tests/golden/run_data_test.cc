@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // pipeline::RunData, the one reading behind `report --format html`: a window cut from the ops in
 // memory gives the readout that reading the export with that window gives (BuildReport), on every
 // real export, for windows whose edges cut ops, for several overlapping windows cut in one pass,

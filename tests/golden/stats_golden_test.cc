@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof stats --format csv` against the CSVs that nsys's own `nsys stats` printed for the
 // committed real exports (tests/data/real/<name>/<name>_<report>.csv, or .csv.xz when big):
 // byte for byte.

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // `cpprof stats --merge`: one table per report over several exports, the table nsys prints for
 // one export holding all of their rows. Real multi-process captures are split into one export
 // per process (as per-rank capture writes them, each with its own session clock); --merge over

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # bench/run_bench.sh on the GPU machine's host (16 cores, 128 GiB: warm page cache at 10 GB),
 # with a static build carried there, its summary and log under OUT.
 #   tools/device/bench_scale.sh BUILD_DIR OUT_DIR [SIZES] [ONLY]

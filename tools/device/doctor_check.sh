@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # The GPU-machine check of `cpprof doctor` and `cpprof trace-json` (issue 4), for the lead to run
 # on the 2 x H200 machine from the repository root:
 #

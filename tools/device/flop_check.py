@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Check cpprof's FLOP model against PyTorch's own count, module by module (docs/cost-model.md).
 
 For each size N, builds each cpfold module the cost model knows (TriangleMultiplicationOutgoing,

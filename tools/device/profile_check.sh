@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # The GPU-machine check of `cpprof profile` (issue 5) and the CP readout (issue 3), run from the
 # repository root on an H200 machine with 2 or 4 GPUs:
 #

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # On a GPU machine with nsys: what the real `nsys stats` prints for the options `cpprof stats`
 # copies from it (--timeunit, the default report set, comma lists, -o PREFIX, an .nsys-rep), on
 # the committed real exports, beside what cpprof prints for the same (when BUILD_DIR is given).

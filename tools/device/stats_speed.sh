@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # On a GPU machine with nsys: `nsys stats` against `cpprof stats` on a large synthetic export in
 # the real schema: the same CSV (diffed), and the wall time of each.
 #   tools/device/stats_speed.sh BUILD_DIR OUT_DIR [KERNELS]

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the scripts that make real nsys exports on a GPU machine (source it; bash).
 #   nsys_setup DEBS_DIR WORK_DIR OUT_DIR   find nsys, apply the libdw fix if its importer needs it
 #   capture NAME JSON NPROC nsys-options... -- workload-arguments...

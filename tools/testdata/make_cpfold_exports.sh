@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Real nsys exports of the reference workload cpfold (python/cpfold) on a GPU machine, with a
 # functions-trace JSON naming cpfold's classes: an e2e run on a 1 x 2 grid, with 4 GPUs a trunk
 # run on a 2 x 2 grid (Cannon), and a training run on 1 x 2 with autograd's NVTX ranges

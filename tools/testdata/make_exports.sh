@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Makes cpprof's real test exports of the tiny cpwork job on a GPU machine (2 GPUs, NCCL,
 # torchrun) with nsys.
 #

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 # Runs nsys's own `nsys stats` (CSV) for REPORTS on every committed real export
 # (tests/data/real/<name>/<name>.sqlite.xz), each on a copy of its own (nsys writes helper tables
 # into the file it reads), and leaves OUT/<name>/<name>_<report>.csv (xz-compressed when over

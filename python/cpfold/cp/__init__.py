@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Context parallelism primitives for cpfold: process grid, pair layout, Cannon/ring
 triangle-multiplication matmul, communication.  This package sits below
 ``cpfold.model`` (which imports the layout) and imports nothing of the model; the

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Distributed block matrix product for the triangle multiplication.
 
 For every channel (leading batch dims are carried along) computes

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Communication primitives for context parallelism.
 
 Everything here works on torch 1.13 + gloo (CPU) and torch 2.x + NCCL (GPU):

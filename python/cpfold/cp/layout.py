@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Block layout of the pair tensor on the CP process grid.
 
 The pair tensor z[B, N, N, C] is split into P_r row blocks and P_c column

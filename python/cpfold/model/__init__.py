@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """cpfold model classes (importable; the entry modules only wire them up)."""
 from .atom_attention import AtomAttention, AtomAttentionDecoder, AtomAttentionEncoder, AtomTransformer
 from .common import (AdaLN, AttentionPairBias, ConditionedTransitionBlock, PairBiasProjection,

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Light atom-level attention (AF3 Algorithms 5-7, simplified).
 
 Atoms are processed in sequence-local windows: ``atom_window_queries`` (32)

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Shared building blocks: Glorot-initialised linears, transitions, attention,
 chunking, and the hooks that connect modules to context parallelism.
 

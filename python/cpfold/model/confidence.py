@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Confidence head (AF3 Algorithm 31, simplified): a few Pairformer blocks on
 the trunk output + predicted-structure distances, then pLDDT/PAE/PDE logits."""
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Diffusion module and EDM-style sampler (AF3 Algorithms 18-23, light).
 
 Runs replicated on every CP rank, on the full (all-gathered) trunk output.

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Input embedding (AF3 Algorithms 1-3, simplified)."""
 from __future__ import annotations
 

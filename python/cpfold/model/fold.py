@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """CPFoldModel: embedder -> recycled MSA + Pairformer trunk -> diffusion ->
 confidence, plus a synthetic training loss.
 

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """MSA module (AF3 Algorithms 8-10, small)."""
 from __future__ import annotations
 

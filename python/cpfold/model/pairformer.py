@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Pairformer trunk (AF3 Algorithm 17) with context-parallel pair operations.
 
 The pair tensor z arrives as this rank's block [B, n_r, n_c, c_z] (the full

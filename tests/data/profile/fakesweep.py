@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """A fake workload for cpprof sweep's tests, run through --arg-template: answers like cpfold does
 (a `cpfold-config:` line with the model's sizes on rank 0, one `cpprof-iter: {...}` line per rank
 and iteration, warm-up marked) with made-up, deterministic numbers that scale with the size and

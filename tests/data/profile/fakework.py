@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """A fake workload for cpprof profile's tests: prints its arguments, can hang or crash a rank, and
 speaks the probe protocol with made-up numbers: the one iteration line cpfold and cpprof_workload
 print (`cpprof-iter: {...}`, docs/workload-kit.md, "The iteration line"; `--planned N` adds

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """cpwork: a tiny context-parallel job used only to make cpprof's real test exports.
 
 It is not the reference workload (that is python/cpfold); it is small on purpose so the

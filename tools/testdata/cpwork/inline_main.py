@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """The __main__ trap: the model class is defined in the module that is launched with -m, so it
 runs as __main__ and nsys's --python-functions-trace records nothing for 'cpwork.inline_main'."""
 import os

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Model classes of the test job. They live in an importable module (not the entry module)
 so that nsys's --python-functions-trace can annotate them."""
 import torch

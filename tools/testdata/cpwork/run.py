@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Entry point: torchrun --standalone --nproc_per_node=2 -m cpwork.run [--mode infer|train]."""
 import argparse
 import os

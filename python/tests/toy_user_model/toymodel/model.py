@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """The toy model: TokenEncoder (token features, one-hot residue types, masks) and PairBlock (pair
 features, mixed with the tokens), then atoms pooled onto tokens through atom_to_token. Its
 `infer` method runs `recycles` passes, each ending in an all-reduce when a process group is up

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // A fixture: the CLI may read the environment.
 #include <cstdlib>
 

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Not allowed: render may not use analysis.
 #include <vector>
 #include "model/report.h"

@@ -1,2 +1,4 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // Allowed: render uses model.
 #include "model/report.h"

@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """Plain classes (no torch), for --function validation."""
 
 SCALE = 2.0

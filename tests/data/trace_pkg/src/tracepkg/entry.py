@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """The entry module: launched as `-m tracepkg.entry`, it runs as __main__, so nsys cannot annotate
 the classes defined here."""
 import sys

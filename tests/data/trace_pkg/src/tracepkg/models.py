@@ -1,3 +1,5 @@
+# Copyright 2026 cpprof developers
+# SPDX-License-Identifier: Apache-2.0
 """torch.nn.Module subclasses, for --discover."""
 import torch
 import torch.nn as nn
