@@ -8,6 +8,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "analysis/size_inference.h"
+
 namespace cpprof::analysis {
 
 namespace {
@@ -82,6 +84,8 @@ std::string ExpressionDims(const std::string& expr, const Dims& dims) {
 bool ReadLimits(const model::Report& r, const CostConfig& config, const Dims& d, model::Efficiency& e) {
   e.dims_source = d.source;
   e.dims = d.ToString();
+  e.dims_origin = d.origin;
+  e.dims_by_source = DescribeSizes(d);
   e.dtype = d.dtype;
   if (d.Get("N") <= 0) {
     e.reason = "the sizes give no N (tokens): add N=... to --dims";

@@ -155,8 +155,6 @@ bool ParseGrid(std::string_view s, int& rows, int& cols) {
   return num(s.substr(0, x), rows) && num(s.substr(x + 1), cols);
 }
 
-bool KnownDtype(std::string_view t) { return t == "bf16" || t == "fp16" || t == "fp32" || t == "tf32"; }
-
 // The one rank's share of the bytes a 1-D ring or Cannon shift sends: see docs/cost-model.md.
 void AddShifts(ModuleCost& c, const Dims& d, double channels) {
   const int r = d.grid_rows, q = d.grid_cols;
@@ -179,6 +177,8 @@ void AddShifts(ModuleCost& c, const Dims& d, double channels) {
 }  // namespace
 
 const std::vector<KnownDim>& KnownDims() { return kKnownDims; }
+
+bool KnownDtype(std::string_view t) { return t == "bf16" || t == "fp16" || t == "fp32" || t == "tf32"; }
 
 double Dims::Get(std::string_view name) const {
   auto it = values.find(std::string(name));
@@ -225,6 +225,7 @@ Status ParseDims(std::string_view text, const std::string& flag, Dims& into) {
     } else {
       return bad(fmt::format("unknown dim '{}'", name));
     }
+    into.origin[std::string(name)] = flag;
   }
   return OkStatus();
 }

@@ -5,6 +5,8 @@
 // computed).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -75,17 +77,37 @@ struct CommEfficiency {
   double percent_of_link = 0;
 };
 
+// One of PyTorch's op ranges with the shapes of its inputs, as `--pytorch autograd-shapes-nvtx`
+// records them ("aten::linear, op_id = 7, sizes = [[1, 256, 128, 64], [128, 64], []], ..."): what the
+// model's sizes are read from (analysis/size_inference.h).
+struct OpShapes {
+  std::string op;                           // "aten::linear"
+  std::vector<std::vector<int64_t>> sizes;  // each input's shape; empty for a non-tensor input
+};
+
+// The shape-carrying op ranges under one module row (its own and its children's), from the first
+// calls on one process, in the order they ran (at most kMaxOpsPerModule).
+struct ModuleShapes {
+  static constexpr size_t kMaxOpsPerModule = 64;
+  std::string path;  // group/.../module, as the module table nests it
+  std::vector<OpShapes> ops;
+};
+
 struct Efficiency {
   bool computed = false;
   bool applicable = false;  // a module row has a built-in cost (the readout then says what is missing)
   std::string reason;       // why not computed (and which flag gives it); "" when computed
   std::string dims_source;  // "--dims", "cpfold's config line in X.stdout.log", ...
   std::string dims;         // the sizes used, "N=256,c_z=64,...,grid=1x2,dtype=bf16"
-  std::string dtype;        // bf16, fp16, fp32, tf32
-  std::string gpu;          // the GPU name the export records ("NVIDIA H200")
-  DevicePeaks device;       // the peaks used
-  std::string link_source;  // how the link was chosen ("doctor: NVLink ..." or "assumed NVLink")
-  int iterations = 0;       // steady-state iterations in the window
+  // Where each size came from, by name (N, c_z, ..., grid, dtype): "--dims", "shapes: <module>'s
+  // <op> input [...]", "command line: --n-token 256", "cpfold's config line", "default (AF3)".
+  std::map<std::string, std::string> dims_origin;
+  std::string dims_by_source;  // the sizes grouped by source: "shapes: N=256, c_z=64; command line: dtype=bf16; ..."
+  std::string dtype;           // bf16, fp16, fp32, tf32
+  std::string gpu;             // the GPU name the export records ("NVIDIA H200")
+  DevicePeaks device;          // the peaks used
+  std::string link_source;     // how the link was chosen ("doctor: NVLink ..." or "assumed NVLink")
+  int iterations = 0;          // steady-state iterations in the window
   std::vector<ModuleEfficiency> modules;
   std::vector<CommEfficiency> comm;
   std::vector<std::string> notes;  // limits the reader must know

@@ -73,9 +73,16 @@ void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& o
 // The same in two steps, for `report --partial` and `merge`: the sizes (and `cost_config`, the
 // --model-config as JSON, "" for the built-in) where the exports are, then the section from them
 // (kBadInput when the cost config does not parse).
+// `capture`: what the run recorded that gives sizes (the op shapes under each module, the
+// workload's command line, the ranks); analysis/size_inference.h says the order of the sources.
 struct EfficiencyInputs;
+struct CaptureEvidence {
+  const std::vector<model::ModuleShapes>* shapes = nullptr;
+  const std::vector<std::string>* arguments = nullptr;  // nsys's PROCESS_0 arguments
+  int world_size = 0;
+};
 EfficiencyInputs FindEfficiencyInputs(const std::vector<std::string>& paths, const ReportOptions& options,
-                                      std::string cost_config);
+                                      std::string cost_config, const CaptureEvidence& capture);
 Status AddEfficiency(const EfficiencyInputs& inputs, model::Report& report);
 
 // Peak GPU memory per rank (index = rank), when the export captured memory usage.

@@ -83,16 +83,18 @@ void PrintEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
   const double peak = e.modules.empty() ? 0 : e.modules.front().peak_tflops;
   const bool from_config = std::any_of(e.modules.begin(), e.modules.end(),
                                        [](const model::ModuleEfficiency& m) { return m.calls_source != "capture"; });
-  Prose(fmt::format("calls = the module's NVTX ranges per iteration, counted from the capture (mean over ranks){}; "
-                    "GFLOP = the cost model's FLOPs per iteration on one rank (its share of the sharded pair work plus "
-                    "the replicated work); ms = the module's GPU time per iteration (busy less the communication no "
-                    "compute hid); % peak of {:.1f} TFLOP/s ({} dense); GB/s = modelled HBM bytes / ms, against {:.2f} "
-                    "TB/s; FLOP/B = arithmetic intensity: below the ridge {:.0f} FLOP/B memory bounds it, above it "
-                    "compute; % roof = the roofline's time (max of FLOPs / peak, bytes / HBM) / ms. Sizes ({}): {}. "
-                    "Formulas: docs/cost-model.md.",
-                    from_config ? "; * = not in the capture: from the config's calls expression of the sizes" : "",
-                    peak, e.dtype, e.device.hbm_tbs, ridge, e.dims_source, Spaced(e.dims)),
-        markdown, out);
+  Prose(
+      fmt::format("calls = the module's NVTX ranges per iteration, counted from the capture (mean over ranks){}; "
+                  "GFLOP = the cost model's FLOPs per iteration on one rank (its share of the sharded pair work plus "
+                  "the replicated work); ms = the module's GPU time per iteration (busy less the communication no "
+                  "compute hid); % peak of {:.1f} TFLOP/s ({} dense); GB/s = modelled HBM bytes / ms, against {:.2f} "
+                  "TB/s; FLOP/B = arithmetic intensity: below the ridge {:.0f} FLOP/B memory bounds it, above it "
+                  "compute; % roof = the roofline's time (max of FLOPs / peak, bytes / HBM) / ms. Sizes, by where they "
+                  "came from: {}. Formulas: docs/cost-model.md.",
+                  from_config ? "; * = not in the capture: from the config's calls expression of the sizes" : "", peak,
+                  e.dtype, e.device.hbm_tbs, ridge,
+                  e.dims_by_source.empty() ? "(" + e.dims_source + ") " + Spaced(e.dims) : e.dims_by_source),
+      markdown, out);
   if (!e.comm.empty()) {
     if (markdown) {
       out << "Ring shifts of the distributed products:\n\n";
@@ -128,6 +130,7 @@ nlohmann::ordered_json EfficiencyJson(const model::Report& r) {
   j["reason"] = e.reason;
   j["dims_source"] = e.dims_source;
   j["dims"] = e.dims;
+  j["dims_origin"] = e.dims_origin;
   j["dtype"] = e.dtype;
   j["gpu"] = e.gpu;
   nlohmann::ordered_json d;
