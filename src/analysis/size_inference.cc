@@ -15,8 +15,8 @@ namespace {
 using Shape = std::vector<int64_t>;
 
 // The ops whose input shapes say something about the sizes.
-constexpr std::string_view kSizeOps[] = {"layer_norm", "linear", "scaled_dot_product_attention", "einsum",
-                                         "bmm",        "matmul", "baddbmm"};
+constexpr std::string_view kSizeOps[] = {"layer_norm", "linear", "scaled_dot_product_attention", "einsum", "bmm",
+                                         "matmul",     "baddbmm"};
 
 std::string ShapeText(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
@@ -249,12 +249,23 @@ struct FlagDim {
   double offset = 0;
 };
 constexpr FlagDim kFlagDims[] = {
-    {"n_token", "N"},          {"n_tokens", "N"},           {"tokens", "N"},
-    {"num_tokens", "N"},       {"c_z", "c_z"},              {"token_z", "c_z"},
-    {"c_s", "c_s"},            {"token_s", "c_s"},          {"blocks", "blocks"},
-    {"pairformer_blocks", "blocks"}, {"msa_depth", "msa_depth"}, {"diffusion_steps", "diffusion_steps"},
-    {"sampling_steps", "diffusion_steps"}, {"samples", "samples"}, {"diffusion_samples", "samples"},
-    {"recycles", "passes", 1}, {"recycling_steps", "passes", 1},
+    {"n_token", "N"},
+    {"n_tokens", "N"},
+    {"tokens", "N"},
+    {"num_tokens", "N"},
+    {"c_z", "c_z"},
+    {"token_z", "c_z"},
+    {"c_s", "c_s"},
+    {"token_s", "c_s"},
+    {"blocks", "blocks"},
+    {"pairformer_blocks", "blocks"},
+    {"msa_depth", "msa_depth"},
+    {"diffusion_steps", "diffusion_steps"},
+    {"sampling_steps", "diffusion_steps"},
+    {"samples", "samples"},
+    {"diffusion_samples", "samples"},
+    {"recycles", "passes", 1},
+    {"recycling_steps", "passes", 1},
 };
 
 }  // namespace
@@ -308,7 +319,8 @@ Dims SizesFromCommandLine(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a.size() < 3 || a.compare(0, 2, "--") != 0) continue;
     const size_t eq = a.find('=');
-    const std::string name = FlagName(std::string_view(a).substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
+    const std::string name =
+        FlagName(std::string_view(a).substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
     const bool next = eq == std::string::npos && i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
     const std::string value = eq != std::string::npos ? a.substr(eq + 1) : next ? args[i + 1] : "";
     if (value.empty()) continue;
@@ -401,9 +413,9 @@ std::vector<std::string> ContradictedSizes(const Dims& given, const Dims& shapes
   auto g = given.origin.find("grid"), s = shapes.origin.find("grid");
   if (g != given.origin.end() && g->second == "--dims" && s != shapes.origin.end() &&
       (given.grid_rows != shapes.grid_rows || given.grid_cols != shapes.grid_cols)) {
-    out.push_back(fmt::format("--dims grid={}x{} but the recorded shapes give grid={}x{} ({}): the --dims value is used",
-                              given.grid_rows, given.grid_cols, shapes.grid_rows, shapes.grid_cols,
-                              s->second.substr(8)));
+    out.push_back(
+        fmt::format("--dims grid={}x{} but the recorded shapes give grid={}x{} ({}): the --dims value is used",
+                    given.grid_rows, given.grid_cols, shapes.grid_rows, shapes.grid_cols, s->second.substr(8)));
   }
   return out;
 }

@@ -25,8 +25,8 @@ TEST(SizeInference, ParsesAutogradShapeRanges) {
   EXPECT_EQ(op->sizes[0], (std::vector<int64_t>{1, 256, 128, 64}));
   EXPECT_EQ(op->sizes[1], (std::vector<int64_t>{128, 64}));
   EXPECT_TRUE(op->sizes[2].empty());
-  EXPECT_FALSE(ParseOpShapes("aten::mm, seq = 3, op_id = 4"));                     // autograd-nvtx: no shapes
-  EXPECT_FALSE(ParseOpShapes("aten::mm, op_id = 4, sizes = [[1, 2], [3"));        // cut short
+  EXPECT_FALSE(ParseOpShapes("aten::mm, seq = 3, op_id = 4"));                      // autograd-nvtx: no shapes
+  EXPECT_FALSE(ParseOpShapes("aten::mm, op_id = 4, sizes = [[1, 2], [3"));          // cut short
   EXPECT_FALSE(ParseOpShapes("aten::mm, op_id = 4, sizes = [[1, -2]], input_op"));  // not a size
   EXPECT_TRUE(IsSizeBearingOp("aten::layer_norm, op_id = 1, sizes = [[1]]"));
   EXPECT_TRUE(IsSizeBearingOp("aten::scaled_dot_product_attention, op_id = 1"));
@@ -77,15 +77,15 @@ TEST(SizeInference, SmallPresetFromItsShapes) {
   Dims d = SizesFromShapes(SmallPresetOnOneByTwo(), DefaultCostConfig(), 2, &notes);
   EXPECT_TRUE(notes.empty()) << notes.front();
   const std::map<std::string, double> want = {
-      {"N", 256},           {"c_z", 64},          {"tri_mul_hidden", 64}, {"tri_att_heads", 4},
-      {"tri_att_head_dim", 16}, {"transition_n", 4}, {"c_s", 128},        {"single_att_heads", 8},
-      {"c_m", 32},          {"msa_depth", 32},    {"c_opm", 16},          {"msa_heads", 4},
-      {"msa_head_dim", 8}};
+      {"N", 256},          {"c_z", 64},      {"tri_mul_hidden", 64},  {"tri_att_heads", 4}, {"tri_att_head_dim", 16},
+      {"transition_n", 4}, {"c_s", 128},     {"single_att_heads", 8}, {"c_m", 32},          {"msa_depth", 32},
+      {"c_opm", 16},       {"msa_heads", 4}, {"msa_head_dim", 8}};
   EXPECT_EQ(d.values, want);
   EXPECT_EQ(d.grid_rows, 1);
   EXPECT_EQ(d.grid_cols, 2);
-  EXPECT_CONTAINS(d.origin.at("N"),
-                  "shapes: TriangleMultiplicationOutgoing.forward's aten::layer_norm input [1, 256, 128, 64] on 2 ranks");
+  EXPECT_CONTAINS(
+      d.origin.at("N"),
+      "shapes: TriangleMultiplicationOutgoing.forward's aten::layer_norm input [1, 256, 128, 64] on 2 ranks");
   EXPECT_CONTAINS(d.origin.at("grid"), "the block of an N = 256 pair tensor");
   EXPECT_EQ(d.origin.count("dtype"), 0u) << "shapes do not carry the dtype";
   // On 4 ranks the same block is a 2 x 2 grid's? 256 x 128 x 4 is not a square: no N, no grid.
@@ -96,8 +96,8 @@ TEST(SizeInference, SmallPresetFromItsShapes) {
 
 TEST(SizeInference, CommandLineFlags) {
   Dims d = SizesFromCommandLine({"--standalone", "--nproc_per_node=2", "-m", "cpfold.run", "--cp0", "1", "--cp1", "2",
-                                 "--preset", "small", "--n-token", "256", "--recycles", "0", "--blocks", "1",
-                                 "--dtype", "bf16"});
+                                 "--preset", "small", "--n-token", "256", "--recycles", "0", "--blocks", "1", "--dtype",
+                                 "bf16"});
   EXPECT_EQ(d.Get("N"), 256);
   EXPECT_EQ(d.Get("passes"), 1);
   EXPECT_EQ(d.Get("blocks"), 1);

@@ -25,6 +25,10 @@ struct DevicePeaks {
   double nvlink_gbs = 0;  // NVLink per direction, GB/s (1e9 B/s)
   double pcie_gbs = 0;    // PCIe per direction, GB/s
   std::string source;     // the datasheet the numbers come from
+  // What NCCL's point-to-point transfers reach over NVLink per direction, below the nominal
+  // figure (0: not known), and where that figure comes from.
+  double nvlink_achievable_gbs = 0;
+  std::string achievable_source;
 };
 
 // One module row of the readout with a cost model, over the steady-state window (mean over ranks).
@@ -59,6 +63,10 @@ struct ModuleEfficiency {
   std::string bound;           // "compute" (intensity >= ridge) or "memory"
   double roof_ns = 0;          // max(flops / peak, bytes / HBM): the time at the roof
   double percent_of_roof = 0;  // roof_ns / time_ns
+  // Not "" when the numbers break a physical limit (above 100 % of the peak FLOP rate, of the HBM
+  // bandwidth or of the roofline): "impossible: ..." with the limit and what the capture shows.
+  // The renderers then print no rate as achieved.
+  std::string impossible;
 };
 
 // The ring shifts of a distributed product (the TriMul's Cannon or 1-D ring), per module.
@@ -75,6 +83,9 @@ struct CommEfficiency {
   double link_gbs = 0;
   double ideal_ns_per_shift = 0;  // bytes_per_shift / link
   double percent_of_link = 0;
+  double achievable_gbs = 0;         // what NCCL reaches on this link (0: not known)
+  double percent_of_achievable = 0;  // achieved / achievable
+  std::string impossible;            // "impossible: ..." above 100 % of the link; "" otherwise
 };
 
 // One of PyTorch's op ranges with the shapes of its inputs, as `--pytorch autograd-shapes-nvtx`

@@ -11,6 +11,7 @@
 #include "analysis/comm_match.h"
 #include "analysis/cost_efficiency.h"
 #include "analysis/divergence.h"
+#include "analysis/gemm_dtype.h"
 #include "analysis/size_inference.h"
 #include "analysis/verdict.h"
 #include "base/compressed_file.h"
@@ -443,11 +444,22 @@ EfficiencyInputs FindEfficiencyInputs(const std::vector<std::string>& paths, con
   const analysis::Dims command =
       analysis::SizesFromCommandLine(capture.arguments ? *capture.arguments : std::vector<std::string>{});
   const std::optional<analysis::Dims> log = options.dims ? std::nullopt : DimsFromLogBeside(paths, why);
+  const analysis::Dims kernels = analysis::DtypeFromKernels(capture.kernel_launches);
+  for (const analysis::Dims* said : {&command, log ? &*log : nullptr}) {
+    if (said && said->origin.count("dtype") && kernels.origin.count("dtype") && said->dtype != kernels.dtype) {
+      in.notes.push_back(
+          fmt::format("the {} says {} but the GEMM and attention kernels ran {} ({}): the kernels' "
+                      "dtype decides the peak",
+                      said->source, said->origin.at("dtype").substr(said->origin.at("dtype").find(": ") + 2),
+                      kernels.dtype, kernels.origin.at("dtype").substr(9)));
+    }
+  }
   analysis::Dims config_dims;
   config_dims.values = config.dims;
   std::optional<analysis::Dims> given;
   if (options.dims) given = OnlyFrom(*options.dims, "--dims");
-  in.dims = analysis::MergeDims({given ? &*given : nullptr, &shapes, &command, log ? &*log : nullptr, &config_dims});
+  in.dims = analysis::MergeDims(
+      {given ? &*given : nullptr, &kernels, &shapes, &command, log ? &*log : nullptr, &config_dims});
   if (options.dims) {
     for (auto& w : analysis::ContradictedSizes(*options.dims, shapes)) in.notes.push_back("warning: " + std::move(w));
   }
@@ -469,6 +481,15 @@ EfficiencyInputs FindEfficiencyInputs(const std::vector<std::string>& paths, con
   return in;
 }
 
+CaptureEvidence EvidenceOf(const RunPartial& run) {
+  CaptureEvidence evidence{
+      &run.shapes, run.sources.empty() ? nullptr : &run.sources.front().capture.arguments, run.world_size, {}};
+  for (const auto& p : run.processes) {
+    for (const auto& [name, n] : p.summary.capture_counts) evidence.kernel_launches[name] += n;
+  }
+  return evidence;
+}
+
 namespace {
 
 void AddEfficiency(const EfficiencyInputs& in, const analysis::CostConfig& config, model::Report& report) {
@@ -483,7 +504,10 @@ void AddEfficiency(const EfficiencyInputs& in, const analysis::CostConfig& confi
 
 void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& options, model::Report& report) {
   const analysis::CostConfig builtin = options.cost ? analysis::CostConfig{} : analysis::DefaultCostConfig();
-  CaptureEvidence capture{&report.module_shapes, &report.capture.arguments, report.world_size};
+  CaptureEvidence capture{&report.module_shapes, &report.capture.arguments, report.world_size, {}};
+  for (const auto& rank : report.ranks) {
+    for (const auto& [name, n] : rank.capture_counts) capture.kernel_launches[name] += n;
+  }
   AddEfficiency(FindEfficiencyInputs(paths, options, "", capture), options.cost ? *options.cost : builtin, report);
 }
 

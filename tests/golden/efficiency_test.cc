@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "test_support.h"
 
@@ -178,8 +179,11 @@ TEST(Efficiency, SizesFromCpfoldLogBesideTheExport) {
   CliResult logged = RunCli({"report", "--format", "json", copy});
   json e = json::parse(logged.out)["efficiency"];
   EXPECT_TRUE(e["computed"].get<bool>()) << e.dump(2);
-  EXPECT_EQ(e["dims_source"], "command line, cpfold's config line in ring.stdout.log, defaults");
-  CliResult given = RunCli({"report", "--format", "json", copy, "--dims", kDims});
+  EXPECT_EQ(e["dims_source"], "command line, cpfold's config line in ring.stdout.log, kernels, defaults");
+  // The dtype is the kernels' (the log's bf16 reached only part of the GEMMs: a note says so).
+  const std::string kernels_dtype = e["dtype"];
+  CliResult given =
+      RunCli({"report", "--format", "json", copy, "--dims", std::string(kDims) + ",dtype=" + kernels_dtype});
   EXPECT_EQ(json::parse(given.out)["efficiency"]["modules"], e["modules"]) << "the log gives the same sizes";
   // A per-rank run's export NAME.<rank>.sqlite reads NAME.stdout.log, also in its partial.
   const std::string rank = dir + "/ring.1.sqlite";
@@ -231,9 +235,14 @@ TEST(Efficiency, SizesFromTheCaptureEqualTheRightDims) {
     ASSERT_TRUE(origin.contains(name)) << name << " " << origin.dump(1);
     EXPECT_EQ(origin[name].get<std::string>().rfind("shapes: ", 0), 0u) << name << " " << origin[name];
   }
-  EXPECT_EQ(origin["dtype"], "command line: --dtype bf16");
+  // The dtype from the kernels that ran: mostly bf16 tensor-core GEMMs (CUTLASS), and cuBLAS's fp32
+  // SIMT ones beside them (--dtype bf16 did not reach every matmul).
+  const std::string dtype = origin["dtype"];
+  EXPECT_EQ(dtype.rfind("kernels: 54 GEMM and attention launches: bf16 56 % (tensor-core GEMM: ", 0), 0u) << dtype;
+  EXPECT_CONTAINS(dtype, "fp32 44 % (SIMT GEMM (FFMA): sm80_xmma_gemm_f32f32_");
+  EXPECT_EQ(e["dtype"], "bf16");
   EXPECT_EQ(origin["blocks"], "command line: --blocks 1");
-  EXPECT_EQ(e["dims_source"], "shapes, command line, defaults");
+  EXPECT_EQ(e["dims_source"], "shapes, command line, kernels, defaults");
   CliResult text = RunCli({"report", copy});
   EXPECT_CONTAINS(text.out, "came from: shapes: N=256, c_z=64,");
   std::filesystem::remove_all(dir);
@@ -250,6 +259,55 @@ TEST(Efficiency, DimsThatContradictTheShapesWarn) {
                   "aten::layer_norm input [1, 256, 128, 64] on 2 ranks): the --dims value is used");
   EXPECT_EQ(e["dims_origin"]["N"], "--dims");
   EXPECT_EQ(e["dims_origin"]["tri_mul_hidden"].get<std::string>().rfind("shapes: ", 0), 0u);
+}
+
+// Physics is a check: a wrong --dims (N = 4096 on a capture of N = 256: 4096 times the TriMul
+// product's FLOPs) gives "impossible" rows, never a rate above 100 % of a peak printed as achieved.
+TEST(Efficiency, WrongDimsGiveImpossibleRowsNeverAboveAPeak) {
+  const std::string dims =
+      "N=4096,c_z=64,c_s=128,tri_mul_hidden=64,tri_att_heads=4,tri_att_head_dim=16,single_att_heads=8,"
+      "transition_n=4,c_m=32,c_opm=16,msa_heads=4,msa_head_dim=8,msa_depth=32,grid=1x2,dtype=bf16";
+  CliResult j = RunCli({"report", "--format", "json", RealExport("cpfold-opts-full-1x2"), "--dims", dims});
+  ASSERT_EQ(j.rc, 0) << j.err;
+  json e = json::parse(j.out)["efficiency"];
+  int impossible = 0;
+  for (const json& m : e["modules"]) {
+    const bool over = m["percent_of_peak"].get<double>() > 100 || m["percent_of_roof"].get<double>() > 100 ||
+                      m["achieved_gbs"].get<double>() > 4800;
+    EXPECT_EQ(over, !m["impossible"].get<std::string>().empty()) << m.dump();
+    impossible += over;
+  }
+  for (const json& c : e["comm"]) {
+    EXPECT_EQ(c["percent_of_link"].get<double>() > 100, !c["impossible"].get<std::string>().empty()) << c.dump();
+    impossible += c["percent_of_link"].get<double>() > 100;
+  }
+  EXPECT_GE(impossible, 4) << "the triangle products and attentions at least";
+  EXPECT_CONTAINS(e["notes"].dump(), "warning: --dims N=4096 but the recorded shapes give N=256");
+  // The text prints no percentage above 100 in the tables: those rows say "impossible" and why.
+  CliResult t = RunCli({"report", RealExport("cpfold-opts-full-1x2"), "--dims", dims});
+  const std::string section = Section(t.out);
+  EXPECT_CONTAINS(section, "impossible");
+  EXPECT_CONTAINS(section, "TriangleMultiplicationOutgoing.forward: impossible: the model's FLOPs");
+  for (const json& m : e["modules"]) {
+    if (m["cost_key"] != "TriangleMultiplicationOutgoing") continue;
+    EXPECT_CONTAINS(m["impossible"].get<std::string>(),
+                    "the sizes or the model do not match this capture (sizes used: N=4096 (--dims)");
+  }
+  size_t rows = 0;
+  for (size_t pos = 0, nl; pos < section.size(); pos = nl + 1) {
+    nl = section.find('\n', pos);
+    std::stringstream cells(section.substr(pos, nl - pos));
+    std::vector<std::string> col;
+    for (std::string c; cells >> c;) col.push_back(c);
+    std::vector<size_t> percents;  // the % columns of a module row (% peak, % roof) or a ring shift's (% link)
+    if (col.size() == 11 && (col[9] == "memory" || col[9] == "compute")) percents = {6, 10};
+    if (col.size() >= 9 && col[6] == "NVLink") percents = {8};
+    rows += !percents.empty();
+    for (size_t i : percents) {
+      if (col[i] != "impossible" && col[i] != "-") EXPECT_LE(std::stod(col[i]), 100) << section.substr(pos, nl - pos);
+    }
+  }
+  EXPECT_EQ(rows, e["modules"].size() + e["comm"].size()) << section;
 }
 
 TEST(Efficiency, Errors) {
