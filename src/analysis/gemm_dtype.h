@@ -25,7 +25,7 @@ struct KernelDtype {
 std::optional<KernelDtype> GemmKernelDtype(std::string_view name);
 
 // The dtype most GEMM and attention launches ran in, from kernel name -> launches: dtype and
-// origin["dtype"] set ("kernels: 28 of 28 GEMM launches fp32 (SIMT GEMM (FFMA): sm80_xmma_gemm_...)",
+// origin["dtype"] set ("kernels: GEMM and attention launches: fp32 100 % (SIMT GEMM (FFMA): ...)",
 // with each dtype's share when several ran). Nothing set when no kernel says.
 Dims DtypeFromKernels(const std::map<std::string, int64_t>& launches);
 

@@ -445,14 +445,16 @@ EfficiencyInputs FindEfficiencyInputs(const std::vector<std::string>& paths, con
       analysis::SizesFromCommandLine(capture.arguments ? *capture.arguments : std::vector<std::string>{});
   const std::optional<analysis::Dims> log = options.dims ? std::nullopt : DimsFromLogBeside(paths, why);
   const analysis::Dims kernels = analysis::DtypeFromKernels(capture.kernel_launches);
+  const bool dtype_given = options.dims && options.dims->origin.count("dtype") > 0;
   for (const analysis::Dims* said : {&command, log ? &*log : nullptr}) {
-    if (said && said->origin.count("dtype") && kernels.origin.count("dtype") && said->dtype != kernels.dtype) {
-      in.notes.push_back(
-          fmt::format("the {} says {} but the GEMM and attention kernels ran {} ({}): the kernels' "
-                      "dtype decides the peak",
-                      said->source, said->origin.at("dtype").substr(said->origin.at("dtype").find(": ") + 2),
-                      kernels.dtype, kernels.origin.at("dtype").substr(9)));
+    if (dtype_given || !said || !said->origin.count("dtype") || !kernels.origin.count("dtype") ||
+        said->dtype == kernels.dtype) {
+      continue;
     }
+    in.notes.push_back(
+        fmt::format("{} says dtype {} but the GEMM and attention kernels ran {} ({}): the kernels' "
+                    "dtype decides the peak",
+                    said->source, said->dtype, kernels.dtype, kernels.origin.at("dtype").substr(9)));
   }
   analysis::Dims config_dims;
   config_dims.values = config.dims;

@@ -238,7 +238,7 @@ TEST(Efficiency, SizesFromTheCaptureEqualTheRightDims) {
   // The dtype from the kernels that ran: mostly bf16 tensor-core GEMMs (CUTLASS), and cuBLAS's fp32
   // SIMT ones beside them (--dtype bf16 did not reach every matmul).
   const std::string dtype = origin["dtype"];
-  EXPECT_EQ(dtype.rfind("kernels: 54 GEMM and attention launches: bf16 56 % (tensor-core GEMM: ", 0), 0u) << dtype;
+  EXPECT_EQ(dtype.rfind("kernels: GEMM and attention launches: bf16 56 % (tensor-core GEMM: ", 0), 0u) << dtype;
   EXPECT_CONTAINS(dtype, "fp32 44 % (SIMT GEMM (FFMA): sm80_xmma_gemm_f32f32_");
   EXPECT_EQ(e["dtype"], "bf16");
   EXPECT_EQ(origin["blocks"], "command line: --blocks 1");
