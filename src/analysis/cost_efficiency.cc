@@ -10,6 +10,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "analysis/size_inference.h"
+
 namespace cpprof::analysis {
 
 namespace {
@@ -84,6 +86,8 @@ std::string ExpressionDims(const std::string& expr, const Dims& dims) {
 bool ReadLimits(const model::Report& r, const CostConfig& config, const Dims& d, model::Efficiency& e) {
   e.dims_source = d.source;
   e.dims = d.ToString();
+  e.dims_origin = d.origin;
+  e.dims_by_source = DescribeSizes(d);
   e.dtype = d.dtype;
   if (d.Get("N") <= 0) {
     e.reason = "the sizes give no N (tokens): add N=... to --dims";
@@ -122,10 +126,12 @@ bool ReadLimits(const model::Report& r, const CostConfig& config, const Dims& d,
 
 // The device's rates the modules are held against.
 struct Rates {
-  double peak_flops = 0;  // FLOP/s for the dtype
-  double hbm = 0;         // B/s
-  std::string link;       // "NVLink" or "PCIe"
-  double link_bps = 0;    // B/s
+  double peak_flops = 0;      // FLOP/s for the dtype
+  double hbm = 0;             // B/s
+  std::string link;           // "NVLink" or "PCIe"
+  double link_bps = 0;        // B/s
+  double achievable_bps = 0;  // what NCCL reaches on the link (0: not known)
+  std::string shows;          // what the capture shows, for "impossible" rows: the sizes used and their origin
 };
 
 // The rates of e.device for the dtype; the link of the ring shifts from the doctor's topology
@@ -140,6 +146,13 @@ Rates RatesOf(const model::Report& r, const Dims& d, model::Efficiency& e) {
                                          : "the doctor's topology: " + r.interconnect;
   rates.link = pcie ? "PCIe" : "NVLink";
   rates.link_bps = (pcie ? e.device.pcie_gbs : e.device.nvlink_gbs) * 1e9;
+  rates.achievable_bps = pcie ? 0 : e.device.nvlink_achievable_gbs * 1e9;
+  auto origin = [&](const std::string& name) {
+    auto o = d.origin.find(name);
+    return o == d.origin.end() ? std::string("default") : o->second;
+  };
+  rates.shows = fmt::format("sizes used: N={} ({}), c_z={} ({}), dtype {} ({})", d.Get("N"), origin("N"), d.Get("c_z"),
+                            origin("c_z"), d.dtype, origin("dtype"));
   return rates;
 }
 
@@ -215,6 +228,25 @@ void Roofline(const ModuleCost& cost, double calls, int ranks, double time_ns, c
   x.percent_of_roof = x.time_ns > 0 ? 100.0 * x.roof_ns / x.time_ns : 0;
 }
 
+// A module row whose numbers break a physical limit (the peak FLOP rate, the HBM bandwidth, the
+// roofline) is impossible: the sizes or the model do not match the capture.
+void CheckPhysics(const Rates& rates, const std::string& dtype, model::ModuleEfficiency& x) {
+  std::string broken;
+  if (x.percent_of_peak > 100) {
+    broken = fmt::format("the model's FLOPs in the measured time are {:.1f} TFLOP/s, {:.1f} % of the {} peak {:.1f}",
+                         x.achieved_tflops, x.percent_of_peak, dtype, x.peak_tflops);
+  } else if (rates.hbm > 0 && x.achieved_gbs * 1e9 > rates.hbm) {
+    broken = fmt::format("the model's bytes in the measured time are {:.0f} GB/s, {:.1f} % of HBM's {:.0f}",
+                         x.achieved_gbs, 100 * x.achieved_gbs * 1e9 / rates.hbm, rates.hbm / 1e9);
+  } else if (x.percent_of_roof > 100) {
+    broken = fmt::format("the measured time is {:.1f} % faster than the roofline allows", x.percent_of_roof - 100);
+  }
+  if (!broken.empty()) {
+    x.impossible =
+        fmt::format("impossible: {}: the sizes or the model do not match this capture ({})", broken, rates.shows);
+  }
+}
+
 // The ring shifts of module row m's `calls` calls against the link (transfer_ns: its measured
 // NCCL transfer per iteration and rank).
 model::CommEfficiency CommRow(const model::ModuleNode& m, const std::string& path, const ModuleCost& cost, double calls,
@@ -234,6 +266,14 @@ model::CommEfficiency CommRow(const model::ModuleNode& m, const std::string& pat
   c.link_gbs = rates.link_bps / 1e9;
   c.ideal_ns_per_shift = rates.link_bps > 0 ? c.bytes_per_shift / rates.link_bps * 1e9 : 0;
   c.percent_of_link = c.link_gbs > 0 ? 100.0 * c.achieved_gbs / c.link_gbs : 0;
+  c.achievable_gbs = rates.achievable_bps / 1e9;
+  c.percent_of_achievable = c.achievable_gbs > 0 ? 100.0 * c.achieved_gbs / c.achievable_gbs : 0;
+  if (c.percent_of_link > 100) {
+    c.impossible = fmt::format(
+        "impossible: {:.1f} GB/s is {:.1f} % of the {} link's {:.0f} GB/s per direction: the sizes or the model do "
+        "not match this capture ({})",
+        c.achieved_gbs, c.percent_of_link, c.link, c.link_gbs, rates.shows);
+  }
   return c;
 }
 
@@ -276,6 +316,7 @@ void AddModule(const model::Report& r, size_t i, const CostConfig& config, const
   x.backward_share = t.busy > 0 ? static_cast<double>(t.bwd) / static_cast<double>(t.busy) : 0;
   f.backward = f.backward || t.bwd > 0;
   Roofline(cost, calls, d.ranks(), static_cast<double>(t.time) / t.ranks / e.iterations, rates, x);
+  CheckPhysics(rates, d.dtype, x);
   e.modules.push_back(x);
   if (cost.shifts > 0 && calls > 0) {
     e.comm.push_back(CommRow(m, path, cost, calls, static_cast<double>(t.transfer) / t.ranks / e.iterations, rates));

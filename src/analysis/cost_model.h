@@ -29,6 +29,9 @@ struct Dims {
   int grid_rows = 1, grid_cols = 1;      // the CP grid
   std::string dtype = "bf16";            // bf16, fp16, fp32, tf32
   std::string source;                    // where the sizes came from, said in the readout
+  // Where each size given here came from, by name (N, c_z, ..., "grid", "dtype"): "--dims",
+  // "shapes: ...", "command line: ...". A name without an entry is a default (or the config's).
+  std::map<std::string, std::string> origin;
 
   double Get(std::string_view name) const;  // the value, else the default (0 for N)
   bool Has(std::string_view name) const { return values.count(std::string(name)) > 0; }
@@ -46,7 +49,9 @@ const std::vector<KnownDim>& KnownDims();
 
 // Parses "N=1024,c_z=128,grid=1x2,dtype=bf16" onto `into` (values given override it). Errors
 // (kUsage) name the bad entry and `flag`; an unknown name lists the known ones.
+// Each name given gets origin `flag`.
 Status ParseDims(std::string_view text, const std::string& flag, Dims& into);
+bool KnownDtype(std::string_view dtype);  // bf16, fp16, fp32, tf32
 
 // The sizes cpfold prints on its `cpfold-config: {...}` line (python/cpfold/run.py): n_token, grid,
 // dtype, recycles, and with "model" its ModelConfig (c_z, c_s, ...). nullopt when the text holds no

@@ -148,8 +148,8 @@ class ReportCommand : public Command {
       // The map step: this export's part of the run, for `cpprof merge`.
       CPPROF_ASSIGN_OR_RETURN(pipeline::RunPartial run, pipeline::ReadRun(files, options_));
       ctx.invalid_utf8 = run.invalid_utf8;
-      run.efficiency =
-          pipeline::FindEfficiencyInputs(files, options_, cost_file_.empty() ? "" : analysis::CostConfigJson(cost));
+      run.efficiency = pipeline::FindEfficiencyInputs(
+          files, options_, cost_file_.empty() ? "" : analysis::CostConfigJson(cost), pipeline::EvidenceOf(run));
       if (to_stdout) {
         pipeline::WritePartialJson(run, ctx.out);
         return 0;

@@ -7,6 +7,8 @@
 // computed).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,10 @@ struct DevicePeaks {
   double nvlink_gbs = 0;  // NVLink per direction, GB/s (1e9 B/s)
   double pcie_gbs = 0;    // PCIe per direction, GB/s
   std::string source;     // the datasheet the numbers come from
+  // What NCCL's point-to-point transfers reach over NVLink per direction, below the nominal
+  // figure (0: not known), and where that figure comes from.
+  double nvlink_achievable_gbs = 0;
+  std::string achievable_source;
 };
 
 // One module row of the readout with a cost model, over the steady-state window (mean over ranks).
@@ -59,6 +65,10 @@ struct ModuleEfficiency {
   std::string bound;           // "compute" (intensity >= ridge) or "memory"
   double roof_ns = 0;          // max(flops / peak, bytes / HBM): the time at the roof
   double percent_of_roof = 0;  // roof_ns / time_ns
+  // Not "" when the numbers break a physical limit (above 100 % of the peak FLOP rate, of the HBM
+  // bandwidth or of the roofline): "impossible: ..." with the limit and what the capture shows.
+  // The renderers then print no rate as achieved.
+  std::string impossible;
 };
 
 // The ring shifts of a distributed product (the TriMul's Cannon or 1-D ring), per module.
@@ -75,6 +85,25 @@ struct CommEfficiency {
   double link_gbs = 0;
   double ideal_ns_per_shift = 0;  // bytes_per_shift / link
   double percent_of_link = 0;
+  double achievable_gbs = 0;         // what NCCL reaches on this link (0: not known)
+  double percent_of_achievable = 0;  // achieved / achievable
+  std::string impossible;            // "impossible: ..." above 100 % of the link; "" otherwise
+};
+
+// One of PyTorch's op ranges with the shapes of its inputs, as `--pytorch autograd-shapes-nvtx`
+// records them ("aten::linear, op_id = 7, sizes = [[1, 256, 128, 64], [128, 64], []], ..."): what the
+// model's sizes are read from (analysis/size_inference.h).
+struct OpShapes {
+  std::string op;                           // "aten::linear"
+  std::vector<std::vector<int64_t>> sizes;  // each input's shape; empty for a non-tensor input
+};
+
+// The shape-carrying op ranges under one module row (its own and its children's), from the first
+// calls on one process, in the order they ran (at most kMaxOpsPerModule).
+struct ModuleShapes {
+  static constexpr size_t kMaxOpsPerModule = 64;
+  std::string path;  // group/.../module, as the module table nests it
+  std::vector<OpShapes> ops;
 };
 
 struct Efficiency {
@@ -83,11 +112,15 @@ struct Efficiency {
   std::string reason;       // why not computed (and which flag gives it); "" when computed
   std::string dims_source;  // "--dims", "cpfold's config line in X.stdout.log", ...
   std::string dims;         // the sizes used, "N=256,c_z=64,...,grid=1x2,dtype=bf16"
-  std::string dtype;        // bf16, fp16, fp32, tf32
-  std::string gpu;          // the GPU name the export records ("NVIDIA H200")
-  DevicePeaks device;       // the peaks used
-  std::string link_source;  // how the link was chosen ("doctor: NVLink ..." or "assumed NVLink")
-  int iterations = 0;       // steady-state iterations in the window
+  // Where each size came from, by name (N, c_z, ..., grid, dtype): "--dims", "shapes: <module>'s
+  // <op> input [...]", "command line: --n-token 256", "cpfold's config line", "default (AF3)".
+  std::map<std::string, std::string> dims_origin;
+  std::string dims_by_source;  // the sizes grouped by source: "shapes: N=256, c_z=64; command line: dtype=bf16; ..."
+  std::string dtype;           // bf16, fp16, fp32, tf32
+  std::string gpu;             // the GPU name the export records ("NVIDIA H200")
+  DevicePeaks device;          // the peaks used
+  std::string link_source;     // how the link was chosen ("doctor: NVLink ..." or "assumed NVLink")
+  int iterations = 0;          // steady-state iterations in the window
   std::vector<ModuleEfficiency> modules;
   std::vector<CommEfficiency> comm;
   std::vector<std::string> notes;  // limits the reader must know

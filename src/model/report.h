@@ -272,9 +272,12 @@ struct Report {
   MemoryUsage memory;                   // memory over time per process and device
   std::string interconnect;             // from doctor's findings beside the export; "" unknown
   Efficiency efficiency;                // model FLOPs vs measured time (analysis/cost_efficiency.h)
-  Replay replay;                        // the steady window replayed: critical paths, what-ifs (analysis/replay.h)
-  std::vector<std::string> notes;       // diagnostics for stderr / the readout ("not captured: ...")
-  bool invalid_utf8 = false;            // some names read were not UTF-8 (shown as U+FFFD): the CLI says so
+  // The op shapes recorded under each module (--pytorch autograd-shapes-nvtx), by path: where the
+  // efficiency's sizes are found (analysis/size_inference.h). Not printed.
+  std::vector<ModuleShapes> module_shapes;
+  Replay replay;                   // the steady window replayed: critical paths, what-ifs (analysis/replay.h)
+  std::vector<std::string> notes;  // diagnostics for stderr / the readout ("not captured: ...")
+  bool invalid_utf8 = false;       // some names read were not UTF-8 (shown as U+FFFD): the CLI says so
   Timeline timeline;  // lanes per rank for the HTML report; built only when asked (ReportOptions::timeline)
 };
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "analysis/name_cache.h"
+#include "analysis/size_inference.h"
 #include "base/batch_pipe.h"
 #include "base/regex.h"
 #include "nsys/export_reader.h"
@@ -158,10 +159,52 @@ void FindIterations(Attribution& a, const std::vector<analysis::KeptRange>& kept
   }
 }
 
+// An op range with shapes, where it ran: which module it is under is known once the ranges are.
+struct PendingShapes {
+  int64_t start, tid;
+  model::OpShapes op;
+};
+// At most this many op ranges with shapes are kept per export: the first calls of each module
+// need a few dozen each.
+constexpr size_t kMaxShapeOps = 1 << 15;
+
+// An op range whose shapes tell sizes (a LayerNorm's, a linear's, ...), kept up to kMaxShapeOps.
+void KeepShapes(int64_t start, int64_t tid, std::string_view text, std::vector<PendingShapes>& out) {
+  if (out.size() >= kMaxShapeOps || !analysis::IsSizeBearingOp(text)) return;
+  if (auto op = analysis::ParseOpShapes(text)) out.push_back({start, tid, std::move(*op)});
+}
+
+// The op ranges with shapes under each module node (and its ancestors), from the first process
+// that ran it, at most ModuleShapes::kMaxOpsPerModule per node.
+std::vector<model::ModuleShapes> ShapesByModule(const analysis::ModuleAttribution& m,
+                                                const std::vector<PendingShapes>& ops) {
+  const auto& nodes = m.nodes();
+  std::vector<model::ModuleShapes> by_node(nodes.size());
+  std::vector<int64_t> pid_of(nodes.size(), -1);
+  for (const PendingShapes& p : ops) {
+    const int64_t pid = nsys::ProcessOfThread(p.tid);
+    for (int n = m.ForCall(p.tid, p.start).node; n > 0 && n < static_cast<int>(nodes.size()); n = nodes[n].parent) {
+      if (pid_of[n] == -1) pid_of[n] = pid;
+      if (pid_of[n] != pid || by_node[n].ops.size() >= model::ModuleShapes::kMaxOpsPerModule) continue;
+      by_node[n].ops.push_back(p.op);
+    }
+  }
+  std::vector<model::ModuleShapes> out;
+  for (size_t n = 1; n < nodes.size(); ++n) {
+    if (by_node[n].ops.empty() || nodes[n].is_group) continue;
+    std::string path;
+    for (int k = static_cast<int>(n); k >= 0; k = nodes[k].parent)
+      path = nodes[k].name + (path.empty() ? "" : "/") + path;
+    by_node[n].path = std::move(path);
+    out.push_back(std::move(by_node[n]));
+  }
+  return out;
+}
+
 // Every launch tagged with the module and phase around it (ModuleAttribution over the kept ranges).
 Status TagLaunches(const nsys::Database& db, const analysis::ModuleConfig& config,
                    std::vector<analysis::KeptRange> kept, std::vector<std::string> names, std::set<int64_t> autograd,
-                   Attribution& a) {
+                   const std::vector<PendingShapes>& shape_ops, Attribution& a) {
   a.modules =
       std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config, std::move(autograd));
   const analysis::LaunchTag none;
@@ -172,6 +215,7 @@ Status TagLaunches(const nsys::Database& db, const analysis::ModuleConfig& confi
                           }));
   a.calls.Finish();
   a.module_calls = a.modules->ModuleCalls();
+  a.shapes = ShapesByModule(*a.modules, shape_ops);
   a.modules->ReleaseRanges();  // every launch is tagged: only the module tree is needed from here
   return OkStatus();
 }
@@ -187,6 +231,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
 
   std::vector<analysis::KeptRange> kept;
   std::vector<std::string> names;
+  std::vector<PendingShapes> shape_ops;
   const bool map_backward = a.has_autograd_threads;
   if (db.HasTable(nsys::kNvtxTable) && db.HasTable("StringIds")) {
     a.has_nvtx = true;
@@ -216,6 +261,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     // thread tallies the ranges and finds the iteration windows.
     std::string full;
     auto classify = [&](int64_t start, int64_t end, int64_t tid, std::string_view domain, std::string_view text) {
+      KeepShapes(start, tid, text, shape_ops);
       // Autograd's op ranges link backward work to the forward op's module by sequence number
       // (their texts are unique per op: they never go through `seen`).
       if (map_backward) {
@@ -241,7 +287,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     };
     RangeClassifier classifier(db.exec().HasSpareThreads(), [&](const RangeBatch& batch) {
       if (batch.restart) {
-        kept.clear();
+        kept.clear(), shape_ops.clear();
         a.iteration_marks.clear();
         a.warmup_range.clear();
       }
@@ -283,7 +329,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   a.kept_ranges = static_cast<int64_t>(kept.size());
   if ((kept.empty() && autograd.empty()) || !tag_launches) return a;
 
-  CPPROF_RETURN_IF_ERROR(TagLaunches(db, config, std::move(kept), std::move(names), std::move(autograd), a));
+  CPPROF_RETURN_IF_ERROR(TagLaunches(db, config, std::move(kept), std::move(names), std::move(autograd), shape_ops, a));
   return a;
 }
 

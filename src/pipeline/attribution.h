@@ -14,6 +14,7 @@
 #include "analysis/module_config.h"
 #include "analysis/window.h"
 #include "base/status.h"
+#include "model/cost.h"
 #include "model/nccl.h"
 #include "nsys/nvtx_facts.h"
 #include "nsys/nvtx_reader.h"
@@ -26,6 +27,9 @@ struct Attribution {
   analysis::CallTags calls;
   // Every module range's call (process, start, node), for the calls per iteration in a window.
   std::vector<analysis::ModuleCall> module_calls;
+  // The shapes PyTorch's op ranges recorded under each module node (--pytorch
+  // autograd-shapes-nvtx), by path: what the cost model's sizes are found from.
+  std::vector<model::ModuleShapes> shapes;
   int64_t kept_ranges = 0;           // NVTX ranges kept: modules, optimizer and warm-up markers, autograd's
   int64_t cross_thread = 0;          // ranges ending on another thread (left out, as nsys does)
   int64_t damaged_runtime_rows = 0;  // CUDA API calls with damaged times, left out

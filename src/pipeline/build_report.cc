@@ -13,6 +13,8 @@
 #include "analysis/comm_match.h"
 #include "analysis/cost_efficiency.h"
 #include "analysis/divergence.h"
+#include "analysis/gemm_dtype.h"
+#include "analysis/size_inference.h"
 #include "analysis/verdict.h"
 #include "base/compressed_file.h"
 #include "base/saturating.h"
@@ -251,6 +253,7 @@ model::Report FinishReport(RunPartial run, const ExecContext& exec) {
   AddModules(run, report);
   AddPhases(run, report);
   report.capture = first.capture;
+  report.module_shapes = std::move(run.shapes);
   report.diagnostics = first.diagnostics;
   report.interconnect = first.interconnect;
   report.memory = std::move(run.memory);
@@ -383,50 +386,112 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   return page;
 }
 
+namespace {
+
+// The sizes cpfold's `cpfold-config:` line gives, from the first log beside the (first) export:
+// `cpprof profile` keeps the run's stdout as <name>.stdout.log (one log for a per-rank run's
+// <name>.<rank> exports), tools/testdata as <name>.log. `why` says why a log gave none.
+std::optional<analysis::Dims> DimsFromLogBeside(const std::vector<std::string>& paths, std::string& why) {
+  if (paths.empty()) return std::nullopt;
+  std::vector<std::filesystem::path> logs;
+  const std::string first = WithoutCompressionSuffix(paths.front());  // run.sqlite.xz: run.log beside it
+  std::filesystem::path base(first);
+  base.replace_extension();
+  const std::string rank = base.extension().string();
+  const bool per_rank = rank.size() >= 2 && rank.find_first_not_of("0123456789", 1) == std::string::npos;
+  for (const char* ext : {".stdout.log", ".log"}) {
+    logs.push_back(std::filesystem::path(first).replace_extension(ext));
+    if (per_rank) logs.push_back(std::filesystem::path(base).replace_extension(ext));
+  }
+  for (const auto& log : logs) {
+    std::ifstream file(log);
+    if (!file) continue;
+    std::stringstream text;
+    text << file.rdbuf();
+    std::string missing;
+    std::optional<analysis::Dims> dims = analysis::DimsFromCpfoldLog(text.str(), &missing);
+    if (dims) {
+      dims->source = "cpfold's config line in " + log.filename().string();
+      for (const auto& [k, v] : dims->values) dims->origin[k] = dims->source;
+      dims->origin["grid"] = dims->origin["dtype"] = dims->source;
+      return dims;
+    }
+    if (!missing.empty()) why = missing + " (" + log.filename().string() + ")";
+  }
+  return std::nullopt;
+}
+
+// The entries of `d` whose origin is `flag` (the rest: the config's dims it was filled with).
+analysis::Dims OnlyFrom(const analysis::Dims& d, const std::string& flag) {
+  analysis::Dims out = d;
+  out.values.clear();
+  for (const auto& [k, v] : d.values) {
+    auto o = d.origin.find(k);
+    if (o != d.origin.end() && o->second == flag) out.values[k] = v;
+  }
+  return out;
+}
+
+}  // namespace
+
 EfficiencyInputs FindEfficiencyInputs(const std::vector<std::string>& paths, const ReportOptions& options,
-                                      std::string cost_config) {
+                                      std::string cost_config, const CaptureEvidence& capture) {
   const analysis::CostConfig builtin = options.cost ? analysis::CostConfig{} : analysis::DefaultCostConfig();
   const analysis::CostConfig& config = options.cost ? *options.cost : builtin;
   EfficiencyInputs in;
   in.cost_config = std::move(cost_config);
-  std::optional<analysis::Dims> dims = options.dims;
   std::string why;
-  if (!dims && !paths.empty()) {
-    // cpfold prints its sizes on a `cpfold-config: {...}` line; cpprof profile keeps the run's
-    // stdout as <name>.stdout.log beside the export (one log for a per-rank run's <name>.<rank>
-    // exports), tools/testdata as <name>.log.
-    std::vector<std::filesystem::path> logs;
-    const std::string first = WithoutCompressionSuffix(paths.front());  // run.sqlite.xz: run.log beside it
-    std::filesystem::path base(first);
-    base.replace_extension();
-    const std::string rank = base.extension().string();
-    const bool per_rank = rank.size() >= 2 && rank.find_first_not_of("0123456789", 1) == std::string::npos;
-    for (const char* ext : {".stdout.log", ".log"}) {
-      logs.push_back(std::filesystem::path(first).replace_extension(ext));
-      if (per_rank) logs.push_back(std::filesystem::path(base).replace_extension(ext));
+  const analysis::Dims shapes = analysis::SizesFromShapes(
+      capture.shapes ? *capture.shapes : std::vector<model::ModuleShapes>{}, config, capture.world_size, &in.notes);
+  const analysis::Dims command =
+      analysis::SizesFromCommandLine(capture.arguments ? *capture.arguments : std::vector<std::string>{});
+  const std::optional<analysis::Dims> log = options.dims ? std::nullopt : DimsFromLogBeside(paths, why);
+  const analysis::Dims kernels = analysis::DtypeFromKernels(capture.kernel_launches);
+  const bool dtype_given = options.dims && options.dims->origin.count("dtype") > 0;
+  for (const analysis::Dims* said : {&command, log ? &*log : nullptr}) {
+    if (dtype_given || !said || !said->origin.count("dtype") || !kernels.origin.count("dtype") ||
+        said->dtype == kernels.dtype) {
+      continue;
     }
-    for (const auto& log : logs) {
-      std::ifstream file(log);
-      if (!file) continue;
-      std::stringstream text;
-      text << file.rdbuf();
-      std::string missing;
-      dims = analysis::DimsFromCpfoldLog(text.str(), &missing);
-      if (dims) {
-        for (const auto& [k, v] : config.dims) {
-          if (!dims->Has(k)) dims->values[k] = v;
-        }
-        dims->source = "cpfold's config line in " + log.filename().string();
-        break;
-      }
-      if (!missing.empty()) why = missing + " (" + log.filename().string() + ")";
-    }
+    in.notes.push_back(
+        fmt::format("{} says dtype {} but the GEMM and attention kernels ran {} ({}): the kernels' "
+                    "dtype decides the peak",
+                    said->source, said->dtype, kernels.dtype, kernels.origin.at("dtype").substr(9)));
   }
-  in.has_dims = dims.has_value();
-  if (dims) in.dims = std::move(*dims);
+  analysis::Dims config_dims;
+  config_dims.values = config.dims;
+  std::optional<analysis::Dims> given;
+  if (options.dims) given = OnlyFrom(*options.dims, "--dims");
+  in.dims = analysis::MergeDims(
+      {given ? &*given : nullptr, &kernels, &shapes, &command, log ? &*log : nullptr, &config_dims});
+  if (options.dims) {
+    for (auto& w : analysis::ContradictedSizes(*options.dims, shapes)) in.notes.push_back("warning: " + std::move(w));
+  }
+  // The channels must come from somewhere: N from a command line alone, with the model's sizes all
+  // defaults, would hold the AF3 sizes against another model.
+  const bool channels = in.dims.origin.count("c_z") > 0 || options.dims.has_value();
+  in.has_dims = in.dims.Get("N") > 0 && channels;
+  if (in.dims.Get("N") > 0 && !channels) {
+    const std::string& origin = in.dims.origin.at("N");
+    const size_t colon = origin.find(": ");
+    why = fmt::format(
+        "{}N={} comes from the {} but nothing gives the model's channels (c_z, ...)", why.empty() ? "" : why + "; ",
+        in.dims.Get("N"),
+        colon == std::string::npos ? origin : origin.substr(0, colon) + " (" + origin.substr(colon + 2) + ")");
+  }
   in.missing = (why.empty() ? "the model's sizes are unknown" : why) +
-               ": give them with --dims N=...,c_z=...,grid=RxC,dtype=bf16 (docs/cost-model.md)";
+               ": give them with --dims N=...,c_z=...,grid=RxC,dtype=bf16, or capture with --pytorch "
+               "autograd-shapes-nvtx (docs/cost-model.md)";
   return in;
+}
+
+CaptureEvidence EvidenceOf(const RunPartial& run) {
+  CaptureEvidence evidence{
+      &run.shapes, run.sources.empty() ? nullptr : &run.sources.front().capture.arguments, run.world_size, {}};
+  for (const auto& p : run.processes) {
+    for (const auto& [name, n] : p.summary.capture_counts) evidence.kernel_launches[name] += n;
+  }
+  return evidence;
 }
 
 namespace {
@@ -434,13 +499,20 @@ namespace {
 void AddEfficiency(const EfficiencyInputs& in, const analysis::CostConfig& config, model::Report& report) {
   report.efficiency = analysis::ComputeEfficiency(
       report, config, in.has_dims ? std::optional<analysis::Dims>(in.dims) : std::nullopt, in.missing);
+  if (in.has_dims) {
+    report.efficiency.notes.insert(report.efficiency.notes.begin(), in.notes.begin(), in.notes.end());
+  }
 }
 
 }  // namespace
 
 void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& options, model::Report& report) {
   const analysis::CostConfig builtin = options.cost ? analysis::CostConfig{} : analysis::DefaultCostConfig();
-  AddEfficiency(FindEfficiencyInputs(paths, options, ""), options.cost ? *options.cost : builtin, report);
+  CaptureEvidence capture{&report.module_shapes, &report.capture.arguments, report.world_size, {}};
+  for (const auto& rank : report.ranks) {
+    for (const auto& [name, n] : rank.capture_counts) capture.kernel_launches[name] += n;
+  }
+  AddEfficiency(FindEfficiencyInputs(paths, options, "", capture), options.cost ? *options.cost : builtin, report);
 }
 
 Status AddEfficiency(const EfficiencyInputs& inputs, model::Report& report) {

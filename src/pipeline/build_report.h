@@ -3,6 +3,7 @@
 // Wires reading (nsys/) and analysis (analysis/) into the model of `cpprof report`.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,9 +76,19 @@ void AddEfficiency(const std::vector<std::string>& paths, const ReportOptions& o
 // The same in two steps, for `report --partial` and `merge`: the sizes (and `cost_config`, the
 // --model-config as JSON, "" for the built-in) where the exports are, then the section from them
 // (kBadInput when the cost config does not parse).
+// `capture`: what the run recorded that gives sizes (the op shapes under each module, the
+// workload's command line, the ranks); analysis/size_inference.h says the order of the sources.
 struct EfficiencyInputs;
+struct CaptureEvidence {
+  const std::vector<model::ModuleShapes>* shapes = nullptr;
+  const std::vector<std::string>* arguments = nullptr;  // nsys's PROCESS_0 arguments
+  int world_size = 0;
+  std::map<std::string, int64_t> kernel_launches;  // kernel name -> launches over the capture, all ranks
+};
 EfficiencyInputs FindEfficiencyInputs(const std::vector<std::string>& paths, const ReportOptions& options,
-                                      std::string cost_config);
+                                      std::string cost_config, const CaptureEvidence& capture);
+// What a run read up to its partial recorded (for `report --partial`); valid while `run` lives.
+CaptureEvidence EvidenceOf(const RunPartial& run);
 Status AddEfficiency(const EfficiencyInputs& inputs, model::Report& report);
 
 // Peak GPU memory per rank (index = rank), when the export captured memory usage.

@@ -50,7 +50,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuProcess, global_pid, pid, nam
 
 namespace cpprof::analysis {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModuleTreeNode, name, range, parent, depth, is_group)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Dims, values, grid_rows, grid_cols, dtype, source)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Dims, values, grid_rows, grid_cols, dtype, source, origin)
 }  // namespace cpprof::analysis
 
 namespace cpprof::pipeline {
@@ -263,7 +263,7 @@ void from_json(const Json& j, ProcessPartial& p) {
 }
 
 // Every field required on reading: a partial is written whole by one cpprof.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EfficiencyInputs, has_dims, dims, missing, cost_config)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EfficiencyInputs, has_dims, dims, missing, cost_config, notes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SourcePartial, run_export, export_info, capture, diagnostics, interconnect)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AttributionFacts, backward_ranges, backward_mapped, cross_thread, modules_overflowed,
                                    modules_too_deep, warmup_range, exclude_work_pattern)

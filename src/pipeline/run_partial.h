@@ -79,6 +79,8 @@ struct EfficiencyInputs {
   analysis::Dims dims;      // the sizes, when has_dims (--dims, or cpfold's config line beside the export)
   std::string missing;      // else why there are none, and the flag that gives them
   std::string cost_config;  // the --model-config used (JSON, as ParseCostConfig reads it); "" the built-in
+  // Warnings on the sizes: --dims against the recorded shapes, shapes of two modules that disagree.
+  std::vector<std::string> notes;
 };
 
 struct RunPartial {
@@ -95,6 +97,9 @@ struct RunPartial {
   std::vector<std::string> notes;
   bool invalid_utf8 = false;    // some text read from the exports was not UTF-8 (shown as U+FFFD)
   EfficiencyInputs efficiency;  // filled for `report --partial`; BuildReport finds them itself
+  // The op shapes under each module (--pytorch autograd-shapes-nvtx), by path, first export first:
+  // what the sizes are found from. Not written into a partial (its EfficiencyInputs holds the sizes).
+  std::vector<model::ModuleShapes> shapes;
 };
 
 }  // namespace cpprof::pipeline

@@ -67,6 +67,7 @@ struct Run {
   std::vector<analysis::ModuleCall> module_calls;  // by process, then start
   int64_t module_ranges = 0;                       // the most of any export
   AttributionFacts attribution;                    // exclude_work_pattern left to the caller
+  std::vector<model::ModuleShapes> shapes;         // by path, the first export's first
 };
 
 // What one export's attribution says about itself, as the run's facts hold it.
@@ -156,6 +157,14 @@ Status ReadSourceWork(const model::Window& window, size_t threads, bool keep_op_
   return OkStatus();
 }
 
+// An export's op shapes per module into the run's: the first export's of each path are kept.
+void AddShapes(std::vector<model::ModuleShapes> mine, std::vector<model::ModuleShapes>& run) {
+  for (auto& m : mine) {
+    auto same = [&](const model::ModuleShapes& x) { return x.path == m.path; };
+    if (std::none_of(run.begin(), run.end(), same)) run.push_back(std::move(m));
+  }
+}
+
 // A process's ops shifted by `offset` onto the run's clock, their nodes renumbered by `node_map`.
 void ShiftOps(int64_t offset, const std::vector<uint16_t>& node_map, model::ProcessGpuWork& p) {
   auto node = [&](uint16_t& n) {
@@ -187,6 +196,7 @@ Run MergeSources(std::vector<Source>& sources, const model::Window& window) {
       run.module_ranges = std::max(run.module_ranges, m.module_ranges());
     }
     run.attribution.Add(FactsOf(s.attribution));
+    AddShapes(std::move(s.attribution.shapes), run.shapes);
     for (const auto& c : s.attribution.module_calls) {
       const uint16_t node = c.node < node_map.size() ? node_map[c.node] : analysis::kUnattributed;
       if (node != analysis::kUnattributed) run.module_calls.push_back({pid(c.global_pid), c.start + offset, node});
@@ -307,6 +317,7 @@ struct RunBase {
   AttributionFacts attribution;
   model::MemoryUsage memory;
   bool invalid_utf8 = false;  // some text read from the exports was not UTF-8
+  std::vector<model::ModuleShapes> shapes;
 };
 
 // Phase 1, one export per thread: NVTX, runtime calls (not with `iterations_only`), capture facts
@@ -432,7 +443,7 @@ StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& wi
   base.nccl = std::move(run.nccl);
   base.peak_module = std::move(run.peak_module);
   base.nodes = std::move(run.nodes);
-  base.module_calls = std::move(run.module_calls);
+  base.module_calls = std::move(run.module_calls), base.shapes = std::move(run.shapes);
   base.grouping.source = config.source;
   for (const auto& g : config.groups) base.grouping.groups.push_back(g.name);
   base.grouping.module_ranges = run.module_ranges;
@@ -514,6 +525,7 @@ RunPartial WindowPartial(const RunBase& base, std::vector<model::ProcessGpuWork>
   timer.Mark("summaries");
   out.grouping = base.grouping;
   out.attribution = base.attribution;
+  out.shapes = base.shapes;
   return out;
 }
 

@@ -48,6 +48,41 @@ void Prose(const std::string& text, bool markdown, std::ostream& out) {
   out << WrapLines("  " + text, TextWidthScope::Current()) << '\n';
 }
 
+// The ring shifts' table: achieved bandwidth against the link's nominal and achievable figures;
+// rows past the link go to `impossible`.
+void PrintRingShifts(const model::Efficiency& e, bool markdown, std::vector<std::string>& impossible,
+                     std::ostream& out) {
+  if (e.comm.empty()) return;
+  if (markdown) {
+    out << "Ring shifts of the distributed products:\n\n";
+  } else {
+    out << "  Ring shifts of the distributed products:\n";
+  }
+  std::vector<std::vector<std::string>> crow;
+  double achievable = 0;
+  for (const auto& c : e.comm) {
+    const bool ok = c.impossible.empty();
+    if (!ok) impossible.push_back(Group(c.path) + " " + c.module + " (ring shifts): " + c.impossible);
+    achievable = std::max(achievable, c.achievable_gbs);
+    crow.push_back({Group(c.path), c.module, Calls(c.shifts_per_iteration), Num(c.bytes_per_shift / 1e6, 3),
+                    Num(c.transfer_ns_per_shift / 1e3, 1), ok ? Num(c.achieved_gbs, 1) : "-",
+                    fmt::format("{} {:.0f}", c.link, c.link_gbs), ok ? Num(c.percent_of_link, 1) : "impossible",
+                    ok && c.achievable_gbs > 0 ? Num(c.percent_of_achievable, 1) : "-",
+                    Num(c.ideal_ns_per_shift / 1e3, 1)});
+  }
+  PrintTable(
+      {"group", "module", "shifts", "MB/shift", "us/shift", "GB/s", "link GB/s", "% link", "% achievable", "ideal us"},
+      {false, false, true, true, true, true, false, true, true, true}, crow, markdown, out);
+  Prose(fmt::format("MB/shift = bytes one rank sends per shift (model); us/shift = the module's NCCL transfer time "
+                    "per p2p batch (waiting for a late peer left out); GB/s = bytes sent / transfer time; % link = of "
+                    "the link's nominal per-direction bandwidth; % achievable = of what NCCL reaches on it{}; ideal "
+                    "us = MB/shift at the link's per-direction bandwidth; link: {}.",
+                    achievable > 0 ? fmt::format(" ({:.0f} GB/s: {})", achievable, e.device.achievable_source)
+                                   : " (not known for this device and link)",
+                    e.link_source),
+        markdown, out);
+}
+
 }  // namespace
 
 void PrintEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
@@ -73,11 +108,15 @@ void PrintEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
     out << WrapLines(title, TextWidthScope::Current()) << '\n';
   }
   std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> impossible;  // "group module: impossible: ..."
   for (const auto& m : e.modules) {
+    // A row past a physical limit prints no rate as achieved: its note says why.
+    const bool ok = m.impossible.empty();
+    if (!ok) impossible.push_back(Group(m.path) + " " + m.module + ": " + m.impossible);
     rows.push_back({Group(m.path), m.module, Calls(m.calls_per_iteration) + (m.calls_source == "capture" ? "" : "*"),
-                    Num(m.flops / 1e9, 2), Num(m.time_ns / 1e6, 3), Num(m.achieved_tflops, 2),
-                    Num(m.percent_of_peak, 1), Num(m.achieved_gbs, 0), Num(m.intensity, 1), m.bound,
-                    Num(m.percent_of_roof, 1)});
+                    Num(m.flops / 1e9, 2), Num(m.time_ns / 1e6, 3), ok ? Num(m.achieved_tflops, 2) : "-",
+                    ok ? Num(m.percent_of_peak, 1) : "impossible", ok ? Num(m.achieved_gbs, 0) : "-",
+                    Num(m.intensity, 1), m.bound, ok ? Num(m.percent_of_roof, 1) : "-"});
   }
   PrintTable({"group", "module", "calls", "GFLOP", "ms", "TFLOP/s", "% peak", "GB/s", "FLOP/B", "bound", "% roof"},
              {false, false, true, true, true, true, true, true, true, false, true}, rows, markdown, out);
@@ -85,38 +124,20 @@ void PrintEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
   const double peak = e.modules.empty() ? 0 : e.modules.front().peak_tflops;
   const bool from_config = std::any_of(e.modules.begin(), e.modules.end(),
                                        [](const model::ModuleEfficiency& m) { return m.calls_source != "capture"; });
-  Prose(fmt::format("calls = the module's NVTX ranges per iteration, counted from the capture (mean over ranks){}; "
-                    "GFLOP = the cost model's FLOPs per iteration on one rank (its share of the sharded pair work plus "
-                    "the replicated work); ms = the module's GPU time per iteration (busy less the communication no "
-                    "compute hid); % peak of {:.1f} TFLOP/s ({} dense); GB/s = modelled HBM bytes / ms, against {:.2f} "
-                    "TB/s; FLOP/B = arithmetic intensity: below the ridge {:.0f} FLOP/B memory bounds it, above it "
-                    "compute; % roof = the roofline's time (max of FLOPs / peak, bytes / HBM) / ms. Sizes ({}): {}. "
-                    "Formulas: docs/cost-model.md.",
-                    from_config ? "; * = not in the capture: from the config's calls expression of the sizes" : "",
-                    peak, e.dtype, e.device.hbm_tbs, ridge, e.dims_source, Spaced(e.dims)),
-        markdown, out);
-  if (!e.comm.empty()) {
-    if (markdown) {
-      out << "Ring shifts of the distributed products:\n\n";
-    } else {
-      out << "  Ring shifts of the distributed products:\n";
-    }
-    std::vector<std::vector<std::string>> crow;
-    for (const auto& c : e.comm) {
-      crow.push_back({Group(c.path), c.module, Calls(c.shifts_per_iteration), Num(c.bytes_per_shift / 1e6, 3),
-                      Num(c.transfer_ns_per_shift / 1e3, 1), Num(c.achieved_gbs, 1),
-                      fmt::format("{} {:.0f}", c.link, c.link_gbs), Num(c.percent_of_link, 1),
-                      Num(c.ideal_ns_per_shift / 1e3, 1)});
-    }
-    PrintTable({"group", "module", "shifts", "MB/shift", "us/shift", "GB/s", "link GB/s", "% link", "ideal us"},
-               {false, false, true, true, true, true, false, true, true}, crow, markdown, out);
-    Prose(fmt::format("MB/shift = bytes one rank sends per shift (model); us/shift = the module's NCCL transfer time "
-                      "per p2p batch (waiting for a late peer left out); GB/s = bytes sent / transfer time; ideal us = "
-                      "MB/shift at the link's per-direction "
-                      "bandwidth; link: {}.",
-                      e.link_source),
-          markdown, out);
-  }
+  Prose(
+      fmt::format("calls = the module's NVTX ranges per iteration, counted from the capture (mean over ranks){}; "
+                  "GFLOP = the cost model's FLOPs per iteration on one rank (its share of the sharded pair work plus "
+                  "the replicated work); ms = the module's GPU time per iteration (busy less the communication no "
+                  "compute hid); % peak of {:.1f} TFLOP/s ({} dense); GB/s = modelled HBM bytes / ms, against {:.2f} "
+                  "TB/s; FLOP/B = arithmetic intensity: below the ridge {:.0f} FLOP/B memory bounds it, above it "
+                  "compute; % roof = the roofline's time (max of FLOPs / peak, bytes / HBM) / ms. Sizes, by where they "
+                  "came from: {}. Formulas: docs/cost-model.md.",
+                  from_config ? "; * = not in the capture: from the config's calls expression of the sizes" : "", peak,
+                  e.dtype, e.device.hbm_tbs, ridge,
+                  e.dims_by_source.empty() ? "(" + e.dims_source + ") " + Spaced(e.dims) : e.dims_by_source),
+      markdown, out);
+  PrintRingShifts(e, markdown, impossible, out);
+  for (const auto& n : impossible) Prose(n, markdown, out);
   for (const auto& n : e.notes) Prose("note: " + n, markdown, out);
   if (!markdown) out << '\n';
 }
@@ -130,6 +151,7 @@ nlohmann::ordered_json EfficiencyJson(const model::Report& r) {
   j["reason"] = e.reason;
   j["dims_source"] = e.dims_source;
   j["dims"] = e.dims;
+  j["dims_origin"] = e.dims_origin;
   j["dtype"] = e.dtype;
   j["gpu"] = e.gpu;
   nlohmann::ordered_json d;
@@ -142,6 +164,8 @@ nlohmann::ordered_json EfficiencyJson(const model::Report& r) {
   d["nvlink_gbs"] = e.device.nvlink_gbs;
   d["pcie_gbs"] = e.device.pcie_gbs;
   d["source"] = e.device.source;
+  d["nvlink_achievable_gbs"] = e.device.nvlink_achievable_gbs;
+  d["achievable_source"] = e.device.achievable_source;
   j["device"] = d;
   j["link_source"] = e.link_source;
   j["iterations"] = e.iterations;
@@ -169,7 +193,8 @@ nlohmann::ordered_json EfficiencyJson(const model::Report& r) {
                             {"ridge", m.ridge},
                             {"bound", m.bound},
                             {"roof_ns", m.roof_ns},
-                            {"percent_of_roof", m.percent_of_roof}});
+                            {"percent_of_roof", m.percent_of_roof},
+                            {"impossible", m.impossible}});
   }
   j["comm"] = nlohmann::ordered_json::array();
   for (const auto& c : e.comm) {
@@ -184,7 +209,10 @@ nlohmann::ordered_json EfficiencyJson(const model::Report& r) {
                          {"link", c.link},
                          {"link_gbs", c.link_gbs},
                          {"ideal_ns_per_shift", c.ideal_ns_per_shift},
-                         {"percent_of_link", c.percent_of_link}});
+                         {"percent_of_link", c.percent_of_link},
+                         {"achievable_gbs", c.achievable_gbs},
+                         {"percent_of_achievable", c.percent_of_achievable},
+                         {"impossible", c.impossible}});
   }
   j["notes"] = e.notes;
   return j;

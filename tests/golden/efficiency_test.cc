@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "test_support.h"
 
@@ -60,7 +61,7 @@ TEST(Efficiency, JsonNumbersFollowFromEachOther) {
   EXPECT_EQ(e["gpu"], "NVIDIA H200");
   EXPECT_EQ(e["device"]["name"], "H200 SXM");
   EXPECT_EQ(e["iterations"], 3);
-  EXPECT_EQ(e["dims_source"], "--dims");
+  EXPECT_EQ(e["dims_source"], "--dims, defaults");
   int trimul = 0;
   for (const json& m : e["modules"]) {
     const double t = m["time_ns"], f = m["flops"], b = m["bytes"];
@@ -171,7 +172,7 @@ TEST(Efficiency, SizesFromCpfoldLogBesideTheExport) {
   // Without a log, efficiency is not computed: one line says which flag gives it.
   CliResult none = RunCli({"report", copy});
   ASSERT_EQ(none.rc, 0) << none.err;
-  EXPECT_CONTAINS(none.out, "Efficiency: not computed: the model's sizes are unknown: give them with --dims");
+  EXPECT_CONTAINS(none.out, "Efficiency: not computed: N=256 comes from the command line (--n-token 256) but");
   EXPECT_EQ(json::parse(RunCli({"report", "--format", "json", copy}).out).count("efficiency"), 0u);
   // The committed log's config line predates the sizes: said so.
   WriteFile(dir + "/ring.log", ReadFile(DataPath("real/cpfold-ring-1x2/cpfold-ring-1x2.log")));
@@ -188,8 +189,11 @@ TEST(Efficiency, SizesFromCpfoldLogBesideTheExport) {
   CliResult logged = RunCli({"report", "--format", "json", copy});
   json e = json::parse(logged.out)["efficiency"];
   EXPECT_TRUE(e["computed"].get<bool>()) << e.dump(2);
-  EXPECT_EQ(e["dims_source"], "cpfold's config line in ring.stdout.log");
-  CliResult given = RunCli({"report", "--format", "json", copy, "--dims", kDims});
+  EXPECT_EQ(e["dims_source"], "command line, cpfold's config line in ring.stdout.log, kernels, defaults");
+  // The dtype is the kernels' (the log's bf16 reached only part of the GEMMs: a note says so).
+  const std::string kernels_dtype = e["dtype"];
+  CliResult given =
+      RunCli({"report", "--format", "json", copy, "--dims", std::string(kDims) + ",dtype=" + kernels_dtype});
   EXPECT_EQ(json::parse(given.out)["efficiency"]["modules"], e["modules"]) << "the log gives the same sizes";
   // A per-rank run's export NAME.<rank>.sqlite reads NAME.stdout.log, also in its partial.
   const std::string rank = dir + "/ring.1.sqlite";
@@ -200,8 +204,120 @@ TEST(Efficiency, SizesFromCpfoldLogBesideTheExport) {
   CliResult merged = RunCli({"merge", "--format", "json", partial});
   ASSERT_EQ(merged.rc, 0) << merged.err;
   json m = json::parse(merged.out)["efficiency"];
-  EXPECT_EQ(m["dims_source"], "cpfold's config line in ring.stdout.log");
+  EXPECT_EQ(m["dims_source"], e["dims_source"]);
   EXPECT_EQ(m["modules"], e["modules"]);
+}
+
+// cpfold-opts-full-1x2 was captured with --pytorch=autograd-shapes-nvtx (tests/data/real/README.md):
+// its sizes come from the shapes under each module and its command line, with no --dims and no
+// config line beside it, and give the same section as the right --dims (cpfold's `small` preset,
+// --blocks 1, a 1 x 2 grid at N = 256).
+const char* kOptsFullDims =
+    "N=256,c_z=64,c_s=128,tri_mul_hidden=64,tri_att_heads=4,tri_att_head_dim=16,single_att_heads=8,transition_n=4,"
+    "c_m=32,c_opm=16,msa_heads=4,msa_head_dim=8,msa_depth=32,blocks=1,msa_blocks=1,passes=1,grid=1x2,dtype=bf16";
+
+TEST(Efficiency, SizesFromTheCaptureEqualTheRightDims) {
+  const std::string dir = TempDir() + "/efficiency-shapes";
+  std::filesystem::create_directories(dir);
+  const std::string copy = dir + "/full.sqlite";  // no log beside it
+  std::filesystem::copy_file(RealExport("cpfold-opts-full-1x2"), copy,
+                             std::filesystem::copy_options::overwrite_existing);
+  CliResult found = RunCli({"report", "--format", "json", copy});
+  ASSERT_EQ(found.rc, 0) << found.err;
+  json e = json::parse(found.out)["efficiency"];
+  ASSERT_TRUE(e["computed"].get<bool>()) << e.dump(2);
+  CliResult given = RunCli({"report", "--format", "json", copy, "--dims", kOptsFullDims});
+  json g = json::parse(given.out)["efficiency"];
+  ASSERT_TRUE(g["computed"].get<bool>()) << g.dump(2);
+  // Equal, but for what the config's calls expressions give: the capture does not show msa_blocks (the
+  // calls are counted from it either way; a note says the default's 4 disagrees with the counted 1).
+  auto without_config_calls = [](json rows) {
+    for (json& m : rows) m.erase("config_calls");
+    return rows;
+  };
+  EXPECT_EQ(without_config_calls(e["modules"]), without_config_calls(g["modules"]));
+  EXPECT_EQ(e["comm"], g["comm"]);
+  EXPECT_EQ(e["modules"].size(), 14u);
+  // Every size the formulas of these rows use, found, and where from.
+  const json& origin = e["dims_origin"];
+  for (const char* name : {"N", "c_z", "c_s", "tri_mul_hidden", "tri_att_heads", "tri_att_head_dim", "single_att_heads",
+                           "transition_n", "c_m", "c_opm", "msa_heads", "msa_head_dim", "msa_depth", "grid"}) {
+    ASSERT_TRUE(origin.contains(name)) << name << " " << origin.dump(1);
+    EXPECT_EQ(origin[name].get<std::string>().rfind("shapes: ", 0), 0u) << name << " " << origin[name];
+  }
+  // The dtype from the kernels that ran: mostly bf16 tensor-core GEMMs (CUTLASS), and cuBLAS's fp32
+  // SIMT ones beside them (--dtype bf16 did not reach every matmul).
+  const std::string dtype = origin["dtype"];
+  EXPECT_EQ(dtype.rfind("kernels: GEMM and attention launches: bf16 56 % (tensor-core GEMM: ", 0), 0u) << dtype;
+  EXPECT_CONTAINS(dtype, "fp32 44 % (SIMT GEMM (FFMA): sm80_xmma_gemm_f32f32_");
+  EXPECT_EQ(e["dtype"], "bf16");
+  EXPECT_EQ(origin["blocks"], "command line: --blocks 1");
+  EXPECT_EQ(e["dims_source"], "shapes, command line, kernels, defaults");
+  CliResult text = RunCli({"report", copy});
+  EXPECT_CONTAINS(text.out, "came from: shapes: N=256, c_z=64,");
+  std::filesystem::remove_all(dir);
+}
+
+// A --dims the recorded shapes contradict is a warning naming both; the --dims value is used.
+TEST(Efficiency, DimsThatContradictTheShapesWarn) {
+  CliResult r = RunCli(
+      {"report", "--format", "json", RealExport("cpfold-opts-full-1x2"), "--dims", "N=512,c_z=64,grid=1x2,dtype=bf16"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json e = json::parse(r.out)["efficiency"];
+  EXPECT_CONTAINS(e["notes"].dump(),
+                  "warning: --dims N=512 but the recorded shapes give N=256 (TriangleMultiplicationOutgoing.forward's "
+                  "aten::layer_norm input [1, 256, 128, 64] on 2 ranks): the --dims value is used");
+  EXPECT_EQ(e["dims_origin"]["N"], "--dims");
+  EXPECT_EQ(e["dims_origin"]["tri_mul_hidden"].get<std::string>().rfind("shapes: ", 0), 0u);
+}
+
+// Physics is a check: a wrong --dims (N = 4096 on a capture of N = 256: 4096 times the TriMul
+// product's FLOPs) gives "impossible" rows, never a rate above 100 % of a peak printed as achieved.
+TEST(Efficiency, WrongDimsGiveImpossibleRowsNeverAboveAPeak) {
+  const std::string dims =
+      "N=4096,c_z=64,c_s=128,tri_mul_hidden=64,tri_att_heads=4,tri_att_head_dim=16,single_att_heads=8,"
+      "transition_n=4,c_m=32,c_opm=16,msa_heads=4,msa_head_dim=8,msa_depth=32,grid=1x2,dtype=bf16";
+  CliResult j = RunCli({"report", "--format", "json", RealExport("cpfold-opts-full-1x2"), "--dims", dims});
+  ASSERT_EQ(j.rc, 0) << j.err;
+  json e = json::parse(j.out)["efficiency"];
+  int impossible = 0;
+  for (const json& m : e["modules"]) {
+    const bool over = m["percent_of_peak"].get<double>() > 100 || m["percent_of_roof"].get<double>() > 100 ||
+                      m["achieved_gbs"].get<double>() > 4800;
+    EXPECT_EQ(over, !m["impossible"].get<std::string>().empty()) << m.dump();
+    impossible += over;
+  }
+  for (const json& c : e["comm"]) {
+    EXPECT_EQ(c["percent_of_link"].get<double>() > 100, !c["impossible"].get<std::string>().empty()) << c.dump();
+    impossible += c["percent_of_link"].get<double>() > 100;
+  }
+  EXPECT_GE(impossible, 4) << "the triangle products and attentions at least";
+  EXPECT_CONTAINS(e["notes"].dump(), "warning: --dims N=4096 but the recorded shapes give N=256");
+  // The text prints no percentage above 100 in the tables: those rows say "impossible" and why.
+  CliResult t = RunCli({"report", RealExport("cpfold-opts-full-1x2"), "--dims", dims});
+  const std::string section = Section(t.out);
+  EXPECT_CONTAINS(section, "impossible");
+  EXPECT_CONTAINS(section, "TriangleMultiplicationOutgoing.forward: impossible: the model's FLOPs");
+  for (const json& m : e["modules"]) {
+    if (m["cost_key"] != "TriangleMultiplicationOutgoing") continue;
+    EXPECT_CONTAINS(m["impossible"].get<std::string>(),
+                    "the sizes or the model do not match this capture (sizes used: N=4096 (--dims)");
+  }
+  size_t rows = 0;
+  for (size_t pos = 0, nl; pos < section.size(); pos = nl + 1) {
+    nl = section.find('\n', pos);
+    std::stringstream cells(section.substr(pos, nl - pos));
+    std::vector<std::string> col;
+    for (std::string c; cells >> c;) col.push_back(c);
+    std::vector<size_t> percents;  // the % columns of a module row (% peak, % roof) or a ring shift's (% link)
+    if (col.size() == 11 && (col[9] == "memory" || col[9] == "compute")) percents = {6, 10};
+    if (col.size() >= 9 && col[6] == "NVLink") percents = {8};
+    rows += !percents.empty();
+    for (size_t i : percents) {
+      if (col[i] != "impossible" && col[i] != "-") EXPECT_LE(std::stod(col[i]), 100) << section.substr(pos, nl - pos);
+    }
+  }
+  EXPECT_EQ(rows, e["modules"].size() + e["comm"].size()) << section;
 }
 
 TEST(Efficiency, Errors) {
