@@ -1,0 +1,169 @@
+// Issue 39's reproducers, kept: files users edit or carry between machines (partials, sweep
+// states) given damaged on purpose. Each gives one line on stderr that names the file and the
+// field, exit 4, nothing on stdout, and never a crash or an "internal error".
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <sys/stat.h>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace cpprof::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kBadInput = 4;
+
+void ExpectFieldError(const CliResult& r, const std::string& file, const std::string& field) {
+  EXPECT_EQ(r.rc, kBadInput) << r.err;
+  EXPECT_EQ(r.out, "") << "nothing on stdout when the input is bad";
+  EXPECT_EQ(r.err.rfind("cpprof: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(field), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+}
+
+// Zigzag LEB128 varints in base64, as a partial packs its long arrays.
+std::string Packed(const std::vector<int64_t>& values) {
+  std::string bytes;
+  for (int64_t v : values) {
+    uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+    while (z >= 0x80) {
+      bytes.push_back(static_cast<char>((z & 0x7F) | 0x80));
+      z >>= 7;
+    }
+    bytes.push_back(static_cast<char>(z));
+  }
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t n = uint8_t(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= uint8_t(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) n |= uint8_t(bytes[i + 2]);
+    out.push_back(kAlphabet[(n >> 18) & 63]);
+    out.push_back(kAlphabet[(n >> 12) & 63]);
+    out.push_back(i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=');
+    out.push_back(i + 2 < bytes.size() ? kAlphabet[n & 63] : '=');
+  }
+  return out;
+}
+
+// A real partial (one export of the 1x2 ring), made once.
+const json& RingPartial() {
+  static const json partial = [] {
+    const std::string out = TempDir() + "/hostile-ring.partial.json";
+    CliResult r = RunCli({"report", "--partial", RealExport("cpfold-ring-1x2"), "-o", out});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return json::parse(ReadFile(out));
+  }();
+  return partial;
+}
+
+// The ring's partial changed by `damage`, written as `name`, merged by the binary.
+CliResult MergeDamaged(const std::string& name, const std::function<void(json&)>& damage) {
+  json j = RingPartial();
+  damage(j);
+  const std::string path = TempDir() + "/" + name;
+  WriteFile(path, j.dump());
+  return RunBinary({"merge", path});
+}
+
+constexpr int64_t kMax = INT64_MAX;
+
+TEST(HostilePartial, ParentPastTheTreeIsNamedNotACrash) {
+  // Issue 39: SIGSEGV (the parent index was used unchecked).
+  CliResult r = MergeDamaged("parent.partial.json", [](json& j) { j["nodes"].back()["parent"] = 100000; });
+  ExpectFieldError(r, "parent.partial.json", "field 'nodes[");
+  EXPECT_NE(r.err.find("].parent' is 100000"), std::string::npos) << r.err;
+}
+
+TEST(HostilePartial, ExtremeVarintsAreRefused) {
+  // Issue 39: these overflowed signed integers and were merged with exit 0.
+  CliResult hidden = MergeDamaged("hidden.partial.json", [](json& j) {
+    j["processes"][0]["sweep"]["hidden_segments"] = {{"count", 2}, {"packed", Packed({kMax, kMax, kMax, 5})}};
+  });
+  ExpectFieldError(hidden, "hidden.partial.json", "field 'hidden_segments");
+  CliResult comm = MergeDamaged("comm.partial.json", [](json& j) {
+    j["processes"][0]["sweep"]["comm_ops"]["0"] = {{"count", 2}, {"packed", Packed({kMax, kMax, 0, kMax, 1, 0})}};
+  });
+  ExpectFieldError(comm, "comm.partial.json", "field 'comm_ops.0");
+  CliResult summary = MergeDamaged("summary.partial.json", [](json& j) {
+    for (auto& p : j["processes"]) p["summary"]["busy_ns"] = kMax;
+  });
+  ExpectFieldError(summary, "summary.partial.json", "field 'processes[0].summary.busy_ns' is 9223372036854775807");
+  CliResult window = MergeDamaged("window.partial.json", [](json& j) { j["window"]["start_ns"] = INT64_MIN; });
+  ExpectFieldError(window, "window.partial.json", "field 'window.start_ns'");
+}
+
+TEST(HostilePartial, WrongTypesAndHugeCountsAreNamedNotInternalErrors) {
+  ExpectFieldError(MergeDamaged("schema.partial.json", [](json& j) { j["schema"] = 2; }), "schema.partial.json",
+                   "field 'schema' is 2");
+  ExpectFieldError(MergeDamaged("abc.partial.json",
+                                [](json& j) {
+                                  json& comm = j["processes"][0]["sweep"]["comm_ops"];
+                                  comm["abc"] = comm["0"];
+                                }),
+                   "abc.partial.json", "has key 'abc'");
+  ExpectFieldError(MergeDamaged("count.partial.json",
+                                [](json& j) {
+                                  j["processes"][0]["sweep"]["comm_ops"]["0"]["count"] = uint64_t{1} << 60;
+                                }),
+                   "count.partial.json", "field 'comm_ops.0.count' is 1152921504606846976");
+  ExpectFieldError(MergeDamaged("node.partial.json",
+                                [](json& j) {
+                                  j["processes"][0]["sweep"]["comm_ops"]["0"] = {{"count", 1},
+                                                                                 {"packed", Packed({10, 5, 60000})}};
+                                }),
+                   "node.partial.json", "names node 60000");
+  ExpectFieldError(MergeDamaged("cls.partial.json",
+                                [](json& j) { j["processes"][0]["summary"]["top_kernels"][0]["cls"] = 200; }),
+                   "cls.partial.json", "top_kernels[0].cls' is 200");
+}
+
+TEST(HostilePartial, ManyDistinctNotesAreCapped) {
+  CliResult r = MergeDamaged("notes.partial.json", [](json& j) {
+    j["notes"] = json::array();
+    for (int i = 0; i < 20'000; ++i) j["notes"].push_back("note " + std::to_string(i));
+  });
+  ExpectFieldError(r, "notes.partial.json", "field 'notes' holds 20000 items");
+}
+
+// A sweep state (tests/data/sweep/one-grid.json) changed by `damage`, rendered by the binary.
+CliResult RenderDamaged(const std::string& name, const std::function<void(json&)>& damage) {
+  const std::string dir = TempDir() + "/hostile-sweep-" + name;
+  fs::create_directories(dir);
+  json j = json::parse(ReadFile(DataPath("sweep/one-grid.json")));
+  damage(j);
+  WriteFile(dir + "/sweep.json", j.dump());
+  return RunBinary({"sweep", "--render", "--out", dir});
+}
+
+TEST(HostileSweepState, DamagedFieldsAreNamed) {
+  // Issue 39: "internal error ... this is a bug".
+  ExpectFieldError(RenderDamaged("points", [](json& j) { j["points"] = {1}; }), "sweep.json", "field 'points[0]'");
+  ExpectFieldError(RenderDamaged("grid", [](json& j) { j["spec"]["grids"] = {"9999999x9999999"}; }), "sweep.json",
+                   "field 'spec.grids[0]'");
+  ExpectFieldError(RenderDamaged("n", [](json& j) { j["points"][0]["n"] = "big"; }), "sweep.json",
+                   "field 'points[0].n'");
+  ExpectFieldError(RenderDamaged("cp", [](json& j) { j["points"][0]["cp0"] = int64_t{1} << 40; }), "sweep.json",
+                   "field 'points[0].cp0'");
+  ExpectFieldError(RenderDamaged("timing", [](json& j) { j["points"][0]["timing"] = "fast"; }), "sweep.json",
+                   "field 'points[0].timing'");
+}
+
+TEST(HostileSweepState, AFifoIsRefusedBeforeItBlocks) {
+  const std::string dir = TempDir() + "/hostile-sweep-fifo";
+  fs::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir + "/sweep.json").c_str(), 0600), 0);
+  CliResult r = RunBinary({"sweep", "--render", "--out", dir});
+  EXPECT_EQ(r.rc, kBadInput) << r.err;
+  EXPECT_NE(r.err.find("is not a regular file"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace cpprof::testing
