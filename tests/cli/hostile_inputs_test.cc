@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/process_runner.h"
 #include "test_support.h"
 
 namespace cpprof::testing {
@@ -163,6 +164,80 @@ TEST(HostileSweepState, AFifoIsRefusedBeforeItBlocks) {
   CliResult r = RunBinary({"sweep", "--render", "--out", dir});
   EXPECT_EQ(r.rc, kBadInput) << r.err;
   EXPECT_NE(r.err.find("is not a regular file"), std::string::npos) << r.err;
+}
+
+// scaffold writes names and paths into Python: each is a checked identifier or a literal from one
+// quoting function, and the module is checked to parse before it is written.
+class HostileScaffold : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir() + "/hostile-scaffold";
+    fs::create_directories(dir_);
+    contract_ = dir_ + "/contract.json";
+    WriteFile(contract_, R"({"inputs": [{"name": "x", "shape": ["N_token"], "dtype": "float32", "kind": "float"}]})");
+  }
+  CliResult Scaffold(std::vector<std::string> args) {
+    args.insert(args.begin(), {"scaffold", "--model", "m.model:M"});
+    return RunBinary(args);
+  }
+  std::string dir_, contract_;
+};
+
+TEST_F(HostileScaffold, AnOutputNameThatIsNotAModuleIsRefusedNotRun) {
+  // Issue 39: this -o wrote a module that ran the command when started with --help.
+  const std::string evil = dir_ + "/b\" + str(__import__(\"os\").system(\"touch " + dir_ + "/pwned\")) + \".py";
+  for (const std::string& out : {evil, dir_ + "/a\"\"\"b.py", dir_ + "/a\nb.py", dir_ + "/class.py", dir_ + "/m.txt"}) {
+    CliResult r = Scaffold({"--contract", contract_, "-o", out});
+    EXPECT_EQ(r.rc, 2) << out << ": " << r.err;
+    EXPECT_NE(r.err.find("must be a Python module name"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << out;
+  }
+  EXPECT_FALSE(fs::exists(dir_ + "/pwned"));
+}
+
+TEST_F(HostileScaffold, PathsWithQuotesAndNewlinesAreLiterals) {
+  const std::string odd = dir_ + "/c\"\"\"'\n\\x \u00e9.json";
+  fs::copy_file(contract_, odd, fs::copy_options::overwrite_existing);
+  const std::string out = dir_ + "/profile_m.py";
+  CliResult r = Scaffold({"--contract", odd, "-o", out, "--force"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  // The module parses, and its CONTRACT is the path, byte for byte.
+  runner::RealProcessRunner runner;
+  auto py = runner.Run({"python3", "-I", "-c",
+                        "import ast, sys; t = ast.parse(open(sys.argv[1], encoding='utf-8').read()); "
+                        "sys.stdout.write([ast.literal_eval(n.value) for n in t.body if isinstance(n, ast.Assign) "
+                        "and getattr(n.targets[0], 'id', '') == 'CONTRACT'][0])",
+                        out},
+                       {});
+  ASSERT_TRUE(py.ok()) << py.status().message();
+  EXPECT_EQ(py->exit_code, 0) << py->err;
+  EXPECT_EQ(py->out, odd);
+}
+
+TEST_F(HostileScaffold, BadValuesAreRefusedWithTheirReason) {
+  const std::string out = dir_ + "/profile_bad.py";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--gain", "nan"}, "--gain nan: give a finite positive number"},
+      {{"--count", "recycles=99999999999999999999"}, "the count is past"},
+      {{"--count", "n_token=3"}, "--count n_token: the module has a flag --n-token of its own"},
+      {{"--count", "help=1"}, "--count help: the module has a flag --help of its own"},
+      {{"--entry", "class"}, "--entry 'class' is not a method name"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--contract", contract_, "-o", out});
+    CliResult r = Scaffold(args);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+  CliResult folder = Scaffold({"--contract", dir_, "-o", out});
+  EXPECT_EQ(folder.rc, 2) << folder.err;
+  EXPECT_NE(folder.err.find("is a folder"), std::string::npos) << folder.err;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace
