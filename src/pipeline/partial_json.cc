@@ -44,7 +44,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaptureInfo, recorded, traced, g
                                                 osrt_backtrace_threshold_ns, functions_trace_path, functions_trace,
                                                 functions_trace_error, pytorch_autograd, gpu_names, injections,
                                                 cuda_graph_trace_mode, command, arguments, working_dir, env,
-                                                run_duration_ms, utc_start_ns, host, reconstructed_flags, messages)
+                                                run_duration_ms, utc_start_ns, host, content_id, reconstructed_flags,
+                                                messages)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NcclRankInfo, rank, nranks, cuda_device)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuProcess, global_pid, pid, name, ops_per_device)
 }  // namespace cpprof::model

@@ -2,10 +2,11 @@
 // states) given damaged on purpose. Each gives one line on stderr that names the file and the
 // field, exit 4, nothing on stdout, and never a crash or an "internal error".
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <functional>
-#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include "runner/process_runner.h"
@@ -110,20 +111,19 @@ TEST(HostilePartial, WrongTypesAndHugeCountsAreNamedNotInternalErrors) {
                                   comm["abc"] = comm["0"];
                                 }),
                    "abc.partial.json", "has key 'abc'");
-  ExpectFieldError(MergeDamaged("count.partial.json",
-                                [](json& j) {
-                                  j["processes"][0]["sweep"]["comm_ops"]["0"]["count"] = uint64_t{1} << 60;
-                                }),
-                   "count.partial.json", "field 'comm_ops.0.count' is 1152921504606846976");
-  ExpectFieldError(MergeDamaged("node.partial.json",
-                                [](json& j) {
-                                  j["processes"][0]["sweep"]["comm_ops"]["0"] = {{"count", 1},
-                                                                                 {"packed", Packed({10, 5, 60000})}};
-                                }),
-                   "node.partial.json", "names node 60000");
-  ExpectFieldError(MergeDamaged("cls.partial.json",
-                                [](json& j) { j["processes"][0]["summary"]["top_kernels"][0]["cls"] = 200; }),
-                   "cls.partial.json", "top_kernels[0].cls' is 200");
+  ExpectFieldError(
+      MergeDamaged("count.partial.json",
+                   [](json& j) { j["processes"][0]["sweep"]["comm_ops"]["0"]["count"] = uint64_t{1} << 60; }),
+      "count.partial.json", "field 'comm_ops.0.count' is 1152921504606846976");
+  ExpectFieldError(
+      MergeDamaged("node.partial.json",
+                   [](json& j) {
+                     j["processes"][0]["sweep"]["comm_ops"]["0"] = {{"count", 1}, {"packed", Packed({10, 5, 60000})}};
+                   }),
+      "node.partial.json", "names node 60000");
+  ExpectFieldError(
+      MergeDamaged("cls.partial.json", [](json& j) { j["processes"][0]["summary"]["top_kernels"][0]["cls"] = 200; }),
+      "cls.partial.json", "top_kernels[0].cls' is 200");
 }
 
 TEST(HostilePartial, ManyDistinctNotesAreCapped) {
@@ -238,6 +238,84 @@ TEST_F(HostileScaffold, BadValuesAreRefusedWithTheirReason) {
   EXPECT_EQ(folder.rc, 2) << folder.err;
   EXPECT_NE(folder.err.find("is a folder"), std::string::npos) << folder.err;
   EXPECT_FALSE(fs::exists(out));
+}
+
+// One run means one run: exports of separate runs, or one capture given twice under two names,
+// are refused by every command that reads several exports (unless --force).
+class SeveralRuns : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = TempDir() + "/hostile-runs";
+    fs::create_directories(dir_ + "/apart");
+    fs::create_directories(dir_ + "/twice");
+    const std::string real = RealExport("cpfold-ring-1x2");  // a 10.9 s capture
+    fs::copy_file(real, dir_ + "/apart/run_a.sqlite", fs::copy_options::overwrite_existing);
+    fs::copy_file(real, dir_ + "/apart/run_b.sqlite", fs::copy_options::overwrite_existing);
+    // The same command captured again 20 s later.
+    Sql(dir_ + "/apart/run_b.sqlite",
+        "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + 20000000000");
+    fs::copy_file(real, dir_ + "/twice/rep.sqlite", fs::copy_options::overwrite_existing);
+    fs::copy_file(real, dir_ + "/twice/rep_copy.sqlite", fs::copy_options::overwrite_existing);
+  }
+  static void Sql(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  static std::string dir_;
+};
+std::string SeveralRuns::dir_;
+
+void ExpectRefused(const CliResult& r, const std::string& why) {
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+}
+
+TEST_F(SeveralRuns, CapturesThatDoNotOverlapAreRefusedByEveryCommand) {
+  // Issue 39: read as one 4-rank run with a -17 s clock "refinement" and a straggler verdict.
+  const std::string a = dir_ + "/apart/run_a.sqlite", b = dir_ + "/apart/run_b.sqlite";
+  const std::string why = "are not from one run: their captures do not overlap in time";
+  ExpectRefused(RunCli({"report", a, b}), why);
+  ExpectRefused(RunCli({"export", a, b, "-o", dir_ + "/apart.trace.json"}), why);
+  ExpectRefused(RunCli({"diff", dir_ + "/apart", a}), why);
+  ExpectRefused(RunCli({"stats", "--merge", "-r", "cuda_gpu_kern_sum", a, b}), why);
+  // The partials of each: merge refuses them too.
+  ASSERT_EQ(RunCli({"report", "--partial", a, "-o", dir_ + "/a.partial.json"}).rc, 0);
+  ASSERT_EQ(RunCli({"report", "--partial", b, "-o", dir_ + "/b.partial.json"}).rc, 0);
+  ExpectRefused(RunCli({"merge", dir_ + "/a.partial.json", dir_ + "/b.partial.json"}), why);
+  EXPECT_FALSE(fs::exists(dir_ + "/apart.trace.json"));
+  CliResult forced = RunCli({"report", "--force", "--format", "json", a, b});
+  EXPECT_EQ(forced.rc, 0) << forced.err;
+}
+
+TEST_F(SeveralRuns, OneCaptureUnderTwoNamesIsRefused) {
+  // Issue 39: the copy was read as a third and fourth rank.
+  const std::string a = dir_ + "/twice/rep.sqlite", b = dir_ + "/twice/rep_copy.sqlite";
+  const std::string why = "are the same capture (the same content under two names)";
+  ExpectRefused(RunCli({"report", a, b}), why);
+  ExpectRefused(RunCli({"export", a, b, "-o", dir_ + "/twice.trace.json"}), why);
+  ExpectRefused(RunCli({"stats", "--merge", "-r", "cuda_gpu_kern_sum", a, b}), why);
+  ASSERT_EQ(RunCli({"report", "--partial", a, "-o", dir_ + "/p1.partial.json"}).rc, 0);
+  ASSERT_EQ(RunCli({"report", "--partial", "--window", "all", b, "-o", dir_ + "/p2.partial.json"}).rc, 0);
+  ExpectRefused(RunCli({"merge", dir_ + "/p1.partial.json", dir_ + "/p2.partial.json"}), why);
+  EXPECT_EQ(RunCli({"report", "--force", "--format", "json", a, b}).rc, 0);
+}
+
+TEST_F(SeveralRuns, AMissingRankIsANote) {
+  std::vector<std::string> parts =
+      SplitPerProcess(RealExport("cpfold-ring-1x2"), dir_ + "/missing", SplitOptions{{0, 1'000'000}, {}, true, {0, 1}});
+  for (const auto& p : parts) {
+    Sql(p, "INSERT INTO META_DATA_CAPTURE (name, value) VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', 'WORLD_SIZE=\"4\"')");
+  }
+  CliResult r = RunCli({"report", "--format", "json", parts[0], parts[1]});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("the launcher's WORLD_SIZE is 4, but the exports hold 2 ranks: the exports of 2 ranks are "
+                       "missing"),
+            std::string::npos)
+      << r.out.substr(0, 2000);
 }
 
 }  // namespace
