@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "model/gpu_work.h"
@@ -24,6 +25,13 @@ struct Summary {
 
 // `values` in table order; reordered (partially sorted) on return.
 Summary Summarize(std::vector<int64_t>& values);
+
+// The same over values each taken `times` times in a row ((value, times) pairs in table order,
+// times >= 1): the summary of the expanded list, without expanding it. A run of up to
+// kExactRepeats equal values is fed one by one as Summarize feeds it (the same rounding); a longer
+// run is added in one step (Chan's combination: equal to within the last bits of the variance).
+inline constexpr int64_t kExactRepeats = 64;
+Summary SummarizeRepeated(std::vector<std::pair<int64_t, int64_t>>& value_times);
 
 // The same over chunked values; `scratch` is reused between calls for the median.
 Summary Summarize(const model::ChunkedVector<int64_t>& values, std::vector<int64_t>& scratch);

@@ -219,10 +219,18 @@ Status CheckOutputPath(const std::string& path, const WriteFileOptions& o) {
 
 namespace {
 
-// A FIFO or device: opened and written in place.
+// A FIFO or device: opened and written in place. A FIFO is opened without waiting: with no
+// reader at its other end it is refused (the open would wait for one forever).
 Status WriteOver(const std::string& path, const std::function<Status(std::ostream&)>& write) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0 && errno == ENXIO) {
+    return Error(ExitCode::kUsage, fmt::format("'{}' is a FIFO that nothing reads: writing there would wait forever. "
+                                               "Start its reader first, or give a regular file.",
+                                               path));
+  }
   if (fd < 0) return SysError("open", path, errno);
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);  // then written as any file
   Status s = WriteToFd(fd, path, write);
   ::close(fd);
   return s;
@@ -294,7 +302,26 @@ Status ReplaceWithTemp(const std::string& dir, const std::string& path, const Wr
       return v;
     }
   }
-  if (::rename(t.name.c_str(), path.c_str()) != 0) {
+  if (!o.replace_existing) {
+    // Not onto a file that appeared since the check (another cpprof writing the same -o): the
+    // second of two writers refuses rather than replacing the first one's file.
+    int rc = ::renameat2(AT_FDCWD, t.name.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
+    if (rc != 0 && errno == EINVAL) {  // a file system without it: link, which never replaces
+      rc = ::link(t.name.c_str(), path.c_str());
+      if (rc == 0) ::unlink(t.name.c_str());
+    }
+    if (rc != 0) {
+      int err = errno;
+      ::unlink(t.name.c_str());
+      if (err == EEXIST) {
+        return Error(ExitCode::kUsage,
+                     fmt::format("{} '{}' appeared while cpprof was writing it (another command writing the same "
+                                 "file?); it was left as it was. Give {} to replace it, or another file name.",
+                                 o.what, path, o.force_flag));
+      }
+      return SysError("rename", path, err);
+    }
+  } else if (::rename(t.name.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(t.name.c_str());
     return SysError("rename", path, err);

@@ -53,6 +53,28 @@ TEST(WriteFileAtomically, WritesAndReplacesOnlyWhenAllowed) {
   fs::remove_all(d);
 }
 
+// Two writers of one path without replace_existing: the file the first put in place while the
+// second was writing is kept, and the second refuses (it used to rename over it).
+TEST(WriteFileAtomically, TheSecondOfTwoWritersRefuses) {
+  std::string d = Dir("two-writers");
+  std::string p = d + "/out.txt";
+  for (bool unnamed : {true, false}) {
+    fs::remove(p);
+    WriteFileOptions keep;
+    keep.replace_existing = false;
+    keep.unnamed_temp = unnamed;
+    keep.verify = [&](const std::string&) {  // after the check, before the rename: the other writer
+      return WriteFileAtomically(p, "first\n");
+    };
+    Status s = WriteFileAtomically(p, "second\n", keep);
+    EXPECT_EQ(s.code(), ExitCode::kUsage) << unnamed;
+    EXPECT_NE(s.message().find("appeared while cpprof was writing it"), std::string::npos) << s.message();
+    EXPECT_EQ(Read(p), "first\n");
+    EXPECT_EQ(Entries(d), 1u);  // no temporary left
+  }
+  fs::remove_all(d);
+}
+
 TEST(WriteFileAtomically, AFailedWriteLeavesThePathAsItWas) {
   for (bool unnamed : {true, false}) {
     std::string d = Dir("fail");

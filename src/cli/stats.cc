@@ -181,8 +181,10 @@ class StatsCommand : public Command {
     app.add_option("-o,--output", output_,
                    "Write each report to PREFIX_<report>.csv (.txt for table, .json for json) instead of the "
                    "console; '.': the export's name without .sqlite (not with --merge); '-': the console. Several "
-                   "exports: PREFIX_<export>_<report>.csv, or PREFIX_<report>.csv with --merge. Existing files are "
-                   "kept unless --force");
+                   "exports: PREFIX_<export>_<report>.csv (exports of one file name in different folders named by "
+                   "their folders too: PREFIX_a_x_<report>.csv, PREFIX_b_x_<report>.csv), or PREFIX_<report>.csv "
+                   "with --merge. All files or none: they are put in place once every report succeeded. Existing "
+                   "files are kept unless --force");
     app.add_flag("--force", force_,
                  "Replace existing -o files; --merge: merge the exports even when their commands or start times say "
                  "they are not from one run");
@@ -235,39 +237,111 @@ class StatsCommand : public Command {
       CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> expanded, ExpandInputs({f}));
       files.insert(files.end(), expanded.begin(), expanded.end());
     }
+    std::vector<ReportSet> sets;
     if (merge_) {
       if (to_files && output_ == ".") {
         return Error(ExitCode::kUsage,
                      "--merge writes one set of files for all the exports: give -o PREFIX (files "
                      "PREFIX_<report>.csv), not '-o .' (which names the files after one export)");
       }
-      std::vector<std::string> inputs;
+      ReportSet set{{}, output_};
       for (const auto& f : files) {
         CPPROF_ASSIGN_OR_RETURN(std::string input, Input(f, ctx));
-        inputs.push_back(std::move(input));
+        set.inputs.push_back(std::move(input));
       }
       // One table over exports of different runs would mean nothing: refused as `report` refuses them.
-      CPPROF_RETURN_IF_ERROR(pipeline::CheckSameRun(inputs, force_, ctx.exec));
-      CPPROF_RETURN_IF_ERROR(RunReports(inputs, defs, format, to_files, false, unit, ctx));
+      CPPROF_RETURN_IF_ERROR(pipeline::CheckSameRun(set.inputs, force_, ctx.exec));
+      sets.push_back(std::move(set));
+    } else {
+      if (files.size() > 1 && !to_files && format == "json") {
+        return Error(ExitCode::kUsage,
+                     "--format json of several exports is one document per export: give -o PREFIX (files "
+                     "PREFIX_<export>_<report>.json)");
+      }
+      for (const auto& f : files) {
+        CPPROF_ASSIGN_OR_RETURN(std::string input, Input(f, ctx));
+        sets.push_back({{std::move(input)}, output_});
+      }
+      NameFilesPerExport(sets);
+    }
+    if (!to_files) {
+      for (size_t e = 0; e < sets.size(); ++e) {
+        if (sets.size() > 1) ctx.out << (e ? "\n" : "") << fmt::format("==> {} <==\n", files[e]);
+        CPPROF_RETURN_IF_ERROR(RunReports(sets[e].inputs, defs, format, unit, ctx, nullptr));
+      }
       return 0;
     }
-    const bool several = files.size() > 1;
-    if (several && !to_files && format == "json") {
-      return Error(ExitCode::kUsage,
-                   "--format json of several exports is one document per export: give -o PREFIX (files "
-                   "PREFIX_<export>_<report>.json)");
-    }
-    for (size_t e = 0; e < files.size(); ++e) {
-      if (several && !to_files) {
-        ctx.out << (e ? "\n" : "") << fmt::format("==> {} <==\n", files[e]);
-      }
-      CPPROF_ASSIGN_OR_RETURN(std::string input, Input(files[e], ctx));
-      CPPROF_RETURN_IF_ERROR(RunReports({input}, defs, format, to_files, several, unit, ctx));
-    }
+    CPPROF_RETURN_IF_ERROR(WriteReportFiles(sets, defs, format, unit, ctx));
     return 0;
   }
 
  private:
+  // The reports of one export, or of several merged into one table each (--merge), and with -o
+  // the prefix of its files.
+  struct ReportSet {
+    std::vector<std::string> inputs;
+    std::string prefix;
+  };
+
+  // -o with several exports: PREFIX_<export>_<report>, the export named by as many trailing path
+  // components as tell it from the others ('a/x.sqlite', 'b/x.sqlite' -> PREFIX_a_x_..., PREFIX_b_x_...);
+  // '-o .': beside each export, after its own name.
+  void NameFilesPerExport(std::vector<ReportSet>& sets) const {
+    std::vector<std::string> stems;
+    for (const auto& set : sets) {
+      const std::string& input = set.inputs.front();
+      stems.push_back(EndsWith(input, ".sqlite") ? input.substr(0, input.size() - 7) : input);
+    }
+    const std::vector<std::string> names = DistinctNames(stems);
+    for (size_t e = 0; e < sets.size(); ++e) {
+      if (output_ == ".") {
+        sets[e].prefix = stems[e];
+      } else if (sets.size() > 1) {
+        std::string name = names[e];
+        std::replace(name.begin(), name.end(), '/', '_');
+        sets[e].prefix = output_ + "_" + name;
+      }
+    }
+  }
+
+  // Every -o file of every set, all or none: each path is checked before the first report runs
+  // (a wrong -o is said at once), the files are written side by side and put in place only once
+  // every report of every export has succeeded.
+  Status WriteReportFiles(const std::vector<ReportSet>& sets, const std::vector<const pipeline::StatsReportDef*>& defs,
+                          const std::string& format, render::TimeUnit unit, Context& ctx) {
+    std::vector<std::string> paths, inputs;
+    for (const auto& set : sets) inputs.insert(inputs.end(), set.inputs.begin(), set.inputs.end());
+    WriteFileOptions write;
+    write.replace_existing = force_;
+    write.inputs = inputs;
+    for (const auto& set : sets) {
+      for (const auto* def : defs) {
+        paths.push_back(fmt::format("{}_{}{}", set.prefix, def->name, Extension(format)));
+        if (std::find(paths.begin(), paths.end() - 1, paths.back()) != paths.end() - 1) {
+          return Error(ExitCode::kUsage, fmt::format("two exports would both write '{}': give each export once, "
+                                                     "or run stats on them one at a time with their own -o",
+                                                     paths.back()));
+        }
+        CPPROF_RETURN_IF_ERROR(CheckOutputPath(paths.back(), write));
+      }
+    }
+    std::vector<std::string> done;  // what each file holds, said once all are in place
+    CPPROF_RETURN_IF_ERROR(WriteFilesAtomically(
+        paths,
+        [&](const std::vector<std::ostream*>& streams) -> Status {
+          for (size_t s = 0; s < sets.size(); ++s) {
+            std::vector<std::ostream*> mine(streams.begin() + static_cast<std::ptrdiff_t>(s * defs.size()),
+                                            streams.begin() + static_cast<std::ptrdiff_t>((s + 1) * defs.size()));
+            CPPROF_RETURN_IF_ERROR(RunReports(sets[s].inputs, defs, format, unit, ctx, &mine, &done));
+          }
+          return OkStatus();
+        },
+        write));
+    for (size_t i = 0; i < paths.size(); ++i)
+      ctx.err << fmt::format("cpprof: stats: {} -> {}{}\n", defs[i % defs.size()]->name, paths[i], done[i]);
+    return OkStatus();
+  }
+
   // The export to read for an input: itself, or the SQLite export of an .nsys-rep.
   StatusOr<std::string> Input(const std::string& file, Context& ctx) {
     if (doctor::IsNsysReport(file)) return ExportedSqlite(file, ctx);
@@ -275,29 +349,10 @@ class StatsCommand : public Command {
   }
 
   // The reports of one export, or of several merged into one table each (--merge), to the
-  // console or to -o files.
+  // console or (`files`) to one stream per report, `done` getting " (empty)" or "" per report.
   Status RunReports(const std::vector<std::string>& inputs, const std::vector<const pipeline::StatsReportDef*>& defs,
-                    const std::string& format, bool to_files, bool several, render::TimeUnit unit, Context& ctx) {
-    // -o: every file is checked before the first report runs, so a wrong -o is said at once.
-    std::vector<std::string> paths;
-    WriteFileOptions write;
-    write.replace_existing = force_;
-    write.inputs = inputs;
-    if (to_files) {
-      std::string prefix = output_;
-      const std::string& input = inputs.front();
-      const std::string stem = EndsWith(input, ".sqlite") ? input.substr(0, input.size() - 7) : input;
-      if (prefix == ".") {
-        prefix = stem;
-      } else if (several) {  // one set of files per export
-        prefix += "_" + std::filesystem::path(stem).filename().string();
-      }
-      for (const auto* def : defs) {
-        paths.push_back(fmt::format("{}_{}{}", prefix, def->name, Extension(format)));
-        CPPROF_RETURN_IF_ERROR(CheckOutputPath(paths.back(), write));
-      }
-    }
-
+                    const std::string& format, render::TimeUnit unit, Context& ctx,
+                    const std::vector<std::ostream*>* files, std::vector<std::string>* done = nullptr) {
     bool first = true;
     for (size_t i = 0; i < defs.size(); ++i) {
       const auto* def = defs[i];
@@ -316,16 +371,10 @@ class StatsCommand : public Command {
       } else {
         NoteSaturated(t, ctx);
       }
-      if (to_files) {
+      if (files) {
         // nsys leaves an empty file for a report without data; so does cpprof.
-        CPPROF_RETURN_IF_ERROR(WriteFileAtomically(
-            paths[i],
-            [&](std::ostream& out) {
-              if (!empty) Print(t, format, ctx.exec.threads, out);
-              return OkStatus();
-            },
-            write));
-        ctx.err << fmt::format("cpprof: stats: {} -> {}{}\n", t.report, paths[i], empty ? " (empty)" : "");
+        if (!empty) Print(t, format, ctx.exec.threads, *(*files)[i]);
+        done->push_back(empty ? " (empty)" : "");
         continue;
       }
       if (empty) continue;

@@ -129,6 +129,11 @@ StatusOr<int64_t> RowsUpperBound(const Database& db, const char* table) {
   int64_t n = 0;
   if (st.Step() && !st.IsNull(0)) n = st.Int(0);
   CPPROF_RETURN_IF_ERROR(st.status());
+  if (n >= 1 && n <= kPlausibleRowid) return n;
+  CPPROF_ASSIGN_OR_RETURN(Statement count, db.Prepare(fmt::format("SELECT count(*) FROM {}", table), "counting rows"));
+  n = 0;
+  if (count.Step()) n = count.Int(0);
+  CPPROF_RETURN_IF_ERROR(count.status());
   return n;
 }
 

@@ -212,8 +212,11 @@ Status ForEachMemOp(const Database& db, Fn&& fn) {
   return OkStatus();
 }
 
-// An upper bound on the rows of `table` (its largest rowid: exports never delete rows), read
-// from the end of its b-tree; 0 when the table is absent or empty.
+// An upper bound on the rows of `table`: its largest rowid (nsys numbers rows from 1 and never
+// deletes any), read from the end of its b-tree; 0 when the table is absent or empty. A largest
+// rowid past kPlausibleRowid or below 1 (a damaged or edited export) is not believed: the rows
+// are counted instead (a scan), so that nothing is sized by a rowid.
+inline constexpr int64_t kPlausibleRowid = int64_t{1} << 31;
 StatusOr<int64_t> RowsUpperBound(const Database& db, const char* table);
 
 // `table` split into up to `parts` rowid ranges of equal width, each of at least

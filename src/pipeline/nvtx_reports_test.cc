@@ -208,3 +208,31 @@ TEST(GroupTotalsList, CountsPast32BitsMoveTheGroupAndStayExact) {
 
 }  // namespace
 }  // namespace cpprof::pipeline
+
+namespace cpprof::pipeline {
+namespace {
+
+// A rowid far past the rows (2^32: a damaged or edited export) sizes nothing: the reports read
+// the same rows as without it, in the same memory (they sized buffers by the largest rowid and
+// ran out of memory, or split the table into 43,000 empty parts).
+TEST(NvtxReports, ARowidFarPastTheRowsSizesNothing) {
+  const std::vector<std::string> ranges = {"(0, 100, 59, 'outer', 1677721607)", "(10, 50, 59, 'inner', 1677721607)"};
+  auto table = [&](const std::string& name, const std::string& damage, bool proj) {
+    auto db = nsys::Database::Open(testing::MakeDatabase(name, Export(ranges, false) + damage));
+    EXPECT_TRUE(db.ok());
+    auto t = proj ? NvtxGpuProjSum(*db) : NvtxSum(*db, 1);
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    return t.ok() ? Lines(*t) : std::vector<std::string>{};
+  };
+  const std::string damage =
+      "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = 4294967296 WHERE rowid = 3;\n"
+      "UPDATE NVTX_EVENTS SET rowid = 4294967296 WHERE rowid = 2;\n";
+  for (bool proj : {true, false}) {
+    const std::vector<std::string> want = table(proj ? "rowid_plain_p.sqlite" : "rowid_plain_s.sqlite", "", proj);
+    EXPECT_FALSE(want.empty());
+    EXPECT_EQ(table(proj ? "rowid_far_p.sqlite" : "rowid_far_s.sqlite", damage, proj), want) << proj;
+  }
+}
+
+}  // namespace
+}  // namespace cpprof::pipeline

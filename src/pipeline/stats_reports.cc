@@ -12,6 +12,7 @@
 #include "nsys/gpu_trace_rows.h"
 #include "nsys/grouped_values.h"
 #include "nsys/stats_tables.h"
+#include "pipeline/nvtx_kern_sum.h"
 #include "pipeline/nvtx_reports.h"
 #include "pipeline/summary_table.h"
 #include "render/pyformat.h"
@@ -298,6 +299,8 @@ constexpr StatsReportDef kReports[] = {
     {"cuda_gpu_trace", "CUDA GPU Trace", "every kernel, memcpy and memset with its launch, size, device and stream",
      GpuTrace},
     {"osrt_sum", "OS Runtime Summary", "time per OS runtime function (pthread, poll, ioctl, ...)", OsrtSum},
+    {"nvtx_kern_sum", "NVTX Range Kernel Summary",
+     "kernels per NVTX range that holds their launch, per process and thread", NvtxKernSum},
 };
 
 // nsys 2025.3.1's reports (`nsys stats --help-reports`) that cpprof does not implement, and the
@@ -319,7 +322,6 @@ constexpr NsysOnlyReport kNsysOnlyReports[] = {
     {"mpi_msg_size_sum", ""},
     {"network_congestion", ""},
     {"nvtx_gpu_proj_trace", ""},
-    {"nvtx_kern_sum", ""},
     {"nvtx_pushpop_sum", ""},
     {"nvtx_pushpop_trace", ""},
     {"nvtx_startend_sum", ""},

@@ -3,6 +3,7 @@
 // .nsys-rep given by mistake (exported beside it with a fake nsys that answers as the real one).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -214,6 +215,40 @@ TEST(StatsOptions, OutputDotIsTheExportsName) {
   CliResult r = RunCli({"stats", dir + "/mine.sqlite", "-o", ".", "-r", "cuda_gpu_kern_sum"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(ReadFile(dir + "/mine_cuda_gpu_kern_sum.csv"), Golden(kExport, "cuda_gpu_kern_sum"));
+}
+
+// Exports of one file name in two folders: each set of files named by its folder too (they wrote
+// PREFIX_x_<report>.csv twice: the second failed on the first's file, or replaced it with --force).
+TEST(StatsOptions, SameNamedExportsInTwoFoldersGetFilesOfTheirOwn) {
+  std::string dir = FreshDir("stats-o-same-name");
+  fs::create_directories(dir + "/n1");
+  fs::create_directories(dir + "/n2");
+  fs::copy_file(RealExport(kExport), dir + "/n1/x.sqlite");
+  fs::copy_file(RealExport("inline-main"), dir + "/n2/x.sqlite");
+  CliResult r =
+      RunCli({"stats", dir + "/n1/x.sqlite", dir + "/n2/x.sqlite", "-o", dir + "/m", "-r", "cuda_gpu_kern_sum"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(ReadFile(dir + "/m_n1_x_cuda_gpu_kern_sum.csv"), Golden(kExport, "cuda_gpu_kern_sum"));
+  EXPECT_EQ(ReadFile(dir + "/m_n2_x_cuda_gpu_kern_sum.csv"), Golden("inline-main", "cuda_gpu_kern_sum"));
+}
+
+// A failing export among several: no file at all, not the reports of the exports before it.
+TEST(StatsOptions, OutputFilesAreAllOrNothing) {
+  std::string dir = FreshDir("stats-o-all-or-nothing");
+  WriteFile(dir + "/bad.sqlite", "not a database");
+  CliResult r =
+      RunCli({"stats", RealExport(kExport), dir + "/bad.sqlite", "-o", dir + "/m", "-r", "cuda_gpu_kern_sum,nvtx_sum"});
+  EXPECT_EQ(r.rc, 4) << r.err;
+  EXPECT_EQ(Files(dir), std::vector<std::string>{"bad.sqlite"});
+}
+
+// A FIFO at an -o path with nothing reading it is refused, not waited on forever.
+TEST(StatsOptions, AFifoThatNothingReadsIsRefused) {
+  std::string dir = FreshDir("stats-o-fifo");
+  ASSERT_EQ(::mkfifo((dir + "/m_cuda_gpu_kern_sum.csv").c_str(), 0600), 0);
+  CliResult r = RunCli({"stats", RealExport(kExport), "-o", dir + "/m", "-r", "cuda_gpu_kern_sum"});
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("FIFO that nothing reads"), std::string::npos) << r.err;
 }
 
 TEST(StatsOptions, ReportWithoutDataLeavesAnEmptyFileAsNsys) {

@@ -21,8 +21,9 @@ struct Case {
 std::vector<Case> Cases() {
   std::vector<Case> cases;
   for (const auto& name : RealExportNames()) {
-    for (const char* report : {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "nvtx_sum",
-                               "nvtx_gpu_proj_sum", "cuda_api_sum", "osrt_sum", "cuda_api_gpu_sum", "cuda_gpu_trace"}) {
+    for (const char* report :
+         {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "nvtx_sum", "nvtx_gpu_proj_sum",
+          "cuda_api_sum", "osrt_sum", "cuda_api_gpu_sum", "cuda_gpu_trace", "nvtx_kern_sum"}) {
       cases.push_back({name, report});
     }
   }

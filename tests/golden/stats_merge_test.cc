@@ -18,8 +18,8 @@
 namespace cpprof::testing {
 namespace {
 
-constexpr const char* kReports[] = {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "nvtx_sum",
-                                    "nvtx_gpu_proj_sum"};
+constexpr const char* kReports[] = {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
+                                    "nvtx_sum",          "nvtx_gpu_proj_sum",     "nvtx_kern_sum"};
 constexpr int64_t kMs = 1'000'000;
 
 std::string NsysCsv(const std::string& name, const std::string& report) {
