@@ -22,10 +22,10 @@ constexpr size_t kMaxStateBytes = size_t{256} << 20;
 // when the state is rendered, so their product stays small).
 constexpr size_t kMaxItems = 100'000;
 constexpr size_t kMaxGrids = 64, kMaxSizes = 256, kMaxPoints = 4096;
-constexpr int64_t kMaxN = int64_t{1} << 24;          // the largest size a sweep may name
-constexpr int64_t kMaxRanks = int64_t{1} << 20;      // cp0 * cp1
-constexpr int64_t kMaxBytes = int64_t{1} << 62;      // memory sizes
-constexpr int64_t kMaxCount = int64_t{1} << 30;      // iterations, steps
+constexpr int64_t kMaxN = int64_t{1} << 24;      // the largest size a sweep may name
+constexpr int64_t kMaxRanks = int64_t{1} << 20;  // cp0 * cp1
+constexpr int64_t kMaxBytes = int64_t{1} << 62;  // memory sizes
+constexpr int64_t kMaxCount = int64_t{1} << 30;  // iterations, steps
 
 // A field that is not what a sweep writes: its path and why.
 struct BadField {
