@@ -161,8 +161,10 @@ def load_contract(contract: Union[str, os.PathLike, Mapping[str, Any]]) -> Dict[
             raise ContractError(f"cannot read the contract {path!r}: {exc.strerror}") from None
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise ContractError(f"{path}: not JSON: {exc}") from None
-    else:
+    elif isinstance(contract, Mapping):
         c = dict(contract)
+    else:
+        raise ContractError(f"a contract is a JSON file's path or a dict, not {type(contract).__name__}")
     if not isinstance(c, dict):
         raise ContractError("a contract is a JSON object with an \"inputs\" list")
     if c.get("schema", SCHEMA) != SCHEMA:
@@ -189,9 +191,9 @@ def load_contract(contract: Union[str, os.PathLike, Mapping[str, Any]]) -> Dict[
         for key in ("shape", "dtype", "kind"):
             if key not in spec:
                 raise ContractError(f"{where}: no {key!r}")
-        if spec["kind"] not in KINDS:
+        if not isinstance(spec["kind"], str) or spec["kind"] not in KINDS:
             raise ContractError(f"{where}: kind {spec['kind']!r} is not one of {', '.join(KINDS)}")
-        if spec["dtype"] not in _DTYPES:
+        if not isinstance(spec["dtype"], str) or spec["dtype"] not in _DTYPES:
             raise ContractError(f"{where}: dtype {spec['dtype']!r} is not one of {', '.join(_DTYPES)}")
         if not isinstance(spec["shape"], list):
             raise ContractError(f"{where}: shape must be a list such as [\"N_token\", 32]")

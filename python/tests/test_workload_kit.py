@@ -142,6 +142,11 @@ def test_contract_evaluation_is_bounded(tmp_path):
     scale = {"inputs": [{"name": "x", "shape": [4], "dtype": "float32", "kind": "float", "scale": "big"}]}
     with pytest.raises(cw.ContractError, match="scale 'big' is not a finite number"):
         cw.synthetic_inputs(scale, n_token=4)
+    # Found by tests/fuzz/contract_fuzz.py: TypeErrors before.
+    with pytest.raises(cw.ContractError, match="dtype \\['a'\\] is not one of"):
+        cw.load_contract({"inputs": [{"name": "x", "shape": [4], "dtype": ["a"], "kind": "float"}]})
+    with pytest.raises(cw.ContractError, match="not float"):
+        cw.load_contract(1.5)
     negative = {"inputs": [{"name": "x", "shape": ["N_token-100"], "dtype": "float32", "kind": "float"}]}
     with pytest.raises(cw.ContractError, match="sizes must be at least 0"):
         cw.synthetic_inputs(negative, n_token=4)
@@ -225,3 +230,16 @@ def test_load_checkpoint_or_init(tmp_path):
         cw.load_checkpoint_or_init(m, str(tmp_path))
     with pytest.raises(FileNotFoundError, match="no checkpoint at"):
         cw.load_checkpoint_or_init(m, str(tmp_path / "nope.pt"))
+
+
+def test_contract_fuzzer_finds_nothing_in_its_ci_budget():
+    """tests/fuzz/contract_fuzz.py: a fixed number of damaged contracts from a fixed seed (the same
+    cases on every machine), each only ever a ContractError or InputError."""
+    import subprocess
+    import sys
+    fuzzer = os.path.join(HERE, "..", "..", "tests", "fuzz", "contract_fuzz.py")
+    crashes = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"contract-fuzz-{os.getpid()}")
+    r = subprocess.run([sys.executable, fuzzer, "--runs", "300", "--seed", "1", "--crashes", crashes],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "300 cases from seed 1, no finding" in r.stdout
