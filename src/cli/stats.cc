@@ -371,6 +371,7 @@ class StatsCommand : public Command {
       } else {
         NoteSaturated(t, ctx);
       }
+      for (const auto& note : t.notes) ctx.err << fmt::format("cpprof: note: {}: {}\n", def->name, note);
       if (files) {
         // nsys leaves an empty file for a report without data; so does cpprof.
         if (!empty) Print(t, format, ctx.exec.threads, *(*files)[i]);

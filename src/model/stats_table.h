@@ -25,8 +25,9 @@ struct StatsTable {
   // and may be called from several threads at once.
   size_t lazy_count = 0;
   std::function<void(size_t i, std::vector<std::string>& cells)> lazy_row;
-  std::string skipped;        // non-empty when the export lacks the data: why (nsys prints SKIPPED)
-  bool invalid_utf8 = false;  // some names read were not UTF-8 (shown as U+FFFD): the CLI says so
+  std::string skipped;             // non-empty when the export lacks the data: why (nsys prints SKIPPED)
+  std::vector<std::string> notes;  // what the CLI says beside the table (rows left out, and why)
+  bool invalid_utf8 = false;       // some names read were not UTF-8 (shown as U+FFFD): the CLI says so
 
   size_t num_rows() const { return lazy_row ? lazy_count : rows.size(); }
   // Calls fn(const std::vector<std::string>&) for every row, in order.

@@ -67,16 +67,20 @@ struct Enums {
   IdTexts devices, copy_kinds, mem_kinds;
 };
 
-Status ReadKernels(const Database& db, const Enums& e, Texts& texts, std::vector<GpuTraceOp>& ops) {
+Status ReadKernels(const Database& db, const Enums& e, Texts& texts, std::vector<GpuTraceOp>& ops, int64_t& damaged) {
   CPPROF_ASSIGN_OR_RETURN(
       Statement st,
       db.Prepare(fmt::format("SELECT {}, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, "
-                             "staticSharedMemory, dynamicSharedMemory, demangledName FROM {}",
-                             kCommonColumns, kKernelTable),
+                             "staticSharedMemory, dynamicSharedMemory, demangledName, {} FROM {}",
+                             kCommonColumns, ValidTimesSql(false), kKernelTable),
                  "reading kernels"));
   StringTable strings(db);
   std::unordered_map<int64_t, int32_t> names;
   while (st.Step()) {
+    if (st.Int(17) == 0) {
+      ++damaged;
+      continue;
+    }
     GpuTraceOp op;
     ReadCommon(st, e.devices, op);
     for (int i = 0; i < 9; ++i) op.launch[i] = IntOrNull(st, 7 + i);
@@ -91,13 +95,19 @@ Status ReadKernels(const Database& db, const Enums& e, Texts& texts, std::vector
   return st.status();
 }
 
-Status ReadMemOps(const Database& db, bool memcpy, const Enums& e, Texts& texts, std::vector<GpuTraceOp>& ops) {
+Status ReadMemOps(const Database& db, bool memcpy, const Enums& e, Texts& texts, std::vector<GpuTraceOp>& ops,
+                  int64_t& damaged) {
   const std::string sql =
-      memcpy ? fmt::format("SELECT {}, bytes, srcKind, dstKind, copyKind FROM {}", kCommonColumns, kMemcpyTable)
-             : fmt::format("SELECT {}, bytes, memKind FROM {}", kCommonColumns, kMemsetTable);
+      memcpy ? fmt::format("SELECT {}, bytes, srcKind, dstKind, copyKind, {} FROM {}", kCommonColumns,
+                           ValidTimesSql(false), kMemcpyTable)
+             : fmt::format("SELECT {}, bytes, memKind, {} FROM {}", kCommonColumns, ValidTimesSql(false), kMemsetTable);
   CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(sql, memcpy ? "reading memcpys" : "reading memsets"));
   const int32_t memset_name = texts.Add("[CUDA memset]");
   while (st.Step()) {
+    if (st.Int(memcpy ? 11 : 9) == 0) {
+      ++damaged;
+      continue;
+    }
     GpuTraceOp op;
     op.kind = memcpy ? GpuTraceOp::kMemcpy : GpuTraceOp::kMemset;
     ReadCommon(st, e.devices, op);
@@ -157,13 +167,13 @@ StatusOr<GpuTraceRows> ReadGpuTraceRows(const Database& db, std::string* skipped
   }
   std::vector<GpuTraceOp> ops;
   if (db.HasTable(kKernelTable)) {
-    CPPROF_RETURN_IF_ERROR(ReadKernels(db, e, texts, ops));
+    CPPROF_RETURN_IF_ERROR(ReadKernels(db, e, texts, ops, rows.damaged));
   }
   if (db.HasTable(kMemcpyTable)) {
-    CPPROF_RETURN_IF_ERROR(ReadMemOps(db, true, e, texts, ops));
+    CPPROF_RETURN_IF_ERROR(ReadMemOps(db, true, e, texts, ops, rows.damaged));
   }
   if (db.HasTable(kMemsetTable)) {
-    CPPROF_RETURN_IF_ERROR(ReadMemOps(db, false, e, texts, ops));
+    CPPROF_RETURN_IF_ERROR(ReadMemOps(db, false, e, texts, ops, rows.damaged));
   }
   // ORDER BY start, equal starts in the order read.
   std::stable_sort(ops.begin(), ops.end(), [](const GpuTraceOp& a, const GpuTraceOp& b) { return a.start < b.start; });

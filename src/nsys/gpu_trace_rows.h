@@ -36,6 +36,7 @@ struct GpuTraceOp {
 struct GpuTraceRows {
   std::vector<GpuTraceOp> ops;     // by start; equal starts: kernels, memcpys, memsets, each in table order
   std::vector<std::string> texts;  // what the ops' text fields index
+  int64_t damaged = 0;             // ops left out for damaged times (ValidTimesSql), as report leaves them out
 };
 
 // The export's GPU ops as cuda_gpu_trace lists them (kernels by demangled name). When nsys would

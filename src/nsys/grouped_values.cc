@@ -6,11 +6,16 @@
 
 namespace cpprof::nsys {
 
-Status GroupedValues::AddIntKeyed(const Database& db, const std::string& sql, const std::string& what) {
+Status GroupedValues::AddIntKeyed(const Database& db, const std::string& sql, const std::string& what,
+                                  bool valid_column) {
   CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(sql, what));
   int64_t last_key = 0;
   model::ChunkedVector<int64_t>* last = nullptr;
   while (st.Step()) {
+    if (valid_column && st.Int(2) == 0) {
+      ++damaged_;
+      continue;
+    }
     int64_t v = st.Int(1);
     if (st.IsNull(0)) {
       null_key_.push_back(v);

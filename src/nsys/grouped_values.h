@@ -22,7 +22,10 @@ struct Group {
 // then names each group with `name_of(key)`.
 class GroupedValues {
  public:
-  Status AddIntKeyed(const Database& db, const std::string& sql, const std::string& what);
+  // With `valid_column`, `sql` yields a third column, 0 for a row whose values are damaged (see
+  // ValidTimesSql): such rows are left out and counted (damaged()).
+  Status AddIntKeyed(const Database& db, const std::string& sql, const std::string& what, bool valid_column = false);
+  int64_t damaged() const { return damaged_; }
   // Adds rows of (text key, integer value).
   Status AddTextKeyed(const Database& db, const std::string& sql, const std::string& what);
   // Resolves integer keys through StringIds; returns all groups (text-keyed ones included).
@@ -35,6 +38,7 @@ class GroupedValues {
   std::unordered_map<int64_t, model::ChunkedVector<int64_t>> by_id_;
   model::ChunkedVector<int64_t> null_key_;  // rows whose key was NULL
   std::unordered_map<std::string, model::ChunkedVector<int64_t>> by_text_;
+  int64_t damaged_ = 0;
 };
 
 }  // namespace cpprof::nsys

@@ -10,27 +10,65 @@
 
 namespace cpprof::nsys {
 
-StatusOr<std::vector<Group>> KernelDurationsByName(const Database& db) {
+namespace {
+
+void AddTo(int64_t* damaged, int64_t n) {
+  if (damaged) *damaged += n;
+}
+
+}  // namespace
+
+StatusOr<std::vector<Group>> KernelDurationsByName(const Database& db, int64_t* damaged) {
   GroupedValues g;
-  CPPROF_RETURN_IF_ERROR(g.AddIntKeyed(
-      db,
-      fmt::format("SELECT {}, end - start FROM {}",
-                  // as report: shortName where the export has no demangled names
-                  db.HasColumn(kKernelTable, "demangledName") ? "demangledName" : "shortName", kKernelTable),
-      "reading kernels"));
+  CPPROF_RETURN_IF_ERROR(
+      g.AddIntKeyed(db,
+                    fmt::format("SELECT {}, end - start, {} FROM {}",
+                                // as report: shortName where the export has no demangled names
+                                db.HasColumn(kKernelTable, "demangledName") ? "demangledName" : "shortName",
+                                ValidTimesSql(false), kKernelTable),
+                    "reading kernels", true));
+  AddTo(damaged, g.damaged());
   return g.Finish(db);
 }
 
-StatusOr<std::vector<Group>> CallDurationsByNameId(const Database& db, const char* table, const char* where) {
+StatusOr<std::vector<Group>> CallDurationsByNameId(const Database& db, const char* table, const char* where,
+                                                   int64_t* damaged) {
   GroupedValues g;
-  CPPROF_RETURN_IF_ERROR(
-      g.AddIntKeyed(db, fmt::format("SELECT nameId, end - start FROM {}{}{}", table, *where ? " WHERE " : "", where),
-                    fmt::format("reading {}", table)));
+  CPPROF_RETURN_IF_ERROR(g.AddIntKeyed(db,
+                                       fmt::format("SELECT nameId, end - start, {} FROM {}{}{}", ValidTimesSql(false),
+                                                   table, *where ? " WHERE " : "", where),
+                                       fmt::format("reading {}", table), true));
+  AddTo(damaged, g.damaged());
   return g.FinishByKey(db);
 }
 
-StatusOr<std::vector<Group>> MemOpValuesByOperation(const Database& db, MemOpValue value, std::string* skipped) {
+namespace {
+
+// The memsets' values (those of valid rows: `valid`, SQL) into `g`, in table order.
+Status ReadMemsets(const Database& db, const char* value_expr, const std::string& valid, Group& g, int64_t* damaged) {
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(fmt::format("SELECT {}, {} FROM {}", value_expr, valid, kMemsetTable), "reading memsets"));
+  while (st.Step()) {
+    if (st.Int(1) == 0) {
+      AddTo(damaged, 1);
+      continue;
+    }
+    g.values.push_back(st.Int(0));
+  }
+  return st.status();
+}
+
+}  // namespace
+
+StatusOr<std::vector<Group>> MemOpValuesByOperation(const Database& db, MemOpValue value, std::string* skipped,
+                                                    int64_t* damaged) {
   const char* value_expr = value == MemOpValue::kBytes ? "bytes" : "end - start";
+  // Sizes too: a negative one, or one past 2^50 bytes (a PiB in one copy), is damaged.
+  const std::string valid = value == MemOpValue::kBytes
+                                ? fmt::format("({} AND typeof(bytes) = 'integer' AND bytes BETWEEN 0 AND {})",
+                                              ValidTimesSql(false), int64_t{1} << 50)
+                                : ValidTimesSql(false);
   // Grouped by name as nsys's SQL groups '[CUDA memcpy ' || label || ']' from the memcpy table
   // INNER JOIN ENUM_CUDA_MEMCPY_OPER: the few labels are read first and each row is keyed by its
   // copyKind, so the scan reads two integers a row (a kind without a label is left out, as the
@@ -61,10 +99,14 @@ StatusOr<std::vector<Group>> MemOpValuesByOperation(const Database& db, MemOpVal
     }
     CPPROF_ASSIGN_OR_RETURN(
         Statement st,
-        db.Prepare(fmt::format("SELECT copyKind, {} FROM {}", value_expr, kMemcpyTable), "reading memcpys"));
+        db.Prepare(fmt::format("SELECT copyKind, {}, {} FROM {}", value_expr, valid, kMemcpyTable), "reading memcpys"));
     int64_t last_kind = 0;
     size_t last_group = SIZE_MAX;
     while (st.Step()) {
+      if (st.Int(2) == 0) {
+        AddTo(damaged, 1);
+        continue;
+      }
       if (st.IsNull(0)) continue;
       const int64_t kind = st.Int(0);
       if (last_group == SIZE_MAX || kind != last_kind) {
@@ -79,11 +121,8 @@ StatusOr<std::vector<Group>> MemOpValuesByOperation(const Database& db, MemOpVal
     any = true;
   }
   if (db.HasTable(kMemsetTable)) {
-    size_t g = group_of("[CUDA memset]");
-    CPPROF_ASSIGN_OR_RETURN(Statement st,
-                            db.Prepare(fmt::format("SELECT {} FROM {}", value_expr, kMemsetTable), "reading memsets"));
-    while (st.Step()) groups[g].values.push_back(st.Int(0));
-    CPPROF_RETURN_IF_ERROR(st.status());
+    const size_t g = group_of("[CUDA memset]");
+    CPPROF_RETURN_IF_ERROR(ReadMemsets(db, value_expr, valid, groups[g], damaged));
     any = true;
   }
   if (!any) {

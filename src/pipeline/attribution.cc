@@ -177,7 +177,8 @@ Status TagLaunches(const nsys::Database& db, const analysis::ModuleConfig& confi
 }  // namespace
 
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
-                                      const RE2* iteration_range, const std::string& iteration_pattern) {
+                                      const RE2* iteration_range, const std::string& iteration_pattern,
+                                      bool tag_launches) {
   Attribution a;
   CPPROF_ASSIGN_OR_RETURN(std::set<int64_t> autograd, nsys::ReadAutogradThreads(db));
   a.has_autograd_threads = !autograd.empty();
@@ -278,7 +279,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   }
   FindIterations(a, kept, names, iteration_range, iteration_pattern);
   a.kept_ranges = static_cast<int64_t>(kept.size());
-  if (kept.empty() && autograd.empty()) return a;
+  if ((kept.empty() && autograd.empty()) || !tag_launches) return a;
 
   CPPROF_RETURN_IF_ERROR(TagLaunches(db, config, std::move(kept), std::move(names), std::move(autograd), a));
   return a;

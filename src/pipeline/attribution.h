@@ -44,8 +44,10 @@ struct Attribution {
 // `iteration_range`, when not null, replaces the built-in iteration marker names: the ranges
 // ("domain:text") it is found in are the iterations (--iteration-range, an RE2 regex: see
 // base/regex.h); `iteration_pattern` is its text, said in the readout. Every pattern is matched
-// once per distinct range name, not once per range.
+// once per distinct range name, not once per range. Without `tag_launches` the CUDA API calls are
+// not read (no launch is tagged: `calls` and `modules` stay empty): what the iterations need.
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
-                                      const RE2* iteration_range = nullptr, const std::string& iteration_pattern = "");
+                                      const RE2* iteration_range = nullptr, const std::string& iteration_pattern = "",
+                                      bool tag_launches = true);
 
 }  // namespace cpprof::pipeline

@@ -157,6 +157,7 @@ class ExportEvents {
     timer.Mark("export: memory ops, flows");
     if (options_.nvtx && db_.HasTable(nsys::kNvtxTable)) CPPROF_RETURN_IF_ERROR(Nvtx());
     timer.Mark("export: NVTX");
+    DamagedNotes();
     CPPROF_ASSIGN_OR_RETURN(auto thread_names, nsys::ReadThreadNames(db_));
     for (auto* w : writers_) w->EndExport(thread_names);
     timer.Mark("export: metadata");
@@ -254,6 +255,15 @@ class ExportEvents {
     ++summary_->gpu_ops;
   }
 
+  // An op whose times the numbers cannot use (ValidOpTimes), but for one that starts before the
+  // session (its start clamped to 0 where it is drawn, and said in its args).
+  template <class Row>
+  static bool Damaged(const Row& r) {
+    const bool early =
+        r.start < 0 && r.start >= -nsys::kMaxTimestampNs / 2 && r.start <= r.end && r.end <= nsys::kMaxTimestampNs;
+    return !r.valid_times && !early;
+  }
+
   static nsys::KernelColumns LaunchConfig() {
     nsys::KernelColumns c;
     c.launch_config = true;
@@ -264,6 +274,7 @@ class ExportEvents {
     return nsys::ForEachKernel(
         db_, schema_,
         [&](const nsys::KernelRow& k) {
+          if (Damaged(k)) return void(++damaged_ops_);  // as report: left out, and said
           gpu_max_end_ = std::max(gpu_max_end_, std::max(k.start, k.end));
           const Placed* p = ProcessOf(k.global_pid);
           model::TraceGpuOp op;
@@ -290,6 +301,7 @@ class ExportEvents {
     };
     std::unordered_map<int, std::string> names;  // copy kind (-1: memset) -> name
     return nsys::ForEachMemOp(db_, [&](const nsys::MemOpRow& m) {
+      if (Damaged(m)) return void(++damaged_ops_);
       gpu_max_end_ = std::max(gpu_max_end_, std::max(m.start, m.end));
       const Placed* p = ProcessOf(m.global_pid);
       model::TraceGpuOp op;
@@ -380,12 +392,29 @@ class ExportEvents {
       h.same_start.Hold(r);
     }
     CPPROF_RETURN_IF_ERROR(ranges.status());
+    damaged_ranges_ = ranges.damaged_rows();
     for (Held& h : held) {
       CPPROF_RETURN_IF_ERROR(Emit(h.same_start, domains));
       CPPROF_RETURN_IF_ERROR(Emit(h.start_end, domains));
     }
     NvtxNotes(skipped, out_of_order);
     return OkStatus();
+  }
+
+  // What was left out for damaged times, as report leaves it out.
+  void DamagedNotes() {
+    if (damaged_ops_) {
+      summary_->notes.push_back(
+          fmt::format("{} GPU ops with damaged times (not integers, ending before they start, or "
+                      "past 2^62 ns) were left out, as 'cpprof report' leaves them out",
+                      damaged_ops_));
+    }
+    if (damaged_ranges_) {
+      summary_->notes.push_back(
+          fmt::format("{} NVTX ranges with damaged times were left out, as 'cpprof report' "
+                      "leaves them out",
+                      damaged_ranges_));
+    }
   }
 
   void NvtxNotes(int64_t skipped, int64_t out_of_order) {
@@ -496,6 +525,7 @@ class ExportEvents {
   int64_t last_launch_gtid_ = INT64_MIN;
   uint32_t last_launch_thread_ = 0;
   int64_t gpu_max_end_ = 0;
+  int64_t damaged_ops_ = 0, damaged_ranges_ = 0;
   std::optional<int64_t> capture_end_;
 };
 

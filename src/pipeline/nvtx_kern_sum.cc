@@ -15,6 +15,7 @@
 #include "nsys/export_reader.h"
 #include "nsys/launch_reader.h"
 #include "nsys/nvtx_reader.h"
+#include "pipeline/summary_table.h"
 #include "render/pyformat.h"
 
 namespace cpprof::pipeline {
@@ -75,6 +76,7 @@ struct Groups {
   int64_t max_entries = 0;         // MaxEntries of the kernels read so far
   int64_t kernels_before = 0;      // kernels of the exports read before: ids unique over all
   std::vector<int64_t> durations;  // by kernel id
+  int64_t damaged = 0;             // kernels with damaged times, left out
 
   Group& Of(const Key& k) {
     auto [it, added] = index.try_emplace(k, groups.size());
@@ -134,6 +136,10 @@ StatusOr<std::vector<Kernel>> ReadKernels(const nsys::Database& db, Groups& g,
   std::unordered_map<int64_t, int64_t> name_of;  // StringIds id -> interned
   std::vector<Kernel> kernels;
   CPPROF_RETURN_IF_ERROR(nsys::ForEachKernel(db, schema, [&](const nsys::KernelRow& k) {
+    if (!k.valid_times) {  // left out as report leaves it out, and said
+      ++g.damaged;
+      return;
+    }
     auto [it, added] = name_of.try_emplace(k.name_id, 0);
     if (added) it->second = g.names.Id(strings.Get(k.name_id));
     if (k.has_correlation) by_launch.emplace_back(k.global_pid, k.correlation, static_cast<uint32_t>(kernels.size()));
@@ -377,6 +383,7 @@ StatusOr<model::StatsTable> NvtxKernSum(std::span<const nsys::Database> dbs) {
   t.columns = {{"NVTX Range", false}, {"Style", false}, {"PID"},      {"TID"},      {"NVTX Inst"}, {"Kern Inst"},
                {"Total Time (ns)"},   {"Avg (ns)"},     {"Med (ns)"}, {"Min (ns)"}, {"Max (ns)"},  {"StdDev (ns)"},
                {"Kernel Name", false}};
+  NoteDamaged(g.damaged, "kernels", t);
   for (const Row& r : rows) {
     const Key& k = r.group->key;
     t.rows.push_back({k.range == kNull ? "" : g.names.Text(k.range), k.style == kNull ? "" : StyleName(k.style),

@@ -304,11 +304,12 @@ struct RunBase {
   bool invalid_utf8 = false;  // some text read from the exports was not UTF-8
 };
 
-// Phase 1, one export per thread: NVTX, runtime calls, capture facts (and NCCL kernels); the
-// clocks; the iteration marks on the run's clock.
+// Phase 1, one export per thread: NVTX, runtime calls (not with `iterations_only`), capture facts
+// (and NCCL kernels); the clocks; the iteration marks on the run's clock.
 Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& options,
                  const analysis::ModuleConfig& config, std::vector<Source>& sources,
-                 std::vector<analysis::IterationMark>& marks, std::string& iteration_method) {
+                 std::vector<analysis::IterationMark>& marks, std::string& iteration_method,
+                 bool iterations_only = false) {
   // A bad pattern is a usage error, said before the export is read.
   std::shared_ptr<const RE2> iteration_re;
   if (!options.iteration_range.empty()) {
@@ -327,11 +328,14 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
   open.force = options.force;
   open.read = [&](size_t e) -> Status {
     Source& s = sources[e];
-    CPPROF_ASSIGN_OR_RETURN(s.attribution, ReadAttribution(*s.db, config, iteration_re.get(), options.iteration_range));
+    CPPROF_ASSIGN_OR_RETURN(s.attribution, ReadAttribution(*s.db, config, iteration_re.get(), options.iteration_range,
+                                                           /*tag_launches=*/!iterations_only));
     return OkStatus();
   };
   CPPROF_RETURN_IF_ERROR(OpenRun(paths, open, exports));
-  timer.Mark(several ? "attribution (NVTX, runtime), clocks aligned" : "attribution (NVTX, runtime)");
+  timer.Mark(iterations_only ? (several ? "iterations (NVTX), clocks aligned" : "iterations (NVTX)")
+             : several       ? "attribution (NVTX, runtime), clocks aligned"
+                             : "attribution (NVTX, runtime)");
   // The iteration marks of every export, on the run's clock.
   for (size_t e = 0; e < sources.size(); ++e) {
     Attribution& a = sources[e].attribution;
@@ -618,7 +622,7 @@ StatusOr<RunIterations> ReadIterations(const std::vector<std::string>& paths, co
   const analysis::ModuleConfig& config = ConfigOf(options, builtin);
   std::vector<Source> sources;
   RunIterations out;
-  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, out.marks, out.method));
+  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, out.marks, out.method, /*iterations_only=*/true));
   return out;
 }
 

@@ -58,7 +58,7 @@ class RunData {
 // The run's iterations as the readout finds them (analysis/window.h's one rule: markers,
 // --iteration-range, else the repeats of the outermost module range), on the run's clock; with
 // several exports a mark's global_pid is model::RunPid(export, globalPid). Reads each export's
-// NVTX once (the attribution's pass), not its GPU ops.
+// NVTX once (the attribution's pass), not its CUDA API calls or GPU ops.
 struct RunIterations {
   std::vector<analysis::IterationMark> marks;
   std::string method;

@@ -33,6 +33,7 @@ StatsTable Skipped(std::string why) {
 struct ExportGroups {
   Status status;
   std::string skipped;
+  int64_t damaged = 0;
   std::vector<nsys::Group> groups;
 };
 
@@ -42,10 +43,10 @@ struct ExportGroups {
 // only when every export was skipped.
 template <class ReadGroups>
 StatusOr<std::vector<SummaryRow>> SummarizeExports(std::span<const nsys::Database> dbs, ReadGroups read,
-                                                   std::string* skipped) {
+                                                   std::string* skipped, int64_t* damaged) {
   std::vector<ExportGroups> per(dbs.size());
   ParallelFor(nsys::ExecOf(dbs).threads, dbs.size(), [&](size_t i) {
-    StatusOr<std::vector<nsys::Group>> groups = read(dbs[i], &per[i].skipped);
+    StatusOr<std::vector<nsys::Group>> groups = read(dbs[i], &per[i].skipped, &per[i].damaged);
     if (!groups.ok()) {
       per[i].status = groups.status();
     } else if (per[i].skipped.empty()) {
@@ -58,6 +59,7 @@ StatusOr<std::vector<SummaryRow>> SummarizeExports(std::span<const nsys::Databas
   bool any = false;
   for (ExportGroups& e : per) {
     CPPROF_RETURN_IF_ERROR(e.status);
+    *damaged += e.damaged;
     if (!e.skipped.empty()) {
       reasons += (reasons.empty() ? "" : "\n") + e.skipped;
       continue;
@@ -82,20 +84,23 @@ StatusOr<std::vector<SummaryRow>> SummarizeExports(std::span<const nsys::Databas
 
 StatusOr<StatsTable> KernSum(std::span<const nsys::Database> dbs) {
   std::string skipped;
-  CPPROF_ASSIGN_OR_RETURN(auto rows,
-                          SummarizeExports(
-                              dbs,
-                              [](const nsys::Database& db, std::string* why) -> StatusOr<std::vector<nsys::Group>> {
-                                if (!db.HasTable("StringIds"))
-                                  *why = db.path() + " file does not contain StringIds table.";
-                                if (why->empty() && !db.HasTable(nsys::kKernelTable))
-                                  *why = db.path() + " does not contain CUDA kernel data.";
-                                if (!why->empty()) return std::vector<nsys::Group>{};
-                                return nsys::KernelDurationsByName(db);
-                              },
-                              &skipped));
+  int64_t damaged = 0;
+  CPPROF_ASSIGN_OR_RETURN(auto rows, SummarizeExports(
+                                         dbs,
+                                         [](const nsys::Database& db, std::string* why,
+                                            int64_t* bad) -> StatusOr<std::vector<nsys::Group>> {
+                                           if (!db.HasTable("StringIds"))
+                                             *why = db.path() + " file does not contain StringIds table.";
+                                           if (why->empty() && !db.HasTable(nsys::kKernelTable))
+                                             *why = db.path() + " does not contain CUDA kernel data.";
+                                           if (!why->empty()) return std::vector<nsys::Group>{};
+                                           return nsys::KernelDurationsByName(db, bad);
+                                         },
+                                         &skipped, &damaged));
   if (!skipped.empty()) return Skipped(skipped);
-  return DurationSummaryTable(std::move(rows), "Instances", {"Name"}, TieBreak::kCountThenKeys);
+  StatsTable t = DurationSummaryTable(std::move(rows), "Instances", {"Name"}, TieBreak::kCountThenKeys);
+  NoteDamaged(damaged, "kernels", t);
+  return t;
 }
 
 // cuda_api_sum's name: the function without its version suffix ("cudaLaunchKernel_v7000" ->
@@ -111,28 +116,31 @@ std::string WithoutVersionSuffix(std::string name) {
 // (--merge): a row per name.
 StatusOr<StatsTable> CallSum(std::span<const nsys::Database> dbs, const char* table, const char* where,
                              const char* missing, bool strip_version) {
-  auto read = [&](const nsys::Database& db, std::string* why) -> StatusOr<std::vector<nsys::Group>> {
+  auto read = [&](const nsys::Database& db, std::string* why, int64_t* bad) -> StatusOr<std::vector<nsys::Group>> {
     if (!db.HasTable("StringIds")) *why = db.path() + " file does not contain StringIds table.";
     if (why->empty() && !db.HasTable(table)) *why = db.path() + " " + missing;
     if (!why->empty()) return std::vector<nsys::Group>{};
-    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::CallDurationsByNameId(db, table, where));
+    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::CallDurationsByNameId(db, table, where, bad));
     if (strip_version) {
       for (auto& g : groups) g.name = WithoutVersionSuffix(std::move(g.name));
     }
     return groups;
   };
   std::string skipped;
+  int64_t damaged = 0;
   std::vector<SummaryRow> rows;
   if (dbs.size() == 1) {
-    CPPROF_ASSIGN_OR_RETURN(auto groups, read(dbs[0], &skipped));
+    CPPROF_ASSIGN_OR_RETURN(auto groups, read(dbs[0], &skipped, &damaged));
     std::vector<KeyedValues> keyed;
     for (auto& g : groups) keyed.push_back({{std::move(g.name)}, std::move(g.values)});
     rows = SummarizeGroups(std::move(keyed));
   } else {
-    CPPROF_ASSIGN_OR_RETURN(rows, SummarizeExports(dbs, read, &skipped));
+    CPPROF_ASSIGN_OR_RETURN(rows, SummarizeExports(dbs, read, &skipped, &damaged));
   }
   if (!skipped.empty()) return Skipped(skipped);
-  return DurationSummaryTable(std::move(rows), "Num Calls", {"Name"}, TieBreak::kInputOrder);
+  StatsTable t = DurationSummaryTable(std::move(rows), "Num Calls", {"Name"}, TieBreak::kInputOrder);
+  NoteDamaged(damaged, "calls", t);
+  return t;
 }
 
 StatusOr<StatsTable> CudaApiSum(std::span<const nsys::Database> dbs) {
@@ -150,7 +158,7 @@ StatusOr<StatsTable> OsrtSum(std::span<const nsys::Database> dbs) {
 // and a kernel share a name).
 constexpr const char* kApiGpuCategories[] = {"CUDA_API", "CUDA_KERNEL", "MEMORY_OPER"};
 
-StatusOr<std::vector<nsys::Group>> ApiGpuGroups(const nsys::Database& db, std::string* why) {
+StatusOr<std::vector<nsys::Group>> ApiGpuGroups(const nsys::Database& db, std::string* why, int64_t* damaged) {
   if (!db.HasTable("StringIds")) {
     *why = db.path() + " file does not contain StringIds table.";
     return std::vector<nsys::Group>{};
@@ -163,15 +171,15 @@ StatusOr<std::vector<nsys::Group>> ApiGpuGroups(const nsys::Database& db, std::s
     }
   };
   if (db.HasTable(nsys::kRuntimeTable)) {
-    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::CallDurationsByNameId(db, nsys::kRuntimeTable, ""));
+    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::CallDurationsByNameId(db, nsys::kRuntimeTable, "", damaged));
     add(std::move(groups), 0, true);
   }
   if (db.HasTable(nsys::kKernelTable)) {
-    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::KernelDurationsByName(db));
+    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::KernelDurationsByName(db, damaged));
     add(std::move(groups), 1, false);
   }
   if (db.HasTable(nsys::kMemcpyTable) || db.HasTable(nsys::kMemsetTable)) {
-    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::MemOpValuesByOperation(db, nsys::MemOpValue::kDuration, why));
+    CPPROF_ASSIGN_OR_RETURN(auto groups, nsys::MemOpValuesByOperation(db, nsys::MemOpValue::kDuration, why, damaged));
     add(std::move(groups), 2, false);
   } else if (all.empty()) {
     *why = db.path() + " does not contain CUDA API, GPU kernel, nor memory operations data.";
@@ -181,14 +189,17 @@ StatusOr<std::vector<nsys::Group>> ApiGpuGroups(const nsys::Database& db, std::s
 
 StatusOr<StatsTable> ApiGpuSum(std::span<const nsys::Database> dbs) {
   std::string skipped;
-  CPPROF_ASSIGN_OR_RETURN(auto rows, SummarizeExports(dbs, ApiGpuGroups, &skipped));
+  int64_t damaged = 0;
+  CPPROF_ASSIGN_OR_RETURN(auto rows, SummarizeExports(dbs, ApiGpuGroups, &skipped, &damaged));
   if (!skipped.empty()) return Skipped(skipped);
   for (auto& r : rows) {  // the category back out of the name
     std::string name = r.keys[0].substr(1);
     r.keys = {kApiGpuCategories[static_cast<unsigned char>(r.keys[0][0])], std::move(name)};
   }
   // Ties by name: nsys's GROUP BY name, then ORDER BY total.
-  return DurationSummaryTable(std::move(rows), "Instances", {"Category", "Operation"}, TieBreak::kKeys, {1});
+  StatsTable t = DurationSummaryTable(std::move(rows), "Instances", {"Category", "Operation"}, TieBreak::kKeys, {1});
+  NoteDamaged(damaged, "calls and GPU ops", t);
+  return t;
 }
 
 std::string IntCell(int64_t v) { return v == nsys::kNullInt ? std::string() : std::to_string(v); }
@@ -246,26 +257,34 @@ StatusOr<StatsTable> GpuTrace(std::span<const nsys::Database> dbs) {
   t.columns.push_back({"Name", false});
   t.lazy_count = rows->ops.size();
   t.lazy_row = [rows](size_t i, std::vector<std::string>& cells) { GpuTraceCells(*rows, rows->ops[i], cells); };
+  NoteDamaged(rows->damaged, "GPU ops", t);
   return t;
 }
 
 StatusOr<std::vector<SummaryRow>> MemOpRows(std::span<const nsys::Database> dbs, nsys::MemOpValue value,
-                                            std::string* skipped) {
+                                            std::string* skipped, int64_t* damaged) {
   return SummarizeExports(
-      dbs, [value](const nsys::Database& db, std::string* why) { return nsys::MemOpValuesByOperation(db, value, why); },
-      skipped);
+      dbs,
+      [value](const nsys::Database& db, std::string* why, int64_t* bad) {
+        return nsys::MemOpValuesByOperation(db, value, why, bad);
+      },
+      skipped, damaged);
 }
 
 StatusOr<StatsTable> MemTimeSum(std::span<const nsys::Database> dbs) {
   std::string skipped;
-  CPPROF_ASSIGN_OR_RETURN(auto rows, MemOpRows(dbs, nsys::MemOpValue::kDuration, &skipped));
+  int64_t damaged = 0;
+  CPPROF_ASSIGN_OR_RETURN(auto rows, MemOpRows(dbs, nsys::MemOpValue::kDuration, &skipped, &damaged));
   if (!skipped.empty()) return Skipped(skipped);
-  return DurationSummaryTable(std::move(rows), "Count", {"Operation"}, TieBreak::kKeys);
+  StatsTable t = DurationSummaryTable(std::move(rows), "Count", {"Operation"}, TieBreak::kKeys);
+  NoteDamaged(damaged, "memory ops", t);
+  return t;
 }
 
 StatusOr<StatsTable> MemSizeSum(std::span<const nsys::Database> dbs) {
   std::string skipped;
-  CPPROF_ASSIGN_OR_RETURN(auto rows, MemOpRows(dbs, nsys::MemOpValue::kBytes, &skipped));
+  int64_t damaged = 0;
+  CPPROF_ASSIGN_OR_RETURN(auto rows, MemOpRows(dbs, nsys::MemOpValue::kBytes, &skipped, &damaged));
   if (!skipped.empty()) return Skipped(skipped);
   std::sort(rows.begin(), rows.end(), [](const SummaryRow& a, const SummaryRow& b) {
     return a.s.total != b.s.total ? a.s.total > b.s.total : a.keys < b.keys;
@@ -280,6 +299,7 @@ StatusOr<StatsTable> MemSizeSum(std::span<const nsys::Database> dbs) {
                       MegabytesFixed3(static_cast<double>(r.s.min)), MegabytesFixed3(static_cast<double>(r.s.max)),
                       MegabytesFixed3(r.s.stdev), r.keys[0]});
   }
+  NoteDamaged(damaged, "memory ops", t);
   return t;
 }
 

@@ -1,5 +1,7 @@
 #include "pipeline/summary_table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "render/pyformat.h"
@@ -69,6 +71,15 @@ model::StatsTable DurationSummaryTable(std::vector<SummaryRow> rows, const std::
     t.rows.push_back(std::move(cells));
   }
   return t;
+}
+
+void NoteDamaged(int64_t damaged, const char* what, model::StatsTable& t) {
+  if (damaged == 0) return;
+  t.notes.push_back(
+      fmt::format("{} {} with damaged values (times that are not integers, end before they start or pass 2^62 "
+                  "ns; sizes below 0 or past 2^50 bytes) left out, as 'cpprof report' leaves such ops out (nsys "
+                  "would count them)",
+                  damaged, what));
 }
 
 }  // namespace cpprof::pipeline

@@ -40,4 +40,8 @@ model::StatsTable DurationSummaryTable(std::vector<SummaryRow> rows, const std::
                                        const std::vector<std::string>& key_headers, TieBreak tie_break,
                                        const std::vector<size_t>& tie_key_order = {});
 
+// Adds to `t` the note for `damaged` rows ("kernels", "calls", ...) a report left out for their
+// damaged times, as `cpprof report` leaves them out; none when there were none.
+void NoteDamaged(int64_t damaged, const char* what, model::StatsTable& t);
+
 }  // namespace cpprof::pipeline

@@ -152,10 +152,36 @@ TEST(DamagedValues, OutOfRangeAndNonIntegerTimesAreLeftOutAndCounted) {
   EXPECT_NE(r.out.find("\"invalid_ops\": 1"), std::string::npos);  // 26 in all, per rank
   EXPECT_EQ(r.out.find("\"busy_ns\": -"), std::string::npos);
   EXPECT_EQ(r.out.find("\"span_ns\": -"), std::string::npos);
-  CliResult s = RunBinary({"stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", p});
+  // stats and export leave the same ops out, and say so (stats summed them, export drew them).
+  CliResult s = RunBinary({"stats", "-r", "cuda_gpu_kern_sum,cuda_gpu_trace,nvtx_kern_sum", "--format", "csv", p});
   ASSERT_EQ(s.rc, 0) << s.err;
   EXPECT_EQ(s.out.find(",-"), std::string::npos) << "no negative total or share";
-  EXPECT_NE(s.err.find("a total passed 2^63 - 1"), std::string::npos) << s.err;
+  EXPECT_EQ(s.out.find("4611686018427"), std::string::npos) << "no damaged duration";
+  EXPECT_EQ(s.err.find("a total passed 2^63 - 1"), std::string::npos) << s.err;
+  for (const char* note :
+       {"cuda_gpu_kern_sum: 26 kernels with damaged values", "cuda_gpu_trace: 26 GPU ops with damaged",
+        "nvtx_kern_sum: 26 kernels with damaged values"}) {
+    EXPECT_NE(s.err.find(note), std::string::npos) << note << "\n" << s.err;
+  }
+  const std::string trace = TempDir() + "/values.json";
+  CliResult e = RunBinary({"export", p, "-o", trace, "--force"});
+  ASSERT_EQ(e.rc, 0) << e.err;
+  EXPECT_NE(e.err.find("26 GPU ops with damaged times"), std::string::npos) << e.err;
+  EXPECT_EQ(ReadFile(trace).find("\"dur\":4611686018427"), std::string::npos);
+  fs::remove(trace);
+  fs::remove(p);
+}
+
+// A memcpy of 2^63 - 1 bytes summed past 2^63 (its Avg below its Min): left out of the size
+// summary and said.
+TEST(DamagedValues, ImpossibleSizesAreLeftOutOfTheSizeSummary) {
+  std::string p = Damaged("bytes", R"(UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = 9223372036854775807
+        WHERE rowid IN (SELECT rowid FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY rowid LIMIT 2);)");
+  CliResult s = RunBinary({"stats", "-r", "cuda_gpu_mem_size_sum", "--format", "csv", p});
+  ASSERT_EQ(s.rc, 0) << s.err;
+  EXPECT_EQ(s.out.find("9223372036854"), std::string::npos) << s.out;
+  EXPECT_NE(s.err.find("cuda_gpu_mem_size_sum: 2 memory ops with damaged values"), std::string::npos) << s.err;
+  fs::remove(p);
 }
 
 // Found by the fuzzer (tests/fuzz/crashes/crash-8fad48e1...): an NVTX iteration range ending at
