@@ -86,8 +86,9 @@ inline std::string PackedFrom(FuzzedDataProvider& in) {
 
 // A damaging value: an extreme number, another type, odd text.
 inline nlohmann::json ValueFrom(FuzzedDataProvider& in) {
-  static const int64_t kExtremes[] = {0,         -1,        1, INT64_MIN, INT64_MAX, int64_t{1} << 62, -(int64_t{1} << 62),
-                                      100000,    65535,     65536, int64_t{1} << 60, int64_t{1} << 31};
+  static const int64_t kExtremes[] = {
+      0,      -1,    1,     INT64_MIN,        INT64_MAX,       int64_t{1} << 62, -(int64_t{1} << 62),
+      100000, 65535, 65536, int64_t{1} << 60, int64_t{1} << 31};
   switch (in.ConsumeIntegralInRange<int>(0, 9)) {
     case 0:
     case 1:
