@@ -56,9 +56,9 @@ void WriteFile(const std::string& path, const std::string& content) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-std::vector<std::string> RealExportNames() {
+std::vector<std::string> RealExportNames(const std::string& folder) {
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(DataPath("real"))) {
+  for (const auto& e : fs::directory_iterator(DataPath(folder))) {
     if (fs::exists(e.path() / (e.path().filename().string() + ".sqlite.xz"))) {
       names.push_back(e.path().filename().string());
     }
@@ -67,12 +67,12 @@ std::vector<std::string> RealExportNames() {
   return names;
 }
 
-std::string RealExport(const std::string& name) {
+std::string RealExport(const std::string& name, const std::string& folder) {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   // Decompressed once per machine into a cache shared by the test processes (keyed by the
   // compressed size, so a changed export gets a new copy), written whole then renamed.
-  std::string src = DataPath("real/" + name + "/" + name + ".sqlite.xz");
+  std::string src = DataPath(folder + "/" + name + "/" + name + ".sqlite.xz");
   fs::path cache = fs::temp_directory_path() / ("cpprof-test-exports-" + std::to_string(getuid()));
   fs::create_directories(cache);
   std::string out = (cache / (name + "-" + std::to_string(fs::file_size(src)) + ".sqlite")).string();

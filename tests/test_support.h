@@ -10,13 +10,14 @@ namespace cpprof::testing {
 // Path of tests/data/<rel>.
 std::string DataPath(const std::string& rel);
 
-// A real export committed as tests/data/real/<name>/<name>.sqlite.xz, decompressed on first use
-// into a cache in the temporary directory shared by all test processes; returns the .sqlite path
-// (open it read-only).
-std::string RealExport(const std::string& name);
+// A real export committed as tests/data/<folder>/<name>/<name>.sqlite.xz, decompressed on first
+// use into a cache in the temporary directory shared by all test processes; returns the .sqlite
+// path (open it read-only). tests/data/real-pairs holds the replay's one-GPU proof pairs, which
+// have no nsys stats CSVs beside them.
+std::string RealExport(const std::string& name, const std::string& folder = "real");
 
-// The names of the committed real exports.
-std::vector<std::string> RealExportNames();
+// The names of the committed real exports in tests/data/<folder>.
+std::vector<std::string> RealExportNames(const std::string& folder = "real");
 
 // A fresh SQLite database built from `sql` (run with the sqlite3 API); returns its path.
 std::string MakeDatabase(const std::string& name, const std::string& sql);

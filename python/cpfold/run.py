@@ -17,9 +17,13 @@ Fault injection (proof data for the readout's waiting/straggler split):
 sleep MS ms before every p2p batch (ring shift, Cannon skew/shift, exchange,
 reshard) whose tag contains MATCH (all batches without MATCH), in warm-up and
 timed iterations alike; ``--inject-slow RANK:FACTOR`` runs every local GEMM of
-rank RANK's distributed TriMul product FACTOR times (extra results dropped).
+rank RANK's distributed TriMul product FACTOR times (extra results dropped; on
+one GPU, the single GEMM of the unsharded product).
 Each rank prints one ``cpfold-inject: {json}`` line (what was injected, how
 many delays were applied in total / in the timed iterations / per iteration).
+``--cuda-graph`` (trunk, one GPU): the timed forwards are replays of one CUDA
+graph captured after the warm-up; a ``cpfold-graph: {json}`` line says whether
+the capture worked and, if not, why (the forward then runs eagerly).
 
 Flag names never prefix a torchrun option (torchrun's argparse would take
 e.g. ``--n`` as an ambiguous abbreviation of --nnodes/--nproc-per-node/...):
@@ -41,7 +45,7 @@ RUN_FLAGS = ("--mode", "--n-token", "--cp0", "--cp1", "--recycles", "--diffusion
              "--samples", "--dtype", "--iters", "--warmup", "--preset", "--blocks",
              "--msa-depth", "--atoms-per-token", "--seed", "--checkpoint", "--device",
              "--backend", "--pg-timeout", "--nvtx-modules", "--json-out", "--lr",
-             "--inject-delay", "--inject-slow")
+             "--inject-delay", "--inject-slow", "--cuda-graph")
 
 # Useful MATCH values for --inject-delay (p2p tags are module class names, ".bwd" in backward):
 # TriangleMultiplication (both TriMul rings / Cannon products), TriangleMultiplicationOutgoing,
@@ -131,12 +135,42 @@ def build_parser():
     p.add_argument("--inject-slow", type=parse_inject_slow, default=None, metavar="RANK:FACTOR",
                    help="fault injection: on rank RANK only, every local GEMM of the distributed TriMul "
                         "product (cp/cannon.py) runs FACTOR times (integer >= 1), extra results discarded")
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="CUDA, trunk on one GPU: capture one forward in a CUDA graph after the "
+                        "warm-up and replay it in each timed iteration (no launch gaps between its "
+                        "kernels); prints one cpfold-graph: line (captured, or why not)")
     return p
+
+
+def _capture_graph(forward, device, use_cuda):
+    """One forward captured in a CUDA graph (after a run on a side stream, as torch asks), or None
+    with the reason printed: the ``cpfold-graph: {json}`` line says which."""
+    import torch
+
+    if not use_cuda:
+        print("cpfold-graph: " + json.dumps(dict(captured=False, why="no CUDA")), flush=True)
+        return None
+    try:
+        side = torch.cuda.Stream(device)
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):
+            forward()
+        torch.cuda.current_stream(device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            forward()
+    except Exception as e:  # a host sync or an unsupported op in the forward
+        print("cpfold-graph: " + json.dumps(dict(captured=False, why=f"{type(e).__name__}: {e}")), flush=True)
+        return None
+    print("cpfold-graph: " + json.dumps(dict(captured=True)), flush=True)
+    return graph
 
 
 def check_args(parser, args) -> None:
     """Checks that need more than one flag (argparse error, exit 2)."""
     world = args.cp0 * args.cp1
+    if args.cuda_graph and (world != 1 or args.mode != "trunk" or args.warmup < 1):
+        parser.error("--cuda-graph needs one GPU (--cp0 1 --cp1 1), --mode trunk and --warmup >= 1")
     for flag, spec in (("--inject-delay", args.inject_delay), ("--inject-slow", args.inject_slow)):
         if spec is not None and spec["rank"] >= world:
             parser.error(f"{flag}: rank {spec['rank']} is out of range for the {args.cp0}x{args.cp1} "
@@ -246,9 +280,20 @@ def main(argv=None) -> int:
     delays_it, batches_it, extra_it = [], [], []      # per iteration (fault injection)
     # The kit's schedule (under `cpprof profile`'s probe, $CPPROF_PROBE_ITERS, only its first
     # iterations) and marks: NVTX range cpfold:warmupK / cpfold:iterK, one cpprof-iter: line.
+    def forward():
+        # No generator: a CUDA graph cannot construct one while it captures (the trunk draws no
+        # random numbers).
+        with torch.no_grad():
+            cp_model(feats, mode=args.mode, recycles=recycles, diffusion_steps=steps,
+                     samples=samples, generator=None)
+
+    graph = None
     for it, warm in cw.schedule(args.iters, args.warmup):
         sync()
         dist.barrier()
+        if it == args.warmup and args.cuda_graph:
+            graph = _capture_graph(forward, device, use_cuda)
+            sync()
         if it == args.warmup:
             comm.reset_counts()                  # comm counts of the first timed iteration
         with cw.iteration(it, warmup=warm, prefix=RANGE_PREFIX) as mark:
@@ -261,6 +306,8 @@ def main(argv=None) -> int:
                 cp_model.sync_grads()
                 opt.step()
                 loss_val = float(loss.detach())
+            elif graph is not None and not warm:
+                graph.replay()
             else:
                 with torch.no_grad():
                     cp_model(feats, mode=args.mode, recycles=recycles, diffusion_steps=steps,

@@ -152,3 +152,25 @@ def test_inject_bad_syntax_is_an_argparse_error(flags, message, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "error:" in err and message in err, err
+
+
+
+ONE_GPU = ["--mode", "trunk", "--n-token", "16", "--preset", "tiny", "--recycles", "0", "--blocks", "1",
+           "--msa-depth", "4", "--iters", "1", "--warmup", "1"]
+
+
+def test_inject_slow_reaches_the_one_gpu_path():
+    """1 x 1: the unsharded TriMul product is one local GEMM, repeated FACTOR times as well."""
+    r = launch("cpfold.run", ONE_GPU + ["--inject-slow", "0:3"], 1, timeout=180)
+    assert r.ok, r.logs
+    inj = parse_prefixed(r.logs[0], "cpfold-inject: ")
+    assert inj["slow_factor"] == 3 and inj["slow_extra_gemms_timed"] > 0
+
+
+def test_cuda_graph_needs_one_gpu_and_says_why_not_without_cuda(capsys):
+    with pytest.raises(SystemExit):
+        main(BASE + ["--cuda-graph"])          # 1 x 2: refused before anything runs
+    assert "--cuda-graph needs one GPU" in capsys.readouterr().err
+    r = launch("cpfold.run", ONE_GPU + ["--cuda-graph"], 1, timeout=180)
+    assert r.ok, r.logs
+    assert parse_prefixed(r.logs[0], "cpfold-graph: ") == {"captured": False, "why": "no CUDA"}

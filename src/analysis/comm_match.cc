@@ -9,15 +9,40 @@ namespace cpprof::analysis {
 
 namespace {
 
+constexpr uint32_t kOutside = UINT32_MAX;
+
 struct Pooled {
-  int64_t start, end;
-  uint32_t rank, index;  // index into the rank's comm_ops of the kind
+  int64_t start, end;    // the whole op (matched over it)
+  int64_t cstart, cend;  // its part in the window (the whole op when the window did not cut it)
+  uint32_t rank, index;  // index into the rank's comm_ops of the kind; kOutside: outside the window
+  bool outside() const { return index == kOutside; }
 };
 
 using Splits = std::vector<std::vector<CommOpSplit>>;  // per rank, per op of the kind
 
-// Every rank's ops of kind c in one pool sorted by end (then rank, index); counts them per rank
-// into s and sizes splits.
+// Rank r's edge ops of kind c into the pool: those the window cut replace their cut part's
+// extent (found by it) with the whole op's; those outside it join as kOutside.
+void PoolEdgeOps(int c, uint32_t r, const RankModuleTimes& sweep, size_t first, std::vector<Pooled>& pool) {
+  const auto& ops = sweep.comm_ops[c];
+  for (const model::EdgeCommOp& e : sweep.edge_comm_ops) {
+    if (static_cast<int>(e.cls) != c) continue;
+    if (!e.inside) {
+      pool.push_back({e.whole.start, e.whole.end, e.whole.start, e.whole.start, r, kOutside});
+      continue;
+    }
+    const int64_t cs = std::max(e.whole.start, sweep.window_start), ce = std::min(e.whole.end, sweep.window_end);
+    auto it = std::lower_bound(ops.begin(), ops.end(), cs, [](const CommOp& op, int64_t v) { return op.start < v; });
+    for (; it != ops.end() && it->start == cs; ++it) {
+      Pooled& p = pool[first + static_cast<size_t>(it - ops.begin())];
+      if (it->end != ce || p.start != p.cstart || p.end != p.cend) continue;
+      p.start = e.whole.start, p.end = e.whole.end;
+      break;
+    }
+  }
+}
+
+// Every rank's ops of kind c in one pool sorted by end (then rank, index), with the ops outside
+// the window near its edges; counts the window's ops per rank into s and sizes splits.
 std::vector<Pooled> PoolOps(int c, const std::vector<const RankModuleTimes*>& per_rank, model::CollectiveStats& s,
                             Splits& splits) {
   std::vector<Pooled> pool;
@@ -25,58 +50,72 @@ std::vector<Pooled> PoolOps(int c, const std::vector<const RankModuleTimes*>& pe
     const auto& ops = per_rank[r]->comm_ops[c];
     s.per_rank_count.push_back(static_cast<int64_t>(ops.size()));
     splits[r].resize(ops.size());
+    const size_t first = pool.size();
     for (size_t i = 0; i < ops.size(); ++i) {
-      pool.push_back({ops[i].start, ops[i].end, static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
+      pool.push_back(
+          {ops[i].start, ops[i].end, ops[i].start, ops[i].end, static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
       auto& k = s.per_rank[r];
       ++k.ops;
       SatAdd(k.time_ns, ops[i].end - ops[i].start);
     }
+    PoolEdgeOps(c, static_cast<uint32_t>(r), *per_rank[r], first, pool);
   }
   std::sort(pool.begin(), pool.end(), [](const Pooled& a, const Pooled& b) {
     if (a.end != b.end) return a.end < b.end;
     if (a.rank != b.rank) return a.rank < b.rank;
-    return a.index < b.index;
+    if (a.index != b.index) return a.index < b.index;
+    return a.start < b.start;
   });
   return pool;
 }
 
 // An op no other rank's op matched: counted as unmatched, no waiting.
 void Unmatched(const Pooled& seed, model::CollectiveStats& s, Splits& splits) {
+  if (seed.outside()) return;
   auto& k = s.per_rank[seed.rank];
   ++k.unmatched_ops;
-  SatAdd(k.unmatched_ns, seed.end - seed.start);
-  splits[seed.rank][seed.index] = CommOpSplit{0, seed.start, false, false, 0};
+  SatAdd(k.unmatched_ns, seed.cend - seed.cstart);
+  splits[seed.rank][seed.index] = CommOpSplit{0, seed.cstart, false, false, 0};
 }
 
 // One instance (member: pool indices, one per rank): the last rank to arrive, each member's
-// waiting until then and transfer after it, and the waiting the last one caused.
+// waiting until then and transfer after it, and the waiting the last one caused. The split is
+// made over the whole ops, then clipped to the window; ops outside it only say who came last.
 void SettleInstance(const std::vector<Pooled>& pool, const std::vector<size_t>& member, model::CollectiveStats& s,
                     Splits& splits) {
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   uint32_t last_rank = 0;
+  bool inside = false, cut = false;
   for (size_t j : member) {
     const Pooled& p = pool[j];
     first = std::min(first, p.start);
     if (p.start > last || (p.start == last && p.rank < last_rank)) last = p.start, last_rank = p.rank;
+    inside = inside || !p.outside();
+    cut = cut || p.outside() || p.start != p.cstart || p.end != p.cend;
   }
+  if (!inside) return;  // wholly outside the window
   ++s.instances;
+  if (cut) ++s.edge_instances;
   s.start_spread_sum_ns += last - first;
   s.start_spread_max_ns = std::max(s.start_spread_max_ns, last - first);
   int64_t caused = 0;
   for (size_t j : member) {
     const Pooled& p = pool[j];
-    int64_t wait = std::min(last, p.end) - p.start;  // last < every member's end (see MatchKind)
+    if (p.outside()) continue;
+    // last < every member's end (see MatchKind): the waiting is [start, last) cut to the window.
+    const int64_t transfer_start = std::clamp(last, p.cstart, p.cend);
+    const int64_t wait = transfer_start - p.cstart;
     auto& k = s.per_rank[p.rank];
     SatAdd(k.wait_ns, wait);
-    SatAdd(k.transfer_ns, (p.end - p.start) - wait);
+    SatAdd(k.transfer_ns, (p.cend - p.cstart) - wait);
     caused += wait;
-    splits[p.rank][p.index] = CommOpSplit{wait, p.start + wait, true, p.rank == last_rank, 0, s.instances - 1};
+    splits[p.rank][p.index] = CommOpSplit{wait, transfer_start, true, p.rank == last_rank, 0, s.instances - 1};
   }
   auto& l = s.per_rank[last_rank];
   ++l.last_arrivals;
   SatAdd(l.caused_wait_ns, caused);
   for (size_t j : member) {
-    if (pool[j].rank == last_rank) splits[last_rank][pool[j].index].caused_wait_ns = caused;
+    if (pool[j].rank == last_rank && !pool[j].outside()) splits[last_rank][pool[j].index].caused_wait_ns = caused;
   }
 }
 
@@ -133,6 +172,21 @@ CommMatch MatchComm(const std::vector<const RankModuleTimes*>& per_rank) {
     if (any) MatchKind(c, per_rank, m);
   }
   return m;
+}
+
+void KeepNearEdges(std::vector<model::ProcessGpuWork>& procs, const model::Interval& window) {
+  int64_t reach = -1;
+  for (const auto& p : procs) {
+    for (const auto& e : p.edge_comm_ops) {
+      if (e.inside) reach = std::max(reach, e.whole.length());
+    }
+  }
+  for (auto& p : procs) {
+    std::erase_if(p.edge_comm_ops, [&](const model::EdgeCommOp& e) {
+      return !e.inside && (reach < 0 || e.whole.end < window.start - reach || e.whole.start > window.end + reach);
+    });
+    p.edge_comm_ops.shrink_to_fit();
+  }
 }
 
 std::vector<int64_t> Overlap(const std::vector<model::Interval>& segments, const std::vector<model::Interval>& sorted) {

@@ -12,6 +12,10 @@
 //   its start to that last start, its transfer is the rest. The last arrival's lateness costs
 //   the others their waiting (its `caused_wait_ns`).
 //
+// A window's edges never turn waiting into transfer: an op the window cut is matched over its
+// whole extent, with its peers' ops outside the window (RankModuleTimes::edge_comm_ops), split
+// there, then clipped to the window (CollectiveStats::edge_instances counts those instances).
+//
 // An op no other rank's op matches (one rank only, or a peer outside the export) is left
 // unsplit and counted as unmatched. Two independent groups that shift at the same time (the
 // row rings of a 2D grid) can be taken as one instance: their ops overlap and end together.
@@ -49,6 +53,11 @@ struct CommMatch {
 // `per_rank[r]` is rank r's sweep (its comm_ops, in start order). Fills everything but
 // CommSplit::exposed_transfer_ns, which needs the compute timeline (SplitRankComm).
 CommMatch MatchComm(const std::vector<const RankModuleTimes*>& per_rank);
+
+// Keeps of each process's EdgeCommOps outside `window` those that can be a peer of an op its
+// edges cut: an instance's ops all hold one instant (its earliest end), so none lies farther from
+// the window than the longest cut op over all processes. Without a cut op none is kept.
+void KeepNearEdges(std::vector<model::ProcessGpuWork>& procs, const model::Interval& window);
 
 // For each interval (sorted by start; they may overlap one another), the part of it covered by
 // `segments` (sorted, disjoint): for a transfer, the part hidden under compute.

@@ -73,6 +73,42 @@ TEST(CommMatch, LateRankIsTheStragglerAndTheOtherWaits) {
   EXPECT_EQ(im.straggler_last_arrivals, 3);
 }
 
+// A window's edges: rank 0's ring shift runs 2..14 ms and the window ends at 10 ms; rank 1
+// arrives at 13 ms, after the window. Matched over the whole ops, rank 0 waits from 2 to 13 ms,
+// so its 8 ms inside the window are all waiting, and rank 1 (outside) is the last arrival. A
+// second shift straddles the window's start (rank 0 from -3 ms, rank 1 from 1 ms to 2 ms).
+TEST(CommMatch, AnInstanceTheWindowCutsIsSplitWholeThenClipped) {
+  const int64_t ws = 0, we = 10 * kMs;
+  std::vector<std::vector<Op>> ranks{{{ws, 2 * kMs, kSend}, {2 * kMs, we, kSend}}, {{1 * kMs, 2 * kMs, kSend}}};
+  std::vector<model::ProcessGpuWork> work;
+  for (const auto& r : ranks) work.push_back(Work(r));
+  work[0].edge_comm_ops = {{{-3 * kMs, 2 * kMs}, kSend, 0, true}, {{2 * kMs, 14 * kMs}, kSend, 0, true}};
+  work[1].edge_comm_ops = {{{13 * kMs, 14 * kMs}, kSend, 0, false}, {{40 * kMs, 41 * kMs}, kSend, 0, false}};
+  KeepNearEdges(work, {ws, we});
+  EXPECT_EQ(work[1].edge_comm_ops.size(), 1u) << "40 ms is farther from the window than the longest cut op";
+  std::vector<RankModuleTimes> sweeps;
+  for (auto& w : work) {
+    sweeps.push_back(StartSweep(w, 1, true));
+    sweeps.back().window_start = ws, sweeps.back().window_end = we;
+    SweepModules(w, {-1}, sweeps.back());
+  }
+  std::vector<const RankModuleTimes*> ptrs{&sweeps[0], &sweeps[1]};
+  CommMatch m = MatchComm(ptrs);
+  const auto& k = m.kinds.at(0);
+  EXPECT_EQ(k.instances, 2);
+  EXPECT_EQ(k.edge_instances, 2);
+  // First shift: rank 0 waits -3..1 ms (1 ms inside), transfers 1..2; rank 1 transfers 1..2.
+  // Second: rank 0 waits 2..10 (all of its 8 ms inside); rank 1's op is outside the window.
+  EXPECT_EQ(k.per_rank[0].wait_ns, 9 * kMs);
+  EXPECT_EQ(k.per_rank[0].transfer_ns, 1 * kMs);
+  EXPECT_EQ(k.per_rank[0].unmatched_ops, 0);
+  EXPECT_EQ(k.per_rank[1].ops, 1);
+  EXPECT_EQ(k.per_rank[1].transfer_ns, 1 * kMs);
+  EXPECT_EQ(k.per_rank[1].last_arrivals, 2);
+  EXPECT_EQ(k.per_rank[1].caused_wait_ns, 9 * kMs);
+  EXPECT_EQ(m.splits[static_cast<int>(kSend)][0][1].transfer_start, we);
+}
+
 // Cannon's initial skew: rank 1 runs an extra shift with no partner, so counts differ (3 vs 2);
 // matching by position would pair the wrong ops, matching by time does not.
 TEST(CommMatch, UnequalCountsMatchByTimeAndLeaveTheExtraOpUnmatched) {

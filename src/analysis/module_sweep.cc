@@ -98,6 +98,7 @@ RankModuleTimes StartSweep(const model::ProcessGpuWork& work, size_t nodes, bool
     for (int c = 0; c < model::kNumOpClasses; ++c) {
       if (model::IsComm(static_cast<OpClass>(c))) out.comm_ops[c].reserve(count[c]);
     }
+    out.edge_comm_ops = work.edge_comm_ops;
   }
   return out;
 }

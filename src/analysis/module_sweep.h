@@ -42,6 +42,9 @@ struct RankModuleTimes {
   int64_t launch_gap_ns = 0, host_stall_ns = 0;
   // Per communication class, its ops in start order (when collect_comm_ops).
   std::array<std::vector<CommOp>, model::kNumOpClasses> comm_ops;
+  // When collect_comm_ops and a window: the NCCL ops its edges cut (whole) and those outside it
+  // near enough to be a peer of one (the work's EdgeCommOps): comm_match.h matches over them.
+  std::vector<model::EdgeCommOp> edge_comm_ops;
   // When collect_comm_ops: the stretches during which compute and communication ran together
   // (sorted, disjoint): what can hide a transfer (analysis/comm_match.h), without a second pass.
   std::vector<model::Interval> hidden_segments;

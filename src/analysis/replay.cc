@@ -450,7 +450,11 @@ std::string ApplyModuleEdit(const ReplayInput& in, const Graph& g, const WhatIfE
       if (op.node >= match.size() || !match[op.node]) continue;
       const bool comm = model::IsComm(op.cls);
       const bool compute = e.kind == WhatIfEdit::Kind::kCompute || e.kind == WhatIfEdit::Kind::kTime;
-      if (compute ? !model::IsKernelCompute(op.cls) : !comm) continue;
+      if (e.kind == WhatIfEdit::Kind::kGemm ? op.cls != OpClass::kGemm
+          : compute                         ? !model::IsKernelCompute(op.cls)
+                                            : !comm) {
+        continue;
+      }
       ++ops, ++t.edited;
       if (e.kind == WhatIfEdit::Kind::kTime) {
         gaps += t.gap[r][i];
@@ -466,8 +470,9 @@ std::string ApplyModuleEdit(const ReplayInput& in, const Graph& g, const WhatIfE
       after += t.dur[r][i];
     }
   }
-  const char* what =
-      e.kind == WhatIfEdit::Kind::kTransfer || e.kind == WhatIfEdit::Kind::kOverlap ? "NCCL ops" : "compute ops";
+  const char* what = e.kind == WhatIfEdit::Kind::kTransfer || e.kind == WhatIfEdit::Kind::kOverlap ? "NCCL ops"
+                     : e.kind == WhatIfEdit::Kind::kGemm                                           ? "GEMM kernels"
+                                                                                                   : "compute ops";
   if (e.kind == WhatIfEdit::Kind::kOverlap) {
     return fmt::format("{} {} of modules matching '{}' run alongside the compute after them", ops, what, e.glob);
   }
@@ -597,7 +602,8 @@ StatusOr<WhatIfEdit> ParseWhatIf(std::string_view text) {
   e.text = std::string(text);
   const auto bad = [&](std::string_view why) {
     return Status(ExitCode::kUsage,
-                  fmt::format("--what-if '{}': {}. Forms: 'GLOB:compute*K', 'GLOB:transfer*K', 'GLOB:time*K', "
+                  fmt::format("--what-if '{}': {}. Forms: 'GLOB:compute*K', 'GLOB:gemm*K', 'GLOB:transfer*K', "
+                              "'GLOB:time*K', "
                               "'GLOB:overlap' (each optionally after 'rank R:'), 'rank R:on-time', 'launch-gaps:0'",
                               text, why));
   };
@@ -620,8 +626,8 @@ StatusOr<WhatIfEdit> ParseWhatIf(std::string_view text) {
   const std::string_view change = rest.substr(colon + 1);
   if (change == "overlap") return e.kind = WhatIfEdit::Kind::kOverlap, e;
   for (auto [prefix, kind] :
-       {std::pair{"compute*", WhatIfEdit::Kind::kCompute}, std::pair{"transfer*", WhatIfEdit::Kind::kTransfer},
-        std::pair{"time*", WhatIfEdit::Kind::kTime}}) {
+       {std::pair{"compute*", WhatIfEdit::Kind::kCompute}, std::pair{"gemm*", WhatIfEdit::Kind::kGemm},
+        std::pair{"transfer*", WhatIfEdit::Kind::kTransfer}, std::pair{"time*", WhatIfEdit::Kind::kTime}}) {
     const std::string_view p(prefix);
     if (change.substr(0, p.size()) != p) continue;
     if (!ParseFactor(change.substr(p.size()), e.factor)) return bad("the factor is not a number or a fraction");

@@ -31,7 +31,7 @@
 namespace cpprof::analysis {
 
 struct WhatIfEdit {
-  enum class Kind { kCompute, kTransfer, kTime, kOverlap, kOnTime, kLaunchGaps };
+  enum class Kind { kCompute, kGemm, kTransfer, kTime, kOverlap, kOnTime, kLaunchGaps };
   std::string text;  // as written
   Kind kind = Kind::kCompute;
   std::string glob;  // module names (kCompute, kTransfer, kOverlap); `*` any characters, `?` one
@@ -39,8 +39,9 @@ struct WhatIfEdit {
   double factor = 1;
 };
 
-// 'GLOB:compute*K', 'GLOB:transfer*K', 'GLOB:time*K' (compute and the GPU gaps before its
-// launches: the host's share too), 'GLOB:overlap' (each optionally after 'rank R:'),
+// 'GLOB:compute*K', 'GLOB:gemm*K' (their GEMM kernels only), 'GLOB:transfer*K', 'GLOB:time*K'
+// (compute and the GPU gaps before its launches: the host's share too), 'GLOB:overlap' (each
+// optionally after 'rank R:'),
 // 'rank R:on-time', 'launch-gaps:0'. K is a number or a fraction ("0.5", "1/3").
 StatusOr<WhatIfEdit> ParseWhatIf(std::string_view text);
 

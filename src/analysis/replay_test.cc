@@ -182,6 +182,9 @@ TEST(WhatIfParse, Forms) {
   EXPECT_EQ(Edit("rank 3:on-time").kind, WhatIfEdit::Kind::kOnTime);
   EXPECT_EQ(Edit("launch-gaps:0").kind, WhatIfEdit::Kind::kLaunchGaps);
   EXPECT_EQ(Edit("Attention*:overlap").kind, WhatIfEdit::Kind::kOverlap);
+  e = Edit("TriangleMultiplication*:gemm*1/6");
+  EXPECT_EQ(e.kind, WhatIfEdit::Kind::kGemm);
+  EXPECT_DOUBLE_EQ(e.factor, 1.0 / 6);
 }
 
 TEST(WhatIfParse, ErrorsSayTheForms) {

@@ -120,6 +120,17 @@ struct GpuProcess {
 };
 
 // A process's GPU work: the census fields (GpuProcess) plus every op and the per-name totals.
+// An NCCL op the report's window cut or left out, kept whole for matching it with its peers
+// (analysis/comm_match.h): an instance that straddles the window's start or end is split into
+// waiting and transfer over its whole extent, then clipped. `inside`: the op was cut at the
+// window's edges and its part inside is in ProcessGpuWork::ops; else it lies outside the window.
+struct EdgeCommOp {
+  Interval whole;
+  OpClass cls = OpClass::kNcclOther;
+  uint16_t node = 0;
+  bool inside = false;
+};
+
 struct ProcessGpuWork : GpuProcess {
   ChunkedVector<GpuOp> ops;                        // table order
   ChunkedVector<int64_t> op_keys;                  // parallel to ops when asked for (kOpKeyWarmup), else empty
@@ -131,6 +142,9 @@ struct ProcessGpuWork : GpuProcess {
   int64_t warmup_ops = 0, warmup_ns = 0;           // launched inside warm-up ranges (kept)
   int64_t outside_window_ops = 0, outside_window_ns = 0;  // outside the report's window, left out
   int64_t clipped_ops = 0;                                // across the window's edges: cut at them
+  // With a window: its NCCL ops cut at the edges, and those outside it near enough to be a peer
+  // of one (see EdgeCommOp; pipeline/run_reader.cc keeps the near ones).
+  std::vector<EdgeCommOp> edge_comm_ops;
 };
 
 // Names of what the ops refer to, for the ids in use.

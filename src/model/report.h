@@ -193,7 +193,8 @@ struct CommSplit {
 // ops, at most one per rank, that overlap and end together: one collective, or one ring shift.
 struct CollectiveStats {
   OpClass kind = OpClass::kNcclOther;
-  int64_t instances = 0;  // matched instances (ops of two or more ranks)
+  int64_t instances = 0;       // matched instances (ops of two or more ranks) with an op in the window
+  int64_t edge_instances = 0;  // of them, those the window's edges cut (matched whole, then clipped)
   std::vector<int64_t> per_rank_count;
   int64_t start_spread_sum_ns = 0;  // sum over instances of (latest start - earliest start)
   int64_t start_spread_max_ns = 0;

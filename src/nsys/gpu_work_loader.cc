@@ -122,7 +122,8 @@ void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c, mode
 
 // Ops launched inside excluded ranges are counted and left out; ops outside the window are
 // counted and left out, those across its edges cut at them; warm-up ops in the window are counted.
-bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, const model::Interval* window, int64_t& start,
+// NCCL ops outside the window or cut at its edges are also kept whole (model::EdgeCommOp).
+bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, OpClass c, const model::Interval* window, int64_t& start,
           int64_t& end) {
   if (t.flags & model::kOpExcluded) {
     ++p.excluded_ops;
@@ -134,10 +135,12 @@ bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, const model::Interval
     if (!inside) {
       ++p.outside_window_ops;
       SatAdd(p.outside_window_ns, end - start);
+      if (model::IsComm(c) && end > start) p.edge_comm_ops.push_back({{start, end}, c, t.node, false});
       return true;
     }
     if (start < window->start || end > window->end) {
       ++p.clipped_ops;
+      if (model::IsComm(c)) p.edge_comm_ops.push_back({{start, end}, c, t.node, true});
       start = std::max(start, window->start);
       end = std::min(end, window->end);
     }
@@ -195,7 +198,7 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
         OpClass c = class_of(id, r.name_id);
         auto& t = p.kernels[id];
         ++t.capture_instances;
-        if (Skip(p, ot, window, start, end)) return;
+        if (Skip(p, ot, c, window, start, end)) return;
         AddOp(p, start, end, c, ot, id, keys);
         SatAdd(t.total_ns, end - start);
         ++t.instances;
@@ -226,6 +229,7 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
     p.outside_window_ops += q.outside_window_ops;
     SatAdd(p.outside_window_ns, q.outside_window_ns);
     p.clipped_ops += q.clipped_ops;
+    p.edge_comm_ops.insert(p.edge_comm_ops.end(), q.edge_comm_ops.begin(), q.edge_comm_ops.end());
   }
   work.names.kernel_names.merge(part.names.kernel_names);
   work.names.kernel_classes.merge(part.names.kernel_classes);
@@ -251,7 +255,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
     auto& t = p.mem_ops[r.copy_kind];
     t.cls = c;
     ++t.capture_instances;
-    if (Skip(p, ot, window, start, end)) return;
+    if (Skip(p, ot, c, window, start, end)) return;
     AddOp(p, start, end, c, ot, model::kOpKeyMemOp | static_cast<uint32_t>(r.copy_kind), keys);
     SatAdd(t.total_ns, end - start);
     ++t.instances;

@@ -167,6 +167,11 @@ Json SweepJson(const analysis::RankModuleTimes& s) {
     comm[std::to_string(c)] = {{"count", ops.size()}, {"packed", p.Base64()}};
   }
   j["comm_ops"] = comm;
+  Json edge = Json::array();  // [class, start, end, node, inside] per op the window's edges cut or left near
+  for (const auto& e : s.edge_comm_ops) {
+    edge.push_back({static_cast<int>(e.cls), e.whole.start, e.whole.end, e.node, e.inside});
+  }
+  j["edge_comm_ops"] = edge;
   Packer h;  // per segment: start - previous end, length
   int64_t prev = 0;
   for (const auto& iv : s.hidden_segments) {
@@ -237,6 +242,23 @@ void ReadCommOps(const Json& comm, analysis::RankModuleTimes& s) {
   }
 }
 
+// [class, start, end, node, inside] per op the window's edges cut or left near.
+void ReadEdgeCommOps(const Json& edge, analysis::RankModuleTimes& s) {
+  for (const auto& e : edge) {
+    if (!e.is_array() || e.size() != 5 || !e.at(0).is_number_integer() || !e.at(3).is_number_integer()) {
+      throw DamagedPartial("field 'edge_comm_ops' holds an item that is not [class, start, end, node, inside]");
+    }
+    const int64_t c = e.at(0).get<int64_t>(), node = e.at(3).get<int64_t>();
+    if (c < 0 || c >= model::kNumOpClasses || node < 0 || node > UINT16_MAX) {
+      throw DamagedPartial(fmt::format("field 'edge_comm_ops' names class {} or node {}, past their tables", c, node));
+    }
+    s.edge_comm_ops.push_back({{e.at(1).get<int64_t>(), e.at(2).get<int64_t>()},
+                               static_cast<model::OpClass>(c),
+                               static_cast<uint16_t>(node),
+                               e.at(4).get<bool>()});
+  }
+}
+
 void ReadSweep(const Json& j, analysis::RankModuleTimes& s) {
   j.at("nodes").get_to(s.nodes);
   j.at("phase_busy_ns").get_to(s.phase_busy_ns);
@@ -247,6 +269,7 @@ void ReadSweep(const Json& j, analysis::RankModuleTimes& s) {
   s.window_end = j.at("window_end");
   s.collect_comm_ops = true;
   ReadCommOps(j.at("comm_ops"), s);
+  if (j.contains("edge_comm_ops")) ReadEdgeCommOps(j.at("edge_comm_ops"), s);
   const Json& h = j.at("hidden_segments");
   Unpacker u(h.at("packed").get<std::string>());
   const size_t n = PackedCount(h, u.size(), 2, "hidden_segments");
@@ -423,6 +446,12 @@ std::string BadProcess(const RunPartial& run, size_t i) {
         return fmt::format("field 'processes[{}].sweep.comm_ops.{}' names node {}, past the module tree's {}", i, c,
                            op.node, nodes);
       }
+    }
+  }
+  for (const auto& e : p.sweep.edge_comm_ops) {
+    if (e.node >= nodes) {
+      return fmt::format("field 'processes[{}].sweep.edge_comm_ops' names node {}, past the module tree's {}", i,
+                         e.node, nodes);
     }
   }
   for (size_t k = 0; k < p.summary.top_kernels.size(); ++k) {

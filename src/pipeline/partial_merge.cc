@@ -39,6 +39,7 @@ void Shift(RunPartial& part, int64_t offset) {
       for (auto& op : ops) shift(op.start), shift(op.end);
     }
     for (auto& iv : w.hidden_segments) shift(iv.start), shift(iv.end);
+    for (auto& e : w.edge_comm_ops) shift(e.whole.start), shift(e.whole.end);
   }
   auto& win = part.window;
   if (!win.whole_capture) shift(win.start_ns), shift(win.end_ns);
@@ -119,6 +120,7 @@ void RenumberNodes(ProcessPartial& p, const std::vector<uint16_t>& map,
   for (auto& ops : p.sweep.comm_ops) {
     for (auto& op : ops) op.node = op.node < map.size() ? map[op.node] : 0;
   }
+  for (auto& e : p.sweep.edge_comm_ops) e.node = e.node < map.size() ? map[e.node] : 0;
 }
 
 // The parts merged into one run, part by part (the reduce step of `cpprof merge`).

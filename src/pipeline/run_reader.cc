@@ -17,6 +17,7 @@
 #include "analysis/capture_diagnostics.h"
 #include "analysis/classify.h"
 #include "analysis/clock_align.h"
+#include "analysis/comm_match.h"
 #include "analysis/module_sweep.h"
 #include "analysis/rank_summary.h"
 #include "base/input_files.h"
@@ -153,8 +154,21 @@ Status ReadSourceWork(const model::Window& window, size_t threads, bool keep_op_
   return OkStatus();
 }
 
-// Every export's processes into one run, times shifted onto the run's clock.
-Run MergeSources(std::vector<Source>& sources) {
+// A process's ops shifted by `offset` onto the run's clock, their nodes renumbered by `node_map`.
+void ShiftOps(int64_t offset, const std::vector<uint16_t>& node_map, model::ProcessGpuWork& p) {
+  auto node = [&](uint16_t& n) {
+    if (n < node_map.size()) n = node_map[n];
+  };
+  for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
+    for (auto& op : p.ops.chunk(c)) op.start += offset, node(op.node);
+  }
+  for (auto& op : p.long_ops) op.iv.start += offset, op.iv.end += offset, node(op.node);
+  for (auto& op : p.edge_comm_ops) op.whole.start += offset, op.whole.end += offset, node(op.node);
+}
+
+// Every export's processes into one run, times shifted onto the run's clock; of the NCCL ops
+// outside `window`, those near its edges kept (analysis::KeepNearEdges).
+Run MergeSources(std::vector<Source>& sources, const model::Window& window) {
   Run run;
   const bool several = sources.size() > 1;
   ModuleTreeMerger merger(run.nodes);
@@ -180,19 +194,7 @@ Run MergeSources(std::vector<Source>& sources) {
     for (size_t n = 0; n < node_map.size() && identity; ++n) identity = node_map[n] == n;
     for (auto& p : s.work.processes) {
       p.global_pid = pid(p.global_pid);
-      if (!identity) {
-        for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
-          for (auto& op : p.ops.chunk(c)) {
-            op.start += offset;
-            if (op.node < node_map.size()) op.node = node_map[op.node];
-          }
-        }
-        for (auto& op : p.long_ops) {
-          op.iv.start += offset;
-          op.iv.end += offset;
-          if (op.node < node_map.size()) op.node = node_map[op.node];
-        }
-      }
+      if (!identity) ShiftOps(offset, node_map, p);
       if (name_base) {
         std::unordered_map<int64_t, model::NameTotal> kernels;
         for (auto& [id, t] : p.kernels) kernels.emplace(id + name_base, t);
@@ -232,6 +234,7 @@ Run MergeSources(std::vector<Source>& sources) {
     s.memory = {};
   }
   run.attribution.modules_overflowed |= merger.overflowed();
+  if (!window.whole_capture) analysis::KeepNearEdges(run.work.processes, {window.start_ns, window.end_ns});
   std::sort(run.module_calls.begin(), run.module_calls.end(), [](const auto& a, const auto& b) {
     return a.global_pid != b.global_pid ? a.global_pid < b.global_pid : a.start < b.start;
   });
@@ -363,7 +366,7 @@ StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& wi
               [&](size_t e) { status[e] = ReadSourceWork(window, threads, keep_op_keys, sources[e]); });
   for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
   timer.Mark("GPU ops, memory");
-  Run run = MergeSources(sources);
+  Run run = MergeSources(sources, window);
   RunBase base;
   base.invalid_utf8 = AnyInvalidUtf8(sources);
   base.peaks = nsys::PeakSeriesPerProcess(run.memory);
@@ -592,6 +595,49 @@ std::vector<model::ProcessGpuWork> CutWindows(const model::ProcessGpuWork& all,
   return out;
 }
 
+// A process's NCCL ops, whole (inside: false).
+std::vector<model::EdgeCommOp> CommOpsOf(const model::ProcessGpuWork& p) {
+  std::vector<model::EdgeCommOp> out;
+  for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
+    for (const auto& op : p.ops.chunk(c)) {
+      if (model::IsComm(op.cls) && op.duration > 0) out.push_back({{op.start, op.end()}, op.cls, op.node, false});
+    }
+  }
+  for (const auto& op : p.long_ops) {
+    if (model::IsComm(op.cls)) out.push_back({op.iv, op.cls, op.node, false});
+  }
+  return out;
+}
+
+// Each window's EdgeCommOps (`comm`: each process's NCCL ops; `procs[p][k]`: process p cut to
+// window k), as the loader keeps them with that window and analysis::KeepNearEdges prunes them.
+void AddEdgeCommOps(const std::vector<std::vector<model::EdgeCommOp>>& comm, const std::vector<model::Interval>& cut,
+                    std::vector<std::vector<model::ProcessGpuWork>>& procs) {
+  for (size_t k = 0; k < cut.size(); ++k) {
+    const model::Interval& w = cut[k];
+    auto inside = [&](const model::EdgeCommOp& e) { return e.whole.end > w.start && e.whole.start < w.end; };
+    auto straddles = [&](const model::EdgeCommOp& e) {
+      return inside(e) && (e.whole.start < w.start || e.whole.end > w.end);
+    };
+    int64_t reach = -1;
+    for (const auto& ops : comm) {
+      for (const auto& e : ops) {
+        if (straddles(e)) reach = std::max(reach, e.whole.length());
+      }
+    }
+    if (reach < 0) continue;
+    for (size_t p = 0; p < comm.size(); ++p) {
+      for (const auto& e : comm[p]) {
+        if (straddles(e)) {
+          procs[p][k].edge_comm_ops.push_back({e.whole, e.cls, e.node, true});
+        } else if (!inside(e) && e.whole.end >= w.start - reach && e.whole.start <= w.end + reach) {
+          procs[p][k].edge_comm_ops.push_back(e);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const ReportOptions& options, RunWork* keep) {
@@ -672,8 +718,13 @@ std::vector<RunPartial> RunData::Partials(std::vector<model::Window> windows, bo
   std::vector<std::vector<model::ProcessGpuWork>> procs(windows.size());
   for (auto& p : procs) p.resize(d.work.processes.size());
   std::vector<std::vector<model::ProcessGpuWork>> by_process(d.work.processes.size());
-  ParallelFor(d.options.exec.threads, d.work.processes.size(),
-              [&](size_t p) { by_process[p] = CutWindows(d.work.processes[p], cut); });
+  std::vector<std::vector<model::EdgeCommOp>> comm(d.work.processes.size());
+  ParallelFor(d.options.exec.threads, d.work.processes.size(), [&](size_t p) {
+    by_process[p] = CutWindows(d.work.processes[p], cut);
+    comm[p] = CommOpsOf(d.work.processes[p]);
+  });
+  AddEdgeCommOps(comm, cut, by_process);
+  std::vector<std::vector<model::EdgeCommOp>>().swap(comm);
   for (size_t p = 0; p < by_process.size(); ++p) {
     for (size_t k = 0; k < order.size(); ++k) procs[order[k]][p] = std::move(by_process[p][k]);
   }

@@ -309,12 +309,20 @@ void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostrea
                       std::to_string(p.last_arrivals), Ms(p.caused_wait_ns)});
     }
   }
-  const char* definition =
+  std::string definition =
       "Ops of a kind are matched across ranks by time: an instance is one op per rank that overlap and end "
       "together (one collective, or one ring shift), so ranks may run different numbers of ops. In an instance "
       "the last rank to start gates the others: wait = from an op's start to that last start, transfer = the "
       "rest; time = wait + transfer + unmatched. exposed transfer = transfer during which no compute ran. "
       "caused wait = the others' waiting in the instances this rank arrived last at.";
+  int64_t edge = 0;
+  for (const auto& c : im.collectives) edge += c.edge_instances;
+  if (edge) {
+    definition += fmt::format(
+        " The window's edges cut {} instance{}: matched and split over their whole ops (peers outside the window "
+        "included), then cut to the window.",
+        edge, edge == 1 ? "" : "s");
+  }
   if (o.markdown) {
     out << "### Waiting vs transfer, and the straggler\n\n" << head << "\n\n";
     std::vector<bool> right(header.size(), true);

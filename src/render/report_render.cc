@@ -154,6 +154,7 @@ Json ImbalanceJson(const model::Report& r) {
     }
     cs.push_back({{"kind", model::Name(c.kind)},
                   {"instances", c.instances},
+                  {"edge_instances", c.edge_instances},
                   {"per_rank_count", c.per_rank_count},
                   {"start_spread_sum_ns", c.start_spread_sum_ns},
                   {"start_spread_max_ns", c.start_spread_max_ns},

@@ -198,7 +198,11 @@ void ExpectViewMatchesReadout(const json& trace, const json& report) {
       EXPECT_GT(n.module_slices[pid], 0);
     }
   }
-  EXPECT_EQ(n.flow_chains, int64_t(report["imbalance"]["instances"])) << "a flow per matched instance";
+  // A flow per matched instance, but an instance the window's edges cut may have one op inside.
+  int64_t edge = 0;
+  for (const json& c : report["imbalance"]["collectives"]) edge += int64_t(c["edge_instances"]);
+  EXPECT_LE(n.flow_chains, int64_t(report["imbalance"]["instances"])) << "a flow per matched instance";
+  EXPECT_GE(n.flow_chains, int64_t(report["imbalance"]["instances"]) - edge) << "a flow per matched instance";
   std::set<std::string> rows;
   for (const json& m : report["modules"]["rows"]) rows.insert(m["name"]);
   for (const auto& name : n.module_names) EXPECT_TRUE(rows.count(name)) << name;

@@ -196,5 +196,31 @@ TEST(ReadoutTruth, Cannon2x2StragglerAndUnequalShiftCounts) {
     EXPECT_GT(int64_t(j["per_rank"][r]["wait_ns"]), 10 * int64_t(j["per_rank"][3]["wait_ns"]));
 }
 
+// Issue 37 item 8, as a new user met it on the bundled export: a window ending while rank 0's
+// ring shift still waits for rank 1 (which arrives after the window's end) must call that time
+// waiting, not exposed transfer, and name rank 1; widening the window must not change the story.
+TEST(ReadoutTruth, WindowEdgeNeverTurnsWaitingIntoTransfer) {
+  const std::string path = RealExport("cpwork-train");
+  json cut = Report(path, {"--window", "13.10:13.12"});
+  json wide = Report(path, {"--window", "13.10:13.125"});
+  for (const json* j : {&cut, &wide}) {
+    EXPECT_EQ((*j)["imbalance"]["straggler_rank"], 1);
+    const json& s = Kind(*j, "SendRecv");
+    const int64_t time = s["per_rank"][0]["time_ns"], wait = s["per_rank"][0]["wait_ns"];
+    EXPECT_GT(wait, 0.99 * double(time)) << "rank 0's ring shift is waiting for rank 1";
+    EXPECT_LT(int64_t(j->at("per_rank")[0]["exposed_transfer_ns"]), 0.01 * double(time));
+  }
+  const json& s = Kind(cut, "SendRecv");
+  EXPECT_EQ(s["instances"], 1);
+  EXPECT_EQ(s["edge_instances"], 1) << "the one shift straddles the window's end";
+  EXPECT_EQ(s["per_rank"][0]["unmatched_ops"], 0);
+  EXPECT_EQ(s["per_rank"][1]["ops"], 0) << "rank 1's op lies after the window: it only says who came last";
+  EXPECT_EQ(s["per_rank"][1]["last_arrivals"], 1);
+  EXPECT_EQ(Kind(wide, "SendRecv")["edge_instances"], 0);
+  CliResult text = RunCli({"report", "--window", "13.10:13.12", "--wide", path});
+  EXPECT_NE(text.out.find("The window's edges cut 1 instance:"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("overlap it with the module's GEMMs"), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace cpprof::testing

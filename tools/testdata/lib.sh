@@ -54,7 +54,7 @@ capture() {
   xzf "$d/$name.sqlite"
   # Big CSVs (autograd ranges make nvtx_sum tens of MB) are kept xz-compressed; the tests read
   # <name>_<report>.csv.xz when there is no .csv.
-  for f in "$d"/*.csv; do [ "$(stat -c %s "$f")" -gt 1000000 ] && xzf "$f"; done
+  for f in "$d"/*.csv; do [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt 1000000 ] && xzf "$f"; done
   tail -5 "$d/$name.log"
   tar -C "$work" -cf "$out/$name.tar" "$name"
 }

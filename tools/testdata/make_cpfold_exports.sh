@@ -12,7 +12,14 @@
 #   options: one small trunk workload captured with the "fast" and the "full" nsys option sets
 #     (cpfold-opts-fast-1x2, cpfold-opts-full-1x2): same GPU work, different options.
 #
-#   tools/testdata/make_cpfold_exports.sh DEBS_DIR OUT_DIR [e2e] [trunk] [train] [inject] [options]
+#   pairs: one GPU, the what-if replay's proof pairs (issue 37; no nsys stats: they live in
+#     tests/data/real-pairs/, outside the stats goldens; --cuda-graph-trace node in all four):
+#     cpfold-trunk-1x1       the trunk at N = 1024 (GPU-bound), 2 Pairformer blocks
+#     cpfold-trunk-1x1-slow  the same with --inject-slow 0:6 (each TriMul GEMM run 6 times)
+#     cpfold-launch-1x1      the trunk at N = 64 (launch-bound)
+#     cpfold-launch-1x1-graph  the same, each timed forward replayed from a CUDA graph (--cuda-graph)
+#
+#   tools/testdata/make_cpfold_exports.sh DEBS_DIR OUT_DIR [e2e] [trunk] [train] [inject] [options] [pairs]
 #   (default: all). CAPTURE_TIMEOUT / STATS_TIMEOUT (s) bound each nsys profile / nsys stats.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,7 +53,7 @@ show() {
   local d=$work/$1
   echo "== $1 summary"; ls -la "$d"
   grep -E '^rc=' "$d/$1.log"
-  grep -oE '(cpfold-inject|cpprof-iter): .*' "$d/$1.log"
+  grep -oE '(cpfold-inject|cpfold-graph|cpprof-iter): .*' "$d/$1.log"
 }
 fast=(--trace cuda,nvtx --cuda-memory-usage true --sample none --cpuctxsw none
       --python-functions-trace="$work/cpfold-trace.json")
@@ -71,5 +78,23 @@ if [[ $steps == *" options "* ]] && [ "$gpus" -ge 2 ]; then
   show cpfold-opts-fast-1x2
   capture cpfold-opts-full-1x2 "$work/cpfold-trace.json" 2 "${full[@]}" -- "${opts_run[@]}"
   show cpfold-opts-full-1x2
+fi
+if [[ $steps == *" pairs "* ]]; then
+  all_reports=$reports; reports=""
+  one=(--trace cuda,nvtx --cuda-memory-usage true --sample none --cpuctxsw none --cuda-graph-trace node
+       --python-functions-trace="$work/cpfold-trace.json")
+  big=(-m cpfold.run --mode trunk --preset small --n-token 1024 --recycles 0 --blocks 2 --iters 3 --warmup 1
+       --dtype bf16)
+  small=(-m cpfold.run --mode trunk --preset small --n-token 64 --recycles 0 --blocks 2 --iters 5 --warmup 1
+         --dtype bf16)
+  capture cpfold-trunk-1x1 "$work/cpfold-trace.json" 1 "${one[@]}" -- "${big[@]}"
+  show cpfold-trunk-1x1
+  capture cpfold-trunk-1x1-slow "$work/cpfold-trace.json" 1 "${one[@]}" -- "${big[@]}" --inject-slow 0:6
+  show cpfold-trunk-1x1-slow
+  capture cpfold-launch-1x1 "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}"
+  show cpfold-launch-1x1
+  capture cpfold-launch-1x1-graph "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}" --cuda-graph
+  show cpfold-launch-1x1-graph
+  reports=$all_reports
 fi
 ls -la "$out"
