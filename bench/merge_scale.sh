@@ -45,7 +45,8 @@ read -r map_s map_kb < <(measure "$work/map.time" "$cpprof" report --partial "$w
 partial_bytes=$(stat -c %s "$work/parts/rep.0.partial.json")
 rm -f "$work/rank.sqlite"
 for ((i = 1; i < ranks; i++)); do cp "$work/parts/rep.0.partial.json" "$work/parts/rep.$i.partial.json"; done
-read -r merge_s merge_kb < <(measure "$work/merge.time" "$cpprof" merge "$work/parts" --format json -o "$work/merged.json")
+# --force: copies of one partial are one capture given many times, which merge refuses otherwise.
+read -r merge_s merge_kb < <(measure "$work/merge.time" "$cpprof" merge --force "$work/parts" --format json -o "$work/merged.json")
 
 echo "| export | kernels | map time | map peak RSS | partial | partials merged | merge time | merge peak RSS |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"

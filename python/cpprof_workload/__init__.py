@@ -14,13 +14,13 @@
 
 Standard library and torch only. `cpprof scaffold` writes such a module for a model.
 """
-from .contract import (KINDS, SCHEMA, ContractError, InputError, load_contract, resolve_dims, synthetic_inputs,
-                       validate_inputs)
+from .contract import (KINDS, SCHEMA, ContractError, InputError, input_bytes, load_contract, resolve_dims,
+                       synthetic_inputs, validate_inputs)
 from .runtime import (ITER_TAG, PROBE_ITERS_ENV, broadcast_counts, init_small_, iteration, load_checkpoint_or_init,
                       parse_iteration_lines, rank, schedule, seed_all)
 
 __all__ = [
-    "KINDS", "SCHEMA", "ContractError", "InputError", "load_contract", "resolve_dims", "synthetic_inputs",
-    "validate_inputs", "ITER_TAG", "PROBE_ITERS_ENV", "broadcast_counts", "init_small_", "iteration",
+    "KINDS", "SCHEMA", "ContractError", "InputError", "input_bytes", "load_contract", "resolve_dims",
+    "synthetic_inputs", "validate_inputs", "ITER_TAG", "PROBE_ITERS_ENV", "broadcast_counts", "init_small_", "iteration",
     "load_checkpoint_or_init", "parse_iteration_lines", "rank", "schedule", "seed_all",
 ]

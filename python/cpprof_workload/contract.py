@@ -44,6 +44,17 @@ class ContractError(ValueError):
     """The contract itself is malformed (not a batch that breaks it)."""
 
 
+class _UnknownName(ContractError):
+    """An expression names a dimension not (yet) resolved."""
+
+
+# Bounds on what a contract may ask for, checked before any tensor is made: sizes are 64-bit
+# integers (as torch's are), an expression is short, the dims are few.
+_MAX_INT = 2 ** 63 - 1
+_MAX_EXPR_CHARS = 256
+_MAX_DIMS = 256
+
+
 class InputError(ValueError):
     """A batch breaks its contract; ``problems`` lists every broken rule, one sentence each."""
 
@@ -58,49 +69,65 @@ def _eval_dim(expr: Union[int, str], dims: Mapping[str, int], where: str) -> int
     if isinstance(expr, bool):
         raise ContractError(f"{where}: {expr!r} is not a size")
     if isinstance(expr, int):
+        if abs(expr) > _MAX_INT:
+            raise ContractError(f"{where}: {expr} does not fit 64 bits")
         return expr
     if not isinstance(expr, str):
         raise ContractError(f"{where}: {expr!r} is not a size (an integer or an expression of "
                             f"{', '.join(sorted(dims))})")
+    if len(expr) > _MAX_EXPR_CHARS:
+        raise ContractError(f"{where}: an expression of {len(expr)} characters (at most {_MAX_EXPR_CHARS})")
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as exc:
         raise ContractError(f"{where}: cannot read {expr!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise ContractError(f"{where}: cannot read {expr!r}: nested too deep") from None
+
+    def fits(v):
+        if abs(v) > _MAX_INT:
+            raise ContractError(f"{where}: {expr!r} overflows 64 bits for these sizes")
+        return v
 
     def ev(node):
         if isinstance(node, ast.Expression):
             return ev(node.body)
         if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-            return node.value
+            return fits(node.value)
         if isinstance(node, ast.Name):
             if node.id not in dims:
-                raise ContractError(f"{where}: {expr!r} names {node.id!r}, which is not a dimension "
+                raise _UnknownName(f"{where}: {expr!r} names {node.id!r}, which is not a dimension "
                                     f"(known: {', '.join(sorted(dims))}; add it to \"dims\")")
             return dims[node.id]
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
             a, b = ev(node.left), ev(node.right)
             if isinstance(node.op, ast.Add):
-                return a + b
+                return fits(a + b)
             if isinstance(node.op, ast.Sub):
-                return a - b
+                return fits(a - b)
             if isinstance(node.op, ast.Mult):
-                return a * b
+                return fits(a * b)
             if b == 0:
                 raise ContractError(f"{where}: {expr!r} divides by zero")
             return a // b
         raise ContractError(f"{where}: {expr!r}: only integers, dimension names and + - * // are allowed")
 
-    return ev(tree)
+    try:
+        return ev(tree)
+    except RecursionError:
+        raise ContractError(f"{where}: cannot read {expr!r}: nested too deep") from None
 
 
 def resolve_dims(contract: Mapping[str, Any], n_token: int, **overrides: int) -> Dict[str, int]:
     """The sizes of N_token, N_atom, N_msa and the contract's own dims for this N_token."""
-    dims: Dict[str, int] = {"N_token": int(n_token)}
+    dims: Dict[str, int] = {"N_token": _eval_dim(int(n_token), {}, "N_token")}
     spec = dict(DEFAULT_DIMS)
     spec.update(contract.get("dims", {}))
+    if len(spec) > _MAX_DIMS:
+        raise ContractError(f"\"dims\" names {len(spec)} dimensions (at most {_MAX_DIMS})")
     pending = dict(spec)
     for name, value in overrides.items():
-        dims[name] = int(value)
+        dims[name] = _eval_dim(int(value), {}, name)
         pending.pop(name, None)
     # dims may refer to each other in any order: resolve until nothing changes
     while pending:
@@ -108,7 +135,7 @@ def resolve_dims(contract: Mapping[str, Any], n_token: int, **overrides: int) ->
         for name in list(pending):
             try:
                 dims[name] = _eval_dim(pending[name], dims, f"dims.{name}")
-            except ContractError:
+            except _UnknownName:
                 continue
             del pending[name]
             progressed = True
@@ -127,15 +154,19 @@ def load_contract(contract: Union[str, os.PathLike, Mapping[str, Any]]) -> Dict[
     """The contract from a JSON file path or a dict, checked; raises ContractError saying what is wrong."""
     if isinstance(contract, (str, os.PathLike)):
         path = os.fspath(contract)
+        if os.path.isdir(path):
+            raise ContractError(f"the contract {path!r} is a folder: give the contract's JSON file")
         try:
-            with open(path) as fh:
+            with open(path, encoding="utf-8") as fh:
                 c = json.load(fh)
         except OSError as exc:
             raise ContractError(f"cannot read the contract {path!r}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise ContractError(f"{path}: not JSON: {exc}") from None
-    else:
+    elif isinstance(contract, Mapping):
         c = dict(contract)
+    else:
+        raise ContractError(f"a contract is a JSON file's path or a dict, not {type(contract).__name__}")
     if not isinstance(c, dict):
         raise ContractError("a contract is a JSON object with an \"inputs\" list")
     if c.get("schema", SCHEMA) != SCHEMA:
@@ -143,6 +174,8 @@ def load_contract(contract: Union[str, os.PathLike, Mapping[str, Any]]) -> Dict[
     inputs = c.get("inputs")
     if not isinstance(inputs, list) or not inputs:
         raise ContractError("the contract has no \"inputs\" list (one object per input tensor)")
+    if len(inputs) > _MAX_DIMS * 16:
+        raise ContractError(f"the contract lists {len(inputs)} inputs (at most {_MAX_DIMS * 16})")
     if not isinstance(c.get("dims", {}), dict):
         raise ContractError("\"dims\" must be an object such as {\"N_atom\": \"4*N_token\"}")
     seen = set()
@@ -160,9 +193,9 @@ def load_contract(contract: Union[str, os.PathLike, Mapping[str, Any]]) -> Dict[
         for key in ("shape", "dtype", "kind"):
             if key not in spec:
                 raise ContractError(f"{where}: no {key!r}")
-        if spec["kind"] not in KINDS:
+        if not isinstance(spec["kind"], str) or spec["kind"] not in KINDS:
             raise ContractError(f"{where}: kind {spec['kind']!r} is not one of {', '.join(KINDS)}")
-        if spec["dtype"] not in _DTYPES:
+        if not isinstance(spec["dtype"], str) or spec["dtype"] not in _DTYPES:
             raise ContractError(f"{where}: dtype {spec['dtype']!r} is not one of {', '.join(_DTYPES)}")
         if not isinstance(spec["shape"], list):
             raise ContractError(f"{where}: shape must be a list such as [\"N_token\", 32]")
@@ -175,22 +208,60 @@ def load_contract(contract: Union[str, os.PathLike, Mapping[str, Any]]) -> Dict[
             raise ContractError(f"{where}: a one-hot input needs a last axis (the classes)")
         if kind == "atom_to_token" and len(spec["shape"]) != 1:
             raise ContractError(f"{where}: atom_to_token is one axis, [\"N_atom\"]")
-    resolve_dims(c, 8)  # the dims' expressions read
+    dims = resolve_dims(c, 8)  # the dims' expressions read
     for spec in inputs:  # the shapes' expressions read
-        dims = resolve_dims(c, 8)
         for j, d in enumerate(spec["shape"]):
             _eval_dim(d, dims, f"input {spec['name']!r} shape[{j}]")
     return c
 
 
 def _shape(spec, dims) -> List[int]:
-    return [_eval_dim(d, dims, f"input {spec['name']!r} shape[{j}]") for j, d in enumerate(spec["shape"])]
+    shape = [_eval_dim(d, dims, f"input {spec['name']!r} shape[{j}]") for j, d in enumerate(spec["shape"])]
+    for j, v in enumerate(shape):
+        if v < 0:
+            raise ContractError(f"input {spec['name']!r} shape[{j}] = {v}: sizes must be at least 0")
+    return shape
+
+
+# Bytes per element while an input is made: its dtype's, or the float32/int64 it is made in first.
+_MAKE_BYTES = {"float": 4, "index": 8, "mask": 4, "one-hot": 8, "atom_to_token": 8}
+
+
+def input_bytes(contract, n_token: int, **dims: int) -> int:
+    """The bytes the contract's inputs take while they are made for ``n_token`` tokens (each in the
+    dtype it is made in first, float32 or int64, when that is wider than its own)."""
+    c = load_contract(contract)
+    d = resolve_dims(c, n_token, **dims)
+    total = 0
+    for spec in c["inputs"]:
+        n = 1
+        for v in _shape(spec, d):
+            n *= v
+        own = torch.empty((), dtype=_DTYPES[spec["dtype"]]).element_size()
+        total += n * (own + _MAKE_BYTES[spec["kind"]])
+    return total
+
+
+def _memory_bytes(device) -> int:
+    """What the inputs may take: the host's memory (they are made there), and the device's too."""
+    limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    dev = torch.device(device) if device is not None else None
+    if dev is not None and dev.type == "cuda" and torch.cuda.is_available():
+        limit = min(limit, torch.cuda.get_device_properties(dev).total_memory)
+    return limit
 
 
 def _index_range(spec, dims):
     low = _eval_dim(spec.get("low", 0), dims, f"input {spec['name']!r} low")
     high = _eval_dim(spec.get("high", "N_token"), dims, f"input {spec['name']!r} high")
     return low, high
+
+
+def _number(spec, key, default) -> float:
+    v = spec.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or abs(v) == float("inf"):
+        raise ContractError(f"input {spec['name']!r}: {key} {v!r} is not a finite number")
+    return float(v)
 
 
 # ---- synthetic inputs ---------------------------------------------------------------------
@@ -205,25 +276,32 @@ def _atom_to_token(n_atom: int, n_token: int, gen: torch.Generator) -> torch.Ten
     return torch.sort(owners).values
 
 
-def synthetic_inputs(contract, n_token: int, seed: int = 0, device=None, **dims: int) -> Dict[str, torch.Tensor]:
+def synthetic_inputs(contract, n_token: int, seed: int = 0, device=None, max_bytes: Optional[int] = None,
+                     **dims: int) -> Dict[str, torch.Tensor]:
     """Random inputs that satisfy ``contract`` for ``n_token`` tokens; the same on every rank for
     the same seed (a private generator: the global RNG is left alone). ``dims`` overrides the
-    contract's dimension sizes (``N_msa=32``)."""
+    contract's dimension sizes (``N_msa=32``). Inputs larger than ``max_bytes`` (default: the
+    memory of the host, and of ``device``) are refused before any tensor is made."""
     c = load_contract(contract)
     d = resolve_dims(c, n_token, **dims)
+    need, limit = input_bytes(c, n_token, **dims), (_memory_bytes(device) if max_bytes is None else max_bytes)
+    if need > limit:
+        raise ContractError(f"the inputs for N_token={n_token} take {need / 2**30:.1f} GiB while they are made, more "
+                            f"than the {limit / 2**30:.1f} GiB of memory here: give a smaller --n-token or sizes")
     gen = torch.Generator().manual_seed(int(seed))
     out: Dict[str, torch.Tensor] = {}
     for spec in c["inputs"]:
         shape, kind, dtype = _shape(spec, d), spec["kind"], _DTYPES[spec["dtype"]]
         if kind == "float":
-            t = torch.randn(shape, generator=gen) * float(spec.get("scale", 1.0))
+            t = torch.randn(shape, generator=gen) * _number(spec, "scale", 1.0)
         elif kind == "index":
             low, high = _index_range(spec, d)
-            if high <= low:
-                raise ContractError(f"input {spec['name']!r}: index range [{low}, {high}) is empty")
+            if high <= low or high - low > _MAX_INT:
+                raise ContractError(f"input {spec['name']!r}: index range [{low}, {high}) is empty or wider than "
+                                    "64 bits")
             t = torch.randint(low, high, shape, generator=gen)
         elif kind == "mask":
-            frac = float(spec.get("valid_fraction", 1.0))
+            frac = _number(spec, "valid_fraction", 1.0)
             t = torch.rand(shape, generator=gen) < frac
             if t.numel():
                 t.view(-1)[0] = True  # at least one valid entry

@@ -128,6 +128,43 @@ def test_contract_file_errors(tmp_path):
         cw.load_contract(str(bad))
 
 
+def test_contract_evaluation_is_bounded(tmp_path):
+    """Issue 39: a contract with chained squared dims ran past 30 s and 2.4 GB; a folder given as
+    the contract, or a scale that is not a number, ended in a traceback rather than a ContractError."""
+    chained = {"dims": {"d0": "N_token*N_token"}, "inputs": [{"name": "x", "shape": ["d30"], "dtype": "float32",
+                                                              "kind": "float"}]}
+    for i in range(1, 31):
+        chained["dims"][f"d{i}"] = f"d{i - 1}*d{i - 1}"
+    with pytest.raises(cw.ContractError, match="overflows 64 bits"):
+        cw.load_contract(chained)
+    with pytest.raises(cw.ContractError, match="does not fit 64 bits"):
+        cw.load_contract({"inputs": [{"name": "x", "shape": [2 ** 70], "dtype": "float32", "kind": "float"}]})
+    with pytest.raises(cw.ContractError, match="is a folder"):
+        cw.load_contract(str(tmp_path))
+    scale = {"inputs": [{"name": "x", "shape": [4], "dtype": "float32", "kind": "float", "scale": "big"}]}
+    with pytest.raises(cw.ContractError, match="scale 'big' is not a finite number"):
+        cw.synthetic_inputs(scale, n_token=4)
+    # Found by tests/fuzz/contract_fuzz.py: TypeErrors before.
+    with pytest.raises(cw.ContractError, match="dtype \\['a'\\] is not one of"):
+        cw.load_contract({"inputs": [{"name": "x", "shape": [4], "dtype": ["a"], "kind": "float"}]})
+    with pytest.raises(cw.ContractError, match="not float"):
+        cw.load_contract(1.5)
+    negative = {"inputs": [{"name": "x", "shape": ["N_token-100"], "dtype": "float32", "kind": "float"}]}
+    with pytest.raises(cw.ContractError, match="sizes must be at least 0"):
+        cw.synthetic_inputs(negative, n_token=4)
+
+
+def test_inputs_larger_than_memory_are_refused_before_any_tensor():
+    pair = {"inputs": [{"name": "pair", "shape": ["N_token", "N_token", 128], "dtype": "float32", "kind": "float"}]}
+    # AF3 scale (5120 tokens, a 128-channel pair representation) fits an H200's 141 GB.
+    assert cw.input_bytes(pair, n_token=5120) == 5120 * 5120 * 128 * 8
+    assert cw.input_bytes(pair, n_token=5120) < 141 * 10 ** 9
+    with pytest.raises(cw.ContractError, match="more than the 1.0 GiB of memory here"):
+        cw.synthetic_inputs(pair, n_token=5120, max_bytes=2 ** 30)
+    with pytest.raises(cw.ContractError, match="more than the"):
+        cw.synthetic_inputs(pair, n_token=2 ** 20)  # 1 PB: no machine's memory
+
+
 def test_iteration_prints_one_machine_readable_line(monkeypatch):
     monkeypatch.delenv(cw.PROBE_ITERS_ENV, raising=False)
     monkeypatch.setenv("RANK", "1")
@@ -195,3 +232,16 @@ def test_load_checkpoint_or_init(tmp_path):
         cw.load_checkpoint_or_init(m, str(tmp_path))
     with pytest.raises(FileNotFoundError, match="no checkpoint at"):
         cw.load_checkpoint_or_init(m, str(tmp_path / "nope.pt"))
+
+
+def test_contract_fuzzer_finds_nothing_in_its_ci_budget():
+    """tests/fuzz/contract_fuzz.py: a fixed number of damaged contracts from a fixed seed (the same
+    cases on every machine), each only ever a ContractError or InputError."""
+    import subprocess
+    import sys
+    fuzzer = os.path.join(HERE, "..", "..", "tests", "fuzz", "contract_fuzz.py")
+    crashes = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"contract-fuzz-{os.getpid()}")
+    r = subprocess.run([sys.executable, fuzzer, "--runs", "300", "--seed", "1", "--crashes", crashes],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "300 cases from seed 1, no finding" in r.stdout

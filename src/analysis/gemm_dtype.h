@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The dtype the GPU computed in, from the names of the GEMM and attention kernels that ran (not from
 // a flag): cuBLAS's and CUTLASS's names carry it (`sm80_xmma_gemm_f32f32_..._ffma_...` is fp32 on
 // the SIMT cores, `sm90_xmma_gemm_bf16bf16_...` bf16 on the tensor cores, `..._tf32f32_...` and

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "analysis/gemm_dtype.h"
 
 #include <gtest/gtest.h>

@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <numeric>
 #include <set>
+#include <string_view>
 
 #include "base/regex.h"
+#include "base/saturating.h"
 
 namespace cpprof::analysis {
 
@@ -100,38 +103,113 @@ RankAssignment AssignRanks(const std::vector<model::GpuProcess>& processes,
   return Assign(processes, nccl);
 }
 
+namespace {
+
+// The launcher's identity of the run an export belongs to: variables every rank of one run shares.
+constexpr const char* kRunIdentityVars[] = {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "MASTER_ADDR", "MASTER_PORT",
+                                            "WORLD_SIZE"};
+
+const std::string* EnvValue(const model::CaptureInfo& c, std::string_view name) {
+  for (const auto& [k, v] : c.env) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+Status NotOneRun(const std::string& a, const std::string& b, const std::string& why) {
+  return Status(ExitCode::kUsage, fmt::format("'{}' and '{}' are not from one run: {}. Give the exports of one run, "
+                                              "or --force",
+                                              a, b, why));
+}
+
+// Why captures `a` and `b` are not of one run ("" when they may be): another command, starts far
+// apart, capture times that do not overlap, another launcher identity.
+std::string OtherRun(const model::CaptureInfo& a, const model::CaptureInfo& b) {
+  if (a.recorded && b.recorded && RunCommand(a) != RunCommand(b)) {
+    return fmt::format("they profiled different commands ('{}' and '{}'; rank and node-rank flags aside)",
+                       RunCommand(a), RunCommand(b));
+  }
+  if (a.utc_start_ns > 0 && b.utc_start_ns > 0) {
+    const int64_t apart = std::abs(SatSum(b.utc_start_ns, -a.utc_start_ns));
+    if (apart > kMaxRunStartSpreadNs) {
+      return fmt::format("their captures started {:.0f} s apart (more than {} s)", static_cast<double>(apart) / 1e9,
+                         kMaxRunStartSpreadNs / 1'000'000'000);
+    }
+    // Each capture's span, with a second's slack for the hosts' clocks.
+    if (a.run_duration_ms > 0 && b.run_duration_ms > 0) {
+      constexpr int64_t kMaxMs = 1'000'000'000'000;  // 31 years: the product below fits
+      const int64_t a_end = SatSum(a.utc_start_ns, std::min(a.run_duration_ms, kMaxMs) * 1'000'000 + 1'000'000'000);
+      const int64_t b_end = SatSum(b.utc_start_ns, std::min(b.run_duration_ms, kMaxMs) * 1'000'000 + 1'000'000'000);
+      if (a_end < b.utc_start_ns || b_end < a.utc_start_ns) {
+        return fmt::format(
+            "their captures do not overlap in time (one ran {:.1f} s, the other {:.1f} s, and they "
+            "started {:.1f} s apart)",
+            a.run_duration_ms / 1e3, b.run_duration_ms / 1e3, static_cast<double>(apart) / 1e9);
+      }
+    }
+  }
+  for (const char* var : kRunIdentityVars) {
+    const std::string *va = EnvValue(a, var), *vb = EnvValue(b, var);
+    if (va && vb && *va != *vb) {
+      return fmt::format("the launcher's {} differs ({} and {})", var, *va, *vb);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 Status CheckSameRun(const std::vector<const model::CaptureInfo*>& captures, const std::vector<std::string>& names,
                     bool force) {
   if (force || captures.size() < 2) return OkStatus();
-  const model::CaptureInfo& first = *captures[0];
-  const std::string command = RunCommand(first);
   for (size_t e = 1; e < captures.size(); ++e) {
-    const model::CaptureInfo& c = *captures[e];
-    if (first.recorded && c.recorded && RunCommand(c) != command) {
-      return Status(ExitCode::kUsage,
-                    fmt::format("'{}' and '{}' are not from one run: they profiled different commands ('{}' and "
-                                "'{}'; rank and node-rank flags aside). Give the exports of one run, or --force",
-                                names[0], names[e], command, RunCommand(c)));
+    if (std::string why = OtherRun(*captures[0], *captures[e]); !why.empty()) {
+      return NotOneRun(names[0], names[e], why);
     }
-    if (first.utc_start_ns > 0 && c.utc_start_ns > 0) {
-      int64_t apart = std::abs(c.utc_start_ns - first.utc_start_ns);
-      if (apart > kMaxRunStartSpreadNs) {
-        return Status(
-            ExitCode::kUsage,
-            fmt::format("'{}' and '{}' are not from one run: their captures started {:.0f} s apart (more "
-                        "than {} s). Give the exports of one run, or --force",
-                        names[0], names[e], static_cast<double>(apart) / 1e9, kMaxRunStartSpreadNs / 1'000'000'000));
-      }
+  }
+  std::map<std::string, size_t> by_content;  // content id -> the first export with it
+  for (size_t e = 0; e < captures.size(); ++e) {
+    if (captures[e]->content_id.empty()) continue;
+    auto [at, added] = by_content.emplace(captures[e]->content_id, e);
+    if (!added) {
+      return Status(ExitCode::kUsage,
+                    fmt::format("'{}' and '{}' are the same capture (the same content under two names): give each "
+                                "export of the run once, or --force",
+                                names[at->second], names[e]));
     }
   }
   return OkStatus();
 }
 
+namespace {
+
+// The launcher's WORLD_SIZE, the same in every export, above the ranks found: an export missing.
+void AddMissingRankNote(const std::vector<const model::CaptureInfo*>& captures, RankAssignment& ranks) {
+  int64_t world = -1;
+  for (const model::CaptureInfo* c : captures) {
+    const int64_t w = c->EnvInt("WORLD_SIZE");
+    if (w < 0 || (world >= 0 && w != world)) return;
+    world = w;
+  }
+  if (world > ranks.world_size) {
+    ranks.notes.push_back(
+        fmt::format("the launcher's WORLD_SIZE is {}, but the exports hold {} rank{}: the exports "
+                    "of {} rank{} are missing, and the readout covers the ranks given",
+                    world, ranks.world_size, ranks.world_size == 1 ? "" : "s", world - ranks.world_size,
+                    world - ranks.world_size == 1 ? "" : "s"));
+  }
+}
+
+}  // namespace
+
 RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& procs, const std::map<int64_t, NcclRankInfo>& nccl,
                               const std::vector<size_t>& export_of_process,
                               const std::vector<const model::CaptureInfo*>& captures) {
   RankAssignment ranks = AssignRanks(procs, nccl);
-  if (captures.size() < 2 || ranks.method.rfind("NCCL", 0) == 0) return ranks;
+  if (captures.size() < 2 || ranks.method.rfind("NCCL", 0) == 0) {
+    AddMissingRankNote(captures, ranks);
+    return ranks;
+  }
   // RANK (torchrun, one nsys per rank) on exports of one GPU process each.
   std::vector<int64_t> env_rank(procs.size(), -1), node(procs.size(), -1);
   std::map<size_t, int> procs_in_export;
@@ -171,6 +249,7 @@ RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& procs, const
   ranks.process_of_rank = order;
   ranks.world_size = static_cast<int>(procs.size());
   ranks.notes.clear();
+  AddMissingRankNote(captures, ranks);
   return ranks;
 }
 

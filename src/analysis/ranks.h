@@ -43,7 +43,10 @@ RankAssignment AssignRunRanks(const std::vector<model::GpuProcess>& processes,
 inline constexpr int64_t kMaxRunStartSpreadNs = 600'000'000'000;  // 10 minutes
 
 // Exports not from one run are refused (kUsage, unless `force`): another command (rank flags
-// aside), or session starts more than kMaxRunStartSpreadNs apart. `names[i]` names captures[i].
+// aside), session starts more than kMaxRunStartSpreadNs apart, captures that do not overlap in
+// time (RUN_DURATION_MS), another launcher identity (TORCHELASTIC_RUN_ID, SLURM_JOB_ID,
+// MASTER_ADDR, MASTER_PORT, WORLD_SIZE), or one capture given twice (the same content_id under
+// two names). `names[i]` names captures[i].
 Status CheckSameRun(const std::vector<const model::CaptureInfo*>& captures, const std::vector<std::string>& names,
                     bool force);
 

@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 #include "analysis/size_inference.h"
 
 #include <fmt/format.h>

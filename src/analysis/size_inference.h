@@ -1,3 +1,5 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
 // The model's sizes found in the capture itself (docs/cost-model.md, "Where the sizes come from"):
 // the input shapes PyTorch's op ranges carry under each module (`--pytorch autograd-shapes-nvtx`),
 // the workload's command line nsys records, and the ranks. Each size found says where it came

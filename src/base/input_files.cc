@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <utility>
 
@@ -131,6 +133,28 @@ StatusOr<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& 
     }
   }
   return out;
+}
+
+std::string ContentFingerprint(const std::string& path) {
+  constexpr size_t kPart = size_t{1} << 20;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  const auto size = static_cast<size_t>(st.st_size);
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  std::string buf(std::min(size, kPart), '\0');
+  auto mix = [&](size_t offset) {
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    for (size_t i = 0; i < static_cast<size_t>(in.gcount()); ++i) {
+      hash = (hash ^ static_cast<unsigned char>(buf[i])) * 0x100000001b3ULL;
+    }
+    in.clear();
+  };
+  mix(0);
+  if (size > kPart) mix(size - buf.size());
+  return fmt::format("{}:{:016x}", size, hash);
 }
 
 }  // namespace cpprof

@@ -27,6 +27,11 @@ StatusOr<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& 
 // and "node1/inference/rep.sqlite", "a/x.sqlite" vs "b/x.sqlite" -> "a/x.sqlite", "b/x.sqlite").
 std::vector<std::string> DistinctNames(const std::vector<std::string>& paths);
 
+// What tells one file's content from another's without reading it all: its size and a 64-bit
+// hash (FNV-1a) of its first and last MiB, as hex. A copy under another name has the same; ""
+// when the file cannot be read (a FIFO or other non-regular file is not opened).
+std::string ContentFingerprint(const std::string& path);
+
 // a < b with digit runs compared as numbers: "rep.2" < "rep.10".
 bool NaturalLess(std::string_view a, std::string_view b);
 

@@ -17,4 +17,10 @@ inline void SatAdd(int64_t& acc, int64_t v) {
   }
 }
 
+// a + b, saturated as SatAdd.
+inline int64_t SatSum(int64_t a, int64_t b) {
+  SatAdd(a, b);
+  return a;
+}
+
 }  // namespace cpprof

@@ -40,7 +40,9 @@ class DiffCommand : public Command {
                    "a quoted glob ('base/rep.*.sqlite')")
         ->required();
     app.add_option("b", b_, "The later export (or directory, or quoted glob), compared against A")->required();
-    app.add_flag("--force", force_, "Read a side's exports as one run even when their commands or start times differ");
+    app.add_flag("--force", force_,
+                 "Read a side's exports as one run even when they look like separate runs (commands, start times, "
+                 "capture spans or launcher ids differ) or one capture given twice");
     app.add_flag("--sanity", sanity_,
                  "Only answer: is the GPU work the same (kernel names and counts per rank, peak memory within "
                  "--mem-tolerance)? Says which check failed. Exit 0 when it is, 3 when it is not");

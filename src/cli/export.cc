@@ -36,8 +36,9 @@ class ExportCommand : public Command {
     app.add_option("-o,--output", output_,
                    "Output file ('-' or none: stdout); written whole or not at all, never onto the export");
     app.add_flag("--force", force_,
-                 "Replace the -o file when it exists; read several exports as one run even when their commands or "
-                 "start times differ");
+                 "Replace the -o file when it exists; read several exports as one run even when they look like "
+                 "separate runs (commands, start times, capture spans or launcher ids differ) or one capture given "
+                 "twice");
     app.add_option("--ranks", options_.ranks, "Keep only these ranks (comma-separated)")->delimiter(',');
     app.add_option(
         "--start-ns", start_ns_,

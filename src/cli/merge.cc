@@ -33,7 +33,9 @@ class MergeCommand : public Command {
     app.add_option("-o,--output", output_,
                    "Write the readout to this file instead of stdout; written whole or not at all");
     app.add_flag("--force", force_,
-                 "Replace the -o file when it exists; merge partials whose commands, start times or options differ");
+                 "Replace the -o file when it exists; merge partials that look like separate runs (commands, start "
+                 "times, capture spans or launcher ids differ), of one capture given twice, or made with other "
+                 "options");
     DeclareWide(app, wide_);
     app.add_option("--depth", render_.module_depth, "Module rows shown down to this depth (text, md)")
         ->check(CLI::Range(0, 64))

@@ -37,8 +37,9 @@ class ReportCommand : public Command {
                    "Write the output to this file instead of stdout ('-': stdout); written whole or not at all, "
                    "never onto the export");
     app.add_flag("--force", force_,
-                 "Replace the -o file when it exists; read several exports as one run even when their commands or "
-                 "start times say they are not");
+                 "Replace the -o file when it exists; read several exports as one run even when they look like "
+                 "separate runs (commands, start times, capture spans or launcher ids differ) or one capture given "
+                 "twice");
     app.add_option("--timeline-bins", options_.timeline_bins,
                    "html: at most this many bins per timeline lane and rank (ops are merged beyond it)")
         ->check(CLI::Range(100, 1000000))

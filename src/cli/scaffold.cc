@@ -8,17 +8,25 @@
 // the contract or a checkpoint's real entry point, warm-up and timed iterations marked for the
 // probe and the readout, torch.no_grad(). Pure text: nothing is imported or run here.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <re2/re2.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "base/atomic_file.h"
 #include "cli/command.h"
 #include "doctor/functions_trace.h"
 #include "runner/environment.h"
 #include "runner/helpers.h"
+#include "runner/process_runner.h"
 
 namespace cpprof::cli {
 
@@ -58,13 +66,16 @@ except ImportError:  # run outside `cpprof profile`: the copy shipped with the c
 
 from @MODEL_MODULE@ import @MODEL_CLASS@
 @CP_IMPORT@
+SELF_MODULE = @SELF_MODULE_STR@  # this module, as `python -m` runs it
+MODEL_NAME = @MODEL_NAME_STR@
+TRACE_JSON = @TRACE_JSON_STR@  # where the trace-json command writes
 CONTRACT = @CONTRACT@  # the input contract (docs/workload-kit.md); None: make_inputs below
 CHECKPOINT = @CHECKPOINT@  # weights to load; None: Glorot-uniform x --gain
 COUNTS = @COUNTS@  # control-flow counts: rank 0's values are broadcast to every rank
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m @SELF_MODULE@", allow_abbrev=False)
+    p = argparse.ArgumentParser(prog="python -m " + SELF_MODULE, allow_abbrev=False)
     p.add_argument("--n-token", type=int, default=@N_TOKEN@)
     p.add_argument("--iters", type=int, default=@ITERS@, help="timed iterations")
     p.add_argument("--warmup", type=int, default=@WARMUP@, help="warm-up iterations before them")
@@ -126,7 +137,7 @@ def trace_json_command(model):
             if f not in seen:
                 seen.append(f)
     args = " ".join(f"--function {f}" for f in seen)
-    return f"cpprof trace-json {args} --entry-module @SELF_MODULE@ -o @TRACE_JSON@"
+    return f"cpprof trace-json {args} --entry-module {SELF_MODULE} -o {TRACE_JSON}"
 
 
 def main(argv=None):
@@ -141,7 +152,7 @@ def main(argv=None):
     model, how = build_model(args, device)
     inputs = make_inputs(args, device)
     if rank == 0:
-        print("cpprof-workload: " + json.dumps(dict(model="@MODEL_MODULE@:@MODEL_CLASS@", weights=how,
+        print("cpprof-workload: " + json.dumps(dict(model=MODEL_NAME, weights=how,
                                                     n_token=args.n_token, counts=counts, device=str(device),
                                                     world=dist.get_world_size() if distributed else 1)),
               flush=True)
@@ -169,10 +180,61 @@ void ReplaceAll(std::string& s, const std::string& from, const std::string& to) 
   }
 }
 
-// A Python string literal (JSON's escaping is Python's for these characters).
-std::string PyStr(const std::string& s) { return nlohmann::json(s).dump(); }
+// The one quoting function for text written into the module: a Python string literal in ASCII
+// (\\, \", control characters as \xNN, the rest of Unicode as \uNNNN or \UNNNNNNNN), so that no
+// name or path can end the literal or the line; nullopt for text that is not UTF-8 (refused).
+std::optional<std::string> PyStr(const std::string& s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return std::nullopt;
+    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (int k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b >> 6) != 2) return std::nullopt;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;  // overlong, surrogate
+    if (cp == '\\' || cp == '"') {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp >= 0x20 && cp < 0x7F) {
+      out += static_cast<char>(cp);
+    } else {
+      out += cp < 0x100     ? fmt::format("\\x{:02x}", cp)
+             : cp < 0x10000 ? fmt::format("\\u{:04x}", cp)
+                            : fmt::format("\\U{:08x}", cp);
+    }
+    i += len;
+  }
+  return out + "\"";
+}
 
-bool IsIdentifier(const std::string& s) { return doctor::IsDottedName(s) && s.find('.') == std::string::npos; }
+// Python's keywords: not a module, class, method or count name.
+bool IsKeyword(const std::string& s) {
+  static const std::set<std::string> kKeywords = {
+      "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+      "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+      "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
+  return kKeywords.count(s) > 0;
+}
+
+bool IsIdentifier(const std::string& s) {
+  return doctor::IsDottedName(s) && s.find('.') == std::string::npos && !IsKeyword(s);
+}
+
+// identifier(.identifier)*, no part a keyword.
+bool IsModuleName(const std::string& s) {
+  if (!doctor::IsDottedName(s)) return false;
+  for (size_t start = 0, end; start <= s.size(); start = end + 1) {
+    end = std::min(s.find('.', start), s.size());
+    if (IsKeyword(s.substr(start, end - start))) return false;
+  }
+  return true;
+}
 
 // "pkg.mod:Name" or "pkg.mod.Name" -> {"pkg.mod", "Name"}.
 StatusOr<std::pair<std::string, std::string>> SplitTarget(const std::string& flag, const std::string& value,
@@ -183,7 +245,7 @@ StatusOr<std::pair<std::string, std::string>> SplitTarget(const std::string& fla
   } else if (size_t dot = value.rfind('.'); dot != std::string::npos) {
     module = value.substr(0, dot), name = value.substr(dot + 1);
   }
-  if (!doctor::IsDottedName(module) || !IsIdentifier(name)) {
+  if (!IsModuleName(module) || !IsIdentifier(name)) {
     return Error(
         ExitCode::kUsage,
         fmt::format("{} '{}': give the import path of the module and the name in it, e.g. {}", flag, value, example));
@@ -229,7 +291,7 @@ std::string ModuleNameOf(const std::string& out) {
   s.resize(s.size() - 3);
   if (fs::path(s).filename() == "__init__") s = fs::path(s).parent_path().string();
   std::replace(s.begin(), s.end(), '/', '.');
-  return doctor::IsDottedName(s) ? s : "";
+  return IsModuleName(s) ? s : "";
 }
 
 class ScaffoldCommand : public Command {
@@ -278,7 +340,9 @@ class ScaffoldCommand : public Command {
 
     std::string kit = runner::FindWorkloadKitRoot(runner::Environment::FromProcess()).value_or("");
     std::string names = CountNames(counts);
-    CPPROF_RETURN_IF_ERROR(WriteFileAtomically(output_, Render(model, wrapper, counts, self, kit), write));
+    CPPROF_ASSIGN_OR_RETURN(std::string text, Render(model, wrapper, counts, self, kit));
+    CPPROF_RETURN_IF_ERROR(CheckParses(text));
+    CPPROF_RETURN_IF_ERROR(WriteFileAtomically(output_, text, write));
     ctx.err << fmt::format(
         "cpprof: scaffold: wrote {} for {}:{} (entry {}, {}{}{})\n"
         "  try it:   torchrun --standalone --nproc_per_node=2 -m {} --n-token {}\n"
@@ -304,8 +368,16 @@ class ScaffoldCommand : public Command {
                    "no inputs: give --contract FILE (synthetic inputs from the model's input contract, "
                    "docs/workload-kit.md) or --checkpoint DIR (real weights; edit make_inputs for the entry point)");
     }
+    if (!contract_.empty() && runner::Environment::IsDir(contract_)) {
+      return Error(ExitCode::kUsage, fmt::format("--contract '{}' is a folder: give the contract's JSON file "
+                                                 "(docs/workload-kit.md)",
+                                                 contract_));
+    }
     if (!contract_.empty() && !runner::Environment::IsFile(contract_)) {
       return Error(ExitCode::kBadInput, fmt::format("--contract '{}': no such file", contract_));
+    }
+    if (!std::isfinite(gain_)) {
+      return Error(ExitCode::kUsage, fmt::format("--gain {}: give a finite positive number, e.g. --gain 0.1", gain_));
     }
     if (!checkpoint_.empty() && !fs::exists(checkpoint_)) {
       return Error(ExitCode::kBadInput, fmt::format("--checkpoint '{}': no such file or folder", checkpoint_));
@@ -321,9 +393,21 @@ class ScaffoldCommand : public Command {
       size_t eq = c.find('=');
       std::string name = c.substr(0, eq);
       char* end = nullptr;
-      long v = eq == std::string::npos ? 0 : std::strtol(c.c_str() + eq + 1, &end, 10);
+      errno = 0;
+      long long v = eq == std::string::npos ? 0 : std::strtoll(c.c_str() + eq + 1, &end, 10);
       if (eq == std::string::npos || !IsIdentifier(name) || end == c.c_str() + eq + 1 || *end != '\0') {
         return Error(ExitCode::kUsage, fmt::format("--count '{}': write NAME=N, e.g. recycles=3", c));
+      }
+      // A count is an int64 tensor's value when rank 0 broadcasts it.
+      if (errno == ERANGE || v < -kMaxCount || v > kMaxCount) {
+        return Error(
+            ExitCode::kUsage,
+            fmt::format("--count '{}': the count is past +-{} (a control-flow count, e.g. recycles=3)", c, kMaxCount));
+      }
+      if (kOwnFlags.count(name)) {
+        return Error(ExitCode::kUsage,
+                     fmt::format("--count {}: the module has a flag --{} of its own; name the count otherwise", name,
+                                 ToFlag(name)));
       }
       if (!count_names.insert(name).second) {
         return Error(ExitCode::kUsage, fmt::format("--count {} given twice", name));
@@ -331,6 +415,15 @@ class ScaffoldCommand : public Command {
       counts[name] = v;
     }
     return counts;
+  }
+
+  // The module's own flags (parse_args), by dest: a count may not take one.
+  inline static const std::set<std::string> kOwnFlags = {"n_token",  "iters",      "warmup",     "seed", "gain",
+                                                         "contract", "checkpoint", "pg_timeout", "help", "h"};
+  static constexpr long long kMaxCount = int64_t{1} << 53;
+  static std::string ToFlag(std::string name) {
+    std::replace(name.begin(), name.end(), '_', '-');
+    return name;
   }
 
   static std::string CountNames(const nlohmann::ordered_json& counts) {
@@ -364,14 +457,70 @@ class ScaffoldCommand : public Command {
                                                  "write the profile module to a file of its own",
                                                  output_, self));
     }
-    return self.empty() ? fs::path(output_).stem().string() : self;
+    if (self.empty()) self = fs::path(output_).stem().string();
+    if (fs::path(output_).extension() != ".py" || !IsModuleName(self)) {
+      return Error(ExitCode::kUsage,
+                   fmt::format("-o {}: the module's file name must be a Python module name (letters, digits and _, "
+                               "not a keyword) ending in .py, as 'python -m' runs it, e.g. -o profile_model.py",
+                               output_));
+    }
+    return self;
   }
 
-  // The module's text: kTemplate with its @PLACEHOLDERS@ filled.
-  std::string Render(const std::pair<std::string, std::string>& model,
-                     const std::pair<std::string, std::string>& wrapper, const nlohmann::ordered_json& counts,
-                     const std::string& self, const std::string& kit) const {
+  // The written text parses as Python: python3's own parser when there is one, else the checks
+  // that no placeholder is left and the template's docstrings are the only triple-quoted strings.
+  static constexpr size_t kTemplateTripleQuotes = 6;
+  static Status CheckParses(const std::string& text) {
+    auto bug = [](const std::string& why) {
+      return Error(ExitCode::kError,
+                   fmt::format("scaffold: the module it would write does not parse ({}); nothing was written. This "
+                               "is a bug in cpprof: please report it with the command line",
+                               why));
+    };
+    static const RE2 kPlaceholder("@[A-Z_]+@");
+    if (RE2::PartialMatch(text, kPlaceholder)) return bug("a placeholder is left");
+    size_t quotes = 0;
+    for (size_t at = text.find("\"\"\""); at != std::string::npos; at = text.find("\"\"\"", at + 3)) ++quotes;
+    if (quotes != kTemplateTripleQuotes) return bug(fmt::format("{} triple quotes", quotes));
+    std::optional<std::string> python = runner::Environment::FromProcess().FindOnPath("python3");
+    if (!python) return OkStatus();
+    runner::RunOptions o;
+    o.stdin_data = text;
+    o.timeout_s = 60;
+    runner::RealProcessRunner runner;
+    StatusOr<runner::ProcessResult> r =
+        runner.Run({*python, "-I", "-c", "import ast, sys; ast.parse(sys.stdin.buffer.read())"}, o);
+    if (r.ok() && !r->ok() && !r->timed_out) {
+      std::string err = r->err;
+      while (!err.empty() && err.back() == '\n') err.pop_back();
+      return bug("python3: " + err.substr(err.rfind('\n') + 1));
+    }
+    return OkStatus();
+  }
+
+  // The module's text: kTemplate with its @PLACEHOLDERS@ filled. Names are checked identifiers;
+  // paths and other text go in as PyStr literals (text that is not UTF-8 is refused).
+  StatusOr<std::string> Render(const std::pair<std::string, std::string>& model,
+                               const std::pair<std::string, std::string>& wrapper, const nlohmann::ordered_json& counts,
+                               const std::string& self, const std::string& kit) const {
     std::string text = kTemplate;
+    std::map<std::string, std::string> literals;
+    for (const auto& [key, flag, value] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"@KIT_ROOT@", "cpprof_workload's folder", kit},
+             {"@CONTRACT@", "--contract", contract_.empty() ? "" : Absolute(contract_)},
+             {"@CHECKPOINT@", "--checkpoint", checkpoint_.empty() ? "" : Absolute(checkpoint_)},
+             {"@MODEL_TOP@", "--model", model.first.substr(0, model.first.find('.'))},
+             {"@SELF_MODULE_STR@", "-o", self},
+             {"@MODEL_NAME_STR@", "--model", model.first + ":" + model.second},
+             {"@TRACE_JSON_STR@", "-o", fs::path(output_).stem().string() + ".trace.json"}}) {
+      std::optional<std::string> lit = PyStr(value);
+      if (!lit) {
+        return Error(ExitCode::kUsage, fmt::format("{} names a path that is not UTF-8: rename it, or give the "
+                                                   "path through a link whose name is",
+                                                   flag));
+      }
+      literals[key] = value.empty() && (key == "@CONTRACT@" || key == "@CHECKPOINT@") ? "None" : *lit;
+    }
     std::string target = Entry() == "forward" ? "model" : "model." + Entry();
     // Without a contract the inputs are a sequence (make_inputs), passed as one argument.
     std::string args = call_ == "kwargs" && !contract_.empty() ? "**inputs" : "inputs";
@@ -384,21 +533,18 @@ class ScaffoldCommand : public Command {
                wrapper.first.empty() ? "model  # no --cp-wrapper: edit to wrap the model for CP"
                                      : fmt::format("{}(model)", wrapper.second));
     ReplaceAll(text, "@ENTRY_CALL@", entry_call);
-    ReplaceAll(text, "@KIT_ROOT@", PyStr(kit));
-    ReplaceAll(text, "@CONTRACT@", contract_.empty() ? "None" : PyStr(Absolute(contract_)));
-    ReplaceAll(text, "@CHECKPOINT@", checkpoint_.empty() ? "None" : PyStr(Absolute(checkpoint_)));
     ReplaceAll(text, "@COUNTS@", counts.dump());
     ReplaceAll(text, "@COUNT_NAMES@", names.empty() ? "none given" : names);
-    ReplaceAll(text, "@MODEL_TOP@", PyStr(model.first.substr(0, model.first.find('.'))));
     ReplaceAll(text, "@MODEL_MODULE@", model.first);
     ReplaceAll(text, "@MODEL_CLASS@", model.second);
     ReplaceAll(text, "@SELF_MODULE@", self);
-    ReplaceAll(text, "@TRACE_JSON@", fs::path(output_).stem().string() + ".trace.json");
     ReplaceAll(text, "@N_TOKEN@", std::to_string(n_token_));
     ReplaceAll(text, "@ITERS@", std::to_string(iters_));
     ReplaceAll(text, "@WARMUP@", std::to_string(warmup_));
     ReplaceAll(text, "@SEED@", std::to_string(seed_));
     ReplaceAll(text, "@GAIN@", fmt::format("{}", gain_));
+    // Last: a path may hold text that looks like a placeholder.
+    for (const auto& [key, lit] : literals) ReplaceAll(text, key, lit);
     return text;
   }
 

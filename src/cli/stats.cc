@@ -206,12 +206,13 @@ class StatsCommand : public Command {
                    "'cpprof doctor' finds, as 'nsys stats' does); several (files, a directory, a quoted glob): "
                    "each export's reports in turn, as 'nsys stats' does with several inputs (or one table per "
                    "report over all of them with --merge)");
-    app.add_flag("--merge", merge_,
-                 "Several exports (one per rank or node of a run): one table per report over all of them, the table "
-                 "'nsys stats' would print for one export holding all their rows (groups matched by name; "
-                 "nvtx_gpu_proj_sum projects each range onto its own export's GPU work). Exports not from one run "
-                 "(another command, or started more than 10 minutes apart) are refused, as 'report' refuses them, "
-                 "unless --force. Without it, as nsys: each export's tables in turn");
+    app.add_flag(
+        "--merge", merge_,
+        "Several exports (one per rank or node of a run): one table per report over all of them, the table "
+        "'nsys stats' would print for one export holding all their rows (groups matched by name; "
+        "nvtx_gpu_proj_sum projects each range onto its own export's GPU work). Exports not from one run "
+        "(another command or launcher, captures that do not overlap, or one capture given twice) are "
+        "refused, as 'report' refuses them, unless --force. Without it, as nsys: each export's tables in turn");
     app.add_option("-r,--report", reports_,
                    "Report to print (repeatable, or comma-separated); none: nsys's default set as far as cpprof "
                    "implements it, in nsys's order (" +

@@ -116,6 +116,9 @@ struct CaptureInfo {
   // several exports of one run on one clock. 0 / "" when not recorded.
   int64_t utc_start_ns = 0;
   std::string host;
+  // The export's content, fingerprinted (base::ContentFingerprint: its size and a hash of its
+  // first and last MiB): a copy of one export under another name has the same. "" unknown.
+  std::string content_id;
 
   // The options as nsys flags, reconstructed from the recorded values (not what was typed):
   // "--trace cuda,nvtx,osrt --cuda-memory-usage true --cudabacktrace all ...".

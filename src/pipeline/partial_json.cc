@@ -4,8 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 namespace cpprof::model {
 using Json = nlohmann::json;
@@ -43,7 +46,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaptureInfo, recorded, traced, g
                                                 osrt_backtrace_threshold_ns, functions_trace_path, functions_trace,
                                                 functions_trace_error, pytorch_autograd, gpu_names, injections,
                                                 cuda_graph_trace_mode, command, arguments, working_dir, env,
-                                                run_duration_ms, utc_start_ns, host, reconstructed_flags, messages)
+                                                run_duration_ms, utc_start_ns, host, content_id, reconstructed_flags,
+                                                messages)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NcclRankInfo, rank, nranks, cuda_device)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuProcess, global_pid, pid, name, ops_per_device)
 }  // namespace cpprof::model
@@ -133,6 +137,7 @@ class Unpacker {
     return false;
   }
   bool ok() const { return ok_ && pos_ == bytes_.size(); }
+  size_t size() const { return bytes_.size(); }
 
  private:
   std::string bytes_;
@@ -180,7 +185,83 @@ Json SweepJson(const analysis::RankModuleTimes& s) {
   return j;
 }
 
-bool ReadSweep(const Json& j, analysis::RankModuleTimes& s) {
+// Times in a partial: within what an export's reader keeps (nsys::kMaxTimestampNs), so that one
+// difference or one clock shift fits int64; sums of many are saturated where they are formed.
+constexpr int64_t kMaxPartialNumber = int64_t{1} << 62;
+
+// A damaged packed array (in ReadSweep), said as the JSON library's errors are.
+struct DamagedPartial : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// acc + d, refused past kMaxPartialNumber either way.
+int64_t AddChecked(int64_t acc, int64_t d, const std::string& field) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(acc, d, &sum) || sum > kMaxPartialNumber || sum < -kMaxPartialNumber) {
+    throw DamagedPartial(fmt::format("field '{}' holds a time past +-2^62 ns", field));
+  }
+  return sum;
+}
+
+// The count a packed array says it holds, checked against its bytes (each item takes at least
+// `values` varints of one byte) before anything is reserved.
+size_t PackedCount(const Json& j, size_t packed_bytes, int values, const std::string& field) {
+  const Json& count = j.at("count");
+  if (!count.is_number_unsigned() || count.get<uint64_t>() > packed_bytes / values) {
+    throw DamagedPartial(fmt::format("field '{}.count' is {}, more than its packed bytes hold", field, count.dump()));
+  }
+  return count.get<size_t>();
+}
+
+// A class's key in comm_ops: "0" .. kNumOpClasses - 1.
+int CommClass(const std::string& key) {
+  if (key.size() > 2 || key.empty() ||
+      !std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      std::stoi(key) >= model::kNumOpClasses) {
+    throw DamagedPartial(
+        fmt::format("field 'comm_ops' has key '{}', not an op class (0..{})", key, model::kNumOpClasses - 1));
+  }
+  return std::stoi(key);
+}
+
+void ReadCommOps(const Json& comm, analysis::RankModuleTimes& s) {
+  for (const auto& [key, v] : comm.items()) {
+    const int c = CommClass(key);
+    const std::string field = "comm_ops." + key;
+    Unpacker u(v.at("packed").get<std::string>());
+    const size_t n = PackedCount(v, u.size(), 3, field);
+    auto& ops = s.comm_ops[c];
+    ops.reserve(n);
+    int64_t prev = 0, d = 0, len = 0, node = 0;
+    while (u.Next(d)) {
+      if (!u.Next(len) || !u.Next(node) || node < 0 || node > UINT16_MAX || len < 0 || ops.size() >= n) {
+        throw DamagedPartial(fmt::format("field '{}.packed' is damaged", field));
+      }
+      prev = AddChecked(prev, d, field);
+      ops.push_back({prev, AddChecked(prev, len, field), static_cast<uint16_t>(node)});
+    }
+    if (!u.ok() || ops.size() != n) throw DamagedPartial(fmt::format("field '{}.packed' is damaged", field));
+  }
+}
+
+// [class, start, end, node, inside] per op the window's edges cut or left near.
+void ReadEdgeCommOps(const Json& edge, analysis::RankModuleTimes& s) {
+  for (const auto& e : edge) {
+    if (!e.is_array() || e.size() != 5 || !e.at(0).is_number_integer() || !e.at(3).is_number_integer()) {
+      throw DamagedPartial("field 'edge_comm_ops' holds an item that is not [class, start, end, node, inside]");
+    }
+    const int64_t c = e.at(0).get<int64_t>(), node = e.at(3).get<int64_t>();
+    if (c < 0 || c >= model::kNumOpClasses || node < 0 || node > UINT16_MAX) {
+      throw DamagedPartial(fmt::format("field 'edge_comm_ops' names class {} or node {}, past their tables", c, node));
+    }
+    s.edge_comm_ops.push_back({{e.at(1).get<int64_t>(), e.at(2).get<int64_t>()},
+                               static_cast<model::OpClass>(c),
+                               static_cast<uint16_t>(node),
+                               e.at(4).get<bool>()});
+  }
+}
+
+void ReadSweep(const Json& j, analysis::RankModuleTimes& s) {
   j.at("nodes").get_to(s.nodes);
   j.at("phase_busy_ns").get_to(s.phase_busy_ns);
   s.has_backward = j.at("has_backward");
@@ -189,50 +270,27 @@ bool ReadSweep(const Json& j, analysis::RankModuleTimes& s) {
   s.window_start = j.at("window_start");
   s.window_end = j.at("window_end");
   s.collect_comm_ops = true;
-  for (const auto& [key, v] : j.at("comm_ops").items()) {
-    int c = std::stoi(key);
-    if (c < 0 || c >= model::kNumOpClasses) return false;
-    Unpacker u(v.at("packed").get<std::string>());
-    const size_t n = v.at("count");
-    auto& ops = s.comm_ops[c];
-    ops.reserve(n);
-    int64_t prev = 0, d = 0, len = 0, node = 0;
-    while (u.Next(d)) {
-      if (!u.Next(len) || !u.Next(node) || node < 0 || node > UINT16_MAX) return false;
-      prev += d;
-      ops.push_back({prev, prev + len, static_cast<uint16_t>(node)});
-    }
-    if (!u.ok() || ops.size() != n) return false;
-  }
-  if (j.contains("edge_comm_ops")) {
-    for (const auto& e : j.at("edge_comm_ops")) {
-      const int c = e.at(0);
-      const int node = e.at(3);
-      if (c < 0 || c >= model::kNumOpClasses || node < 0 || node > UINT16_MAX) return false;
-      s.edge_comm_ops.push_back({{e.at(1).get<int64_t>(), e.at(2).get<int64_t>()},
-                                 static_cast<model::OpClass>(c),
-                                 static_cast<uint16_t>(node),
-                                 e.at(4).get<bool>()});
-    }
-  }
+  ReadCommOps(j.at("comm_ops"), s);
+  if (j.contains("edge_comm_ops")) ReadEdgeCommOps(j.at("edge_comm_ops"), s);
   const Json& h = j.at("hidden_segments");
   Unpacker u(h.at("packed").get<std::string>());
+  const size_t n = PackedCount(h, u.size(), 2, "hidden_segments");
+  s.hidden_segments.reserve(n);
   int64_t prev = 0, d = 0, len = 0;
   while (u.Next(d)) {
-    if (!u.Next(len)) return false;
-    prev += d;
-    s.hidden_segments.push_back({prev, prev + len});
-    prev += len;
+    // Sorted and apart: each segment starts at or after the previous one's end.
+    if (!u.Next(len) || d < 0 || len < 0 || s.hidden_segments.size() >= n) {
+      throw DamagedPartial("field 'hidden_segments.packed' is damaged");
+    }
+    prev = AddChecked(prev, d, "hidden_segments");
+    const int64_t end = AddChecked(prev, len, "hidden_segments");
+    s.hidden_segments.push_back({prev, end});
+    prev = end;
   }
-  return u.ok() && s.hidden_segments.size() == h.at("count").get<size_t>();
+  if (!u.ok() || s.hidden_segments.size() != n) throw DamagedPartial("field 'hidden_segments.packed' is damaged");
 }
 
 }  // namespace
-
-// A damaged packed array (in ReadSweep), said as the JSON library's errors are.
-struct DamagedPartial : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 void to_json(Json& j, const ProcessPartial& p) {
   j = {{"source", p.source},
@@ -253,7 +311,7 @@ void from_json(const Json& j, ProcessPartial& p) {
   j.at("process").get_to(p.process);
   j.at("nccl").get_to(p.nccl);
   j.at("summary").get_to(p.summary);
-  if (!ReadSweep(j.at("sweep"), p.sweep)) throw DamagedPartial("damaged communication ops");
+  ReadSweep(j.at("sweep"), p.sweep);
   j.at("excluded_ops").get_to(p.excluded_ops);
   j.at("warmup_ops").get_to(p.warmup_ops);
   j.at("warmup_ns").get_to(p.warmup_ns);
@@ -298,6 +356,142 @@ void WritePartialJson(const RunPartial& run, std::ostream& out) {
   out << j.dump() << '\n';
 }
 
+namespace {
+
+// Caps on what one partial may hold: past them it is not one cpprof wrote (a run's partial holds
+// one export's processes, its module tree and a few notes).
+constexpr size_t kMaxPartialArray = size_t{1} << 24;  // items in any array, besides the packed ones
+constexpr size_t kMaxPartialNotes = 10'000;
+constexpr int kMaxPartialNesting = 32;
+
+// Fields that hold ids, not times or counts: any int64 (a globalPid carries its hardware id in
+// its high bits).
+bool IsIdField(std::string_view key) {
+  return key == "global_pid" || key == "peak_global_tid" || key == "peak_correlation_id" || key == "pid";
+}
+
+// The first number out of range, array too long or nesting too deep in `j`, said with its field
+// ("processes[0].summary.busy_ns"); "" when there is none. Iterative: the depth is capped, not
+// the stack's.
+std::string FirstOutOfRange(const Json& root) {
+  struct Item {
+    const Json* j;
+    std::string path;
+    int depth;
+  };
+  std::vector<Item> todo{{&root, "", 0}};
+  while (!todo.empty()) {
+    Item it = std::move(todo.back());
+    todo.pop_back();
+    const Json& j = *it.j;
+    const std::string_view key = std::string_view(it.path).substr(it.path.find_last_of('.') + 1);
+    if (it.depth > kMaxPartialNesting) return fmt::format("field '{}' is nested deeper than a partial's", it.path);
+    if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t{INT64_MAX}) {
+      return fmt::format("field '{}' is {}, past a 64-bit integer", it.path, j.dump());
+    }
+    if (j.is_number_integer() && !IsIdField(key)) {
+      const int64_t v = j.get<int64_t>();
+      if (v > kMaxPartialNumber || v < -kMaxPartialNumber) {
+        return fmt::format("field '{}' is {}, past +-2^62", it.path, v);
+      }
+    }
+    if (j.is_array() && (j.size() > kMaxPartialArray || (key == "notes" && j.size() > kMaxPartialNotes))) {
+      return fmt::format("field '{}' holds {} items, more than a partial's {}", it.path, j.size(),
+                         key == "notes" ? kMaxPartialNotes : kMaxPartialArray);
+    }
+    // Children pushed last first: the first bad field in the document's order is the one named.
+    const size_t first_child = todo.size();
+    if (j.is_object()) {
+      for (const auto& [k, v] : j.items()) todo.push_back({&v, it.path.empty() ? k : it.path + "." + k, it.depth + 1});
+    } else if (j.is_array()) {
+      for (size_t i = 0; i < j.size(); ++i) todo.push_back({&j[i], fmt::format("{}[{}]", it.path, i), it.depth + 1});
+    }
+    std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(first_child), todo.end());
+  }
+  return "";
+}
+
+// The module tree: each node's parent an earlier node, depths and counts within the tree's.
+std::string BadNode(const RunPartial& run) {
+  if (run.nodes.size() > static_cast<size_t>(analysis::kMaxModuleNodes)) {
+    return fmt::format("field 'nodes' holds {} nodes, more than a module tree's {}", run.nodes.size(),
+                       analysis::kMaxModuleNodes);
+  }
+  for (size_t n = 0; n < run.nodes.size(); ++n) {
+    const auto& t = run.nodes[n];
+    if (t.parent < -1 || t.parent >= static_cast<int>(n)) {
+      return fmt::format("field 'nodes[{}].parent' is {}, not -1 or an earlier node (0..{})", n, t.parent,
+                         static_cast<int>(n) - 1);
+    }
+    if (t.depth < 0 || t.depth > analysis::kMaxModuleDepth + 1) {
+      return fmt::format("field 'nodes[{}].depth' is {}, not 0..{}", n, t.depth, analysis::kMaxModuleDepth + 1);
+    }
+  }
+  return "";
+}
+
+// A process's references: its export, its module table, its ops' nodes and classes.
+std::string BadProcess(const RunPartial& run, size_t i) {
+  const ProcessPartial& p = run.processes[i];
+  const size_t nodes = std::max<size_t>(run.nodes.size(), 1);
+  if (p.source >= run.sources.size()) {
+    return fmt::format("field 'processes[{}].source' is {}, not an export of the partial (0..{})", i, p.source,
+                       run.sources.size() - 1);
+  }
+  if (p.sweep.nodes.size() != nodes) {
+    return fmt::format("field 'processes[{}].sweep.nodes' holds {} nodes, not the module tree's {}", i,
+                       p.sweep.nodes.size(), nodes);
+  }
+  for (int c = 0; c < model::kNumOpClasses; ++c) {
+    for (const auto& op : p.sweep.comm_ops[c]) {
+      if (op.node >= nodes) {
+        return fmt::format("field 'processes[{}].sweep.comm_ops.{}' names node {}, past the module tree's {}", i, c,
+                           op.node, nodes);
+      }
+    }
+  }
+  for (const auto& e : p.sweep.edge_comm_ops) {
+    if (e.node >= nodes) {
+      return fmt::format("field 'processes[{}].sweep.edge_comm_ops' names node {}, past the module tree's {}", i,
+                         e.node, nodes);
+    }
+  }
+  for (size_t k = 0; k < p.summary.top_kernels.size(); ++k) {
+    if (static_cast<int>(p.summary.top_kernels[k].cls) >= model::kNumOpClasses) {
+      return fmt::format("field 'processes[{}].summary.top_kernels[{}].cls' is {}, not an op class (0..{})", i, k,
+                         static_cast<int>(p.summary.top_kernels[k].cls), model::kNumOpClasses - 1);
+    }
+  }
+  return "";
+}
+
+// What the merge and the readout index by or count on, checked once read.
+std::string FirstInconsistency(const RunPartial& run) {
+  if (run.sources.empty()) return "no export";
+  if (std::string bad = BadNode(run); !bad.empty()) return bad;
+  for (size_t i = 0; i < run.processes.size(); ++i) {
+    if (std::string bad = BadProcess(run, i); !bad.empty()) return bad;
+  }
+  for (size_t s = 0; s < run.sources.size(); ++s) {
+    for (size_t d = 0; d < run.sources[s].diagnostics.size(); ++d) {
+      const int severity = static_cast<int>(run.sources[s].diagnostics[d].severity);
+      if (severity < 0 || severity > static_cast<int>(model::Diagnostic::Severity::kError)) {
+        return fmt::format("field 'sources[{}].diagnostics[{}].severity' is {}, not 0..2", s, d, severity);
+      }
+    }
+  }
+  for (size_t s = 0; s < run.sources.size(); ++s) {
+    // Session starts are wall-clock times since 1970: the clocks' offsets are their differences.
+    if (run.sources[s].run_export.utc_start_ns < 0 || run.sources[s].capture.utc_start_ns < 0) {
+      return fmt::format("field 'sources[{}].run_export.utc_start_ns' or '.capture.utc_start_ns' is below 0", s);
+    }
+  }
+  if (run.world_size < 0) return fmt::format("field 'world_size' is {}, below 0", run.world_size);
+  return "";
+}
+
+}  // namespace
+
 StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name) {
   auto bad = [&](const std::string& why) {
     return Status(ExitCode::kBadInput,
@@ -307,16 +501,19 @@ StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name) 
   };
   Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad("not JSON");
-  if (!j.is_object() || j.value("schema", "") != kPartialSchema) {
-    const std::string schema = j.is_object() ? j.value("schema", "") : "";
+  const Json* schema_field = j.is_object() && j.contains("schema") ? &j["schema"] : nullptr;
+  const std::string schema = schema_field && schema_field->is_string() ? schema_field->get<std::string>() : "";
+  if (schema != kPartialSchema) {
     if (schema.rfind("cpprof.partial/", 0) == 0) {
       return Status(ExitCode::kBadInput,
                     fmt::format("'{}' is a partial of another cpprof ({}; this one reads {}): make it again with "
                                 "this cpprof's 'report --partial'",
                                 name, schema, kPartialSchema));
     }
-    return bad(fmt::format("schema is not {}", kPartialSchema));
+    return bad(schema_field ? fmt::format("field 'schema' is {}, not \"{}\"", schema_field->dump(), kPartialSchema)
+                            : fmt::format("schema is not {}", kPartialSchema));
   }
+  if (std::string why = FirstOutOfRange(j); !why.empty()) return bad(why);
   RunPartial run;
   try {
     j.get_to(run);
@@ -325,11 +522,8 @@ StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name) 
   } catch (const DamagedPartial& e) {
     return bad(e.what());
   }
-  if (run.sources.empty()) return bad("no export");
-  for (const auto& p : run.processes) {
-    if (p.source >= run.sources.size()) return bad("a process of no export");
-    if (p.sweep.nodes.size() != std::max<size_t>(run.nodes.size(), 1)) return bad("module table of another size");
-  }
+  j = Json();  // the document's memory back before the merge
+  if (std::string why = FirstInconsistency(run); !why.empty()) return bad(why);
   return run;
 }
 

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "analysis/clock_align.h"
 #include "analysis/ranks.h"
 #include "analysis/window.h"
 #include "base/input_files.h"
+#include "base/saturating.h"
 #include "model/global_id.h"
 #include "pipeline/run_reader.h"
 
@@ -23,28 +25,30 @@ using model::kPidBits;
 using model::RunPid;
 constexpr size_t kClockSampleOps = 4096;  // per process and collective kind
 
-// Shifts every time of a part onto the run's clock.
+// Shifts every time of a part onto the run's clock (saturated: a forced merge of partials whose
+// clocks are far apart keeps its times at the ends of int64, not wrapped).
 void Shift(RunPartial& part, int64_t offset) {
   if (offset == 0) return;
+  auto shift = [offset](int64_t& t) { SatAdd(t, offset); };
   for (auto& p : part.processes) {
     auto& s = p.summary;
-    s.first_start += offset;
-    s.last_end += offset;
-    if (s.peak_mem_bytes >= 0) s.peak_mem_ns += offset;
+    shift(s.first_start);
+    shift(s.last_end);
+    if (s.peak_mem_bytes >= 0) shift(s.peak_mem_ns);
     auto& w = p.sweep;
-    if (w.window_end > w.window_start) w.window_start += offset, w.window_end += offset;
+    if (w.window_end > w.window_start) shift(w.window_start), shift(w.window_end);
     for (auto& ops : w.comm_ops) {
-      for (auto& op : ops) op.start += offset, op.end += offset;
+      for (auto& op : ops) shift(op.start), shift(op.end);
     }
-    for (auto& iv : w.hidden_segments) iv.start += offset, iv.end += offset;
-    for (auto& e : w.edge_comm_ops) e.whole.start += offset, e.whole.end += offset;
+    for (auto& iv : w.hidden_segments) shift(iv.start), shift(iv.end);
+    for (auto& e : w.edge_comm_ops) shift(e.whole.start), shift(e.whole.end);
   }
   auto& win = part.window;
-  if (!win.whole_capture) win.start_ns += offset, win.end_ns += offset;
-  for (auto& it : win.iterations) it.start_ns += offset, it.end_ns += offset;
+  if (!win.whole_capture) shift(win.start_ns), shift(win.end_ns);
+  for (auto& it : win.iterations) shift(it.start_ns), shift(it.end_ns);
   for (auto& series : part.memory.series) {
-    series.peak_ns += offset;
-    for (auto& pt : series.timeline) pt.time_ns += offset;
+    shift(series.peak_ns);
+    for (auto& pt : series.timeline) shift(pt.time_ns);
   }
 }
 
@@ -103,16 +107,16 @@ void RenumberNodes(ProcessPartial& p, const std::vector<uint16_t>& map,
     auto& to = nodes[map[n]];
     const auto& from = p.sweep.nodes[n];
     // One node each, but past the tree's limit several fold into their parent.
-    to.busy_ns += from.busy_ns;
-    to.own_ns += from.own_ns;
-    to.backward_ns += from.backward_ns;
-    to.comm_ns += from.comm_ns;
-    to.hidden_ns += from.hidden_ns;
-    for (size_t c = 0; c < to.comm_kind_ns.size(); ++c) to.comm_kind_ns[c] += from.comm_kind_ns[c];
-    to.ops += from.ops;
-    to.host_idle_ns += from.host_idle_ns;
+    SatAdd(to.busy_ns, from.busy_ns);
+    SatAdd(to.own_ns, from.own_ns);
+    SatAdd(to.backward_ns, from.backward_ns);
+    SatAdd(to.comm_ns, from.comm_ns);
+    SatAdd(to.hidden_ns, from.hidden_ns);
+    for (size_t c = 0; c < to.comm_kind_ns.size(); ++c) SatAdd(to.comm_kind_ns[c], from.comm_kind_ns[c]);
+    SatAdd(to.ops, from.ops);
+    SatAdd(to.host_idle_ns, from.host_idle_ns);
     // A node folded into its parent (past the tree's limit) brings no calls of the parent.
-    if (run_nodes.empty() || run_nodes[map[n]].name == part_nodes[n].name) to.calls += from.calls;
+    if (run_nodes.empty() || run_nodes[map[n]].name == part_nodes[n].name) SatAdd(to.calls, from.calls);
   }
   p.sweep.nodes = std::move(nodes);
   for (auto& ops : p.sweep.comm_ops) {
@@ -140,8 +144,8 @@ class PartialMerger {
       run_.memory.series.push_back(std::move(series));
     }
     run_.memory.captured |= part.memory.captured;
-    run_.memory.ignored_events += part.memory.ignored_events;
-    run_.memory.invalid_events += part.memory.invalid_events;
+    SatAdd(run_.memory.ignored_events, part.memory.ignored_events);
+    SatAdd(run_.memory.invalid_events, part.memory.invalid_events);
     if (i == 0) {
       run_.efficiency = part.efficiency;
       run_.memory.note = part.memory.note;
@@ -157,7 +161,7 @@ class PartialMerger {
     }
     run_.attribution.Add(part.attribution);
     for (auto& n : part.notes) {
-      if (std::find(run_.notes.begin(), run_.notes.end(), n) == run_.notes.end()) run_.notes.push_back(std::move(n));
+      if (seen_notes_.insert(n).second) run_.notes.push_back(std::move(n));
     }
   }
 
@@ -274,6 +278,7 @@ class PartialMerger {
   std::vector<size_t> source_of_process_;
   std::vector<ProcessPartial> all_;
   std::unordered_map<std::string, size_t> iteration_index_;  // name -> index in run_.window.iterations
+  std::unordered_set<std::string> seen_notes_;               // run_.notes, for a merge linear in notes
 };
 
 }  // namespace

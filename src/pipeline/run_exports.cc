@@ -4,6 +4,7 @@
 
 #include "analysis/classify.h"
 #include "analysis/ranks.h"
+#include "base/input_files.h"
 #include "base/parallel.h"
 #include "nsys/capture_reader.h"
 #include "nsys/gpu_work_loader.h"
@@ -32,6 +33,7 @@ Status OpenRun(const std::vector<std::string>& paths, const OpenRunOptions& opti
       }
       if (options.read) CPPROF_RETURN_IF_ERROR(options.read(e));
       CPPROF_ASSIGN_OR_RETURN(x.capture, nsys::ReadCaptureInfo(*x.db));
+      x.capture.content_id = ContentFingerprint(x.path);  // the same capture under two names is refused
       if (align) {
         CPPROF_ASSIGN_OR_RETURN(comm[e], nsys::ReadCommOps(*x.db, x.schema, analysis::ClassifyKernel));
       }

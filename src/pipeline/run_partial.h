@@ -14,6 +14,7 @@
 #include "analysis/cost_model.h"
 #include "analysis/module_attribution.h"
 #include "analysis/module_sweep.h"
+#include "base/saturating.h"
 #include "model/capture.h"
 #include "model/gpu_work.h"
 #include "model/memory.h"
@@ -63,9 +64,9 @@ struct AttributionFacts {
   // Another export's (or partial's) facts added: counts summed, flags or-ed, the first warm-up
   // range kept. exclude_work_pattern is the run's option, left for the caller to set.
   void Add(const AttributionFacts& other) {
-    backward_ranges += other.backward_ranges;
-    backward_mapped += other.backward_mapped;
-    cross_thread += other.cross_thread;
+    SatAdd(backward_ranges, other.backward_ranges);
+    SatAdd(backward_mapped, other.backward_mapped);
+    SatAdd(cross_thread, other.cross_thread);
     modules_overflowed |= other.modules_overflowed;
     modules_too_deep |= other.modules_too_deep;
     if (warmup_range.empty()) warmup_range = other.warmup_range;

@@ -33,86 +33,6 @@ constexpr int64_t kMib = 1024 * 1024;
 
 std::string PointName(int n, const std::string& grid) { return fmt::format("n{}-{}", n, grid); }
 
-template <typename T>
-T Get(const json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    return fallback;
-  }
-}
-
-model::SweepPoint PointFromJson(const json& pj) {
-  model::SweepPoint p;
-  p.n = Get<int>(pj, "n", 0);
-  p.grid = Get<std::string>(pj, "grid", "");
-  p.cp0 = Get<int>(pj, "cp0", 1);
-  p.cp1 = Get<int>(pj, "cp1", 1);
-  p.ranks = Get<int>(pj, "ranks", 1);
-  p.origin = Get<std::string>(pj, "origin", "ladder");
-  p.status = Get<std::string>(pj, "status", "");
-  p.detail = Get<std::string>(pj, "detail", "");
-  const json t = pj.value("timing", json::object());
-  p.timing_argv = Get<std::vector<std::string>>(t, "argv", {});
-  p.timing_wall_s = Get<double>(t, "wall_s", 0);
-  p.iter_s = Get<std::vector<double>>(t, "iter_s", {});
-  p.median_iter_s = Get<double>(t, "median_iter_s", 0);
-  p.warmup_iters = Get<int>(t, "warmup_iters", 0);
-  p.peak_mem_bytes = Get<std::vector<int64_t>>(t, "peak_mem_bytes", {});
-  p.peak_mem_kind = Get<std::string>(t, "peak_mem_kind", "");
-  const json c = pj.value("capture", json::object());
-  p.capture_argv = Get<std::vector<std::string>>(c, "argv", {});
-  p.capture_status = Get<std::string>(c, "status", "");
-  p.capture_detail = Get<std::string>(c, "detail", "");
-  p.capture_wall_s = Get<double>(c, "wall_s", 0);
-  p.capture_files = Get<std::string>(c, "files", "");
-  p.capture_iter_ms = Get<double>(c, "iter_ms", 0);
-  p.capture_iterations = Get<int>(c, "iterations", 0);
-  p.exposed_transfer_share = Get<double>(c, "exposed_transfer_share", -1);
-  p.waiting_share = Get<double>(c, "waiting_share", -1);
-  p.compute_share = Get<double>(c, "compute_share", -1);
-  p.idle_share = Get<double>(c, "idle_share", -1);
-  p.capture_peak_mem_bytes = Get<std::vector<int64_t>>(c, "peak_mem_bytes", {});
-  for (const auto& mj : c.value("modules", json::array())) {
-    model::SweepModule m;
-    m.name = Get<std::string>(mj, "name", "");
-    m.path = Get<std::string>(mj, "path", "");
-    m.depth = Get<int>(mj, "depth", 0);
-    m.is_group = Get<bool>(mj, "is_group", false);
-    m.leaf = Get<bool>(mj, "leaf", false);
-    m.cp = Get<bool>(mj, "cp", false);
-    m.ms = Get<double>(mj, "ms_per_iteration", 0);
-    m.max_ms = Get<double>(mj, "max_ms_per_iteration", 0);
-    m.comm_ms = Get<double>(mj, "comm_ms_per_iteration", 0);
-    m.cost_key = Get<std::string>(mj, "cost_key", "");
-    m.tflops = Get<double>(mj, "achieved_tflops", -1);
-    m.percent_of_peak = Get<double>(mj, "percent_of_peak", -1);
-    p.modules.push_back(m);
-  }
-  if (auto e = c.find("efficiency"); e != c.end() && e->is_object()) p.efficiency_json = e->dump();
-  return p;
-}
-
-model::SweepSpec SpecFromJson(const json& s) {
-  model::SweepSpec spec;
-  spec.workload = Get<std::string>(s, "workload", "");
-  spec.mode = Get<std::string>(s, "mode", "");
-  spec.arg_template = Get<std::string>(s, "arg_template", "");
-  spec.extra_args = Get<std::vector<std::string>>(s, "extra_args", {});
-  spec.dtype = Get<std::string>(s, "dtype", "");
-  spec.sizes = Get<std::vector<int>>(s, "sizes", {});
-  spec.grids = Get<std::vector<std::string>>(s, "grids", {});
-  spec.iters = Get<int>(s, "iters", 0);
-  spec.warmup = Get<int>(s, "warmup", 0);
-  spec.capture_iters = Get<int>(s, "capture_iters", 0);
-  spec.largest = Get<bool>(s, "largest", false);
-  spec.step = Get<int>(s, "step", 0);
-  spec.max_n = Get<int>(s, "max_n", 0);
-  return spec;
-}
-
 double MeanShare(const model::Report& r, int64_t model::RankSummary::*field) {
   double sum = 0;
   int n = 0;
@@ -444,33 +364,6 @@ class Sweep {
 };
 
 }  // namespace
-
-StatusOr<std::optional<model::SweepResult>> ReadSweepJson(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::optional<model::SweepResult>();
-  auto text = runner::Environment::ReadText(path, 256u << 20);
-  if (!text) return Error(ExitCode::kBadInput, fmt::format("cannot read '{}'", path));
-  json j = json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("schema", "") != model::SweepResult::kSchema) {
-    return Error(ExitCode::kBadInput,
-                 fmt::format("'{}' is not a sweep's state ({} JSON). Pick another --out, or pass --force to start "
-                             "a sweep there anyway",
-                             path, model::SweepResult::kSchema));
-  }
-  model::SweepResult r;
-  r.spec = SpecFromJson(j.value("spec", json::object()));
-  const json m = j.value("machine", json::object());
-  r.machine.gpus = Get<std::vector<std::string>>(m, "gpus", {});
-  r.machine.gpu_name = Get<std::string>(m, "gpu_name", "");
-  r.machine.gpu_memory_bytes = Get<int64_t>(m, "gpu_memory_bytes", 0);
-  r.machine.interconnect = Get<std::string>(m, "interconnect", "");
-  r.machine.nsys = Get<std::string>(m, "nsys", "");
-  r.machine.python = Get<std::string>(m, "python", "");
-  r.machine.torch = Get<std::string>(m, "torch", "");
-  r.machine.cpprof_version = Get<std::string>(m, "cpprof_version", "");
-  for (const auto& pj : j.value("points", json::array())) r.points.push_back(PointFromJson(pj));
-  return std::optional<model::SweepResult>(std::move(r));
-}
 
 model::SweepMachine MachineFacts(const doctor::DoctorFindings& f, const std::vector<int>& gpus) {
   model::SweepMachine m;

@@ -57,7 +57,9 @@ TEST(Scaffold, WritesARunnableModuleForTheModel) {
   EXPECT_CONTAINS(py, "    with torch.no_grad():\n        for i, warm in cw.schedule(args.iters, args.warmup):");
   EXPECT_CONTAINS(py, "with cw.iteration(i, warmup=warm):");
   EXPECT_CONTAINS(py, "p.add_argument(\"--n-token\", type=int, default=16)");
-  EXPECT_CONTAINS(py, "--entry-module profile_toy -o profile_toy.trace.json");
+  EXPECT_CONTAINS(py, "SELF_MODULE = \"profile_toy\"");
+  EXPECT_CONTAINS(py, "TRACE_JSON = \"profile_toy.trace.json\"");
+  EXPECT_CONTAINS(py, "--entry-module {SELF_MODULE} -o {TRACE_JSON}");
   EXPECT_EQ(py.find('@'), std::string::npos) << "a placeholder left";
   // Python reads it.
   runner::RealProcessRunner pr;

@@ -183,6 +183,47 @@ void Run(const std::vector<std::string>& args) {
   }
 }
 
+// Multi-export sets (issue 39): the damaged export and a second one (a copy, the same capture, or
+// one whose session starts a fuzzed time later, a run apart or not), read as one run by report,
+// export, stats --merge and merge of their partials; with --force or without.
+void RunSet(FuzzedDataProvider& in) {
+  const std::string second = g_path + ".2.sqlite";
+  {
+    std::ifstream from(g_path, std::ios::binary);
+    std::ofstream to(second, std::ios::binary | std::ios::trunc);
+    to << from.rdbuf();
+  }
+  if (in.ConsumeBool()) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open(second.c_str(), &db) == SQLITE_OK) {
+      const int64_t later = in.ConsumeBool() ? in.PickValueInArray(kExtremes) : in.ConsumeIntegral<int32_t>() * 1000LL;
+      Exec(db, "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + " + std::to_string(later));
+    }
+    sqlite3_close(db);
+  }
+  std::vector<std::string> force;
+  if (in.ConsumeBool()) force.push_back("--force");
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), force.begin(), force.end());
+    return args;
+  };
+  Run(with({"report", g_path, second, "--format", in.ConsumeBool() ? "json" : "text"}));
+  if (in.ConsumeBool()) Run(with({"export", g_path, second, "-o", g_path + ".trace.json"}));
+  if (in.ConsumeBool()) Run(with({"stats", "--merge", "-r", "cuda_gpu_kern_sum", g_path, second}));
+  if (in.ConsumeBool()) {
+    std::ostringstream out, err;
+    const std::string p1 = g_path + ".1.partial.json", p2 = g_path + ".2.partial.json";
+    if (cpprof::cli::Run({"report", "--partial", g_path, "-o", p1, "--force"}, out, err) == 0 &&
+        cpprof::cli::Run({"report", "--partial", second, "-o", p2, "--force"}, out, err) == 0) {
+      Run(with({"merge", p1, p2}));
+    }
+    std::remove(p1.c_str());
+    std::remove(p2.c_str());
+  }
+  std::remove((g_path + ".trace.json").c_str());
+  std::remove(second.c_str());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -223,6 +264,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Run({"report", g_path, "--format", in.PickValueInArray(formats), "--window", in.ConsumeBool() ? "all" : "steady"});
   Run({"stats", "-r", in.PickValueInArray(reports), "--format", in.ConsumeBool() ? "json" : "csv", g_path});
   if (in.ConsumeBool()) Run({"export", g_path, "--flows"});
+  if (in.ConsumeBool()) RunSet(in);  // last: the inputs kept before it mean what they meant
   std::remove(g_path.c_str());
   return 0;
 }

@@ -213,10 +213,16 @@ TEST(StatsMerge, ExportsWithoutTheDataAddNothing) {
   EXPECT_EQ(merged.out, first.out);
   EXPECT_EQ(merged.err, "");
 
-  CliResult none = Stats({"--merge", "-r", "cuda_gpu_kern_sum", "-f", "csv"}, {bare, bare});
+  // Both exports without kernels (two captures: one given twice is refused as not one run).
+  const std::string bare0 = dir + "/bare0.sqlite";
+  std::filesystem::copy_file(parts[0], bare0);
+  ASSERT_EQ(sqlite3_open(bare0.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  CliResult none = Stats({"--merge", "-r", "cuda_gpu_kern_sum", "-f", "csv"}, {bare0, bare});
   ASSERT_EQ(none.rc, 0) << none.err;
   EXPECT_EQ(none.out, "");
-  EXPECT_EQ(none.err, "SKIPPED: " + bare + " does not contain CUDA kernel data.\nSKIPPED: " + bare +
+  EXPECT_EQ(none.err, "SKIPPED: " + bare0 + " does not contain CUDA kernel data.\nSKIPPED: " + bare +
                           " does not contain CUDA kernel data.\n");
 }
 
