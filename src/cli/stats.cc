@@ -296,6 +296,29 @@ class StatsCommand : public Command {
       CPPROF_ASSIGN_OR_RETURN(std::vector<std::string> expanded, ExpandInputs({f}));
       files.insert(files.end(), expanded.begin(), expanded.end());
     }
+    CPPROF_ASSIGN_OR_RETURN(std::vector<ReportSet> sets, ReportSets(files, formats, to_files, ctx));
+    if (!to_files) {
+      for (size_t e = 0; e < sets.size(); ++e) {
+        if (sets.size() > 1) ctx.out << (e ? "\n" : "") << fmt::format("==> {} <==\n", files[e]);
+        CPPROF_RETURN_IF_ERROR(RunReports(sets[e].inputs, defs, formats, unit, ctx, nullptr));
+      }
+      return 0;
+    }
+    CPPROF_RETURN_IF_ERROR(WriteReportFiles(sets, defs, formats, unit, ctx));
+    return 0;
+  }
+
+ private:
+  // The reports of one export, or of several merged into one table each (--merge), and with -o
+  // the prefix of its files.
+  struct ReportSet {
+    std::vector<std::string> inputs;
+    std::string prefix;
+  };
+
+  // The table sets to make: all the exports as one (--merge: of one run) or one set per export.
+  StatusOr<std::vector<ReportSet>> ReportSets(const std::vector<std::string>& files,
+                                              const std::vector<std::string>& formats, bool to_files, Context& ctx) {
     std::vector<ReportSet> sets;
     if (merge_) {
       if (to_files && output_ == ".") {
@@ -324,24 +347,8 @@ class StatsCommand : public Command {
       }
       NameFilesPerExport(sets);
     }
-    if (!to_files) {
-      for (size_t e = 0; e < sets.size(); ++e) {
-        if (sets.size() > 1) ctx.out << (e ? "\n" : "") << fmt::format("==> {} <==\n", files[e]);
-        CPPROF_RETURN_IF_ERROR(RunReports(sets[e].inputs, defs, formats, unit, ctx, nullptr));
-      }
-      return 0;
-    }
-    CPPROF_RETURN_IF_ERROR(WriteReportFiles(sets, defs, formats, unit, ctx));
-    return 0;
+    return sets;
   }
-
- private:
-  // The reports of one export, or of several merged into one table each (--merge), and with -o
-  // the prefix of its files.
-  struct ReportSet {
-    std::vector<std::string> inputs;
-    std::string prefix;
-  };
 
   // -o with several exports: PREFIX_<export>_<report>, the export named by as many trailing path
   // components as tell it from the others ('a/x.sqlite', 'b/x.sqlite' -> PREFIX_a_x_..., PREFIX_b_x_...);
