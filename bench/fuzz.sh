@@ -25,6 +25,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build-fuzz
+# The contract target needs torch: the apt python3 (tools/install-deps.sh), not the first python3 on PATH.
+py=/usr/bin/python3
 declare -A binary=([export]=export_fuzzer [partial]=partial_fuzzer [sweep]=sweep_state_fuzzer)
 declare -A prefix=([export]="" [partial]=partial- [sweep]=sweep-)
 # -O1 -g1 as in tools/test.sh's sanitizer build: a quarter of the compile time, the same checks.
@@ -65,12 +67,12 @@ if [ "${1:-}" = "--ci" ]; then
     run "$t" -runs="${FUZZ_RUNS:-2000}" -seed=1 "$ci_corpus/$t" 2>&1 | tail -20
     [ "${PIPESTATUS[0]}" = 0 ] || exit 1
   done
-  exec python3 tests/fuzz/contract_fuzz.py --runs "${FUZZ_RUNS:-2000}" --seed 1
+  exec "$py" tests/fuzz/contract_fuzz.py --runs "${FUZZ_RUNS:-2000}" --seed 1
 fi
 minutes=${1:-5}
 target=${2:-export}
 if [ "$target" = contract ]; then
-  exec python3 tests/fuzz/contract_fuzz.py --minutes "$minutes" --seed "${FUZZ_SEED:-1}"
+  exec "$py" tests/fuzz/contract_fuzz.py --minutes "$minutes" --seed "${FUZZ_SEED:-1}"
 fi
 [ -n "${binary[$target]:-}" ] || { echo "fuzz: no target '$target' (export, partial, sweep, contract)"; exit 2; }
 corpus="$build/fuzz-corpus${prefix[$target]:+-$target}"
