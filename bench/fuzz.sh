@@ -15,8 +15,9 @@
 #   CPPROF_FUZZ_THREADS=16 bench/fuzz.sh 10   # 16 worker threads: NVTX read by 4 readers in parts of
 #                                             # 7 rowids (default: one thread)
 #   bench/fuzz.sh --replay     # every kept crash input once, per target (regression check)
-#   bench/fuzz.sh --ci         # --replay, then a fixed number of runs of each target from seed 1
-#                              # (tools/test.sh: the same inputs on every machine, not a time limit)
+#   bench/fuzz.sh --ci         # --replay, then 2000 runs of each target from seed 1 (a check
+#                              # before a commit; CI runs the targets through ctest instead:
+#                              # tests/fuzz/standalone_main.cc)
 #
 # A crash, sanitizer report, hang (-timeout) or "internal error" stops the run and leaves the input
 # in tests/fuzz/crashes/ (named crash-*, partial-crash-*, sweep-crash-*, contract-*): commit it (a
@@ -33,6 +34,10 @@ declare -A prefix=([export]="" [partial]=partial- [sweep]=sweep-)
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPPROF_SANITIZE=ON \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DCPPROF_FUZZ=ON -DCPPROF_BUILD_TESTS=OFF > "$build.cmake.log" 2>&1 || { cat "$build.cmake.log"; exit 1; }
 ninja -C "$build" ${FUZZ_JOBS:+-j "$FUZZ_JOBS"} export_fuzzer partial_fuzzer sweep_state_fuzzer
+# The targets' scratch files go to a private folder, removed at the end.
+TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/cpprof-fuzz.XXXXXX")
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 seed="$build/fuzz-seed.sqlite"
 [ -s "$seed" ] || xz -dkc tests/data/real/cpwork-trace/cpwork-trace.sqlite.xz > "$seed"
 export CPPROF_FUZZ_SEED="$PWD/$seed"
@@ -59,20 +64,21 @@ if [ "${1:-}" = "--replay" ]; then
 fi
 if [ "${1:-}" = "--ci" ]; then
   replay
-  ci_corpus=$(mktemp -d)
-  trap 'rm -rf "$ci_corpus"' EXIT
+  ci_corpus=$TMPDIR/ci-corpus
   # A crash leaves its input in tests/fuzz/crashes/ (the log says which): commit it with the fix.
   for t in export partial sweep; do
     mkdir -p "$ci_corpus/$t"
     run "$t" -runs="${FUZZ_RUNS:-2000}" -seed=1 "$ci_corpus/$t" 2>&1 | tail -20
     [ "${PIPESTATUS[0]}" = 0 ] || exit 1
   done
-  exec "$py" tests/fuzz/contract_fuzz.py --runs "${FUZZ_RUNS:-2000}" --seed 1
+  "$py" tests/fuzz/contract_fuzz.py --runs "${FUZZ_RUNS:-2000}" --seed 1
+  exit
 fi
 minutes=${1:-5}
 target=${2:-export}
 if [ "$target" = contract ]; then
-  exec "$py" tests/fuzz/contract_fuzz.py --minutes "$minutes" --seed "${FUZZ_SEED:-1}"
+  "$py" tests/fuzz/contract_fuzz.py --minutes "$minutes" --seed "${FUZZ_SEED:-1}"
+  exit
 fi
 [ -n "${binary[$target]:-}" ] || { echo "fuzz: no target '$target' (export, partial, sweep, contract)"; exit 2; }
 corpus="$build/fuzz-corpus${prefix[$target]:+-$target}"

@@ -4,7 +4,8 @@
 # sweep.html in a real browser: `cpprof sweep --render` writes the page from a committed sweep.json
 # (tests/data/sweep: 2 sizes x 2 grids with an out-of-memory point, made by the fakes of
 # tests/cli/sweep_test.cc; and a copy cut to one grid, whose speedup plots say why they are empty),
-# then headless Chromium loads it from a file URL inside an iframe of an exact width:
+# then one headless Chromium start loads each page inside an iframe of an exact width
+# (browser_driver.sh):
 #   - no console errors, the page's checks ran;
 #   - at 420 and 1600 px no horizontal overflow (scrollWidth <= clientWidth);
 #   - every plot is there: each <figure> of the list below holds an <svg> with a non-zero size, and
@@ -15,6 +16,7 @@
 set -euo pipefail
 cpprof=$1 data=$2 out=$3
 . "$(dirname "$0")/find_browser.sh"
+. "$(dirname "$0")/browser_driver.sh"
 [ -n "$browser" ] || { echo "SKIP: no chromium (apt-get install chromium)"; exit 77; }
 rm -rf "$out"; mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -43,17 +45,6 @@ checks='<script>
 })();
 </script>'
 
-wrapper="$out/width.html"
-cat > "$wrapper" << 'EOF2'
-<!doctype html><html><head><title>no verdict from the page</title></head><body style="margin:0">
-<iframe id="f" style="border:0;height:1000px"></iframe>
-<script>
-var q = /w=(\d+)&p=([^&#]+)/.exec(location.search), f = document.getElementById('f');
-window.addEventListener('message', function (e) { document.title = String(e.data); });
-f.style.width = q[1] + 'px'; f.src = q[2];
-</script></body></html>
-EOF2
-
 check() {  # NAME IDS
   local name=$1 ids=$2 dir="$out/$1"
   mkdir -p "$dir"
@@ -63,26 +54,11 @@ check() {  # NAME IDS
   fi
   local page="$out/$name.check.html"
   sed 's#</body>#'"$(printf '%s' "${checks/IDS/$ids}" | tr '\n' ' ' | sed 's/[&#\\]/\\&/g')"'</body>#' "$dir/sweep.html" > "$page"
-  for width in 420 1600; do
-    local profile dom="$out/$name.$width.dom.html"
-    profile=$(mktemp -d)
-    timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run \
-      --user-data-dir="$profile" --enable-logging=stderr --v=0 --window-size="$((width + 40)),1100" \
-      --virtual-time-budget=5000 --dump-dom "file://$wrapper?w=$width&p=$(basename "$page")" > "$dom" 2> "$out/browser.err" || true
-    rm -rf "$profile"
-    local title errors
-    title=$(grep -o -m1 '<title>[^<]*</title>' "$dom" | sed 's/<[^>]*>//g; s/&lt;/</g' || true)
-    errors=$(grep -E "Uncaught|CONSOLE.*(Error|error)|:ERROR:CONSOLE" "$out/browser.err" || true)
-    if [[ $title != "CHECK OK"* ]]; then
-      echo "FAIL $name $width px: ${title:-no title (the page did not load)}"; fail=1
-    elif [ -n "$errors" ]; then
-      echo "FAIL $name $width px: console errors:"; echo "$errors"; fail=1
-    else
-      echo "ok   $name $width px: $title"
-    fi
-  done
+  for width in 420 1600; do add_case "$name" "$page" "$width" ""; done
 }
 
 check two-grids "plot-module-time-1x1 plot-module-time-1x2 plot-speedup plot-efficiency plot-exposed-transfer plot-memory plot-largest"
 check one-grid "plot-module-time-1x1 plot-speedup plot-efficiency plot-exposed-transfer plot-memory plot-largest"
+# Every page at every width in one browser start (browser_driver.sh).
+check_all
 exit $fail

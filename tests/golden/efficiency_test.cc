@@ -314,7 +314,9 @@ TEST(Efficiency, WrongDimsGiveImpossibleRowsNeverAboveAPeak) {
     if (col.size() >= 9 && col[6] == "NVLink") percents = {8};
     rows += !percents.empty();
     for (size_t i : percents) {
-      if (col[i] != "impossible" && col[i] != "-") EXPECT_LE(std::stod(col[i]), 100) << section.substr(pos, nl - pos);
+      if (col[i] != "impossible" && col[i] != "-") {
+        EXPECT_LE(std::stod(col[i]), 100) << section.substr(pos, nl - pos);
+      }
     }
   }
   EXPECT_EQ(rows, e["modules"].size() + e["comm"].size()) << section;
