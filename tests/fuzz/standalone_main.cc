@@ -39,8 +39,7 @@ struct Options {
 };
 
 [[noreturn]] void Usage(const char* self, const std::string& why) {
-  std::cerr << self << ": " << why
-            << "\nusage: " << self
+  std::cerr << self << ": " << why << "\nusage: " << self
             << " [--random N] [--seed S] [--max-len L] [--artifact PATH] [FILE|DIR ...]\n";
   std::exit(2);
 }
@@ -135,7 +134,7 @@ int main(int argc, char** argv) {
   for (const auto& f : files) RunOne(o, ReadFile(f));
   for (uint64_t i = 0; i < o.random; ++i) RunOne(o, RandomInput(o.seed, i, o.max_len));
   if (!o.artifact.empty()) std::remove(o.artifact.c_str());
-  std::cout << argv[0] << ": " << files.size() << " kept input(s) and " << o.random
-            << " random input(s) from seed " << o.seed << " ran without a finding\n";
+  std::cout << argv[0] << ": " << files.size() << " kept input(s) and " << o.random << " random input(s) from seed "
+            << o.seed << " ran without a finding\n";
   return 0;
 }
