@@ -90,13 +90,11 @@ void NvtxProjector::OpenOne(Thread& t, int64_t tid, int64_t start, const Pending
       parent = static_cast<int32_t>(inner.run_first);
       best = (start - inner.start) + (inner.end - p.end);
     }
-  } else {
-    for (uint32_t s : t.open) {
-      const Open& o = slots_[s];
-      if (o.end < p.end) continue;  // o.start <= start: it opened earlier
-      int64_t tight = (start - o.start) + (o.end - p.end);
-      if (tight < best) best = tight, parent = static_cast<int32_t>(s);
-    }
+  } else if (auto it = t.tightest.lower_bound({p.end, 0}); it != t.tightest.end()) {
+    // Every open range started no later: the tightest is the shortest that ends no earlier.
+    const Open& o = slots_[it->second];
+    parent = static_cast<int32_t>(it->second);
+    best = (start - o.start) + (o.end - p.end);
   }
   int32_t level = 0;
   if (parent >= 0) {
@@ -126,9 +124,14 @@ void NvtxProjector::OpenOne(Thread& t, int64_t tid, int64_t start, const Pending
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
   const uint32_t run_first = parent >= 0 && best == 0 ? static_cast<uint32_t>(parent) : slot;
   Open& o = slots_[slot];
-  o = Open{start, p.end, tid, p.seq, p.group, parent, level, false, RangeProjection{}, kNone, kNone, run_first};
+  o = Open{start, p.end, tid,       p.seq,      p.group, parent, level, false, RangeProjection{},
+           kNone, kNone, run_first, t.opened++, false};
   o.proj.level = level;
   t.open.push_back(slot);
+  if (!t.nested) {
+    t.closing.emplace(std::pair{o.end, o.order}, slot);
+    AddTightest(t, slot);
+  }
   max_open_ = std::max(max_open_, ++open_count_);
 }
 
@@ -153,6 +156,28 @@ void NvtxProjector::Fold(RangeProjection& into, int64_t& into_first, int64_t& in
   into_last = later_last;
 }
 
+void NvtxProjector::AddTightest(Thread& t, uint32_t slot) {
+  const Open& g = slots_[slot];
+  const int64_t len = g.end - g.start;
+  auto length = [&](ByEnd::iterator i) { return slots_[i->second].end - slots_[i->second].start; };
+  auto it = t.tightest.lower_bound({g.end, 0});
+  // One ending no earlier and no longer, opened earlier, is always the better parent.
+  if (it != t.tightest.end() && length(it) <= len) return;
+  // Those ending no later and longer never will be again (they close first).
+  while (it != t.tightest.end() && it->first.first == g.end) it = t.tightest.erase(it);
+  while (it != t.tightest.begin() && length(std::prev(it)) > len) t.tightest.erase(std::prev(it));
+  t.tightest.emplace_hint(it, std::pair{g.end, g.order}, slot);
+}
+
+void NvtxProjector::DropStale(Thread& t) {
+  std::erase_if(t.open, [&](uint32_t s) {
+    if (!slots_[s].closed) return false;
+    free_.push_back(s);
+    return true;
+  });
+  t.stale = 0;
+}
+
 void NvtxProjector::ToGeneral(Thread& t) {
   // An open range's launches came before those of the next one (nested: they were folded into
   // the innermost open range, and into its parent when it closed).
@@ -162,6 +187,10 @@ void NvtxProjector::ToGeneral(Thread& t) {
     Fold(outer.proj, outer.first_corr, outer.last_corr, inner.proj, inner.first_corr, inner.last_corr);
   }
   t.nested = false;
+  for (uint32_t s : t.open) {
+    t.closing.emplace(std::pair{slots_[s].end, slots_[s].order}, s);
+    AddTightest(t, s);
+  }
 }
 
 void NvtxProjector::Launch(int64_t tid, int64_t api_start, int64_t api_end, int64_t correlation, int64_t op_start,
@@ -184,7 +213,7 @@ void NvtxProjector::Launch(int64_t tid, int64_t api_start, int64_t api_end, int6
   }
   for (uint32_t s : t.open) {
     Open& o = slots_[s];
-    if (o.end < api_end) continue;
+    if (o.closed || o.end < api_end) continue;
     RangeProjection& p = o.proj;
     if (!p.projected) {
       p.projected = true;
@@ -216,26 +245,43 @@ void NvtxProjector::CloseBefore(Thread& t, int64_t time) {
       closing_.push_back(s);
     }
     std::reverse(closing_.begin(), closing_.end());  // handed back in sort order, as below
-  } else {
-    std::erase_if(t.open, [&](uint32_t s) {
-      if (slots_[s].end >= time) return false;
-      closing_.push_back(s);
-      return true;
-    });
-    if (t.open.empty()) t.nested = true;
+    if (!closing_.empty()) CloseBatch(t, closing_, true);
+    return;
   }
-  if (!closing_.empty()) CloseBatch(t, closing_);
+  while (!t.closing.empty() && t.closing.begin()->first.first < time) {
+    const uint32_t s = t.closing.begin()->second;
+    t.tightest.erase(t.closing.begin()->first);
+    t.closing.erase(t.closing.begin());
+    slots_[s].closed = true;
+    closing_.push_back(s);
+  }
+  if (closing_.empty()) return;
+  // Handed back in sort order (their slots stay listed in `open` until a batch is dropped).
+  std::sort(closing_.begin(), closing_.end(),
+            [&](uint32_t a, uint32_t b) { return slots_[a].order < slots_[b].order; });
+  CloseBatch(t, closing_, false);
+  t.stale += closing_.size();
+  if (t.closing.empty()) {
+    DropStale(t);
+    t.tightest.clear();
+    t.nested = true;
+  } else if (2 * t.stale > t.open.size()) {
+    DropStale(t);
+  }
 }
 
 void NvtxProjector::CloseAll(Thread& t) {
   if (t.nested) ToGeneral(t);  // once per thread, at the end
+  DropStale(t);
   closing_.assign(t.open.begin(), t.open.end());
   t.open.clear();
+  t.closing.clear();
+  t.tightest.clear();
   t.nested = true;
-  if (!closing_.empty()) CloseBatch(t, closing_);
+  if (!closing_.empty()) CloseBatch(t, closing_, true);
 }
 
-void NvtxProjector::CloseBatch(Thread&, const std::vector<uint32_t>& closing) {
+void NvtxProjector::CloseBatch(Thread&, const std::vector<uint32_t>& closing, bool free_slots) {
   // A parent ends no earlier than its children: it is still open or closes in this batch (and
   // the projections of a nested batch were folded into their parents above).
   for (uint32_t s : closing) {
@@ -253,7 +299,7 @@ void NvtxProjector::CloseBatch(Thread&, const std::vector<uint32_t>& closing) {
     c.proj = o.proj;
     c.proj.level = o.level;
     sink_(c);
-    free_.push_back(s);
+    if (free_slots) free_.push_back(s);
     --open_count_;
   }
 }

@@ -9,7 +9,8 @@
 // projected ranges whose parent it is.
 //
 // NvtxProjector computes this in one sweep per thread, holding only the ranges still open, in
-// time linear in the ranges and launches while each thread's open ranges nest (see Thread).
+// time linear in the ranges and launches while each thread's open ranges nest, and otherwise in
+// O(log n) per range plus the open ranges that hold each launch (see Thread).
 #pragma once
 
 #include <cstdint>
@@ -81,8 +82,12 @@ class NvtxProjector {
     bool has_twin;         // an identical range later in sort order became its parent
     RangeProjection proj;  // nested mode: its own launches and those of its closed descendants
     int64_t first_corr, last_corr;
-    uint32_t run_first;  // nested mode: the first open range identical to it (itself if none)
+    uint32_t run_first;   // nested mode: the first open range identical to it (itself if none)
+    uint64_t order = 0;   // opening order on its thread (= sort order)
+    bool closed = false;  // general mode: closed, its slot still listed in its thread's open
   };
+  // General mode: (end, opening order) -> slot.
+  using ByEnd = std::map<std::pair<int64_t, uint64_t>, uint32_t>;
   struct Pending {
     int64_t end;
     uint64_t seq;
@@ -92,14 +97,23 @@ class NvtxProjector {
   // ranges always are). Then a range's parent is the innermost open one, a launch is folded into
   // the innermost only and a closing range folds its projection into the one around it: O(1)
   // per call, however deep the nesting. A range or launch that breaks the nesting turns the
-  // thread to the general mode (every open range scanned per call, projections kept whole)
-  // until its open ranges are all closed.
+  // thread to the general mode (projections kept whole, every open range updated per launch)
+  // until its open ranges are all closed. There a range's parent is the shortest open range that
+  // ends no earlier (all open ones started no later), found in O(log n) in `tightest`: the open
+  // ranges that can still be someone's tightest parent, by end, their lengths rising with their
+  // ends (one shorter or as long and earlier, ending no earlier, outlives and beats any other
+  // for good); `closing` yields the ranges in end order; closed slots leave `open` in batches.
   struct Thread {
     std::vector<uint32_t> open;  // slots in sort order (start, end descending, seq)
     bool nested = true;
     std::vector<Pending> pending;  // ranges starting at pending_start, not opened yet
     int64_t pending_start = 0;
     int64_t last_time = INT64_MIN;
+    uint64_t opened = 0;  // ranges opened so far (their `order`)
+    // General mode only:
+    ByEnd tightest;
+    ByEnd closing;
+    size_t stale = 0;  // closed slots still in `open`
   };
 
   Thread& ThreadOf(int64_t tid);
@@ -108,8 +122,10 @@ class NvtxProjector {
   void OpenOne(Thread& t, int64_t tid, int64_t start, const Pending& p);
   void CloseBefore(Thread& t, int64_t time);  // closes the ranges that end before `time`
   void CloseAll(Thread& t);
-  void CloseBatch(Thread& t, const std::vector<uint32_t>& closing);
+  void CloseBatch(Thread& t, const std::vector<uint32_t>& closing, bool free_slots);
   void ToGeneral(Thread& t);  // each open range's projection made whole
+  void AddTightest(Thread& t, uint32_t slot);
+  void DropStale(Thread& t);  // closed slots out of `open`, back to the free list
   static void Fold(RangeProjection& into, int64_t& into_first, int64_t& into_last, const RangeProjection& later,
                    int64_t later_first, int64_t later_last);
 

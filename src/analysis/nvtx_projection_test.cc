@@ -263,6 +263,32 @@ TEST(NvtxProjector, TwoHundredThousandNestedRanges) {
   }
 }
 
+// Issue 39 item 4: one range that crosses a deep nest turned the thread to the general mode, where
+// every opening and closing scanned all the open ranges: 200 k nested ranges under a crossing one
+// took 2.5 min in stats nvtx_gpu_proj_sum, a staircase of 200 k overlapping ranges as long.
+// Parents come from the ranges that can still be one, closings in end order: O(log n) each.
+TEST(NvtxProjector, TwoHundredThousandRangesInTheGeneralMode) {
+  constexpr int64_t kN = 200'000;
+  std::vector<RangeProjection> got(2 * kN + 1);
+  NvtxProjector p([&](const ClosedRange& c) { got[c.seq] = c.proj; });
+  p.Range(1, 0, 10, 0, 2 * kN);  // crossed by all below: the thread is general from range 1 on
+  for (int64_t i = 0; i < kN; ++i) p.Range(1, 1 + i, 4 * kN - i, 0, static_cast<uint64_t>(i));
+  // A staircase on a second thread: each range crosses the 999 before it.
+  for (int64_t i = 0; i < kN; ++i) p.Range(2, i, i + 1000, 0, static_cast<uint64_t>(kN + i));
+  p.Launch(1, 3 * kN, 3 * kN + 1, 1, 7, 8);
+  p.Finish();
+  EXPECT_TRUE(p.in_order());
+  EXPECT_EQ(got[2 * kN].level, 0);
+  for (int64_t i : {int64_t{0}, int64_t{1}, int64_t{12345}, kN - 1}) {
+    EXPECT_EQ(got[static_cast<size_t>(i)].level, i) << i;  // nested in one another, not in the crossing one
+    EXPECT_TRUE(got[static_cast<size_t>(i)].projected) << i;
+    EXPECT_EQ(got[static_cast<size_t>(i)].children, i + 1 < kN ? 1 : 0) << i;
+  }
+  for (int64_t i : {int64_t{0}, int64_t{999}, int64_t{1000}, kN - 1}) {
+    EXPECT_EQ(got[static_cast<size_t>(kN + i)].level, 0) << i;  // no step contains another
+  }
+}
+
 TEST(NvtxProjector, HoldsOnlyTheOpenRanges) {
   int64_t closed = 0, projected = 0;
   NvtxProjector p([&](const ClosedRange& c) {

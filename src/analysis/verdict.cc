@@ -115,8 +115,12 @@ model::Imbalance SummarizeImbalance(const std::vector<model::RankSummary>& ranks
     max_compute = std::max(max_compute, s.compute_ns);
     min_compute = std::min(min_compute, s.compute_ns);
   }
-  if (max_busy > 0) im.busy_spread = Share(max_busy - min_busy, max_busy);
-  if (max_compute > 0) im.compute_spread = Share(max_compute - min_compute, max_compute);
+  // In double: a damaged rank's negative time must not overflow the difference.
+  auto spread = [](int64_t max, int64_t min) {
+    return (static_cast<double>(max) - static_cast<double>(min)) / static_cast<double>(max);
+  };
+  if (max_busy > 0) im.busy_spread = spread(max_busy, min_busy);
+  if (max_compute > 0) im.compute_spread = spread(max_compute, min_compute);
   im.collectives = std::move(kinds);
   return im;
 }

@@ -430,9 +430,47 @@ std::string BadNode(const RunPartial& run) {
   return "";
 }
 
+// A duration or count of a process's summary or module times below 0: the first, said with its
+// field; "" when there is none. cpprof writes none (they are unions and sums of op lengths), and
+// the merge and the readout add and subtract them.
+std::string NegativeTime(const ProcessPartial& p, size_t i) {
+  const auto& s = p.summary;
+  const std::pair<const char*, int64_t> summary[] = {{"span_ns", s.span_ns},
+                                                     {"busy_ns", s.busy_ns},
+                                                     {"compute_only_ns", s.compute_only_ns},
+                                                     {"comm_only_ns", s.comm_only_ns},
+                                                     {"both_ns", s.both_ns},
+                                                     {"idle_ns", s.idle_ns},
+                                                     {"comm_ns", s.comm_ns},
+                                                     {"compute_ns", s.compute_ns},
+                                                     {"ops", s.ops},
+                                                     {"invalid_ops", s.invalid_ops},
+                                                     {"wait_ns", s.wait_ns},
+                                                     {"transfer_ns", s.transfer_ns},
+                                                     {"unmatched_ns", s.unmatched_ns},
+                                                     {"exposed_transfer_ns", s.exposed_transfer_ns},
+                                                     {"exposed_wait_ns", s.exposed_wait_ns},
+                                                     {"launch_gap_ns", s.launch_gap_ns},
+                                                     {"host_stall_ns", s.host_stall_ns}};
+  for (const auto& [field, v] : summary) {
+    if (v < 0) return fmt::format("field 'processes[{}].summary.{}' is {}, below 0", i, field, v);
+  }
+  for (size_t n = 0; n < p.sweep.nodes.size(); ++n) {
+    const auto& t = p.sweep.nodes[n];
+    const std::pair<const char*, int64_t> node[] = {
+        {"busy_ns", t.busy_ns}, {"backward_ns", t.backward_ns},   {"comm_ns", t.comm_ns}, {"hidden_ns", t.hidden_ns},
+        {"ops", t.ops},         {"host_idle_ns", t.host_idle_ns}, {"calls", t.calls}};
+    for (const auto& [field, v] : node) {
+      if (v < 0) return fmt::format("field 'processes[{}].sweep.nodes[{}].{}' is {}, below 0", i, n, field, v);
+    }
+  }
+  return "";
+}
+
 // A process's references: its export, its module table, its ops' nodes and classes.
 std::string BadProcess(const RunPartial& run, size_t i) {
   const ProcessPartial& p = run.processes[i];
+  if (std::string bad = NegativeTime(p, i); !bad.empty()) return bad;
   const size_t nodes = std::max<size_t>(run.nodes.size(), 1);
   if (p.source >= run.sources.size()) {
     return fmt::format("field 'processes[{}].source' is {}, not an export of the partial (0..{})", i, p.source,

@@ -104,6 +104,17 @@ TEST(HostilePartial, ExtremeVarintsAreRefused) {
   ExpectFieldError(window, "window.partial.json", "field 'window.start_ns'");
 }
 
+TEST(HostilePartial, NegativeTimesAreRefused) {
+  // Found by the fuzz target: two ranks at -2^62 summed to INT64_MIN and overflowed the busy spread.
+  CliResult busy = MergeDamaged("busy.partial.json", [](json& j) {
+    for (auto& p : j["processes"]) p["summary"]["busy_ns"] = -(int64_t{1} << 62);
+  });
+  ExpectFieldError(busy, "busy.partial.json", "field 'processes[0].summary.busy_ns' is -4611686018427387904, below 0");
+  CliResult node =
+      MergeDamaged("node-time.partial.json", [](json& j) { j["processes"][1]["sweep"]["nodes"][0]["busy_ns"] = -1; });
+  ExpectFieldError(node, "node-time.partial.json", "field 'processes[1].sweep.nodes[0].busy_ns' is -1, below 0");
+}
+
 TEST(HostilePartial, WrongTypesAndHugeCountsAreNamedNotInternalErrors) {
   ExpectFieldError(MergeDamaged("schema.partial.json", [](json& j) { j["schema"] = 2; }), "schema.partial.json",
                    "field 'schema' is 2");
