@@ -517,13 +517,15 @@ Status NvtxRangeCursor::status() const {
   return impl_->registered.status();
 }
 
-Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn) {
+Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn,
+                        int64_t* damaged) {
   // Ranges still open when the capture ended get the last NVTX timestamp of the export.
   NvtxRangeCursor::Options options;
   CPPROF_ASSIGN_OR_RETURN(int64_t max_ts, LastNvtxTimestamp(db, open_end));
   options.open_end = max_ts;
   CPPROF_ASSIGN_OR_RETURN(NvtxRangeCursor cursor, NvtxRangeCursor::Open(db, options));
   while (cursor.Next()) fn(cursor.row());
+  if (damaged) *damaged += cursor.damaged_rows();
   return cursor.status();
 }
 

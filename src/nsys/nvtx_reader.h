@@ -79,8 +79,10 @@ enum class OpenEnd { kLastNvtxEvent, kLastRange };
 // The end given to ranges still open when the capture ended (a scan of the NVTX table).
 StatusOr<int64_t> LastNvtxTimestamp(const Database& db, OpenEnd open_end);
 
-// Streams the push/pop and start/end ranges in table order.
-Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn);
+// Streams the push/pop and start/end ranges in table order; `*damaged`, when given, counts the
+// rows left out for damaged times.
+Status ForEachNvtxRange(const Database& db, OpenEnd open_end, const std::function<void(const NvtxRangeRow&)>& fn,
+                        int64_t* damaged = nullptr);
 
 // The ranges and domain-create events of NVTX_EVENTS as a cursor, in one pass: in table order
 // (exports list events by start time) or, with `by_start`, sorted by start (SQLite sorts: slower,

@@ -79,6 +79,7 @@ struct Groups {
   int64_t kernels_before = 0;      // kernels of the exports read before: ids unique over all
   std::vector<int64_t> durations;  // by kernel id
   int64_t damaged = 0;             // kernels with damaged times, left out
+  int64_t damaged_ranges = 0;      // NVTX ranges with damaged times, left out
 
   Group& Of(const Key& k) {
     auto [it, added] = index.try_emplace(k, groups.size());
@@ -180,13 +181,16 @@ StatusOr<std::unordered_map<int64_t, std::vector<Range>>> ReadRanges(const nsys:
   CPPROF_ASSIGN_OR_RETURN(nsys::NvtxDomains domains, nsys::NvtxDomains::Read(db));
   std::unordered_map<int64_t, std::vector<Range>> by_thread;
   std::string name;
-  CPPROF_RETURN_IF_ERROR(nsys::ForEachNvtxRange(db, nsys::OpenEnd::kLastRange, [&](const nsys::NvtxRangeRow& r) {
-    if (r.ends_on_other_thread) return;
-    for (const std::string& domain : domains.NamesFor(r.domain_id, r.global_tid)) {
-      name.assign(domain).append(":").append(r.text);
-      by_thread[r.global_tid].push_back({r.start, r.end, g.names.Id(name), StyleIndex(r.event_type)});
-    }
-  }));
+  CPPROF_RETURN_IF_ERROR(nsys::ForEachNvtxRange(
+      db, nsys::OpenEnd::kLastRange,
+      [&](const nsys::NvtxRangeRow& r) {
+        if (r.ends_on_other_thread) return;
+        for (const std::string& domain : domains.NamesFor(r.domain_id, r.global_tid)) {
+          name.assign(domain).append(":").append(r.text);
+          by_thread[r.global_tid].push_back({r.start, r.end, g.names.Id(name), StyleIndex(r.event_type)});
+        }
+      },
+      &g.damaged_ranges));
   return by_thread;
 }
 
@@ -386,6 +390,7 @@ StatusOr<model::StatsTable> NvtxKernSum(std::span<const nsys::Database> dbs) {
                {"Total Time (ns)"},   {"Avg (ns)"},     {"Med (ns)"}, {"Min (ns)"}, {"Max (ns)"},  {"StdDev (ns)"},
                {"Kernel Name", false}};
   NoteDamaged(g.damaged, "kernels", t);
+  NoteDamaged(g.damaged_ranges, "NVTX ranges", t);
   for (const Row& r : rows) {
     const Key& k = r.group->key;
     t.rows.push_back({k.range == kNull ? "" : g.names.Text(k.range), k.style == kNull ? "" : StyleName(k.style),

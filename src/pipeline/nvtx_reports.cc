@@ -60,6 +60,7 @@ struct RangeGroups {
   std::vector<std::string> domain_names;
   std::vector<uint32_t> order;  // key ids as printed
   int64_t grand = 0;            // the sum of the printed groups' totals
+  int64_t damaged = 0;          // ranges left out for damaged times (ValidTimesSql), said in a note
 
   static uint32_t StyleIndex(int event_type) {
     std::string_view style = Style(event_type);
@@ -119,6 +120,7 @@ struct RangeGroups {
       if (id == durations.size()) durations.NewList();
       other.durations.ForEach(j, [&](int64_t v) { durations.Append(id, v); });
     }
+    damaged += other.damaged;
     other = RangeGroups{};
   }
   // Puts `ids` in print order: by total time, largest first; ties by range, then style (nsys's
@@ -194,6 +196,7 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInOnePass(const nsys::Database
       groups->Add(r, scan.domains.NamesFor(r.domain_id, r.global_tid));
     }));
   }
+  groups->damaged = scan.damaged_rows;
   return groups;
 }
 
@@ -207,6 +210,7 @@ struct RangePart {
   std::vector<std::pair<std::pair<int64_t, int64_t>, int64_t>> threads;
   nsys::NvtxDomains domains;  // created in this part
   bool saw_open = false;
+  int64_t damaged = 0;  // rows left out for damaged times
   Status status;
 };
 
@@ -243,6 +247,7 @@ Status GroupPart(const nsys::Database& db, const nsys::RowidRange& rows, std::op
   part.keys.FreezeLookup();  // the merge reads its keys by id: its hash table can go now
   part.domains = cursor.domains();
   part.saw_open = cursor.saw_open();
+  part.damaged = cursor.damaged_rows();
   return OkStatus();
 }
 
@@ -348,6 +353,7 @@ StatusOr<std::shared_ptr<RangeGroups>> GroupRangesInParts(const nsys::Database& 
     open_end = end;
   }
   timer.Mark("nvtx_sum: NVTX parts read and merged");
+  for (const RangePart& p : parts) groups->damaged += p.damaged;
   nsys::NvtxDomains domains = std::move(parts[0].domains);
   for (size_t i = 1; i < parts.size(); ++i) domains.Merge(parts[i].domains);
 
@@ -433,6 +439,7 @@ StatusOr<model::StatsTable> NvtxSum(std::span<const nsys::Database> dbs, int64_t
   timer.Mark("nvtx_sum: order");
 
   model::StatsTable t;
+  NoteDamaged(groups->damaged, "NVTX ranges", t);
   t.columns = {{"Time (%)"}, {"Total Time (ns)"}, {"Instances"},   {"Avg (ns)"},     {"Med (ns)"},
                {"Min (ns)"}, {"Max (ns)"},        {"StdDev (ns)"}, {"Style", false}, {"Range", false}};
   t.lazy_count = groups->order.size();
@@ -494,6 +501,7 @@ struct Sweep {
   std::vector<SweepTag> tags;
   std::map<std::tuple<int64_t, int64_t, uint32_t>, uint32_t> tag_index;
   nsys::NvtxDomains domains;
+  int64_t damaged = 0;  // NVTX rows left out for damaged times
 
   uint32_t TagOf(int64_t domain_id, int64_t process, int64_t global_tid, uint32_t style) {
     auto [it, inserted] = tag_index.try_emplace({domain_id, process, style}, static_cast<uint32_t>(tags.size()));
@@ -597,6 +605,7 @@ StatusOr<SweepResult> RunSweep(const nsys::Database& db, analysis::LaunchSpans& 
   if (nvtx.saw_open()) return SweepResult::kNeedOpenEnd;
   projector.Finish();
   sweep.domains = nvtx.domains();
+  sweep.damaged = nvtx.damaged_rows();
   return SweepResult::kDone;
 }
 
@@ -701,6 +710,7 @@ StatusOr<std::shared_ptr<ProjSumGroups>> ProjectExport(const nsys::Database& db,
   // have such groups: those are matched by name in a second, small set.
   auto out = std::make_shared<ProjSumGroups>();
   RangeGroups& names = out->names;
+  names.damaged = sweep.damaged;
   names.name_tag.resize(sweep.tags.size());
   std::map<uint32_t, int> tags_per_name;
   for (size_t k = 0; k < sweep.tags.size(); ++k) {
@@ -754,6 +764,7 @@ void MergeProjections(ProjSumGroups& into, std::vector<uint32_t>& into_reps, std
   std::vector<int64_t> values;
   std::unordered_map<uint32_t, uint32_t> tags;           // from's key tag -> into's
   CompactStringSet::Cursor from_keys(from->names.keys);  // reps come in id order
+  into.names.damaged += from->names.damaged;
   for (const uint32_t rep : reps) {
     const uint32_t from_tag = from_keys.Tag(rep);
     auto it = tags.find(from_tag);
@@ -822,6 +833,7 @@ StatusOr<model::StatsTable> NvtxGpuProjSum(std::span<const nsys::Database> dbs) 
     return n ? render::PyRound1(static_cast<double>(sum) / static_cast<double>(n)) : std::string();
   };
   model::StatsTable t;
+  NoteDamaged(names.damaged, "NVTX ranges", t);
   t.columns = {{"Range", false},    {"Style", false},     {"Total Proj Time (ns)"}, {"Total Range Time (ns)"},
                {"Range Instances"}, {"Proj Avg (ns)"},    {"Proj Med (ns)"},        {"Proj Min (ns)"},
                {"Proj Max (ns)"},   {"Proj StdDev (ns)"}, {"Total GPU Ops"},        {"Avg GPU Ops"},

@@ -174,6 +174,24 @@ TEST(DamagedValues, OutOfRangeAndNonIntegerTimesAreLeftOutAndCounted) {
   fs::remove(p);
 }
 
+// Issue 39 item 4: an NVTX range from INT64_MIN to INT64_MAX was dropped by the NVTX reports
+// without a word (export said it); each of them now says how many ranges it left out.
+TEST(DamagedValues, NvtxReportsSayWhichRangesTheyLeftOut) {
+  std::string p = Damaged("nvtx", R"(
+      UPDATE NVTX_EVENTS SET start = -9223372036854775808, end = 9223372036854775807
+        WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59 ORDER BY rowid LIMIT 2);)");
+  CliResult s = RunBinary({"stats", "-r", "nvtx_sum,nvtx_gpu_proj_sum,nvtx_kern_sum", "--format", "csv", p});
+  ASSERT_EQ(s.rc, 0) << s.err;
+  EXPECT_EQ(s.out.find("9223372036854"), std::string::npos) << s.out;
+  for (const char* note : {"nvtx_sum: 2 NVTX ranges with damaged values",
+                           "nvtx_gpu_proj_sum: 2 NVTX ranges with "
+                           "damaged values",
+                           "nvtx_kern_sum: 2 NVTX ranges with damaged values"}) {
+    EXPECT_NE(s.err.find(note), std::string::npos) << note << "\n" << s.err;
+  }
+  fs::remove(p);
+}
+
 // A memcpy of 2^63 - 1 bytes summed past 2^63 (its Avg below its Min): left out of the size
 // summary and said.
 TEST(DamagedValues, ImpossibleSizesAreLeftOutOfTheSizeSummary) {
