@@ -306,7 +306,10 @@ def synthetic_inputs(contract, n_token: int, seed: int = 0, device=None, max_byt
             if t.numel():
                 t.view(-1)[0] = True  # at least one valid entry
         elif kind == "one-hot":
-            classes = shape[-1]
+            classes = shape[-1] if shape else 0
+            if classes < 1:
+                raise ContractError(f"input {spec['name']!r}: a one-hot input needs at least one class, but its last "
+                                    f"dimension is {classes} for N_token={n_token}")
             idx = torch.randint(0, classes, shape[:-1], generator=gen)
             t = torch.nn.functional.one_hot(idx, classes)
         else:  # atom_to_token

@@ -152,6 +152,13 @@ def test_contract_evaluation_is_bounded(tmp_path):
     negative = {"inputs": [{"name": "x", "shape": ["N_token-100"], "dtype": "float32", "kind": "float"}]}
     with pytest.raises(cw.ContractError, match="sizes must be at least 0"):
         cw.synthetic_inputs(negative, n_token=4)
+    # Found by the 15-minute fuzz run of issue 39 (tests/fuzz/crashes/contract-1-19566.json): a
+    # one-hot input with no classes ended in torch's "random_ expects 'from' to be less than 'to'".
+    no_classes = {"inputs": [{"name": "restype", "shape": ["N_token", "N_token-N_token"], "dtype": "float32",
+                              "kind": "one-hot"}]}
+    with pytest.raises(cw.ContractError, match="'restype': a one-hot input needs at least one class, but its last "
+                                               "dimension is 0 for N_token=4"):
+        cw.synthetic_inputs(no_classes, n_token=4)
 
 
 def test_inputs_larger_than_memory_are_refused_before_any_tensor():

@@ -3,6 +3,7 @@
 #include "analysis/capture_diagnostics.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -236,7 +237,28 @@ void SamplesAndBacktraces(const model::CaptureInfo& c, const model::NvtxFacts& f
     out.push_back(Make(Severity::kWarning, "python-backtraces-inert",
                        "--python-backtrace cuda was on but no Python backtraces were recorded",
                        "The export holds no event of the \"Python Backtrace on CUDA\" domain.",
-                       "Python backtraces come with --cudabacktrace: enable both, and check that nvtx is traced."));
+                       "Python backtraces come with --cudabacktrace, which needs CPU sampling on (with --sample "
+                       "none nsys says \"CUDA backtraces will not be collected because CPU sampling is "
+                       "disabled\"): enable all three, and check that nvtx is traced."));
+  }
+  if (facts.nvtx_payloads == 0) {
+    const auto* nccl = facts.Domain("NCCL");
+    const int64_t nccl_events = nccl ? nccl->ranges + nccl->marks : 0;
+    std::vector<std::string> what;
+    if (nccl_events > 0) {
+      what.push_back(fmt::format("NCCL's communicator ids, ranks and message sizes ({} NCCL range{})", nccl_events,
+                                 nccl_events == 1 ? "" : "s"));
+    }
+    if (facts.python_backtrace_marks > 0) {
+      what.push_back(fmt::format("the Python backtraces' frames ({} backtrace{})", facts.python_backtrace_marks,
+                                 facts.python_backtrace_marks == 1 ? "" : "s"));
+    }
+    out.push_back(Make(Severity::kInfo, "nvtx-payloads-not-exported", "The export left out the NVTX payloads",
+                       fmt::format("{} are not in the export: the .nsys-rep holds them, but nsys exports them "
+                                   "to SQLite only when asked.",
+                                   fmt::join(what, " and ")),
+                       "Export again with them: nsys export --type sqlite --include-json true -o RUN.sqlite "
+                       "RUN.nsys-rep"));
   }
   bool osrt = std::find(c.traced.begin(), c.traced.end(), "OSRuntime") != c.traced.end();
   if (osrt && c.osrt_backtraces && facts.osrt_backtraces <= 0) {

@@ -153,6 +153,11 @@ struct NvtxFacts {
   int64_t cuda_backtraces = -1;        // CUDA_CALLCHAINS (frames)
   int64_t osrt_backtraces = -1;        // OSRT_CALLCHAINS (frames)
   int64_t python_backtrace_marks = 0;  // events of the "Python Backtrace on CUDA" domain
+  // NVTX extended payloads (NCCL's communicator id, ranks and message sizes; the Python
+  // backtraces' frames): whether any event holds one (jsonText or binaryData). nsys 2025.3.1's
+  // export leaves them out unless asked (`nsys export --include-json true`). Only looked for when
+  // the NCCL or Python backtrace domains recorded events; -1 when not looked for.
+  int64_t nvtx_payloads = -1;
   // Rows whose times are damaged (not integers, negative, past 2^62 ns, end before start): left
   // out when read.
   int64_t damaged_nvtx_rows = 0;     // NVTX_EVENTS

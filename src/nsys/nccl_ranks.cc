@@ -2,7 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "nsys/nccl_ranks.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "nsys/export_reader.h"
 
@@ -133,7 +136,30 @@ StatusOr<NcclRankDecoder> NcclRankDecoder::Open(const Database& db) {
   return d;
 }
 
+bool DecodeRankJson(std::string_view text, model::NcclRankInfo* out) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return false;
+  auto rank = j.find("Rank"), nranks = j.find("No. of ranks"), device = j.find("CUDA device");
+  auto small = [&j](nlohmann::json::const_iterator it) {
+    return it != j.end() && it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() < (1 << 24);
+  };
+  if (!small(rank) || !small(nranks)) return false;
+  model::NcclRankInfo info;
+  info.rank = rank->get<int>();
+  info.nranks = nranks->get<int>();
+  if (small(device)) info.cuda_device = device->get<int>();
+  if (info.nranks <= 0 || info.rank >= info.nranks) return false;
+  *out = info;
+  return true;
+}
+
 void NcclRankDecoder::Add(int64_t global_tid, std::string_view blob) {
+  // A JSON payload (`nsys export --include-json true`) names its fields.
+  if (!blob.empty() && blob.front() == '{') {
+    model::NcclRankInfo info;
+    if (DecodeRankJson(blob, &info)) out_.emplace(model::GlobalPidOf(global_tid), info);
+    return;
+  }
   // With nsys's header the schema id is known; without it, try every rank schema.
   for (const auto& [id, schema] : schemas_) {
     if (blob.size() >= kHeaderSize) {
@@ -153,9 +179,10 @@ void NcclRankDecoder::Add(int64_t global_tid, std::string_view blob) {
 StatusOr<std::map<int64_t, model::NcclRankInfo>> ReadNcclRanks(const Database& db) {
   CPPROF_ASSIGN_OR_RETURN(NcclRankDecoder decoder, NcclRankDecoder::Open(db));
   if (!decoder.wanted()) return decoder.ranks();
-  CPPROF_ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT globalTid, binaryData FROM ") + kNvtxTable +
-                                                       " WHERE binaryData IS NOT NULL",
-                                                   "reading NCCL payloads"));
+  const std::string payload = db.HasColumn(kNvtxTable, "jsonText") ? "coalesce(binaryData, jsonText)" : "binaryData";
+  CPPROF_ASSIGN_OR_RETURN(
+      Statement st, db.Prepare(fmt::format("SELECT globalTid, {0} FROM {1} WHERE {0} IS NOT NULL", payload, kNvtxTable),
+                               "reading NCCL payloads"));
   while (st.Step()) decoder.Add(st.Int(0), st.Blob(1));
   CPPROF_RETURN_IF_ERROR(st.status());
   return decoder.ranks();

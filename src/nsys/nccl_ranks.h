@@ -31,7 +31,12 @@ struct RankSchema {
 // Returns false when the blob does not fit the schema.
 bool DecodeRankPayload(std::string_view blob, const RankSchema& schema, model::NcclRankInfo* out);
 
-// Decodes NCCL's rank payloads from binaryData blobs streamed by someone else (the report's one
+// Decodes one JSON payload (`nsys export --include-json true` writes NVTX_EVENTS.jsonText such as
+// {"NCCL communicator ID":140..,"No. of ranks":2,"Rank":0,"CUDA device":0}); false when it is not
+// a rank payload.
+bool DecodeRankJson(std::string_view text, model::NcclRankInfo* out);
+
+// Decodes NCCL's rank payloads from binaryData blobs or jsonText streamed by someone else (the report's one
 // pass over NVTX_EVENTS). Open() reads the payload schemas; wanted() is false when the export
 // declares none, and then no blob needs reading.
 class NcclRankDecoder {
@@ -47,7 +52,8 @@ class NcclRankDecoder {
 };
 
 // globalPid -> NCCL rank info. Empty when the export has no such payloads (nsys 2025.3.1
-// declares the schemas but stores no values: see docs/nsys-export-notes.md).
+// declares the schemas but exports the values only with `nsys export --include-json true` or
+// `--include-blobs true`: see docs/multi-node.md).
 StatusOr<std::map<int64_t, model::NcclRankInfo>> ReadNcclRanks(const Database& db);
 
 }  // namespace cpprof::nsys

@@ -3,6 +3,7 @@
 #include "nsys/nvtx_facts.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -31,6 +32,25 @@ std::vector<std::string> DistinctNames(const NvtxDomains& domains, int64_t domai
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
+}
+
+// Whether the NCCL or Python backtrace events carry their payloads (model::NvtxFacts::
+// nvtx_payloads): one row is enough, so the scan stops at the first.
+Status FindPayloads(const Database& db, model::NvtxFacts& facts) {
+  const auto* nccl = facts.Domain("NCCL");
+  if (facts.python_backtrace_marks <= 0 && !(nccl && nccl->ranges + nccl->marks > 0)) return OkStatus();
+  std::vector<std::string> held;
+  for (const char* column : {"jsonText", "binaryData"}) {
+    if (db.HasColumn(kNvtxTable, column)) held.push_back(fmt::format("{} IS NOT NULL", column));
+  }
+  facts.nvtx_payloads = 0;
+  if (held.empty()) return OkStatus();
+  CPPROF_ASSIGN_OR_RETURN(Statement st,
+                          db.Prepare(fmt::format("SELECT 1 FROM {} WHERE eventType <> 75 AND ({}) LIMIT 1", kNvtxTable,
+                                                 fmt::join(held, " OR ")),
+                                     "looking for NVTX payloads"));
+  facts.nvtx_payloads = st.Step() ? 1 : 0;
+  return st.status();
 }
 
 }  // namespace
@@ -108,6 +128,7 @@ StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* 
   }
   for (auto& [name, d] : by_name) facts.domains.push_back(std::move(d));
   if (const auto* pb = facts.Domain("Python Backtrace on CUDA")) facts.python_backtrace_marks = pb->marks;
+  CPPROF_RETURN_IF_ERROR(FindPayloads(db, facts));
 
   if (db.HasTable(kRuntimeTable)) {
     std::string ids;

@@ -295,12 +295,18 @@ StatusOr<PrefetchedRows> OpenRangeRows(const Database& db, const NvtxRangeCursor
                     kNvtxDomainCreate));
   }
   if (!options.rows.whole()) add(fmt::format("rowid BETWEEN {} AND {}", options.rows.first, options.rows.last));
-  const bool payloads = options.payloads && db.HasColumn(kNvtxTable, "binaryData");
+  // The payload: binaryData (`nsys export --include-blobs`), else jsonText (`--include-json`).
+  std::vector<std::string> held;
+  for (const char* column : {"binaryData", "jsonText"}) {
+    if (options.payloads && db.HasColumn(kNvtxTable, column)) held.push_back(column);
+  }
+  const std::string payload = held.empty()       ? "NULL"
+                              : held.size() == 1 ? held.front()
+                                                 : fmt::format("coalesce({}, {})", held[0], held[1]);
   return PrefetchedRows::Open(
       db,
       fmt::format("SELECT start, end, eventType, domainId, globalTid, textId, text, {}, rowid, {} FROM {}{}{}",
-                  db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", payloads ? "binaryData" : "NULL",
-                  kNvtxTable, where,
+                  db.HasColumn(kNvtxTable, "endGlobalTid") ? "endGlobalTid" : "NULL", payload, kNvtxTable, where,
                   !options.by_start       ? ""
                   : options.longest_first ? " ORDER BY start, coalesce(end, 9223372036854775807) DESC, rowid"
                                           : " ORDER BY start, rowid"),

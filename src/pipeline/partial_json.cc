@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string_view>
@@ -373,13 +374,13 @@ bool IsIdField(std::string_view key) {
 // The first number out of range, array too long or nesting too deep in `j`, said with its field
 // ("processes[0].summary.busy_ns"); "" when there is none. Iterative: the depth is capped, not
 // the stack's.
-std::string FirstOutOfRange(const Json& root) {
+std::string FirstOutOfRange(const Json& root, const std::string& root_field = "") {
   struct Item {
     const Json* j;
     std::string path;
     int depth;
   };
-  std::vector<Item> todo{{&root, "", 0}};
+  std::vector<Item> todo{{&root, root_field, 0}};
   while (!todo.empty()) {
     Item it = std::move(todo.back());
     todo.pop_back();
@@ -394,6 +395,11 @@ std::string FirstOutOfRange(const Json& root) {
       if (v > kMaxPartialNumber || v < -kMaxPartialNumber) {
         return fmt::format("field '{}' is {}, past +-2^62", it.path, v);
       }
+    }
+    // A float where an integer is read converts out of range (undefined behaviour) past 2^63; no
+    // float of a partial cpprof wrote comes near 2^62 (sizes, shares and ratios).
+    if (j.is_number_float() && !(std::abs(j.get<double>()) <= static_cast<double>(kMaxPartialNumber))) {
+      return fmt::format("field '{}' is {}, past +-2^62", it.path, j.dump());
     }
     if (j.is_array() && (j.size() > kMaxPartialArray || (key == "notes" && j.size() > kMaxPartialNotes))) {
       return fmt::format("field '{}' holds {} items, more than a partial's {}", it.path, j.size(),
@@ -528,6 +534,152 @@ std::string FirstInconsistency(const RunPartial& run) {
   return "";
 }
 
+// Streams a partial's long arrays (issue 39: a 133 MB partial took 3 GB as one document): each
+// element of the arrays below is checked and read into its struct as soon as it is parsed, then
+// dropped from the document, which thus holds one element of each at a time besides the short
+// fields. What is kept is the structs. Elements nested in a streamed element (a process's module
+// times) wait in `pending` until their element is read.
+class PartialStream {
+ public:
+  // The callback of nlohmann's parser: false drops the value just parsed from its parent.
+  bool OnEvent(int depth, Json::parse_event_t event, Json& parsed);
+  // The first damage met while streaming ("" when none): said after the schema is checked, as the
+  // schema field comes last.
+  const std::string& error() const { return error_; }
+  // The streamed arrays' elements into `run`, read from the rest of the document.
+  void MoveInto(RunPartial& run);
+
+ private:
+  struct Frame {
+    bool array = false;
+    std::string key;   // in an object: the key being read
+    size_t index = 0;  // in an array: the element being read
+  };
+  // The array open at the top of the stack as a pattern ("processes[].sweep.nodes") and as the
+  // element's field in messages ("processes[2].sweep.nodes[7]").
+  std::string Pattern() const;
+  std::string Field() const;
+  bool OnElement(Json& element);  // false: dropped (streamed)
+  void OnArrayStart();
+
+  std::vector<Frame> frames_;
+  std::string error_;
+  std::vector<analysis::ModuleTreeNode> nodes_;
+  std::vector<ProcessPartial> processes_;
+  std::vector<model::ModuleRankTime> pending_sweep_nodes_;
+  std::vector<model::MemorySeries> series_;
+  std::vector<model::MemoryPoint> pending_timeline_;
+};
+
+std::string PartialStream::Pattern() const {
+  std::string p;
+  for (size_t i = 1; i < frames_.size(); ++i) {
+    const Frame& parent = frames_[i - 1];
+    p += parent.array ? std::string("[]") : (p.empty() ? "" : ".") + parent.key;
+  }
+  return p;
+}
+
+std::string PartialStream::Field() const {
+  std::string p;
+  for (size_t i = 0; i < frames_.size(); ++i) {
+    const Frame& f = frames_[i];
+    if (f.array) {
+      p += fmt::format("[{}]", f.index);
+    } else if (i + 1 < frames_.size()) {
+      p += (p.empty() ? "" : ".") + f.key;
+    }
+  }
+  return p;
+}
+
+void PartialStream::OnArrayStart() {
+  // A key given twice keeps its last value, as in the document.
+  const std::string p = Pattern();
+  if (p == "processes") processes_.clear();
+  if (p == "nodes") nodes_.clear();
+  if (p == "processes[].sweep.nodes") pending_sweep_nodes_.clear();
+  if (p == "memory.series") series_.clear();
+  if (p == "memory.series[].timeline") pending_timeline_.clear();
+}
+
+bool PartialStream::OnElement(Json& element) {
+  const std::string p = Pattern();
+  const bool streamed = p == "processes" || p == "nodes" || p == "processes[].sweep.nodes" || p == "memory.series" ||
+                        p == "memory.series[].timeline";
+  if (!streamed) return true;
+  if (!error_.empty()) return false;  // damaged already: nothing more is kept
+  const std::string field = Field();
+  if (std::string why = FirstOutOfRange(element, field); !why.empty()) {
+    error_ = why;
+    return false;
+  }
+  try {
+    if (p == "nodes") {
+      nodes_.push_back(element.get<analysis::ModuleTreeNode>());
+    } else if (p == "processes[].sweep.nodes") {
+      pending_sweep_nodes_.push_back(element.get<model::ModuleRankTime>());
+    } else if (p == "processes") {
+      ProcessPartial process = element.get<ProcessPartial>();
+      process.sweep.nodes = std::move(pending_sweep_nodes_);
+      pending_sweep_nodes_.clear();
+      processes_.push_back(std::move(process));
+    } else if (p == "memory.series[].timeline") {
+      pending_timeline_.push_back(element.get<model::MemoryPoint>());
+    } else {
+      model::MemorySeries series = element.get<model::MemorySeries>();
+      series.timeline = std::move(pending_timeline_);
+      pending_timeline_.clear();
+      series_.push_back(std::move(series));
+    }
+  } catch (const Json::exception& e) {
+    error_ = fmt::format("field '{}': {}", field, e.what());
+  } catch (const DamagedPartial& e) {
+    error_ = fmt::format("{} (in '{}')", e.what(), field);
+  }
+  return false;
+}
+
+bool PartialStream::OnEvent(int depth, Json::parse_event_t event, Json& parsed) {
+  using E = Json::parse_event_t;
+  if (depth > kMaxPartialNesting + 1) throw DamagedPartial("it is nested deeper than a partial's");
+  switch (event) {
+    case E::key:
+      frames_.back().key = parsed.get<std::string>();
+      return true;
+    case E::object_start:
+    case E::array_start:
+      frames_.push_back({event == E::array_start, "", 0});
+      if (event == E::array_start) OnArrayStart();
+      return true;
+    case E::object_end:
+    case E::array_end:
+      frames_.pop_back();
+      break;
+    case E::value:
+      break;
+  }
+  // A value is complete: an element when its parent is an array.
+  if (frames_.empty() || !frames_.back().array) return true;
+  Frame& array = frames_.back();
+  // Capped as they grow, not once whole (the notes too: 10,000 of them are a few hundred KB).
+  const bool notes =
+      frames_.size() >= 2 && !frames_[frames_.size() - 2].array && frames_[frames_.size() - 2].key == "notes";
+  const size_t cap = notes ? kMaxPartialNotes : kMaxPartialArray;
+  if (array.index >= cap) {
+    throw DamagedPartial(fmt::format("field '{}' holds more than a partial's {} items", Pattern(), cap));
+  }
+  const bool keep = OnElement(parsed);
+  ++array.index;
+  return keep;
+}
+
+void PartialStream::MoveInto(RunPartial& run) {
+  run.nodes = std::move(nodes_);
+  run.processes = std::move(processes_);
+  run.memory.series = std::move(series_);
+}
+
 }  // namespace
 
 StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name) {
@@ -537,7 +689,16 @@ StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name) 
                               "RUN.sqlite -o RUN.partial.json'",
                               name, why));
   };
-  Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  PartialStream stream;
+  Json j;
+  try {
+    j = Json::parse(
+        in,
+        [&stream](int depth, Json::parse_event_t event, Json& parsed) { return stream.OnEvent(depth, event, parsed); },
+        /*allow_exceptions=*/false);
+  } catch (const DamagedPartial& e) {
+    return bad(e.what());
+  }
   if (j.is_discarded()) return bad("not JSON");
   const Json* schema_field = j.is_object() && j.contains("schema") ? &j["schema"] : nullptr;
   const std::string schema = schema_field && schema_field->is_string() ? schema_field->get<std::string>() : "";
@@ -551,6 +712,7 @@ StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name) 
     return bad(schema_field ? fmt::format("field 'schema' is {}, not \"{}\"", schema_field->dump(), kPartialSchema)
                             : fmt::format("schema is not {}", kPartialSchema));
   }
+  if (!stream.error().empty()) return bad(stream.error());
   if (std::string why = FirstOutOfRange(j); !why.empty()) return bad(why);
   RunPartial run;
   try {
@@ -561,6 +723,7 @@ StatusOr<RunPartial> ReadPartialJson(std::istream& in, const std::string& name) 
     return bad(e.what());
   }
   j = Json();  // the document's memory back before the merge
+  stream.MoveInto(run);
   if (std::string why = FirstInconsistency(run); !why.empty()) return bad(why);
   return run;
 }

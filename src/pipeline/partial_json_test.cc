@@ -90,5 +90,116 @@ TEST(PartialJson, MergedFactsAddUp) {
   ExpectSame(merged->attribution, Facts(15, 12, 3, false, true, ":w0", "warmup"));
 }
 
+// A partial with two processes, two module nodes each, and a memory series of three points: the
+// streamed arrays (processes, their module times, the tree, the timeline) read back whole.
+RunPartial TwoProcesses() {
+  RunPartial run = WithFacts({}, "a.sqlite");
+  run.nodes.resize(2);
+  run.nodes[0].name = "[unattributed]";
+  run.nodes[0].parent = -1;
+  run.nodes[1].name = "Trunk.forward";
+  run.nodes[1].parent = -1;
+  for (int r = 0; r < 2; ++r) {
+    ProcessPartial p;
+    p.summary.rank = r;
+    p.summary.busy_ns = 1000 + r;
+    p.sweep.nodes.resize(2);
+    p.sweep.nodes[1].busy_ns = 500 + r;
+    p.sweep.nodes[1].comm_kind_ns[2] = 7 + r;
+    p.sweep.comm_ops[1].push_back({10, 20, 1});
+    p.warmup_ops = 3 + r;
+    run.processes.push_back(std::move(p));
+  }
+  model::MemorySeries series;
+  series.peak_bytes = 30;
+  series.timeline = {{1, 10}, {2, 30}, {3, 20}};
+  run.memory.series.push_back(series);
+  return run;
+}
+
+StatusOr<RunPartial> ReadText(const std::string& text) {
+  std::istringstream in(text);
+  return ReadPartialJson(in, "p.partial.json");
+}
+
+TEST(PartialJson, StreamedArraysReadBackWhole) {
+  std::ostringstream out;
+  WritePartialJson(TwoProcesses(), out);
+  auto back = ReadText(out.str());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->nodes.size(), 2u);
+  EXPECT_EQ(back->nodes[1].name, "Trunk.forward");
+  ASSERT_EQ(back->processes.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    const ProcessPartial& p = back->processes[r];
+    EXPECT_EQ(p.summary.rank, r);
+    EXPECT_EQ(p.summary.busy_ns, 1000 + r);
+    EXPECT_EQ(p.warmup_ops, 3 + r);
+    ASSERT_EQ(p.sweep.nodes.size(), 2u) << "each process keeps its own module times";
+    EXPECT_EQ(p.sweep.nodes[1].busy_ns, 500 + r);
+    EXPECT_EQ(p.sweep.nodes[1].comm_kind_ns[2], 7 + r);
+    ASSERT_EQ(p.sweep.comm_ops[1].size(), 1u);
+    EXPECT_EQ(p.sweep.comm_ops[1][0].end, 20);
+  }
+  ASSERT_EQ(back->memory.series.size(), 1u);
+  ASSERT_EQ(back->memory.series[0].timeline.size(), 3u);
+  EXPECT_EQ(back->memory.series[0].timeline[1].bytes, 30);
+  EXPECT_EQ(back->memory.series[0].peak_bytes, 30);
+}
+
+TEST(PartialJson, DamageInAStreamedElementNamesItsField) {
+  std::ostringstream out;
+  WritePartialJson(TwoProcesses(), out);
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  j["processes"][1]["sweep"]["nodes"][1]["own_ns"] = INT64_MAX;
+  auto big = ReadText(j.dump());
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("field 'processes[1].sweep.nodes[1].own_ns' is 9223372036854775807"),
+            std::string::npos)
+      << big.status().message();
+
+  j = nlohmann::json::parse(out.str());
+  j["memory"]["series"][0]["timeline"][2]["bytes"] = "many";
+  auto text = ReadText(j.dump());
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.status().message().find("field 'memory.series[0].timeline[2]': "), std::string::npos)
+      << text.status().message();
+
+  // The schema is said first, though it comes last in the file and the damage before it.
+  j["schema"] = "cpprof.partial/1";
+  auto old = ReadText(j.dump());
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("is a partial of another cpprof (cpprof.partial/1"), std::string::npos)
+      << old.status().message();
+}
+
+TEST(PartialJson, AFloatPastAnIntegersRangeIsRefusedWithItsField) {
+  // The 15-minute fuzz run's finding: -1.8e308 where an integer is read converted out of range
+  // (undefined behaviour) in the JSON library.
+  std::ostringstream out;
+  WritePartialJson(TwoProcesses(), out);
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  j["backward_ranges"] = -1.79e308;
+  auto r = ReadText(j.dump());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("field 'backward_ranges' is -1.79e+308, past +-2^62"), std::string::npos)
+      << r.status().message();
+  j["backward_ranges"] = 3.0;  // a float in range reads as the integer
+  EXPECT_TRUE(ReadText(j.dump()).ok());
+}
+
+TEST(PartialJson, NestingPastAPartialsIsRefusedWhileParsing) {
+  std::ostringstream out;
+  WritePartialJson(TwoProcesses(), out);
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  j["notes"] = nlohmann::json::array();
+  std::string text = j.dump();
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  text.replace(text.find("\"notes\":[]"), 10, "\"notes\":" + deep);
+  auto r = ReadText(text);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("nested deeper than a partial's"), std::string::npos) << r.status().message();
+}
+
 }  // namespace
 }  // namespace cpprof::pipeline

@@ -341,6 +341,7 @@ std::vector<double> LinearTicks(double lo, double hi) {
 
 std::vector<double> LogTicks(double lo, double hi) {
   std::vector<double> t;
+  if (!(lo > 0) || !std::isfinite(lo) || !std::isfinite(hi)) return t;
   int a = static_cast<int>(std::floor(std::log10(lo))), b = static_cast<int>(std::ceil(std::log10(hi)));
   bool fine = b - a <= 2;
   for (int e = a; e <= b; ++e) {

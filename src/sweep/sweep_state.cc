@@ -28,6 +28,13 @@ constexpr int64_t kMaxN = int64_t{1} << 24;      // the largest size a sweep may
 constexpr int64_t kMaxRanks = int64_t{1} << 20;  // cp0 * cp1
 constexpr int64_t kMaxBytes = int64_t{1} << 62;  // memory sizes
 constexpr int64_t kMaxCount = int64_t{1} << 30;  // iterations, steps
+// Reals (times, rates, ratios) past this are damage: a sweep writes nothing near it, and the
+// plots' margins and log ticks must stay finite (the fuzz target's finding: 1.8e308 gave inf).
+constexpr double kMaxReal = 1e18;
+
+bool GoodReal(const json& v) {
+  return v.is_number() && std::isfinite(v.get<double>()) && std::abs(v.get<double>()) <= kMaxReal;
+}
 
 // A field that is not what a sweep writes: its path and why.
 struct BadField {
@@ -54,7 +61,7 @@ class Fields {
   double Real(const char* key, double fallback) const {
     const json* v = Find(key);
     if (!v) return fallback;
-    if (!v->is_number() || !std::isfinite(v->get<double>())) throw BadField{Path(key), "is not a number"};
+    if (!GoodReal(*v)) throw BadField{Path(key), fmt::format("is {}, not a number within +-1e18", Short(*v))};
     return v->get<double>();
   }
   std::string Text(const char* key, std::string fallback = "") const {
@@ -102,7 +109,7 @@ class Fields {
   }
   std::vector<double> Reals(const char* key) const {
     return List<double>(key, [](const json& v, const std::string& path) {
-      if (!v.is_number() || !std::isfinite(v.get<double>())) throw BadField{path, "is not a number"};
+      if (!GoodReal(v)) throw BadField{path, "is not a number within +-1e18"};
       return v.get<double>();
     });
   }

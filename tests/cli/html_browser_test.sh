@@ -77,10 +77,18 @@ checks='<script>
     if (er.length !== E.modules.length) bad.push("efficiency rows " + er.length + " of " + E.modules.length);
     E.modules.forEach(function (mm, i) {
       var a = n >= 0 ? D.iterations[n].efficiency && D.iterations[n].efficiency.modules[i] : [mm.time_ns, mm.achieved_tflops, mm.percent_of_peak, mm.achieved_gbs, mm.percent_of_roof];
-      var want = a ? [(a[0] / 1e6).toFixed(3), a[1].toFixed(2), a[2].toFixed(1)] : ["-", "-", "-"];
+      /* A rate past the peak, HBM or the roofline is never shown as achieved (docs/cost-model.md). */
+      var past = a && (n >= 0 ? a[2] > 100 || a[3] > E.device.hbm_tbs * 1e3 || a[4] > 100 : mm.impossible !== "");
+      var want = !a ? ["-", "-", "-"] : past ? [(a[0] / 1e6).toFixed(3), "-", "impossible"] : [(a[0] / 1e6).toFixed(3), a[1].toFixed(2), a[2].toFixed(1)];
       var c = er[i] ? [4, 5, 6].map(function (j) { return er[i].children[j].textContent; }) : [];
       if (c.join("|") !== want.join("|")) bad.push("efficiency " + mm.module + ": " + c.join("|") + " != " + want.join("|"));
     });
+    [].forEach.call(document.querySelectorAll("#efficiency-table td, #efficiency-comm-table td"), function (td) {
+      var th = td.closest("table").querySelectorAll("th")[td.cellIndex];
+      if (th && /^% (peak|roof|link|achievable)$/.test(th.textContent) && parseFloat(td.textContent) > 100) bad.push("efficiency: " + th.textContent + " " + td.textContent + " past 100");
+    });
+    var nImpossible = document.querySelectorAll("#efficiency-table tr.impossible, #efficiency-comm-table tr.impossible").length;
+    if (nImpossible !== document.querySelectorAll("#eff-notes .impossible").length) bad.push("efficiency: " + nImpossible + " impossible rows, notes differ");
   }
   var vb = document.querySelectorAll("#view-budget-table tr");
   if (D.timeline.ranks.length && vb.length < 2) bad.push("no budget of the timeline view");
@@ -150,6 +158,13 @@ print(len(json.loads(data.replace("<\\/", "</"))["iterations"]))' "$html")
       grep -q '"efficiency":{"computed":true' "$out/$name.dims.html" || { echo "FAIL $name: no efficiency with --dims"; fail=1; }
       for hash in "" "#iter=2"; do add_case "$name.dims" "$out/$name.dims.check.html" 1600 "$hash"; done
       add_case "$name.dims" "$out/$name.dims.check.html" 420 ""
+      # Sizes the capture contradicts (N 8x the run's): rows past the peak say "impossible", no
+      # rate above 100 % shows, and each such row has its note.
+      "$cpprof" report "$db" --format html -o "$out/$name.wrong.html" --force --dims "${dims/N=256/N=2048}" 2> "$out/$name.wrong.err" || {
+        echo "FAIL $name: cpprof report with wrong --dims failed: $(tail -1 "$out/$name.wrong.err")"; fail=1; }
+      grep -q '"impossible":"impossible: ' "$out/$name.wrong.html" || { echo "FAIL $name: wrong --dims gave no impossible row"; fail=1; }
+      sed 's#</body>#'"$(printf '%s' "$checks" | tr '\n' ' ' | sed 's/[&#\\]/\\&/g')"'</body>#' "$out/$name.wrong.html" > "$out/$name.wrong.check.html"
+      for hash in "" "#iter=1"; do add_case "$name.wrong" "$out/$name.wrong.check.html" 1600 "$hash"; done
     else
       echo "FAIL $name: cpprof report --dims failed: $(tail -1 "$out/$name.dims.err")"; fail=1
     fi

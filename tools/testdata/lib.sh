@@ -48,6 +48,17 @@ capture() {
   echo "rc=$? wall_s=$(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $t0}")" | tee -a "$d/$name.log"
   ls -la "$d" | tee -a "$d/$name.log"
   [ -f "$d/$name.sqlite" ] || { echo "no sqlite for $name"; tail -30 "$d/$name.log"; return; }
+  # REEXPORT="--include-json true": export the report again with those options (nsys 2025.3.1
+  # leaves NVTX extended payloads, Python backtraces and NCCL's communicator ids, out by default).
+  if [ -n "${REEXPORT:-}" ]; then
+    # KEEP_DEFAULT_EXPORT=1: keep the profile's own export beside it, as <name>.default.sqlite.xz.
+    [ -n "${KEEP_DEFAULT_EXPORT:-}" ] && cp "$d/$name.sqlite" "$d/$name.default.sqlite" && xzf "$d/$name.default.sqlite"
+    echo "== nsys export --type sqlite $REEXPORT" >>"$d/$name.log"
+    # shellcheck disable=SC2086
+    timeout "${STATS_TIMEOUT:-300}" "$nsys" export --type sqlite $REEXPORT --force-overwrite true -o "$d/$name.sqlite" \
+      "$d/$name.nsys-rep" >>"$d/$name.log" 2>&1
+    echo "export rc=$?" >>"$d/$name.log"
+  fi
   for r in $reports; do
     timeout "${STATS_TIMEOUT:-300}" "$nsys" stats --report "$r" --format csv --output "$d/$name" "$d/$name.sqlite" >>"$d/$name.log" 2>&1
   done

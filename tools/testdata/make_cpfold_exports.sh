@@ -21,6 +21,12 @@
 #     cpfold-launch-1x1      the trunk at N = 64 (launch-bound)
 #     cpfold-launch-1x1-graph  the same, each timed forward replayed from a CUDA graph (--cuda-graph)
 #
+#   backtrace: one GPU, attribution without NVTX module ranges (issue 35 item 5): the trunk captured
+#     with --python-backtrace=cuda and autograd shapes, re-exported with --include-json true (the
+#     backtraces' payloads), with and without the functions-trace JSON (tests/data/real-bt/):
+#     cpfold-bt-json-1x1     with the JSON: module ranges and backtraces (the reference tree)
+#     cpfold-bt-1x1          without it: the module tree must come from the backtraces
+#
 #   tools/testdata/make_cpfold_exports.sh DEBS_DIR OUT_DIR [e2e] [trunk] [train] [inject] [options] [pairs]
 #   (default: all). CAPTURE_TIMEOUT / STATS_TIMEOUT (s) bound each nsys profile / nsys stats.
 set -uo pipefail
@@ -97,6 +103,25 @@ if [[ $steps == *" pairs "* ]]; then
   show cpfold-launch-1x1
   capture cpfold-launch-1x1-graph "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}" --cuda-graph
   show cpfold-launch-1x1-graph
+  reports=$all_reports
+fi
+if [[ $steps == *" backtrace "* ]]; then
+  all_reports=$reports; reports=""
+  # CPU sampling stays on: without it nsys collects no CUDA backtraces ("CUDA backtraces will not be
+  # collected because CPU sampling is disabled"), and no Python ones.
+  bt=(--trace cuda,nvtx --cpuctxsw none --pytorch=autograd-shapes-nvtx --python-backtrace=cuda
+      --cudabacktrace=kernel)
+  bt_run=(-m cpfold.run --mode trunk --preset small --n-token 256 --recycles 0 --blocks 2 --iters 2 --warmup 1
+          --dtype bf16)
+  REEXPORT="--include-json true" capture cpfold-bt-json-1x1 "$work/cpfold-trace.json" 1 "${bt[@]}" \
+    --python-functions-trace="$work/cpfold-trace.json" -- "${bt_run[@]}"
+  show cpfold-bt-json-1x1
+  REEXPORT="--include-json true" capture cpfold-bt-1x1 "" 1 "${bt[@]}" -- "${bt_run[@]}"
+  show cpfold-bt-1x1
+  # NCCL's NVTX payloads (communicator id, ranks, message size: issue 37 item 5), on as many
+  # ranks as there are GPUs.
+  KEEP_DEFAULT_EXPORT=1 REEXPORT="--include-json true" capture nccl-payloads "" "$gpus" --trace cuda,nvtx --sample none --cpuctxsw none \
+    -- "$here/nccl_payloads.py"
   reports=$all_reports
 fi
 ls -la "$out"
