@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // cpprof report FILE.sqlite... [--format text|md|json|csv|html] [-o FILE] [--window W] [--top N] [--depth N] [--modules
 // FILE] [--show-paths] [--dims N=...,grid=RxC] [--model-config FILE] [--print-cost-model] [--what-if EDIT]...
+// [--source-root DIR]...
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -97,6 +98,12 @@ class ReportCommand : public Command {
                    "'launch-gaps:0' (what CUDA graphs would give). See docs/readout.md, \"The replay\"");
     app.add_flag("--no-replay", no_replay_,
                  "Skip the replay of the steady window (its self-check, critical path and predicted gains)");
+    app.add_option("--source-root", options_.source_roots,
+                   "A folder that holds the model's Python source (repeatable), for a capture made with "
+                   "--python-backtrace=cuda: launches outside any NVTX module range get their module from the "
+                   "Class.method frames of their backtraces, named from the source (the paths the capture recorded "
+                   "are looked for under DIR by their longest tail, then as they are)")
+        ->check(CLI::ExistingDirectory);
     app.add_option("--top", options_.top_kernels, "Kernels listed per rank (0: all)")->capture_default_str();
     app.add_flag("--show-paths", render_.show_paths, "Include the export's path in the output");
     app.add_flag("--partial", partial_,

@@ -5,23 +5,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/text_lines.h"
+
 namespace cpprof::doctor {
 
 namespace {
-
-std::vector<std::string> Lines(std::string_view text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t p = text.find('\n', start);
-    if (p == std::string_view::npos) p = text.size();
-    std::string line(text.substr(start, p - start));
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    out.push_back(std::move(line));
-    start = p + 1;
-  }
-  return out;
-}
 
 // The option an option heading of nsys's help names: "\t-t, --trace=", "\t--pytorch=",
 // "\t(Experimental) --x="; empty for any other line.
@@ -60,11 +48,11 @@ std::vector<std::string> Quoted(std::string_view s) {
   return out;
 }
 
-std::string Trimmed(const std::string& s) {
+std::string Trimmed(std::string_view s) {
   size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
+  if (b == std::string_view::npos) return "";
   size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
+  return std::string(s.substr(b, e - b + 1));
 }
 
 }  // namespace
@@ -75,7 +63,7 @@ bool ProfileHelp::HasOption(std::string_view name) const {
 
 std::vector<std::string> PossibleValues(std::string_view help, std::string_view option) {
   // The block of `option`: from its heading to the next heading.
-  std::vector<std::string> lines = Lines(help);
+  const std::vector<std::string_view> lines = SplitLines(help);
   std::string block;
   bool in = false;
   for (const auto& line : lines) {
@@ -96,7 +84,7 @@ std::vector<std::string> PossibleValues(std::string_view help, std::string_view 
 
 ProfileHelp ParseProfileHelp(std::string_view help) {
   ProfileHelp h;
-  for (const auto& line : Lines(help)) {
+  for (const auto& line : SplitLines(help)) {
     if (std::string name = OptionHeading(line); !name.empty()) h.options.push_back(name);
   }
   if (h.HasOption("pytorch")) h.pytorch_tokens = PossibleValues(help, "pytorch");
@@ -117,13 +105,13 @@ ProfileHelp ParseProfileHelp(std::string_view help) {
 
 StatusEnvironment ParseStatusE(std::string_view text) {
   StatusEnvironment s;
-  for (const auto& line : Lines(text)) {
+  for (const auto& line : SplitLines(text)) {
     // "Linux Kernel Paranoid Level = 2"
     if (size_t p = line.find("Paranoid Level"); p != std::string::npos) {
       size_t eq = line.find('=', p);
       if (eq != std::string::npos) {
         try {
-          s.paranoid = std::stoi(line.substr(eq + 1));
+          s.paranoid = std::stoi(std::string(line.substr(eq + 1)));
         } catch (const std::exception&) {
         }
       }
@@ -133,7 +121,7 @@ StatusEnvironment ParseStatusE(std::string_view text) {
     if (size_t p = line.find(kEnv); p != std::string::npos) {
       size_t close = line.find("):", p);
       if (close == std::string::npos) continue;
-      std::string scope = line.substr(p + kEnv.size(), close - p - kEnv.size());
+      std::string scope(line.substr(p + kEnv.size(), close - p - kEnv.size()));
       std::string value = Trimmed(line.substr(close + 2));
       bool ok = value == "OK";
       if (scope == "process-tree") {

@@ -15,6 +15,7 @@
 #include "model/cost.h"
 #include "model/memory.h"
 #include "model/op_class.h"
+#include "model/python_frames.h"
 #include "model/replay.h"
 #include "model/timeline.h"
 
@@ -162,9 +163,10 @@ struct ModuleNode {
 
 // How the module table was built, said in the output.
 struct ModuleGrouping {
-  std::string source;               // "built-in AF3/Boltz grouping" or the config file's name
-  std::vector<std::string> groups;  // in priority order
-  int64_t module_ranges = 0;        // distinct NVTX ranges that counted as modules
+  std::string source;                 // "built-in AF3/Boltz grouping" or the config file's name
+  std::vector<std::string> groups;    // in priority order
+  int64_t module_ranges = 0;          // distinct NVTX ranges that counted as modules
+  BacktraceModuleSummary backtraces;  // module rows from Python backtraces (empty: none)
 };
 
 // Forward / backward / optimizer, when the export holds a backward pass.

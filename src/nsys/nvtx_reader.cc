@@ -559,7 +559,7 @@ StatusOr<NvtxScan> ScanNvtx(const Database& db, OpenEnd open_end, const NvtxScan
     const int64_t type = r.event_type;
     const int64_t start = r.start, end = r.end, tid = r.global_tid;  // no end: its start
     max_event = std::max({max_event, start, end});
-    if (r.has_payload) callbacks.payload(tid, r.payload);
+    if (r.has_payload) callbacks.payload(r);
     if (type == kNvtxDomainCreate) {
       if (out.domains.Add(r.domain_id, tid, start, r.text) && used.count({r.domain_id, model::GlobalPidOf(tid)})) {
         conflict = true;  // ranges already given took fewer (or other) names

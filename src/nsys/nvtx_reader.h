@@ -169,8 +169,9 @@ struct NvtxScan {
 struct NvtxScanCallbacks {
   // Every range, named: `names` = domains.NamesFor(row.domain_id, row.global_tid).
   std::function<void(const NvtxRangeRow&, const std::vector<std::string>& names)> range;
-  // Every non-NULL binaryData (typed payloads, e.g. NCCL's ranks); optional.
-  std::function<void(int64_t global_tid, std::string_view blob)> payload;
+  // Every event with a payload (binaryData, else jsonText: NCCL's ranks, Python backtraces),
+  // ranges, marks and domain creates alike, in table order; `row.payload` holds it. Optional.
+  std::function<void(const NvtxRangeRow& row)> payload;
   // Forget every range given so far: they all come again (rare: see NvtxScan::two_pass).
   std::function<void()> restart;
 };

@@ -53,7 +53,7 @@ OnePassResult OnePass(const Database& db, OpenEnd open_end) {
     out.lines.clear();
     ++out.restarts;
   };
-  callbacks.payload = [&](int64_t, std::string_view blob) { out.payload_bytes += static_cast<int64_t>(blob.size()); };
+  callbacks.payload = [&](const NvtxRangeRow& r) { out.payload_bytes += static_cast<int64_t>(r.payload.size()); };
   auto scan = ScanNvtx(db, open_end, callbacks);
   EXPECT_TRUE(scan.ok()) << scan.status().message();
   if (scan.ok()) out.scan = std::move(*scan);

@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "analysis/backtrace_modules.h"
 #include "analysis/name_cache.h"
 #include "analysis/size_inference.h"
 #include "base/batch_pipe.h"
@@ -19,6 +20,7 @@
 #include "nsys/launch_reader.h"
 #include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_reader.h"
+#include "nsys/python_backtraces.h"
 
 namespace cpprof::pipeline {
 
@@ -220,11 +222,36 @@ Status TagLaunches(const nsys::Database& db, const analysis::ModuleConfig& confi
   return OkStatus();
 }
 
+// Module calls from the launches' Python backtraces where no NVTX module range is around them
+// (analysis/backtrace_modules.h), appended to the kept ranges.
+void AddBacktraceModules(const model::PythonBacktraces& python, const analysis::ModuleConfig& config,
+                         const analysis::SourceReader& sources, Attribution& a, std::vector<analysis::KeptRange>& kept,
+                         std::vector<std::string>& names) {
+  if (python.marks.empty() && python.damaged == 0) return;
+  analysis::BacktraceModuleInput in;
+  in.backtraces = &python;
+  in.kept = &kept;
+  in.read_source = sources;
+  for (const auto& m : a.iteration_marks) {
+    in.iteration_starts.push_back({m.global_pid, m.start});
+    in.iteration_starts.push_back({m.global_pid, m.end});
+  }
+  analysis::BacktraceModules b = analysis::BuildBacktraceModules(in, config);
+  a.backtraces = std::move(b.summary);
+  a.backtraces.damaged = python.damaged;
+  const auto offset = static_cast<uint32_t>(names.size());
+  for (auto& n : b.names) names.push_back(std::move(n));
+  for (auto& r : b.ranges) {
+    r.name += offset;
+    kept.push_back(r);
+  }
+}
+
 }  // namespace
 
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
                                       const RE2* iteration_range, const std::string& iteration_pattern,
-                                      bool tag_launches) {
+                                      bool tag_launches, const analysis::SourceReader& sources) {
   Attribution a;
   CPPROF_ASSIGN_OR_RETURN(std::set<int64_t> autograd, nsys::ReadAutogradThreads(db));
   a.has_autograd_threads = !autograd.empty();
@@ -232,6 +259,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   std::vector<analysis::KeptRange> kept;
   std::vector<std::string> names;
   std::vector<PendingShapes> shape_ops;
+  model::PythonBacktraces python;
   const bool map_backward = a.has_autograd_threads;
   if (db.HasTable(nsys::kNvtxTable) && db.HasTable("StringIds")) {
     a.has_nvtx = true;
@@ -300,6 +328,7 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       }
     });
     CPPROF_ASSIGN_OR_RETURN(nsys::NcclRankDecoder nccl, nsys::NcclRankDecoder::Open(db));
+    nsys::PythonBacktraceDecoder backtraces;
     nsys::NvtxScanCallbacks callbacks;
     callbacks.range = [&](const nsys::NvtxRangeRow& r, const std::vector<std::string>& domain_names) {
       a.tally.Add(domain_names, r);
@@ -314,7 +343,10 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
       a.cross_thread = 0;
       classifier.Restart();  // kept, the iteration marks and the warm-up range, in order
     };
-    if (nccl.wanted()) callbacks.payload = [&](int64_t tid, std::string_view blob) { nccl.Add(tid, blob); };
+    callbacks.payload = [&](const nsys::NvtxRangeRow& r) {
+      if (tag_launches && backtraces.Add(r.start, r.global_tid, r.payload)) return;
+      if (nccl.wanted()) nccl.Add(r.global_tid, r.payload);
+    };
     CPPROF_ASSIGN_OR_RETURN(nsys::NvtxScan scan, nsys::ScanNvtx(db, nsys::OpenEnd::kLastRange, callbacks));
     classifier.Finish();  // every range classified (rethrows what the classifying thread threw)
     a.domains = std::move(scan.domains);
@@ -322,10 +354,12 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
     a.tally.damaged_rows = scan.damaged_rows;
     a.nccl_ranks = nccl.ranks();
     a.distinct_names = static_cast<int64_t>(seen.size());
+    CPPROF_ASSIGN_OR_RETURN(python, backtraces.Finish(db));
   } else {
     CPPROF_ASSIGN_OR_RETURN(a.nccl_ranks, nsys::ReadNcclRanks(db));
   }
   FindIterations(a, kept, names, iteration_range, iteration_pattern);
+  AddBacktraceModules(python, config, sources, a, kept, names);
   a.kept_ranges = static_cast<int64_t>(kept.size());
   if ((kept.empty() && autograd.empty()) || !tag_launches) return a;
 

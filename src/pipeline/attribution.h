@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "analysis/backtrace_modules.h"
 #include "analysis/module_attribution.h"
 #include "analysis/module_config.h"
 #include "analysis/window.h"
@@ -45,6 +46,8 @@ struct Attribution {
   // Iteration markers (analysis/window.h), for the report's window, and how they were found.
   std::vector<analysis::IterationMark> iteration_marks;
   std::string iteration_method;
+  // Module calls made from the launches' Python backtraces (empty when the export has none).
+  model::BacktraceModuleSummary backtraces;
 };
 
 // `iteration_range`, when not null, replaces the built-in iteration marker names: the ranges
@@ -52,8 +55,10 @@ struct Attribution {
 // base/regex.h); `iteration_pattern` is its text, said in the readout. Every pattern is matched
 // once per distinct range name, not once per range. Without `tag_launches` the CUDA API calls are
 // not read (no launch is tagged: `calls` and `modules` stay empty): what the iterations need.
+// `sources` reads the Python files the backtraces name (module calls from Python backtraces,
+// analysis/backtrace_modules.h); empty: none is read.
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
                                       const RE2* iteration_range = nullptr, const std::string& iteration_pattern = "",
-                                      bool tag_launches = true);
+                                      bool tag_launches = true, const analysis::SourceReader& sources = {});
 
 }  // namespace cpprof::pipeline

@@ -37,6 +37,9 @@ struct ReportOptions {
   // candidates and these edits (--what-if). Off: Report::replay says so.
   bool replay = true;
   std::vector<analysis::WhatIfEdit> what_if;
+  // Where the Python files that the launches' backtraces name are looked for (--source-root),
+  // before the paths the capture recorded (analysis/backtrace_modules.h).
+  std::vector<std::string> source_roots;
   ExecContext exec;  // how the command runs: threads, timing (from the CLI)
 };
 

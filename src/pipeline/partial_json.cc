@@ -28,7 +28,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(IterationTime, name, start_ns, e
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Window, requested, kind, method, description, whole_capture, start_ns,
                                                 end_ns, iterations, iter_median_ns, iter_min_ns, iter_max_ns,
                                                 left_out_ops, left_out_ns, clipped_ops)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModuleGrouping, source, groups, module_ranges)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BacktraceModuleSummary, backtraces, used, in_nvtx_modules, ranges,
+                                                methods, files_read, files_missing, frames_not_matching, damaged)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModuleGrouping, source, groups, module_ranges, backtraces)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExportInfo, file, schema_version, nsys_version, captured, not_captured)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunExport, file, name, host, ranks, utc_start_ns, offset_ns, refine_ns,
                                                 residual_ns, matched_ops, method)

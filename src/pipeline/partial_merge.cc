@@ -158,6 +158,7 @@ class PartialMerger {
       CompareEfficiency(i, part);
       MergeWindow(part);
       run_.grouping.module_ranges = std::max(run_.grouping.module_ranges, part.grouping.module_ranges);
+      run_.grouping.backtraces.Add(part.grouping.backtraces);
     }
     run_.attribution.Add(part.attribution);
     for (auto& n : part.notes) {

@@ -35,6 +35,7 @@
 #include "nsys/nvtx_facts.h"
 #include "pipeline/attribution.h"
 #include "pipeline/run_exports.h"
+#include "pipeline/source_files.h"
 
 namespace cpprof::pipeline {
 
@@ -66,6 +67,7 @@ struct Run {
   std::vector<size_t> export_of_process;           // per work.processes
   std::vector<analysis::ModuleCall> module_calls;  // by process, then start
   int64_t module_ranges = 0;                       // the most of any export
+  model::BacktraceModuleSummary backtraces;        // every export's
   AttributionFacts attribution;                    // exclude_work_pattern left to the caller
   std::vector<model::ModuleShapes> shapes;         // by path, the first export's first
 };
@@ -196,6 +198,7 @@ Run MergeSources(std::vector<Source>& sources, const model::Window& window) {
       run.module_ranges = std::max(run.module_ranges, m.module_ranges());
     }
     run.attribution.Add(FactsOf(s.attribution));
+    run.backtraces.Add(s.attribution.backtraces);
     AddShapes(std::move(s.attribution.shapes), run.shapes);
     for (const auto& c : s.attribution.module_calls) {
       const uint16_t node = c.node < node_map.size() ? node_map[c.node] : analysis::kUnattributed;
@@ -335,6 +338,7 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
   const bool several = paths.size() > 1;
   StageTimer timer(options.exec);
   sources = std::vector<Source>(paths.size());
+  const analysis::SourceReader read_source = MakeSourceReader(options.source_roots);
   std::vector<OpenedExport*> exports;
   for (auto& s : sources) exports.push_back(&s);
   // What the window and the clocks need: NVTX and runtime for the modules and iterations (and
@@ -345,7 +349,7 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
   open.read = [&](size_t e) -> Status {
     Source& s = sources[e];
     CPPROF_ASSIGN_OR_RETURN(s.attribution, ReadAttribution(*s.db, config, iteration_re.get(), options.iteration_range,
-                                                           /*tag_launches=*/!iterations_only));
+                                                           /*tag_launches=*/!iterations_only, read_source));
     return OkStatus();
   };
   CPPROF_RETURN_IF_ERROR(OpenRun(paths, open, exports));
@@ -447,6 +451,7 @@ StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& wi
   base.grouping.source = config.source;
   for (const auto& g : config.groups) base.grouping.groups.push_back(g.name);
   base.grouping.module_ranges = run.module_ranges;
+  base.grouping.backtraces = std::move(run.backtraces);
   base.attribution = std::move(run.attribution);
   base.attribution.exclude_work_pattern = config.exclude_work_pattern;
   base.memory = std::move(run.memory);

@@ -152,6 +152,52 @@ CpSplit MeanCpSplit(const model::Report& r) {
   return mean;
 }
 
+// The coverage (GPU time in a named module, per rank) and, where module rows came from Python
+// backtraces, how they were made: a sentence each.
+std::vector<std::string> ModuleSourceLines(const model::Report& r) {
+  std::vector<std::string> lines;
+  const std::vector<CpSplit> split = CpSplitPerRank(r);
+  std::vector<std::string> per_rank;
+  for (size_t k = 0; k < split.size(); ++k) {
+    const CpSplit& s = split[k];
+    const int64_t named = s.cp_ns + s.serial_ns;
+    per_rank.push_back(fmt::format("rank {} {}%", k, Percent(named, named + s.unattributed_ns)));
+  }
+  constexpr size_t kListed = 16;
+  if (per_rank.size() > kListed) {
+    const size_t more = per_rank.size() - kListed;
+    per_rank.resize(kListed);
+    per_rank.push_back(fmt::format("and {} more ranks (--format json has every rank)", more));
+  }
+  if (!per_rank.empty()) {
+    lines.push_back(
+        fmt::format("Coverage (GPU busy time attributed to a named module): {}.", fmt::join(per_rank, ", ")));
+  }
+  const model::BacktraceModuleSummary& b = r.grouping.backtraces;
+  if (b.empty()) return lines;
+  std::string text = fmt::format(
+      "Modules from Python backtraces (--python-backtrace=cuda; rows of the domain 'Python backtrace'): {} of {} "
+      "launches' backtraces gave a module path ({} inside NVTX module ranges were left to them), {} calls of {} "
+      "methods",
+      b.used, b.backtraces, b.in_nvtx_modules, b.ranges, b.methods);
+  text += b.files_read ? fmt::format("; named Class.method from {} source files", b.files_read)
+                       : std::string("; no source file found, so no method could be named Class.method");
+  if (!b.files_missing.empty()) {
+    text += fmt::format(
+        "; {} files not found (nn.Module calls there named file:function; --source-root DIR finds them "
+        "elsewhere): {}",
+        b.files_missing.size(), fmt::join(b.files_missing, ", "));
+  }
+  if (b.frames_not_matching) {
+    text +=
+        fmt::format("; {} frames did not match the source found (edited since the capture?)", b.frames_not_matching);
+  }
+  if (b.damaged) text += fmt::format("; {} backtraces could not be read and were left out", b.damaged);
+  text += ". A launch without a backtrace (library kernels such as cuBLAS's) goes to the path its neighbours share.";
+  lines.push_back(std::move(text));
+  return lines;
+}
+
 // The module table in Markdown, with what its columns mean and the CP split.
 void PrintModulesMarkdown(const model::Report& r, std::vector<std::vector<std::string>> rows, int64_t mean_busy,
                           bool training, std::ostream& out) {
@@ -173,6 +219,7 @@ void PrintModulesMarkdown(const model::Report& r, std::vector<std::vector<std::s
       "busy time, serial modules {}, no module {}.{}\n\n",
       Percent(mean.cp_ns, mean_busy) + "%", Percent(mean.serial_ns, mean_busy) + "%",
       Percent(mean.unattributed_ns, mean_busy) + "%", training ? std::string(" ") + kBackwardNote : "");
+  for (const auto& line : ModuleSourceLines(r)) out << line << "\n\n";
 }
 
 // The module table as text: what its columns mean, the rows with their total, the CP split.
@@ -212,6 +259,7 @@ void PrintModulesText(const model::Report& r, const ReadoutOptions& o, std::vect
   out << fmt::format("  CP-distributed modules {}% of busy, serial modules {}%, no module {}% (mean over ranks).\n",
                      Percent(mean.cp_ns, mean_busy), Percent(mean.serial_ns, mean_busy),
                      Percent(mean.unattributed_ns, mean_busy));
+  for (const auto& line : ModuleSourceLines(r)) out << "  " << line << '\n';
   if (o.module_depth < 64) {
     out << fmt::format("  Rows deeper than {} are folded into their parents (--depth N shows more).\n", o.module_depth);
   }

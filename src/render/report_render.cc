@@ -290,6 +290,24 @@ Json ModulesJson(const model::Report& r) {
       "that cannot be mapped stays in the [backward] row.";
   j["grouping"] = {
       {"source", r.grouping.source}, {"groups", r.grouping.groups}, {"module_ranges", r.grouping.module_ranges}};
+  if (const model::BacktraceModuleSummary& b = r.grouping.backtraces; !b.empty()) {
+    j["grouping"]["python_backtraces"] = {{"backtraces", b.backtraces},
+                                          {"used", b.used},
+                                          {"in_nvtx_modules", b.in_nvtx_modules},
+                                          {"calls", b.ranges},
+                                          {"methods", b.methods},
+                                          {"source_files_read", b.files_read},
+                                          {"source_files_missing", b.files_missing},
+                                          {"frames_not_matching_source", b.frames_not_matching},
+                                          {"damaged", b.damaged}};
+  }
+  Json coverage = Json::array();
+  for (const auto& s : CpSplitPerRank(r)) {
+    const int64_t named = s.cp_ns + s.serial_ns;
+    coverage.push_back(
+        named + s.unattributed_ns ? static_cast<double>(named) / static_cast<double>(named + s.unattributed_ns) : 0.0);
+  }
+  j["named_module_share_per_rank"] = std::move(coverage);
   Json rows = Json::array();
   for (const auto& m : r.modules) {
     Json x;

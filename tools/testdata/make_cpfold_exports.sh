@@ -118,6 +118,9 @@ if [[ $steps == *" backtrace "* ]]; then
   show cpfold-bt-json-1x1
   REEXPORT="--include-json true" capture cpfold-bt-1x1 "" 1 "${bt[@]}" -- "${bt_run[@]}"
   show cpfold-bt-1x1
+  # The model's source as captured: the backtraces name its files and lines, and the readout
+  # names their methods from it (extracted, it is what cpprof report --source-root DIR reads).
+  tar -C "$here/../../python" --exclude=__pycache__ -cJf "$out/source.tar.xz" cpfold
   # NCCL's NVTX payloads (communicator id, ranks, message size: issue 37 item 5), on as many
   # ranks as there are GPUs.
   KEEP_DEFAULT_EXPORT=1 REEXPORT="--include-json true" capture nccl-payloads "" "$gpus" --trace cuda,nvtx --sample none --cpuctxsw none \
