@@ -13,11 +13,12 @@
 // "Class.method". Without the source file, a function nn.Module's call machinery called
 // (torch's _call_impl) is named "file.py:function"; other frames are left out.
 //
-// What is an estimate, said in docs/cost-model.md: a launch without a backtrace (nsys records
-// them for the runtime API's launches, not for library kernels launched through the driver, e.g.
-// cuBLAS's) gets the path its neighbours share (a call's range spans its first to its last
-// backtrace); and a new call of a method is told from the last one by its line going back (a
-// method that loops over its children counts a call per pass) or by an iteration's start.
+// What is an estimate, said in docs/modules.md: a launch without a backtrace (nsys records them
+// for the runtime API's launches, not for library kernels launched through the driver, e.g.
+// cuBLAS's) goes to the calls of the backtrace before it, unless it is within kLeadNs (20 us) of
+// the next backtrace, whose calls then start before it; and a new call of a method is told from
+// the last one by its line going back (a method that loops over its children counts a call per
+// pass), by an iteration's start or end, or by another thread.
 #pragma once
 
 #include <cstdint>

@@ -46,9 +46,9 @@ std::string UnescapeHtml(std::string_view text) {
 }
 
 bool PythonBacktraceDecoder::Add(int64_t start, int64_t global_tid, std::string_view payload) {
-  // Cheap test first: every other payload (NCCL's, the user's) is skipped without parsing.
-  const size_t key = payload.find(kKey);
-  if (payload.empty() || payload.front() != '{' || key == std::string_view::npos || key > 8) return false;
+  // Cheap test first: every other payload (NCCL's, the user's) is skipped without parsing or
+  // scanning it (nsys writes the key right after the opening brace).
+  if (payload.substr(0, kKey.size() + 8).find(kKey) == std::string_view::npos || payload.front() != '{') return false;
   const nlohmann::json j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
   const nlohmann::json* frames = nullptr;
   if (j.is_object()) {

@@ -26,11 +26,10 @@ namespace cpprof::nsys {
 class PythonBacktraceDecoder {
  public:
   // Keeps `payload` when it is a Python backtrace (else returns false and keeps nothing). A
-  // backtrace whose JSON is damaged is counted (damaged()), not kept.
+  // backtrace whose JSON is damaged is counted (PythonBacktraces::damaged), not kept.
   bool Add(int64_t start, int64_t global_tid, std::string_view payload);
   // The kept backtraces with their frames' names; `db`'s StringIds are read once per distinct id.
   StatusOr<model::PythonBacktraces> Finish(const Database& db);
-  int64_t damaged() const { return damaged_; }
 
  private:
   struct RawFrame {

@@ -247,6 +247,115 @@ void AddBacktraceModules(const model::PythonBacktraces& python, const analysis::
   }
 }
 
+// What the NVTX pass keeps for attribution: module, marker and autograd ranges (names indexes
+// `names`), op ranges with shapes, and the Python backtraces.
+struct NvtxKept {
+  std::vector<analysis::KeptRange> kept;
+  std::vector<std::string> names;
+  std::vector<PendingShapes> shape_ops;
+  model::PythonBacktraces python;
+};
+
+// One pass over NVTX_EVENTS: the ranges classified (on a thread of their own), the iteration
+// marks, the tallies for the diagnostics, NCCL's ranks and, with `tag_launches`, the backtraces.
+Status ScanNvtxForAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
+                              const RE2* iteration_range, bool tag_launches, Attribution& a, NvtxKept& out) {
+  const bool map_backward = a.has_autograd_threads;
+  struct Flags {
+    int32_t index;  // into names; -1: not kept
+    bool module, optimizer, warmup, excluded;
+    analysis::MarkerKind marker;
+  };
+  auto marker_of = [&](const std::string& name, bool warmup) {
+    if (name.size() > kMaxMarkerName) return analysis::MarkerKind::kNone;
+    if (!iteration_range) return analysis::IterationMarkerKind(name);
+    if (!RegexSearch(name, *iteration_range)) return analysis::MarkerKind::kNone;
+    return warmup ? analysis::MarkerKind::kWarmup : analysis::MarkerKind::kIteration;
+  };
+  // Every pattern is asked once per distinct name (one RE2::Set pass), not once per range.
+  analysis::NameCache<Flags> seen([&](const std::string& name) {
+    const analysis::NameClass c = config.Classify(name);
+    Flags f{-1, c.module, c.optimizer, c.warmup, c.excluded_work, marker_of(name, c.warmup)};
+    if (f.module || f.optimizer || f.warmup || f.excluded) {
+      f.index = static_cast<int32_t>(out.names.size());
+      out.names.push_back(name);
+    }
+    return f;
+  });
+  // Classifying a range (autograd's numbers, PyTorch's op range keys, the names' classes) took
+  // most of the scan's thread: it runs on a thread of its own, in table order, while the scan's
+  // thread tallies the ranges and finds the iteration windows.
+  std::string full;
+  auto classify = [&](int64_t start, int64_t end, int64_t tid, std::string_view domain, std::string_view text) {
+    KeepShapes(start, tid, text, out.shape_ops);
+    // Autograd's op ranges link backward work to the forward op's module by sequence number
+    // (their texts are unique per op: they never go through `seen`).
+    if (map_backward) {
+      int64_t seq = analysis::AutogradSeq(text);
+      if (seq < 0 && analysis::IsAutogradEvaluate(text)) seq = analysis::kSeqOfChild;
+      if (seq != -1) {
+        out.kept.push_back({start, end, tid, 0, false, false, false, false, seq});
+        return;
+      }
+    }
+    // PyTorch's op ranges in one form per op name: per-call numbers never decide (AppendOpRangeKey).
+    full.assign(domain).append(":");
+    analysis::AppendOpRangeKey(text, full);
+    const uint32_t id = seen.Intern(full);
+    const Flags& f = seen.info(id);
+    if (f.marker != analysis::MarkerKind::kNone) {
+      a.iteration_marks.push_back(
+          {seen.name(id), nsys::ProcessOfThread(tid), start, end, f.marker == analysis::MarkerKind::kWarmup, tid});
+    }
+    if (f.index < 0) return;
+    out.kept.push_back({start, end, tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup, f.excluded});
+    if (f.warmup && a.warmup_range.empty()) a.warmup_range = full;
+  };
+  RangeClassifier classifier(db.exec().HasSpareThreads(), [&](const RangeBatch& batch) {
+    if (batch.restart) {
+      out.kept.clear(), out.shape_ops.clear();
+      a.iteration_marks.clear();
+      a.warmup_range.clear();
+    }
+    size_t at = 0;
+    for (const RangeBatch::Range& r : batch.ranges) {
+      const std::string_view domain(batch.bytes.data() + at, r.domain_end - at);
+      const std::string_view text(batch.bytes.data() + r.domain_end, r.text_end - r.domain_end);
+      at = r.text_end;
+      classify(r.start, r.end, r.tid, domain, text);
+    }
+  });
+  CPPROF_ASSIGN_OR_RETURN(nsys::NcclRankDecoder nccl, nsys::NcclRankDecoder::Open(db));
+  nsys::PythonBacktraceDecoder backtraces;
+  nsys::NvtxScanCallbacks callbacks;
+  callbacks.range = [&](const nsys::NvtxRangeRow& r, const std::vector<std::string>& domain_names) {
+    a.tally.Add(domain_names, r);
+    if (r.ends_on_other_thread) {
+      ++a.cross_thread;
+      return;
+    }
+    classifier.Add(r.start, r.end, r.global_tid, domain_names.front(), r.text);
+  };
+  callbacks.restart = [&] {
+    a.tally = {};
+    a.cross_thread = 0;
+    classifier.Restart();  // kept, the iteration marks and the warm-up range, in order
+  };
+  callbacks.payload = [&](const nsys::NvtxRangeRow& r) {
+    if (tag_launches && backtraces.Add(r.start, r.global_tid, r.payload)) return;
+    if (nccl.wanted()) nccl.Add(r.global_tid, r.payload);
+  };
+  CPPROF_ASSIGN_OR_RETURN(nsys::NvtxScan scan, nsys::ScanNvtx(db, nsys::OpenEnd::kLastRange, callbacks));
+  classifier.Finish();  // every range classified (rethrows what the classifying thread threw)
+  a.domains = std::move(scan.domains);
+  a.tally.marks = std::move(scan.marks);
+  a.tally.damaged_rows = scan.damaged_rows;
+  a.nccl_ranks = nccl.ranks();
+  a.distinct_names = static_cast<int64_t>(seen.size());
+  CPPROF_ASSIGN_OR_RETURN(out.python, backtraces.Finish(db));
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
@@ -256,114 +365,22 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   CPPROF_ASSIGN_OR_RETURN(std::set<int64_t> autograd, nsys::ReadAutogradThreads(db));
   a.has_autograd_threads = !autograd.empty();
 
-  std::vector<analysis::KeptRange> kept;
-  std::vector<std::string> names;
-  std::vector<PendingShapes> shape_ops;
-  model::PythonBacktraces python;
-  const bool map_backward = a.has_autograd_threads;
+  NvtxKept nvtx;
+  std::vector<analysis::KeptRange>& kept = nvtx.kept;
+  std::vector<std::string>& names = nvtx.names;
   if (db.HasTable(nsys::kNvtxTable) && db.HasTable("StringIds")) {
     a.has_nvtx = true;
-    struct Flags {
-      int32_t index;  // into names; -1: not kept
-      bool module, optimizer, warmup, excluded;
-      analysis::MarkerKind marker;
-    };
-    auto marker_of = [&](const std::string& name, bool warmup) {
-      if (name.size() > kMaxMarkerName) return analysis::MarkerKind::kNone;
-      if (!iteration_range) return analysis::IterationMarkerKind(name);
-      if (!RegexSearch(name, *iteration_range)) return analysis::MarkerKind::kNone;
-      return warmup ? analysis::MarkerKind::kWarmup : analysis::MarkerKind::kIteration;
-    };
-    // Every pattern is asked once per distinct name (one RE2::Set pass), not once per range.
-    analysis::NameCache<Flags> seen([&](const std::string& name) {
-      const analysis::NameClass c = config.Classify(name);
-      Flags f{-1, c.module, c.optimizer, c.warmup, c.excluded_work, marker_of(name, c.warmup)};
-      if (f.module || f.optimizer || f.warmup || f.excluded) {
-        f.index = static_cast<int32_t>(names.size());
-        names.push_back(name);
-      }
-      return f;
-    });
-    // Classifying a range (autograd's numbers, PyTorch's op range keys, the names' classes) took
-    // most of the scan's thread: it runs on a thread of its own, in table order, while the scan's
-    // thread tallies the ranges and finds the iteration windows.
-    std::string full;
-    auto classify = [&](int64_t start, int64_t end, int64_t tid, std::string_view domain, std::string_view text) {
-      KeepShapes(start, tid, text, shape_ops);
-      // Autograd's op ranges link backward work to the forward op's module by sequence number
-      // (their texts are unique per op: they never go through `seen`).
-      if (map_backward) {
-        int64_t seq = analysis::AutogradSeq(text);
-        if (seq < 0 && analysis::IsAutogradEvaluate(text)) seq = analysis::kSeqOfChild;
-        if (seq != -1) {
-          kept.push_back({start, end, tid, 0, false, false, false, false, seq});
-          return;
-        }
-      }
-      // PyTorch's op ranges in one form per op name: per-call numbers never decide (AppendOpRangeKey).
-      full.assign(domain).append(":");
-      analysis::AppendOpRangeKey(text, full);
-      const uint32_t id = seen.Intern(full);
-      const Flags& f = seen.info(id);
-      if (f.marker != analysis::MarkerKind::kNone) {
-        a.iteration_marks.push_back(
-            {seen.name(id), nsys::ProcessOfThread(tid), start, end, f.marker == analysis::MarkerKind::kWarmup, tid});
-      }
-      if (f.index < 0) return;
-      kept.push_back({start, end, tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup, f.excluded});
-      if (f.warmup && a.warmup_range.empty()) a.warmup_range = full;
-    };
-    RangeClassifier classifier(db.exec().HasSpareThreads(), [&](const RangeBatch& batch) {
-      if (batch.restart) {
-        kept.clear(), shape_ops.clear();
-        a.iteration_marks.clear();
-        a.warmup_range.clear();
-      }
-      size_t at = 0;
-      for (const RangeBatch::Range& r : batch.ranges) {
-        const std::string_view domain(batch.bytes.data() + at, r.domain_end - at);
-        const std::string_view text(batch.bytes.data() + r.domain_end, r.text_end - r.domain_end);
-        at = r.text_end;
-        classify(r.start, r.end, r.tid, domain, text);
-      }
-    });
-    CPPROF_ASSIGN_OR_RETURN(nsys::NcclRankDecoder nccl, nsys::NcclRankDecoder::Open(db));
-    nsys::PythonBacktraceDecoder backtraces;
-    nsys::NvtxScanCallbacks callbacks;
-    callbacks.range = [&](const nsys::NvtxRangeRow& r, const std::vector<std::string>& domain_names) {
-      a.tally.Add(domain_names, r);
-      if (r.ends_on_other_thread) {
-        ++a.cross_thread;
-        return;
-      }
-      classifier.Add(r.start, r.end, r.global_tid, domain_names.front(), r.text);
-    };
-    callbacks.restart = [&] {
-      a.tally = {};
-      a.cross_thread = 0;
-      classifier.Restart();  // kept, the iteration marks and the warm-up range, in order
-    };
-    callbacks.payload = [&](const nsys::NvtxRangeRow& r) {
-      if (tag_launches && backtraces.Add(r.start, r.global_tid, r.payload)) return;
-      if (nccl.wanted()) nccl.Add(r.global_tid, r.payload);
-    };
-    CPPROF_ASSIGN_OR_RETURN(nsys::NvtxScan scan, nsys::ScanNvtx(db, nsys::OpenEnd::kLastRange, callbacks));
-    classifier.Finish();  // every range classified (rethrows what the classifying thread threw)
-    a.domains = std::move(scan.domains);
-    a.tally.marks = std::move(scan.marks);
-    a.tally.damaged_rows = scan.damaged_rows;
-    a.nccl_ranks = nccl.ranks();
-    a.distinct_names = static_cast<int64_t>(seen.size());
-    CPPROF_ASSIGN_OR_RETURN(python, backtraces.Finish(db));
+    CPPROF_RETURN_IF_ERROR(ScanNvtxForAttribution(db, config, iteration_range, tag_launches, a, nvtx));
   } else {
     CPPROF_ASSIGN_OR_RETURN(a.nccl_ranks, nsys::ReadNcclRanks(db));
   }
   FindIterations(a, kept, names, iteration_range, iteration_pattern);
-  AddBacktraceModules(python, config, sources, a, kept, names);
+  AddBacktraceModules(nvtx.python, config, sources, a, kept, names);
   a.kept_ranges = static_cast<int64_t>(kept.size());
   if ((kept.empty() && autograd.empty()) || !tag_launches) return a;
 
-  CPPROF_RETURN_IF_ERROR(TagLaunches(db, config, std::move(kept), std::move(names), std::move(autograd), shape_ops, a));
+  CPPROF_RETURN_IF_ERROR(
+      TagLaunches(db, config, std::move(kept), std::move(names), std::move(autograd), nvtx.shape_ops, a));
   return a;
 }
 

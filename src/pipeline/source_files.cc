@@ -22,7 +22,6 @@ std::optional<analysis::SourceText> ReadIfSource(const fs::path& p) {
   if (!in) return std::nullopt;
   std::ostringstream text;
   text << in.rdbuf();
-  if (!in && !in.eof()) return std::nullopt;
   return analysis::SourceText{p.string(), std::move(text).str()};
 }
 

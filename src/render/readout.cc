@@ -160,8 +160,7 @@ std::vector<std::string> ModuleSourceLines(const model::Report& r) {
   std::vector<std::string> per_rank;
   for (size_t k = 0; k < split.size(); ++k) {
     const CpSplit& s = split[k];
-    const int64_t named = s.cp_ns + s.serial_ns;
-    per_rank.push_back(fmt::format("rank {} {}%", k, Percent(named, named + s.unattributed_ns)));
+    per_rank.push_back(fmt::format("rank {} {}%", k, Percent(s.named_ns(), s.named_ns() + s.unattributed_ns)));
   }
   constexpr size_t kListed = 16;
   if (per_rank.size() > kListed) {
@@ -193,7 +192,9 @@ std::vector<std::string> ModuleSourceLines(const model::Report& r) {
         fmt::format("; {} frames did not match the source found (edited since the capture?)", b.frames_not_matching);
   }
   if (b.damaged) text += fmt::format("; {} backtraces could not be read and were left out", b.damaged);
-  text += ". A launch without a backtrace (library kernels such as cuBLAS's) goes to the path its neighbours share.";
+  text +=
+      ". A launch without a backtrace (library kernels such as cuBLAS's) goes to the calls of the backtrace before it, "
+      "or, within 20 us of the next backtrace, to that one's (docs/modules.md).";
   lines.push_back(std::move(text));
   return lines;
 }

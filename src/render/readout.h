@@ -21,6 +21,7 @@ struct ReadoutOptions {
 // Per rank: busy time attributed to CP-distributed modules, serial modules, and no module.
 struct CpSplit {
   int64_t cp_ns = 0, serial_ns = 0, unattributed_ns = 0;
+  int64_t named_ns() const { return cp_ns + serial_ns; }  // in a named module (the coverage)
 };
 std::vector<CpSplit> CpSplitPerRank(const model::Report& r);
 

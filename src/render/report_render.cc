@@ -303,9 +303,8 @@ Json ModulesJson(const model::Report& r) {
   }
   Json coverage = Json::array();
   for (const auto& s : CpSplitPerRank(r)) {
-    const int64_t named = s.cp_ns + s.serial_ns;
-    coverage.push_back(
-        named + s.unattributed_ns ? static_cast<double>(named) / static_cast<double>(named + s.unattributed_ns) : 0.0);
+    const int64_t all = s.named_ns() + s.unattributed_ns;
+    coverage.push_back(all ? static_cast<double>(s.named_ns()) / static_cast<double>(all) : 0.0);
   }
   j["named_module_share_per_rank"] = std::move(coverage);
   Json rows = Json::array();

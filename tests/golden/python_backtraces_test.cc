@@ -56,14 +56,11 @@ TEST(PythonBacktraces, ModuleRowsMatchTheFunctionsTraceCapture) {
   const json built = Report("cpfold-bt-1x1", {"--source-root", SourceRoot()});
   const auto want = Rows(reference), got = Rows(built);
   ASSERT_GE(want.size(), 20u);
-  int compared = 0;
   for (const auto& [name, ns] : want) {
     auto it = got.find(name);
     ASSERT_NE(it, got.end()) << name << " is a row of the reference but not of the backtraces' tree";
     EXPECT_NEAR(static_cast<double>(it->second), static_cast<double>(ns), 0.05 * static_cast<double>(ns)) << name;
-    ++compared;
   }
-  EXPECT_EQ(compared, static_cast<int>(want.size()));
   // Every launch is under a named module in both (the reference's [unattributed] is 1 us).
   EXPECT_GT(built["modules"]["named_module_share_per_rank"][0].get<double>(), 0.999);
   const json& b = built["modules"]["grouping"]["python_backtraces"];
