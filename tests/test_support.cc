@@ -247,6 +247,9 @@ std::string WriteDryRunNsys(const std::string& dir) {
             "  'profile --help') cat '" +
                 DataPath("fakes/h200/nsys-profile--help.txt") +
                 "';;\n"
+                "  'export --help') cat '" +
+                DataPath("fakes/h200/nsys-export--help.txt") +
+                "';;\n"
                 "  'status -e') echo 'CPU Profiling Environment (process-tree): OK';;\n"
                 "  *) echo ran > '" +
                 dir + "/ran'; exit 1;;\nesac\n");

@@ -51,8 +51,8 @@ std::string ReadFile(const std::string& path);
 // `path`, or `path`.xz decompressed when only that exists (big nsys CSVs are committed so).
 std::string ReadFileOrXz(const std::string& path);
 void WriteFile(const std::string& path, const std::string& content);
-// DIR/nsys: an nsys that answers --version, `profile --help` and `status -e` as the H200's does
-// and, asked anything else (a real run), writes DIR/ran and fails. For --dry-run tests.
+// DIR/nsys: an nsys that answers --version, `profile --help`, `export --help` and `status -e` as the
+// H200's does and, asked anything else (a real run), writes DIR/ran and fails. For --dry-run tests.
 std::string WriteDryRunNsys(const std::string& dir);
 
 struct CliResult {

@@ -430,6 +430,10 @@ void Prober::NsysSelfReport(DoctorFindings& f) {
       f.profile_help_read = true;
       f.profile_help = ParseProfileHelp(r->out);
     }
+    if (auto r = Run({c->path, "export", "--help"}, f.profile_env); r.ok() && r->ok()) {
+      f.export_help_read = true;
+      f.export_options = ParseHelpOptions(r->out);
+    }
     // The functions-trace file shipped with this nsys: beside the binary, else where its help says.
     std::string beside = Dirname(c->real_path) + "/PythonFunctionsTrace/pytorch.json";
     if (Environment::IsFile(beside)) {
@@ -817,6 +821,29 @@ Check PytorchCheck(const DoctorFindings& f) {
   return c;
 }
 
+Check PayloadsCheck(const DoctorFindings& f) {
+  Check c{"nvtx-payloads", "NVTX payloads in exports", CheckStatus::kPass, "", ""};
+  if (!f.Chosen()) {
+    c.status = CheckStatus::kSkip;
+    c.detail = "no nsys";
+  } else if (!f.export_help_read) {
+    c.status = CheckStatus::kWarn;
+    c.detail = "'nsys export --help' did not answer";
+    c.hint = "run it by hand; cpprof profile lets 'nsys profile --export=sqlite' write the export";
+  } else if (f.ExportKeepsPayloads()) {
+    c.detail =
+        "'nsys export --include-json true' keeps NCCL's communicator ids and ranks and the Python backtraces "
+        "(cpprof profile exports with it)";
+  } else {
+    c.status = CheckStatus::kWarn;
+    c.detail =
+        "this nsys's export has no --include-json: exports will lack NCCL's communicator ids and ranks and the "
+        "Python backtraces";
+    c.hint = "nsys 2025.3 or newer exports them";
+  }
+  return c;
+}
+
 Check PythonCheck(const DoctorFindings& f) {
   Check c{"python", "workload Python", CheckStatus::kPass, "", ""};
   const PythonInfo& p = f.python;
@@ -969,6 +996,11 @@ const char* CheckStatusName(CheckStatus s) {
   return "?";
 }
 
+bool DoctorFindings::ExportKeepsPayloads() const {
+  return export_help_read &&
+         std::find(export_options.begin(), export_options.end(), "include-json") != export_options.end();
+}
+
 bool DoctorFindings::HasFail() const {
   return std::any_of(checks.begin(), checks.end(), [](const Check& c) { return c.status == CheckStatus::kFail; });
 }
@@ -1005,6 +1037,7 @@ DoctorFindings Diagnose(const DoctorOptions& options, runner::ProcessRunner& run
   if (options.deep) f.checks.push_back(DeepCheck(f));
   f.checks.push_back(SamplingCheck(f));
   f.checks.push_back(PytorchCheck(f));
+  f.checks.push_back(PayloadsCheck(f));
   f.checks.push_back(PythonCheck(f));
   f.checks.push_back(NvtxCheck(f));
   f.checks.push_back(FreeCheck(f));

@@ -82,8 +82,10 @@ struct DoctorFindings {
   std::vector<std::string> searched;  // where nsys was looked for
   ImporterCheck importer;
   bool profile_help_read = false;
-  ProfileHelp profile_help;          // accepted options and --pytorch tokens
-  std::string functions_trace_base;  // the shipped PythonFunctionsTrace/pytorch.json
+  ProfileHelp profile_help;  // accepted options and --pytorch tokens
+  bool export_help_read = false;
+  std::vector<std::string> export_options;  // `nsys export --help`'s long options
+  std::string functions_trace_base;         // the shipped PythonFunctionsTrace/pytorch.json
   bool status_read = false;
   StatusEnvironment status_env;      // nsys status -e
   std::optional<int> paranoid;       // /proc/sys/kernel/perf_event_paranoid
@@ -107,6 +109,9 @@ struct DoctorFindings {
 
   std::vector<Check> checks;  // in the order printed
 
+  // `nsys export --include-json true` keeps NVTX payloads (NCCL's communicator ids and ranks,
+  // Python backtraces), which nsys 2025.3.1 leaves out of its exports by default.
+  bool ExportKeepsPayloads() const;
   const NsysCandidate* Chosen() const { return chosen >= 0 ? &candidates[static_cast<size_t>(chosen)] : nullptr; }
   bool HasFail() const;
 };

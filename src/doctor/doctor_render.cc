@@ -106,6 +106,7 @@ Json NsysJson(const DoctorFindings& f) {
   nsys["profile_env"] = f.profile_env;
   nsys["pytorch_tokens"] = f.profile_help_read ? Json(f.profile_help.pytorch_tokens) : Json(nullptr);
   nsys["profile_options"] = f.profile_help_read ? Json(f.profile_help.options) : Json(nullptr);
+  nsys["export_options"] = f.export_help_read ? Json(f.export_options) : Json(nullptr);
   nsys["functions_trace_base"] = OrNull(f.functions_trace_base);
   nsys["functions_trace_needs_nvtx"] = f.profile_help.functions_trace_needs_nvtx;
   nsys["deep"] = f.deep_ok ? Json({{"ok", *f.deep_ok}, {"detail", f.deep_detail}}) : Json(nullptr);

@@ -82,11 +82,17 @@ std::vector<std::string> PossibleValues(std::string_view help, std::string_view 
   return Quoted(sentence);
 }
 
+std::vector<std::string> ParseHelpOptions(std::string_view help) {
+  std::vector<std::string> options;
+  for (const auto& line : SplitLines(help)) {
+    if (std::string name = OptionHeading(line); !name.empty()) options.push_back(name);
+  }
+  return options;
+}
+
 ProfileHelp ParseProfileHelp(std::string_view help) {
   ProfileHelp h;
-  for (const auto& line : SplitLines(help)) {
-    if (std::string name = OptionHeading(line); !name.empty()) h.options.push_back(name);
-  }
+  h.options = ParseHelpOptions(help);
   if (h.HasOption("pytorch")) h.pytorch_tokens = PossibleValues(help, "pytorch");
   // "For PyTorch application, see predefined annotations at '/.../pytorch.json'."
   static constexpr std::string_view kAt = "predefined annotations at '";

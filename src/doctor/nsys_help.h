@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Parsers for what nsys says about itself (pure functions; the doctor runs the commands):
 // `nsys profile --help` (its options, the accepted --pytorch tokens, where the shipped
-// functions-trace files are) and `nsys status -e` (whether CPU sampling works here).
+// functions-trace files are), `nsys export --help` (whether it can keep NVTX payloads) and
+// `nsys status -e` (whether CPU sampling works here).
 #pragma once
 
 #include <optional>
@@ -22,6 +23,9 @@ struct ProfileHelp {
 };
 
 ProfileHelp ParseProfileHelp(std::string_view help);
+
+// The long options any nsys command's help lists (`nsys export --help`: "include-json", ...).
+std::vector<std::string> ParseHelpOptions(std::string_view help);
 
 // The values of one option's "Possible values are 'a', 'b' or 'c'." sentence.
 std::vector<std::string> PossibleValues(std::string_view help, std::string_view option);

@@ -463,7 +463,13 @@ Status AddNsysOptions(const ProfileOptions& o, const DoctorFindings& f, const Pl
   // --per-rank: each rank's nsys names its report by the RANK torchrun gives it.
   CPPROF_RETURN_IF_ERROR(opt.Add("output", o.per_rank ? plan.out.base + ".%q{RANK}" : plan.out.base, true));
   CPPROF_RETURN_IF_ERROR(opt.Add("force-overwrite", "true", true));
-  CPPROF_RETURN_IF_ERROR(opt.Add("export", "sqlite", false));
+  // nsys 2025.3.1's --export=sqlite leaves the NVTX payloads out (NCCL's communicator ids and
+  // ranks, the Python backtraces); 'nsys export --include-json true' after the run keeps them.
+  if (f.ExportKeepsPayloads()) {
+    plan.export_options = {"--include-json", "true"};
+  } else {
+    CPPROF_RETURN_IF_ERROR(opt.Add("export", "sqlite", false));
+  }
   ChooseFunctionsTrace(o, f, in, plan);
   return plan.preset == Preset::kFast ? AddFastOptions(opt, plan) : AddFullOptions(f, opt, plan);
 }
@@ -797,6 +803,12 @@ std::string DescribePlan(const Plan& plan) {
     s += "kept from the caller's environment:\n";
     for (const auto& kv : plan.kept_from_caller) s += "  " + kv + "\n";
   }
+  s += plan.export_options.empty()
+           ? std::string("export: nsys profile --export=sqlite (NVTX payloads left out)\n")
+           : fmt::format(
+                 "export: after the run, {} export --type sqlite {} (keeps NVTX payloads: NCCL's "
+                 "communicator ids and ranks, Python backtraces)\n",
+                 plan.nsys, fmt::join(plan.export_options, " "));
   s += fmt::format("timeout: {} s (the process group's: {} s)\n", plan.timeout_s, plan.pg_timeout_s);
   s += fmt::format("probe: {}\n", plan.probe_why);
   if (plan.probe) {

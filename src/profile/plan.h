@@ -115,7 +115,8 @@ inline constexpr OutputFile kOutputFiles[] = {
     {&OutputPaths::qdstrm, ".qdstrm", false, OutputWhen::kNsysLeftover, true, true,
      "nsys, when it cannot convert its capture (cpprof then runs QdstrmImporter)"},
     {&OutputPaths::sqlite, ".sqlite", false, OutputWhen::kRun, true, true,
-     "nsys profile --export=sqlite, else cpprof with 'nsys export --type sqlite'"},
+     "cpprof with 'nsys export --type sqlite --include-json true' (where nsys has it), else nsys profile "
+     "--export=sqlite"},
     {&OutputPaths::readout_md, ".readout.md", false, OutputWhen::kRun, true, false,
      "cpprof: the profile summary and the readout (render/profile_summary.h)"},
     {&OutputPaths::report_json, ".report.json", false, OutputWhen::kRun, true, false, "cpprof: the report as JSON"},
@@ -165,9 +166,12 @@ struct Plan {
 
   std::string nsys, nsys_version;
   std::vector<std::string> nsys_options;  // what follows "nsys profile", before the launch
-  std::vector<std::string> launch;        // torchrun ... launcher -- workload
-  std::vector<std::string> workload;      // (-m MODULE | SCRIPT) ARGS, exactly as the workload gets it
-  std::vector<std::string> argv;          // the whole command
+  // What follows "nsys export --type sqlite" when cpprof exports the report after the run
+  // ({"--include-json", "true"}: NVTX payloads kept); empty: nsys profile --export=sqlite writes it.
+  std::vector<std::string> export_options;
+  std::vector<std::string> launch;    // torchrun ... launcher -- workload
+  std::vector<std::string> workload;  // (-m MODULE | SCRIPT) ARGS, exactly as the workload gets it
+  std::vector<std::string> argv;      // the whole command
   std::map<std::string, std::string> env_additions;
   std::map<std::string, std::string> env;     // the child's whole environment
   std::vector<std::string> kept_from_caller;  // NCCL_*, TORCH_*, NVSHMEM_* names passed through

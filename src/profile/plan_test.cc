@@ -33,14 +33,18 @@ TEST(ProfilePlan, FastPresetExactCommandForTheE2eShorthand) {
   ProfileOptions o = Opts({"e2e", "512", "2"});
   Plan p = MustPlan(o, H200Findings());
   std::string base = o.results_dir + "/inference/cpfold-e2e-n512-1x2-fast";
-  std::vector<std::string> want = {kNsys, "profile", "--output=" + base, "--force-overwrite=true", "--export=sqlite",
-                                   "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
+  std::vector<std::string> want = {kNsys, "profile", "--output=" + base, "--force-overwrite=true", "--trace=cuda,nvtx",
+                                   "--sample=none", "--cpuctxsw=none",
                                    // cpfold's classes name the readout's modules (no torch.* list)
                                    "--python-functions-trace=" + base + ".functions-trace.json", "torchrun",
                                    "--standalone", "--nnodes=1", "--nproc_per_node=2", Launcher(), "--", "-m",
                                    "cpfold.run", "--mode", "e2e", "--n-token", "512", "--cp0", "1", "--cp1", "2",
                                    "--pg-timeout", "600"};
   EXPECT_EQ(p.argv, want);
+  // This nsys's export keeps NVTX payloads: cpprof exports after the run instead of --export=sqlite.
+  EXPECT_EQ(p.export_options, (std::vector<std::string>{"--include-json", "true"}));
+  EXPECT_CONTAINS(profile::DescribePlan(p),
+                  "export: after the run, " + kNsys + " export --type sqlite --include-json true");
   EXPECT_EQ(p.env_additions.at("PYTORCH_CUDA_ALLOC_CONF"), "expandable_segments:True");
   EXPECT_EQ(p.env_additions.at("PYTHONPATH"), PythonDir());
   EXPECT_EQ(p.env_additions.at("CUDA_VISIBLE_DEVICES"), "0,1");
@@ -70,7 +74,6 @@ TEST(ProfilePlan, PerRankPutsOneNsysPerRankInsideTorchrun) {
                                    "profile",
                                    "--output=" + base + ".%q{RANK}",
                                    "--force-overwrite=true",
-                                   "--export=sqlite",
                                    "--trace=cuda,nvtx",
                                    "--sample=none",
                                    "--cpuctxsw=none",
@@ -97,6 +100,20 @@ TEST(ProfilePlan, PerRankPutsOneNsysPerRankInsideTorchrun) {
       << "--force replaces the per-rank reports too";
 }
 
+// An nsys whose export cannot keep NVTX payloads (or whose 'export --help' did not answer) writes
+// the export itself, as before.
+TEST(ProfilePlan, WithoutIncludeJsonNsysProfileExports) {
+  for (bool read : {true, false}) {
+    doctor::DoctorFindings f = H200Findings();
+    f.export_help_read = read;
+    std::erase(f.export_options, "include-json");
+    Plan p = MustPlan(Opts({"e2e", "512", "2"}), f);
+    EXPECT_TRUE(p.export_options.empty());
+    EXPECT_EQ(p.nsys_options.at(2), "--export=sqlite");
+    EXPECT_CONTAINS(profile::DescribePlan(p), "export: nsys profile --export=sqlite (NVTX payloads left out)");
+  }
+}
+
 // Issue 19 row 13: a run of one name in another results folder has /tmp logs of its own.
 TEST(ProfilePlan, TmpLogsAreOwnedByOneResultsFolder) {
   ProfileOptions a = Opts({"e2e", "512", "2"});
@@ -113,7 +130,6 @@ TEST(ProfilePlan, FullPresetIsTheSeedsOptionSetWithCpfoldsTraceJson) {
   std::string base = o.results_dir + "/inference/cpfold-trunk-n1024-1x1-full";
   std::vector<std::string> want = {"--output=" + base,
                                    "--force-overwrite=true",
-                                   "--export=sqlite",
                                    "--trace=cuda,nvtx,osrt",
                                    "--cuda-memory-usage=true",
                                    "--pytorch=autograd-shapes-nvtx",

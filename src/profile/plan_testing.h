@@ -30,7 +30,7 @@ inline std::string Launcher() {
 inline std::string PythonDir() { return std::filesystem::canonical(DataPath("../../python")).string(); }
 
 // The H200 as the doctor saw it, with the libdw fix in place: 2 free H200s on NVLink, nsys
-// 2025.3.1 from the Nsight Compute bundle, CPU sampling available.
+// 2025.3.1 from the Nsight Compute bundle (its export has --include-json), CPU sampling available.
 inline doctor::DoctorFindings H200Findings(const std::string& nsys = kNsys, const std::string& help = HelpText()) {
   doctor::DoctorFindings f;
   doctor::NsysCandidate c;
@@ -40,6 +40,8 @@ inline doctor::DoctorFindings H200Findings(const std::string& nsys = kNsys, cons
   f.chosen = 0;
   f.profile_help_read = true;
   f.profile_help = doctor::ParseProfileHelp(help);
+  f.export_help_read = true;
+  f.export_options = doctor::ParseHelpOptions(ReadFile(DataPath("fakes/h200/nsys-export--help.txt")));
   f.functions_trace_base = DataPath("fakes/PythonFunctionsTrace/pytorch.json");
   f.cpu_sampling = true;
   f.importer.checked = true;

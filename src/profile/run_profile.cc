@@ -609,15 +609,22 @@ Status ExportOne(const Plan& plan, const doctor::DoctorFindings& findings, runne
                              "--deep'.",
                              nsys_rep, logs));
   }
-  err << fmt::format("cpprof: profile: exporting SQLite: {} export --type sqlite {}\n", plan.nsys,
-                     fs::path(nsys_rep).filename().string());
-  auto xr = runner.Run(
-      {plan.nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", sqlite, nsys_rep}, tool);
+  std::vector<std::string> argv = {plan.nsys, "export", "--type", "sqlite"};
+  argv.insert(argv.end(), plan.export_options.begin(), plan.export_options.end());
+  const std::string shown = fmt::format("{} {}", fmt::join(argv, " "), fs::path(nsys_rep).filename().string());
+  for (const char* a : {"--force-overwrite", "true", "--output"}) argv.emplace_back(a);
+  argv.push_back(sqlite);
+  argv.push_back(nsys_rep);
+  err << fmt::format("cpprof: profile: exporting SQLite: {}\n", shown);
+  const auto began = std::chrono::steady_clock::now();
+  auto xr = runner.Run(argv, tool);
   if (!xr.ok()) return xr.status();
   if (!xr->ok() || !Exists(sqlite)) {
-    return Error(ExitCode::kExternal, fmt::format("'nsys export --type sqlite' {} and wrote no {}: {}", xr->Describe(),
-                                                  sqlite, LastLines(xr->err + xr->out, 5)));
+    return Error(ExitCode::kExternal, fmt::format("'{}' {} and wrote no {}: {}", shown, xr->Describe(), sqlite,
+                                                  LastLines(xr->err + xr->out, 5)));
   }
+  err << fmt::format("cpprof: profile: exported in {:.1f} s\n",
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
   return OkStatus();
 }
 

@@ -133,12 +133,15 @@ class Machine {
     t.On("-L", H200("nvidia-smi-L.txt"));
     t.Write();
   }
-  // An nsys answering --version, profile --help and status -e like the H200's, with `version_line`.
+  // An nsys answering --version, profile --help, export --help and status -e like the H200's, with
+  // `version_line`.
   std::string Nsys(const std::string& path, const std::string& version_line = H200("nsys--version.txt"),
-                   const std::string& status = H200("nsys-status-e.txt")) {
+                   const std::string& status = H200("nsys-status-e.txt"),
+                   const std::string& export_help = H200("nsys-export--help.txt")) {
     return FakeTool(path)
         .On("--version", version_line)
         .On("profile --help", H200("nsys-profile--help.txt"))
+        .On("export --help", export_help)
         .On("status -e", status)
         .Write();
   }
@@ -253,6 +256,37 @@ TEST(Doctor, H200BundledNsysWithBrokenImporterFailsWithTheFix) {
   EXPECT_EQ(f.functions_trace_base, fs::path(nsys).parent_path().string() + "/PythonFunctionsTrace/pytorch.json");
   // nsys 2025.3.1 says functions-trace needs nvtx, which the H200's Python lacks.
   EXPECT_EQ(Get(f, "nvtx").status, CheckStatus::kWarn);
+  // Its export keeps NVTX payloads with --include-json.
+  EXPECT_EQ(Get(f, "nvtx-payloads").status, CheckStatus::kPass);
+  EXPECT_CONTAINS(Get(f, "nvtx-payloads").detail, "'nsys export --include-json true' keeps NCCL's communicator ids");
+  EXPECT_TRUE(f.ExportKeepsPayloads());
+}
+
+// An nsys whose export has no --include-json (the H200's help with that option's block taken
+// out), and one whose 'export --help' fails: a warning each, and profile lets nsys export.
+TEST(Doctor, ExportWithoutIncludeJsonWarnsThatPayloadsWillBeMissing) {
+  std::string help = H200("nsys-export--help.txt");
+  size_t b = help.find("\t--include-json"), e = help.find("\n\t-", b + 1);
+  ASSERT_NE(b, std::string::npos);
+  ASSERT_NE(e, std::string::npos);
+  help.erase(b, e + 1 - b);
+  ASSERT_EQ(help.find("include-json"), std::string::npos);
+  Machine m("no-include-json");
+  m.NvidiaSmi();
+  m.Nsys(m.bin() + "/nsys", H200("nsys--version.txt"), H200("nsys-status-e.txt"), help);
+  DoctorFindings f = m.Diagnose();
+  EXPECT_EQ(Get(f, "nvtx-payloads").status, CheckStatus::kWarn) << Text(f);
+  EXPECT_CONTAINS(Get(f, "nvtx-payloads").detail, "this nsys's export has no --include-json");
+  EXPECT_FALSE(f.ExportKeepsPayloads());
+  EXPECT_TRUE(f.export_help_read);
+
+  Machine silent("export-help-fails");
+  silent.NvidiaSmi();
+  FakeTool(silent.bin() + "/nsys").On("--version", H200("nsys--version.txt")).Write();
+  DoctorFindings g = silent.Diagnose();
+  EXPECT_EQ(Get(g, "nvtx-payloads").status, CheckStatus::kWarn) << Text(g);
+  EXPECT_CONTAINS(Get(g, "nvtx-payloads").detail, "'nsys export --help' did not answer");
+  EXPECT_FALSE(g.ExportKeepsPayloads());
 }
 
 TEST(Doctor, H200WithTheLibdwFixOnLdLibraryPathPasses) {
@@ -643,7 +677,7 @@ TEST(DoctorBinary, FixedH200ExitsZeroAndBrokenOneExitsThree) {
   EXPECT_EQ(broken.rc, 3) << broken.out << broken.err;
   EXPECT_CONTAINS(broken.out, "FAIL    nsys can write reports");
   EXPECT_CONTAINS(broken.out, "cannot load libdw.so.1 (exit 127)");
-  EXPECT_CONTAINS(broken.out, "1 FAIL, 1 WARN, 8 PASS. nsys: " + nsys);
+  EXPECT_CONTAINS(broken.out, "1 FAIL, 1 WARN, 9 PASS. nsys: " + nsys);
 
   std::string dl = m.root() + "/dl/usr/lib/x86_64-linux-gnu";
   fs::create_directories(dl);
@@ -667,7 +701,7 @@ TEST(DoctorBinary, BareMachineFailsCleanlyWithHints) {
   EXPECT_CONTAINS(r.out, "FAIL    GPUs                    nvidia-smi not found on PATH");
   EXPECT_CONTAINS(r.out, "FAIL    nsys                    no nsys found");
   EXPECT_CONTAINS(r.out, "hint: get Nsight Systems 2024.5 or newer: 'conda install -c nvidia");
-  EXPECT_CONTAINS(r.out, "3 FAIL, 0 WARN, 1 PASS, 6 SKIP");
+  EXPECT_CONTAINS(r.out, "3 FAIL, 0 WARN, 1 PASS, 7 SKIP");
   EXPECT_EQ(r.err, "");  // the table is the data; nothing went wrong running cpprof itself
   CliResult j = RunWithEnv({"doctor", "--json"}, {{"PATH", empty}, {"HOME", TempDir()}});
   EXPECT_EQ(j.rc, 3);

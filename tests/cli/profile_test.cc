@@ -115,6 +115,9 @@ TEST(ProfileRun, WritesTheResultsAndTheWorkloadGetsItsArgumentsIntact) {
   EXPECT_CONTAINS(run.err(), "the run's output follows (--quiet hides it)\n");
   EXPECT_CONTAINS(run.err(), "fakework rank 1: argv=[\"--n\", \"512\"]\n");
   EXPECT_FALSE(fs::exists(p.out.probe_json));  // no probe for a workload cpprof does not know
+  // This nsys's export keeps NVTX payloads: cpprof exported the report after the run with them.
+  EXPECT_CONTAINS(run.err(), "cpprof: profile: exporting SQLite: " + run.dir() +
+                                 "/bin/nsys export --type sqlite --include-json true ok.nsys-rep\n");
 }
 
 TEST(ProfileRun, PerRankWritesAReportPerRankAndOneReadoutOfThem) {

@@ -5,7 +5,7 @@
 # repository root on an H200 machine with 2 or 4 GPUs:
 #
 #   tools/device/profile_check.sh OUT_DIR STEP...      steps: none fast full e2e own perrank twonodes multi
-#                                                             scaffold sweep
+#                                                             scaffold sweep payloads
 #
 # cpprof: $CPPROF, else .devbin/cpprof (a static build carried along). DEBS_DIR (.debs) holds
 # Debian's libdw1/libelf1 .deb files for the importer fix (../shared/notes/device-nsys.md).
@@ -29,6 +29,9 @@
 #          most 200 s, the whole sweep stopped by SIGINT at 470 s (the finished points are kept: a rerun of the
 #          same step resumes). Leaves sweep.json/md/html, the points' logs and readouts, and `cpprof sweep
 #          --render`'s output of the same sweep.json (must be byte-identical) under OUT_DIR/sweep/.
+#   payloads on ONE GPU: cpfold trunk N=256 on one rank under `--preset full` and `--preset fast`: the
+#          export cpprof writes after the run with `nsys export --include-json true` (how long it took, how
+#          many NVTX rows carry a JSON payload, the readout's diagnostics and backtrace modules)
 # Each step leaves its results folder's small files (readout, report JSON, command, logs) and
 # the .sqlite.xz under OUT_DIR/<step>/, and a line with the wall time in OUT_DIR/summary.txt.
 # Exit status: 0 once every step has run (each step's own rc is its line in summary.txt), 2 for an
@@ -39,8 +42,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: tools/device/profile_check.sh OUT_DIR STEP...}; shift
 for step in "$@"; do
   case $step in
-    none|fast|full|e2e|own|perrank|twonodes|multi|scaffold|sweep) ;;
-    *) echo "profile_check.sh: unknown step '$step' (steps: none fast full e2e own perrank twonodes multi scaffold sweep)" >&2
+    none|fast|full|e2e|own|perrank|twonodes|multi|scaffold|sweep|payloads) ;;
+    *) echo "profile_check.sh: unknown step '$step' (steps: none fast full e2e own perrank twonodes multi scaffold sweep payloads)" >&2
        exit 2 ;;
   esac
 done
@@ -106,6 +109,25 @@ for step in "$@"; do
       timed e2e "$out/e2e/profile.log" "$cpprof" profile --results-dir "$results" --name e2e512-full \
         --preset full e2e 512 2
       keep e2e inference e2e512-full ;;
+    payloads)
+      # One GPU: the export after the run keeps NVTX payloads (nsys export --include-json true).
+      for preset in full fast; do
+        timed payloads "$out/payloads/$preset.log" "$cpprof" profile --results-dir "$results" \
+          --name trunk256-$preset-payloads --preset $preset --no-probe --gpus 0 trunk 256 1 -- --iters 3 --warmup 1
+        keep payloads inference trunk256-$preset-payloads
+        db=$results/inference/trunk256-$preset-payloads.sqlite
+        say "payloads $preset: $(grep -h 'exporting SQLite\|exported in' "$out/payloads/$preset.log" | tr '\n' ' ')"
+        say "payloads $preset: $(python3 - "$db" "$results/inference/trunk256-$preset-payloads.report.json" <<'PY'
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+cols = [r[1] for r in c.execute("PRAGMA table_info(NVTX_EVENTS)")]
+n = c.execute("SELECT count(*) FROM NVTX_EVENTS WHERE jsonText IS NOT NULL").fetchone()[0] if "jsonText" in cols else "no jsonText column"
+r = json.load(open(sys.argv[2]))
+diags = [d.get("id") for d in r.get("diagnostics", [])]
+print(f"NVTX rows with jsonText: {n}; diagnostics: {diags}; python_backtraces: {r['modules']['grouping'].get('python_backtraces')}")
+PY
+)"
+      done ;;
     scaffold)
       toy=$out/scaffold/work; rm -rf "$toy"; mkdir -p "$toy"; cp -r "$repo/python/tests/toy_user_model/." "$toy/"
       rm -rf "$toy"/toymodel/__pycache__
