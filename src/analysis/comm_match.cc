@@ -80,6 +80,23 @@ void Unmatched(const Pooled& seed, model::CollectiveStats& s, Splits& splits) {
   splits[seed.rank][seed.index] = CommOpSplit{0, seed.cstart, false, false, 0};
 }
 
+// An instance's waiting (`caused`: its members' waiting in the window, all for `last_rank`) added
+// to the group of its ranks (members outside the window included).
+void AddToGroup(const std::vector<Pooled>& pool, const std::vector<size_t>& member, uint32_t last_rank, int64_t caused,
+                model::CollectiveStats& s) {
+  std::vector<int> ranks;
+  for (size_t j : member) ranks.push_back(static_cast<int>(pool[j].rank));
+  std::sort(ranks.begin(), ranks.end());
+  auto g = std::find_if(s.groups.begin(), s.groups.end(), [&](const auto& x) { return x.ranks == ranks; });
+  if (g == s.groups.end()) {
+    g = s.groups.insert(s.groups.end(), model::CollectiveStats::Group{ranks, 0, 0, {}});
+    g->waited_for_ns.assign(s.per_rank.size(), 0);
+  }
+  ++g->instances;
+  SatAdd(g->wait_ns, caused);
+  SatAdd(g->waited_for_ns[last_rank], caused);
+}
+
 // One instance (member: pool indices, one per rank): the last rank to arrive, each member's
 // waiting until then and transfer after it, and the waiting the last one caused. The split is
 // made over the whole ops, then clipped to the window; ops outside it only say who came last.
@@ -109,10 +126,15 @@ void SettleInstance(const std::vector<Pooled>& pool, const std::vector<size_t>& 
     const int64_t wait = transfer_start - p.cstart;
     auto& k = s.per_rank[p.rank];
     SatAdd(k.wait_ns, wait);
+    if (wait > 0) {
+      if (k.waited_for_ns.empty()) k.waited_for_ns.assign(s.per_rank.size(), 0);
+      SatAdd(k.waited_for_ns[last_rank], wait);
+    }
     SatAdd(k.transfer_ns, (p.cend - p.cstart) - wait);
     caused += wait;
     splits[p.rank][p.index] = CommOpSplit{wait, transfer_start, true, p.rank == last_rank, 0, s.instances - 1};
   }
+  AddToGroup(pool, member, last_rank, caused, s);
   auto& l = s.per_rank[last_rank];
   ++l.last_arrivals;
   SatAdd(l.caused_wait_ns, caused);

@@ -73,6 +73,40 @@ TEST(CommMatch, LateRankIsTheStragglerAndTheOtherWaits) {
   EXPECT_EQ(im.busiest_rank, 0);
   EXPECT_EQ(im.straggler_caused_wait_ns, 30 * kMs);
   EXPECT_EQ(im.straggler_last_arrivals, 3);
+  // Who waited for whom: rank 0 waited its 30 ms for rank 1, in the instances of ranks {0, 1}.
+  EXPECT_EQ(k.per_rank[0].waited_for_ns, (std::vector<int64_t>{0, 30 * kMs}));
+  EXPECT_TRUE(k.per_rank[1].waited_for_ns.empty());
+  EXPECT_EQ(im.waited_for_ns, (std::vector<std::vector<int64_t>>{{0, 30 * kMs}, {0, 0}}));
+  ASSERT_EQ(k.groups.size(), 1u);
+  EXPECT_EQ(k.groups[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(k.groups[0].instances, 3);
+  EXPECT_EQ(k.groups[0].wait_ns, 30 * kMs);
+  EXPECT_EQ(k.groups[0].waited_for_ns, (std::vector<int64_t>{0, 30 * kMs}));
+}
+
+// Four ranks in two pairs that shift at different moments (two rings), and one collective of all
+// four: each instance's waiting goes to the group of its ranks, by the rank that came last.
+TEST(CommMatch, WaitsAreKeptPerGroupOfRanks) {
+  std::vector<std::vector<Op>> r(4);
+  // Ring {0, 1} at 0 ms: rank 1 is 2 ms late. Ring {2, 3} at 5 ms: rank 2 is 3 ms late.
+  r[0].push_back({0, 3 * kMs, kSend});
+  r[1].push_back({2 * kMs, 3 * kMs, kSend});
+  r[2].push_back({8 * kMs, 9 * kMs, kSend});
+  r[3].push_back({5 * kMs, 9 * kMs, kSend});
+  // An AllGather of all four at 20 ms: rank 3 arrives 1 ms after the others.
+  for (int k = 0; k < 4; ++k) r[k].push_back({(k == 3 ? 21 : 20) * kMs, 22 * kMs, kGather});
+  Matched run(r);
+  const auto& send = run.Kind(kSend);
+  ASSERT_EQ(send.groups.size(), 2u);
+  EXPECT_EQ(send.groups[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(send.groups[0].waited_for_ns, (std::vector<int64_t>{0, 2 * kMs, 0, 0}));
+  EXPECT_EQ(send.groups[1].ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(send.groups[1].waited_for_ns, (std::vector<int64_t>{0, 0, 3 * kMs, 0}));
+  const auto& gather = run.Kind(kGather);
+  ASSERT_EQ(gather.groups.size(), 1u);
+  EXPECT_EQ(gather.groups[0].ranks, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(gather.groups[0].wait_ns, 3 * kMs);  // ranks 0, 1 and 2 waited 1 ms each
+  EXPECT_EQ(gather.groups[0].waited_for_ns, (std::vector<int64_t>{0, 0, 0, 3 * kMs}));
 }
 
 // A window's edges: rank 0's ring shift runs 2..14 ms and the window ends at 10 ms; rank 1

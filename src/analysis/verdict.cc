@@ -94,8 +94,13 @@ model::Imbalance SummarizeImbalance(const std::vector<model::RankSummary>& ranks
                                     std::vector<model::CollectiveStats> kinds) {
   model::Imbalance im;
   std::vector<int64_t> caused(ranks.size(), 0), last(ranks.size(), 0);
+  im.waited_for_ns.assign(ranks.size(), std::vector<int64_t>(ranks.size(), 0));
   for (const auto& k : kinds) {
     im.instances += k.instances;
+    for (size_t r = 0; r < k.per_rank.size() && r < ranks.size(); ++r) {
+      const auto& by = k.per_rank[r].waited_for_ns;
+      for (size_t l = 0; l < by.size() && l < ranks.size(); ++l) SatAdd(im.waited_for_ns[r][l], by[l]);
+    }
     for (size_t r = 0; r < k.per_rank.size() && r < ranks.size(); ++r) {
       caused[r] += k.per_rank[r].caused_wait_ns;
       last[r] += k.per_rank[r].last_arrivals;
@@ -162,6 +167,22 @@ int64_t StragglerGain(const model::Report& r) {
   return predicted < 0 ? 0 : r.replay.measured_iter_median_ns - predicted;
 }
 
+// "rank 3", or "rank 3 (row 1, col 1)" on a 2-D grid.
+std::string Who(const model::Report& r, int rank) { return fmt::format("rank {}{}", rank, r.grid.Place(rank)); }
+
+// On a 2-D grid, where `rank` was waited for most: " (12.3 ms of it on the column 1 ring)", or in
+// ops of the whole grid.
+std::string RingThatWaited(const model::Report& r, int rank) {
+  if (!r.grid.two_d()) return "";
+  const model::RingWait* most = nullptr;
+  for (const auto& w : r.imbalance.ring_waits) {
+    if (w.most_waited_for == rank && w.ring != "across rings" && (!most || w.most_ns > most->most_ns)) most = &w;
+  }
+  if (!most) return "";
+  return most->ring == "whole grid" ? fmt::format(" ({} of it in ops of the whole grid)", Ms(most->most_ns))
+                                    : fmt::format(" ({} of it on the {})", Ms(most->most_ns), most->ring);
+}
+
 // The straggler the verdict names (-1: none): with the replay, only a consistent one worth
 // kStragglerGain of the iteration.
 int NamedStraggler(const model::Report& r) {
@@ -183,18 +204,18 @@ std::string ReplayedStraggler(const model::Report& r) {
   const bool most = 2 * im.straggler_last_arrivals > im.instances;
   if (NamedStraggler(r) >= 0) {
     return fmt::format(
-        " The straggler is rank {}: it arrived last at {} of {} matched NCCL ops and kept the others waiting {} in "
-        "all; bringing it on time is predicted to save {} per iteration ({}).",
-        im.straggler_rank, im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns), Ms(gain),
-        Pct(share));
+        " The straggler is {}: it arrived last at {} of {} matched NCCL ops and kept the others waiting {} in "
+        "all{}; bringing it on time is predicted to save {} per iteration ({}).",
+        Who(r, im.straggler_rank), im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns),
+        RingThatWaited(r, im.straggler_rank), Ms(gain), Pct(share));
   }
   std::vector<std::string> waits;
   for (const auto& s : r.ranks) waits.push_back(fmt::format("rank {} waited {}", s.rank, Ms(s.wait_ns)));
   return fmt::format(
-      " No consistent straggler: rank {} arrived last at {} of {} matched NCCL ops{}, and bringing it on time is "
+      " No consistent straggler: {} arrived last at {} of {} matched NCCL ops{}, and bringing it on time is "
       "predicted to save {} per iteration ({}, under {}); the waits are mutual ({}).",
-      im.straggler_rank, im.straggler_last_arrivals, im.instances, most ? "" : " (not most)", Ms(gain), Pct(share),
-      Pct(kStragglerGain), fmt::join(waits, ", "));
+      Who(r, im.straggler_rank), im.straggler_last_arrivals, im.instances, most ? "" : " (not most)", Ms(gain),
+      Pct(share), Pct(kStragglerGain), fmt::join(waits, ", "));
 }
 
 // The verdict's summary: per iteration (or over the window), where each rank's window goes, and
@@ -223,9 +244,10 @@ std::string Summary(const model::Report& r, const MeanShares& m) {
     summary += ReplayedStraggler(r);
   } else if (n > 1 && im.straggler_rank >= 0) {
     summary += fmt::format(
-        " The straggler is rank {}: it arrived last at {} of {} matched NCCL ops and kept the "
-        "others waiting {} in all.",
-        im.straggler_rank, im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns));
+        " The straggler is {}: it arrived last at {} of {} matched NCCL ops and kept the "
+        "others waiting {} in all{}.",
+        Who(r, im.straggler_rank), im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns),
+        RingThatWaited(r, im.straggler_rank));
   } else if (n > 1) {
     summary += " No rank kept another waiting in matched NCCL ops.";
   }
@@ -255,8 +277,9 @@ void StragglerOpportunity(const model::Report& r, const MeanShares& m, std::vect
   } else {
     why = "its host reaches the NCCL calls later";
   }
-  ops.push_back({share, fmt::format("Rank {} is late: the other ranks waited {} for it ({} of their time); {}.",
-                                    im.straggler_rank, Ms(im.straggler_caused_wait_ns), Pct(share), why)});
+  ops.push_back({share, fmt::format("Rank {}{} is late: the other ranks waited {} for it ({} of their time); {}.",
+                                    im.straggler_rank, r.grid.Place(im.straggler_rank), Ms(im.straggler_caused_wait_ns),
+                                    Pct(share), why)});
 }
 
 // The two module rows with the most transfer not hidden under compute, and their NCCL kinds.

@@ -191,6 +191,9 @@ struct CommSplit {
   int64_t exposed_transfer_ns = 0;  // the part of transfer_ns during which no compute ran
   int64_t last_arrivals = 0;        // matched instances in which this rank started last
   int64_t caused_wait_ns = 0;       // the others' waiting in those instances
+  // wait_ns by the rank waited for (the instance's last arrival), indexed by rank; empty when the
+  // rank did not wait. Sums to wait_ns.
+  std::vector<int64_t> waited_for_ns;
 };
 
 // One kind of communication (AllGather, SendRecv, ...) over all ranks. An instance is a set of
@@ -203,6 +206,44 @@ struct CollectiveStats {
   int64_t start_spread_sum_ns = 0;  // sum over instances of (latest start - earliest start)
   int64_t start_spread_max_ns = 0;
   std::vector<CommSplit> per_rank;  // by rank
+  // The matched instances by the set of ranks that took part (one collective's group, one ring),
+  // in the order first seen: what each set's ranks waited, by the rank they waited for.
+  struct Group {
+    std::vector<int> ranks;  // ascending
+    int64_t instances = 0;
+    int64_t wait_ns = 0;
+    std::vector<int64_t> waited_for_ns;  // by rank waited for (indexed by rank)
+  };
+  std::vector<Group> groups;
+};
+
+// The CP grid the ranks form (cpfold: rank = row x cols + col; a row ring and a column ring per
+// rank), when the run says it: --dims grid=RxC or cpfold's config line beside the export, and only
+// when rows x cols is the run's rank count. rows == 0: unknown.
+struct CpGrid {
+  int rows = 0, cols = 0;
+  std::string source;  // "--dims", "cpfold's config line in run.log"
+  bool known() const { return rows > 0 && cols > 0; }
+  bool two_d() const { return rows > 1 && cols > 1; }  // a rank's place is worth saying
+  int row(int rank) const { return rank / cols; }
+  int col(int rank) const { return rank % cols; }
+  // " (row 1, col 0)" on a 2-D grid, "" otherwise: what follows "rank N" where a rank is named.
+  std::string Place(int rank) const {
+    if (!two_d() || rank < 0) return "";
+    return " (row " + std::to_string(row(rank)) + ", col " + std::to_string(col(rank)) + ")";
+  }
+};
+
+// The waiting the ranks of one ring of the grid did for one another (analysis/cp_grid.h).
+struct RingWait {
+  // "row 0 ring", "column 1 ring", "the ring" (1 x q or q x 1), "whole grid" (instances of every
+  // rank: a collective of the whole grid, or grouped p2p launches that reach both of a rank's
+  // rings, as cpfold's Cannon shifts do in one batch), "across rings" (any other set on no ring)
+  std::string ring;
+  std::vector<int> ranks;    // its ranks (every rank for the last two)
+  int64_t wait_ns = 0;       // the waiting its ranks did for one another, in the window
+  int most_waited_for = -1;  // the rank its ranks waited for most
+  int64_t most_ns = 0;
 };
 
 // Who kept whom waiting. The straggler is the rank whose late arrivals at NCCL ops cost the
@@ -217,6 +258,9 @@ struct Imbalance {
   double busy_spread = 0;                    // (max - min) / max of busy_ns over ranks
   double compute_spread = 0;                 // (max - min) / max of compute_ns over ranks
   std::vector<CollectiveStats> collectives;  // by kind
+  // waited_for_ns[w][l]: the waiting rank w did for rank l over every kind (CommSplit::waited_for_ns).
+  std::vector<std::vector<int64_t>> waited_for_ns;
+  std::vector<RingWait> ring_waits;  // by ring of the grid, when Report::grid is known
 };
 
 // The window the numbers cover (analysis/window.h). Iterations are found from NVTX ranges; the
@@ -267,6 +311,7 @@ struct Report {
   ModuleGrouping grouping;
   std::vector<PhaseTimes> phases;  // by rank; empty when no rank ran a backward pass
   Imbalance imbalance;
+  CpGrid grid;
   Window window;
   Verdict verdict;
   CaptureInfo capture;                  // the nsys options and messages the export records

@@ -12,6 +12,7 @@
 
 #include "analysis/comm_match.h"
 #include "analysis/cost_efficiency.h"
+#include "analysis/cp_grid.h"
 #include "analysis/divergence.h"
 #include "analysis/gemm_dtype.h"
 #include "analysis/size_inference.h"
@@ -501,6 +502,13 @@ void AddEfficiency(const EfficiencyInputs& in, const analysis::CostConfig& confi
       report, config, in.has_dims ? std::optional<analysis::Dims>(in.dims) : std::nullopt, in.missing);
   if (in.has_dims) {
     report.efficiency.notes.insert(report.efficiency.notes.begin(), in.notes.begin(), in.notes.end());
+  }
+  // The CP grid, where a size source says it (not the cost model's default 1 x 1); a 2-D grid
+  // names the straggler by its place, so the verdict is made again.
+  if (auto g = in.dims.origin.find("grid"); g != in.dims.origin.end()) {
+    report.grid = analysis::GridFor(in.dims.grid_rows, in.dims.grid_cols, g->second, report.ranks.size());
+    report.imbalance.ring_waits = analysis::RingWaits(report);
+    if (report.grid.two_d()) report.verdict = analysis::MakeVerdict(report);
   }
 }
 

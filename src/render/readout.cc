@@ -3,9 +3,11 @@
 #include "render/readout.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include "render/efficiency_render.h"
 #include "render/replay_render.h"
@@ -326,6 +328,46 @@ void PrintCommunication(const model::Report& r, const ReadoutOptions& o, std::os
   out << "  " << definition << "\n\n";
 }
 
+namespace {
+
+// Who waited for whom over every kind (the largest waits first), and on a known grid which ring
+// waited: a line each, empty with one rank or no waiting.
+std::vector<std::string> WhoWaited(const model::Report& r) {
+  const auto& w = r.imbalance.waited_for_ns;
+  std::vector<std::tuple<int64_t, size_t, size_t>> pairs;  // (ns, waiter, waited for)
+  for (size_t a = 0; a < w.size(); ++a) {
+    for (size_t b = 0; b < w[a].size(); ++b) {
+      if (w[a][b] > 0) pairs.emplace_back(w[a][b], a, b);
+    }
+  }
+  if (pairs.empty()) return {};
+  std::sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) {
+    return std::get<0>(x) != std::get<0>(y) ? std::get<0>(x) > std::get<0>(y) : x < y;
+  });
+  constexpr size_t kShown = 8;
+  std::vector<std::string> said;
+  for (size_t i = 0; i < pairs.size() && i < kShown; ++i) {
+    const auto& [ns, a, b] = pairs[i];
+    said.push_back(fmt::format("rank {} waited {} ms for rank {}", a, Ms(ns), b));
+  }
+  std::vector<std::string> lines{fmt::format(
+      "Who waited for whom (every kind, in the window): {}{}.", fmt::join(said, "; "),
+      pairs.size() > kShown ? fmt::format("; and {} smaller waits", pairs.size() - kShown) : std::string())};
+  const model::CpGrid& g = r.grid;
+  if (!r.imbalance.ring_waits.empty()) {
+    std::vector<std::string> rings;
+    for (const auto& ring : r.imbalance.ring_waits) {
+      rings.push_back(fmt::format("{} {} ms, most for rank {}{} ({} ms)", ring.ring, Ms(ring.wait_ns),
+                                  ring.most_waited_for, g.Place(ring.most_waited_for), Ms(ring.most_ns)));
+    }
+    lines.push_back(fmt::format("By ring of the {}x{} grid ({}; rank = row x {} + col, as cpfold lays it out): {}.",
+                                g.rows, g.cols, g.source, g.cols, fmt::join(rings, "; ")));
+  }
+  return lines;
+}
+
+}  // namespace
+
 void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {
   const auto& im = r.imbalance;
   if (im.collectives.empty()) return;
@@ -333,9 +375,10 @@ void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostrea
   std::string head;
   if (multi && im.straggler_rank >= 0) {
     head = fmt::format(
-        "straggler: rank {}, the rank the others wait for: it arrived last at {} of {} matched NCCL "
+        "straggler: rank {}{}, the rank the others wait for: it arrived last at {} of {} matched NCCL "
         "ops and kept the others waiting {} ms.",
-        im.straggler_rank, im.straggler_last_arrivals, im.instances, Ms(im.straggler_caused_wait_ns));
+        im.straggler_rank, r.grid.Place(im.straggler_rank), im.straggler_last_arrivals, im.instances,
+        Ms(im.straggler_caused_wait_ns));
   } else if (multi) {
     head = "straggler: none (no rank kept another waiting in matched NCCL ops).";
   } else {
@@ -374,6 +417,7 @@ void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostrea
         "included), then cut to the window.",
         edge, edge == 1 ? "" : "s");
   }
+  const std::vector<std::string> waits = WhoWaited(r);
   if (o.markdown) {
     out << "### Waiting vs transfer, and the straggler\n\n" << head << "\n\n";
     std::vector<bool> right(header.size(), true);
@@ -382,6 +426,7 @@ void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostrea
     for (auto& row : rows) t.AddRow(std::move(row));
     t.Print(out);
     out << '\n' << definition << "\n\n";
+    for (const auto& w : waits) out << w << "\n\n";
     return;
   }
   out << "Waiting vs transfer per NCCL kind and rank, ms:\n  " << head << '\n';
@@ -393,7 +438,9 @@ void PrintImbalance(const model::Report& r, const ReadoutOptions& o, std::ostrea
   TextTable t(cols);
   for (auto& row : rows) t.AddRow(std::move(row));
   t.Print(out, "  ");
-  out << "  " << definition << "\n\n";
+  out << "  " << definition << '\n';
+  for (const auto& w : waits) out << "  " << w << '\n';
+  out << '\n';
 }
 
 void PrintVerdict(const model::Report& r, const ReadoutOptions& o, std::ostream& out) {

@@ -154,15 +154,33 @@ Json ImbalanceJson(const model::Report& r) {
                      {"last_arrivals", p.last_arrivals},
                      {"caused_wait_ns", p.caused_wait_ns}});
     }
+    Json groups = Json::array();
+    for (const auto& g : c.groups) {
+      groups.push_back(
+          {{"ranks", g.ranks}, {"instances", g.instances}, {"wait_ns", g.wait_ns}, {"waited_for_ns", g.waited_for_ns}});
+    }
     cs.push_back({{"kind", model::Name(c.kind)},
                   {"instances", c.instances},
                   {"edge_instances", c.edge_instances},
                   {"per_rank_count", c.per_rank_count},
                   {"start_spread_sum_ns", c.start_spread_sum_ns},
                   {"start_spread_max_ns", c.start_spread_max_ns},
-                  {"per_rank", per}});
+                  {"per_rank", per},
+                  {"groups", groups}});
   }
   j["collectives"] = cs;
+  j["waited_for_ns"] = im.waited_for_ns;
+  Json rings = Json::array();
+  for (const auto& w : im.ring_waits) {
+    rings.push_back({{"ring", w.ring},
+                     {"ranks", w.ranks},
+                     {"wait_ns", w.wait_ns},
+                     {"most_waited_for", w.most_waited_for},
+                     {"most_ns", w.most_ns}});
+  }
+  j["ring_waits"] = rings;
+  j["grid"] =
+      r.grid.known() ? Json{{"rows", r.grid.rows}, {"cols", r.grid.cols}, {"source", r.grid.source}} : Json(nullptr);
   return j;
 }
 

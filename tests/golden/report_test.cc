@@ -218,6 +218,52 @@ TEST_P(ReportReal, WindowBudgetAndSplitsAddUp) {
   EXPECT_FALSE(j["verdict"]["summary"].get<std::string>().empty());
 }
 
+// Who waited for whom adds up: each rank's row of waited_for_ns is its waiting over every kind,
+// each kind's groups hold all of that kind's waiting, and the rings of a known grid all of it.
+TEST_P(ReportReal, WhoWaitedForWhomAddsUp) {
+  json j = ReportJson(RealExport(GetParam()));
+  const json& im = j["imbalance"];
+  const size_t n = j["per_rank"].size();
+  ASSERT_EQ(im["waited_for_ns"].size(), n);
+  int64_t all = 0;
+  for (size_t r = 0; r < n; ++r) {
+    int64_t waited = 0, row = 0;
+    for (const json& c : im["collectives"]) waited += int64_t(c["per_rank"][r]["wait_ns"]);
+    for (size_t l = 0; l < n; ++l) row += int64_t(im["waited_for_ns"][r][l]);
+    EXPECT_EQ(row, waited) << "rank " << r;
+    EXPECT_EQ(int64_t(im["waited_for_ns"][r][r]), 0) << "no rank waits for itself";
+    all += waited;
+  }
+  int64_t in_groups = 0;
+  for (const json& c : im["collectives"]) {
+    for (const json& g : c["groups"]) in_groups += int64_t(g["wait_ns"]);
+  }
+  EXPECT_EQ(in_groups, all);
+  if (im["grid"].is_null()) {
+    EXPECT_TRUE(im["ring_waits"].empty());
+    return;
+  }
+  EXPECT_EQ(int(im["grid"]["rows"]) * int(im["grid"]["cols"]), int(n));
+  int64_t in_rings = 0;
+  for (const json& w : im["ring_waits"]) in_rings += int64_t(w["wait_ns"]);
+  EXPECT_EQ(in_rings, all);
+}
+
+// The 2 x 2 capture: its grid from cpfold's command line, the straggler named with its place, and
+// each ring's waiting said.
+TEST(ReportGrid, TwoByTwoNamesTheStragglersPlaceAndTheRings) {
+  json j = ReportJson(RealExport("cpfold-trunk-2x2"));
+  const json& im = j["imbalance"];
+  EXPECT_EQ(im["grid"], (json{{"rows", 2}, {"cols", 2}, {"source", "command line: --cp0 2 --cp1 2"}}));
+  EXPECT_EQ(im["straggler_rank"], 3);
+  EXPECT_NE(j["verdict"]["summary"].get<std::string>().find("The straggler is rank 3 (row 1, col 1)"),
+            std::string::npos);
+  std::vector<std::string> rings;
+  for (const json& w : im["ring_waits"]) rings.push_back(w["ring"]);
+  EXPECT_EQ(rings, (std::vector<std::string>{"row 0 ring", "row 1 ring", "column 0 ring", "column 1 ring", "whole grid",
+                                             "across rings"}));
+}
+
 INSTANTIATE_TEST_SUITE_P(RealExports, ReportReal, ::testing::ValuesIn(RealExportNames()),
                          [](const ::testing::TestParamInfo<std::string>& p) {
                            std::string n = p.param;
