@@ -11,6 +11,7 @@
 #   - the per-rank table shows the readout's numbers, and with #iter=N (from 0 as --window iter:N, every N) iteration
 #     N's numbers (from the page's own data, which html_report_test checks against the CLI);
 #   - the budget of the timeline's view has a row per rank that adds up to its span;
+#   - who waited for whom, the ring waits of a known grid and the straggler's place on it are drawn;
 #   - every section of the text readout is drawn (html_report_test maps the text's sections to
 #     the page's), the efficiency table holds the readout's (or iteration N's) numbers;
 #   - a time range selected on the timeline (window.cpprofSelectRange, as shift+drag does) over
@@ -71,6 +72,10 @@ checks='<script>
     var e = document.getElementById(id);
     if (!e || e.offsetHeight === 0 || e.textContent.replace(/\s+/g, " ").length < 40) bad.push("section " + id + " hidden or empty");
   });
+  var im = n >= 0 ? D.iterations[n].imbalance : R.imbalance;
+  if ((im.waited_for_ns || []).some(function (row) { return row.some(function (x) { return x > 0; }); }) && !document.getElementById("who-waited")) bad.push("who waited for whom not drawn");
+  if ((im.ring_waits || []).length && ((document.getElementById("ring-waits") || {}).textContent || "").indexOf(im.ring_waits[0].ring + " ") < 0) bad.push("ring waits not drawn");
+  if (R.imbalance.grid && R.imbalance.grid.rows > 1 && R.imbalance.grid.cols > 1 && n < 0 && R.imbalance.straggler_rank >= 0 && document.getElementById("imb-head").textContent.indexOf("(row ") < 0) bad.push("straggler without its place on the grid");
   var E = R.efficiency;
   if (E && E.computed) {
     var er = document.querySelectorAll("#efficiency-table tr[data-module]");
