@@ -309,6 +309,7 @@ class PathWalker {
 
   std::vector<model::CriticalSegment> Walk(const Span& span) {
     sums_.clear();
+    stretches_.clear();
     floor_ = span.start;
     size_t r = span.rank;
     int32_t op = span.op;
@@ -332,6 +333,19 @@ class PathWalker {
     return out;
   }
 
+  // The last walk's path in time order, a stretch per run on one rank (empty when it had more
+  // than model::kMaxPathStretches).
+  std::vector<model::PathStretch> Path() const {
+    std::vector<model::PathStretch> out;
+    if (stretches_.size() > model::kMaxPathStretches) return out;
+    for (auto it = stretches_.rbegin(); it != stretches_.rend(); ++it) {
+      const auto most = std::max_element(it->kinds.begin(), it->kinds.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+      out.push_back({it->rank, it->start, it->end, most == it->kinds.end() ? "" : most->first});
+    }
+    return out;
+  }
+
  private:
   using Step = std::tuple<size_t, int32_t, bool>;
 
@@ -341,6 +355,15 @@ class PathWalker {
     if (to > a) {
       auto& v = sums_[{static_cast<int>(r), kind, module}];
       v.first += to - a, ++v.second;
+      // Walked back from the end: a step on the rank of the latest stretch extends it.
+      if (stretches_.empty() || stretches_.back().rank != static_cast<int>(r)) {
+        if (stretches_.size() <= model::kMaxPathStretches) stretches_.push_back({static_cast<int>(r), a, to, {}});
+      }
+      if (stretches_.back().rank == static_cast<int>(r)) {
+        Stretch& st = stretches_.back();
+        st.start = std::min(st.start, a), st.end = std::max(st.end, to);
+        st.kinds[kind] += to - a;
+      }
     }
     return from > floor_;
   }
@@ -386,6 +409,12 @@ class PathWalker {
   const Replayer& rp_;
   int64_t floor_ = 0;
   std::map<std::tuple<int, std::string, std::string>, std::pair<int64_t, int64_t>> sums_;
+  struct Stretch {
+    int rank;
+    int64_t start, end;
+    std::map<std::string, int64_t> kinds;  // ns by kind
+  };
+  std::vector<Stretch> stretches_;  // latest first
 };
 
 // Which module nodes an edit's glob names: a node whose name, or an ancestor's, matches.
@@ -555,6 +584,7 @@ void SelfCheck(const ReplayInput& in, const Graph& g, model::Replay& out) {
     ir.measured_ns = it.end_ns - it.start_ns;
     ir.replay_ns = s.end - s.start;
     ir.critical_path = walker.Walk(s);
+    ir.path = walker.Path();
     if (ir.measured_ns > 0) {
       const double err = std::abs(static_cast<double>(ir.replay_ns - ir.measured_ns)) / ir.measured_ns;
       out.self_check_max_error = std::max(out.self_check_max_error, err);

@@ -81,6 +81,18 @@ TEST(Replay, CriticalPathRunsThroughTheLateRankAndAddsUp) {
   EXPECT_EQ(find(0, "transfer"), 10 * kMs);
   EXPECT_EQ(find(1, "compute"), 10 * kMs);
   EXPECT_EQ(find(0, "compute"), 10 * kMs);
+  // In time: on rank 1 from 0 to 20 ms (its compute, then its host gap), then on rank 0 (the
+  // transfer once rank 1 arrived, then its compute): contiguous, adding up to the iteration. A tie
+  // between two kinds names the first by name.
+  const auto& t = r.iterations[0].path;
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].rank, 1);
+  EXPECT_EQ(t[0].start_ns, 0);
+  EXPECT_EQ(t[0].end_ns, 20 * kMs);
+  EXPECT_EQ(t[0].kind, "compute");
+  EXPECT_EQ(t[1].rank, 0);
+  EXPECT_EQ(t[1].start_ns, 20 * kMs);
+  EXPECT_EQ(t[1].end_ns, 40 * kMs);
 }
 
 TEST(Replay, RankOnTimeRemovesItsGapBeforeTheShift) {

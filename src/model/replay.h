@@ -24,11 +24,21 @@ struct CriticalSegment {
   int64_t segments = 0;  // segments of the path summed here
 };
 
+// The critical path in time: a stretch per run of the path on one rank, on the run's clock as
+// replayed with no edit (within the self-check of the measured times). The HTML timeline draws it.
+struct PathStretch {
+  int rank = -1;
+  int64_t start_ns = 0, end_ns = 0;
+  std::string kind;  // the kind of most of its time ("compute", "transfer", "host gap", "launch gap")
+};
+inline constexpr size_t kMaxPathStretches = 4096;  // per iteration; a longer path is not kept
+
 struct IterationReplay {
   std::string name;                            // the iteration's marker ("cpfold:iter2")
   int64_t measured_ns = 0;                     // end - start of its marker ranges
   int64_t replay_ns = 0;                       // the replay with no edit
   std::vector<CriticalSegment> critical_path;  // by ns (largest first), then rank, kind, module
+  std::vector<PathStretch> path;               // in time order; empty past kMaxPathStretches
 };
 
 // One edit re-timed over the graph (`report --what-if EDIT`, or one the verdict tried).

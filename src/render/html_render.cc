@@ -264,6 +264,13 @@ Json HtmlData(const model::Report& r, const RenderOptions& o, const HtmlExtras& 
   }
   j["iterations"] = its;
   j["iterations_left_out"] = extras.iterations_left_out;
+  // The critical path of each replayed steady iteration in time, for the timeline: stretches of
+  // [rank, start_ns, end_ns, kind] (the run's clock, as replayed with no edit), all iterations'.
+  Json path = Json::array();
+  for (const auto& it : r.replay.iterations) {
+    for (const auto& s : it.path) path.push_back({s.rank, s.start_ns, s.end_ns, s.kind});
+  }
+  j["critical_path"] = path;
   // What the text readout says of efficiency when the JSON has no "efficiency" object.
   if (!HasEfficiencyJson(r) && r.efficiency.applicable) j["efficiency_note"] = r.efficiency.reason;
   return j;

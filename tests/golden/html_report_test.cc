@@ -80,6 +80,35 @@ TEST_P(HtmlReal, EmbeddedDataIsTheJsonReadout) {
   EXPECT_EQ(h["depth"], 3);
 }
 
+// The critical path the timeline draws: stretches on alternating ranks, each iteration's
+// contiguous and adding up to its replayed time, in the replay's order.
+TEST_P(HtmlReal, CriticalPathInTimeAddsUpPerIteration) {
+  const std::string path = RealExport(GetParam());
+  json h = EmbeddedData(Html(path));
+  const json& p = h["critical_path"];
+  const json& its = h["report"]["replay"]["iterations"];
+  if (!h["report"]["replay"]["built"].get<bool>()) {
+    EXPECT_TRUE(p.empty());
+    return;
+  }
+  size_t k = 0;
+  for (const json& it : its) {
+    const int64_t replay = it["replay_ns"];
+    int64_t sum = 0, prev_end = -1;
+    int prev_rank = -1;
+    while (k < p.size() && sum < replay) {
+      const int rank = p[k][0];
+      const int64_t a = p[k][1], b = p[k][2];
+      EXPECT_LT(a, b) << it["name"];
+      if (prev_end >= 0) EXPECT_EQ(a, prev_end) << it["name"] << ": contiguous";
+      EXPECT_NE(rank, prev_rank) << it["name"] << ": one stretch per run on a rank";
+      sum += b - a, prev_end = b, prev_rank = rank, ++k;
+    }
+    EXPECT_EQ(sum, replay) << GetParam() << " " << it["name"];
+  }
+  EXPECT_EQ(k, p.size());
+}
+
 TEST_P(HtmlReal, TitleNamesTheExport) {
   const std::string path = RealExport(GetParam());
   std::string html = Html(path);
