@@ -166,9 +166,9 @@ void FromPairModule(const std::string& key, const model::ModuleShapes& m, Found&
       f.Set("tri_att_head_dim", ColsInto(w, cz) / heads, ShortName(m.path) + "'s output linear / heads");
     }
   } else if (key == "PairTransition") {
-    const double cols = ColsInto(w, cz);
-    if (cols > cz && std::fmod(cols, static_cast<double>(cz)) == 0) {
-      f.Set("transition_n", cols / static_cast<double>(cz), ShortName(m.path) + "'s output linear");
+    const double out = ColsInto(w, cz);
+    if (out > cz && std::fmod(out, static_cast<double>(cz)) == 0) {
+      f.Set("transition_n", out / static_cast<double>(cz), ShortName(m.path) + "'s output linear");
     }
   }
 }

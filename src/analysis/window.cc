@@ -82,6 +82,30 @@ void AddIterationStats(model::Window& w) {
   }
 }
 
+size_t SelectSteady(model::Window& w) {
+  size_t steady = 0;
+  for (const auto& t : w.iterations) steady += t.warmup ? 0 : 1;
+  for (auto& t : w.iterations) {
+    if (steady && t.warmup) continue;
+    t.in_window = true;
+    w.start_ns = w.whole_capture ? t.start_ns : std::min(w.start_ns, t.start_ns);
+    w.end_ns = w.whole_capture ? t.end_ns : std::max(w.end_ns, t.end_ns);
+    w.whole_capture = false;
+  }
+  return steady;
+}
+
+model::Window SteadyOf(const model::Window& w) {
+  model::Window steady = w;
+  if (steady.iterations.empty()) return steady;
+  steady.whole_capture = true;
+  for (auto& t : steady.iterations) t.in_window = false;
+  SelectSteady(steady);
+  steady.kind = "steady";
+  steady.requested = "steady";
+  return steady;
+}
+
 StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std::string& method,
                                      const std::string& spec) {
   model::Window w;
@@ -148,12 +172,8 @@ StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std
           "(name them 'iterN'/'warmupN', use torch.profiler's ProfilerStep#N, or pass --iteration-range REGEX)";
     } else {
       w.kind = "steady";
-      size_t used = 0;
-      for (size_t i = 0; i < n; ++i) {
-        if (!w.iterations[i].warmup) use(i), ++used;
-      }
+      size_t used = SelectSteady(w);
       if (used == 0) {  // every iteration is a warm-up one: better all of them than nothing
-        for (size_t i = 0; i < n; ++i) use(i);
         used = n;
         w.description = fmt::format("window: all {} iterations, although every one is named warm-up ({})", n, method);
       } else {

@@ -49,4 +49,13 @@ void AddIterationStats(model::Window& w);
 StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std::string& method,
                                      const std::string& spec);
 
+// Puts the steady iterations of `w` (none in its window yet) in its window and spans the window
+// over them: those not warm-up, or all when every one is (as --window steady chooses). Returns
+// how many are not warm-up.
+size_t SelectSteady(model::Window& w);
+
+// The steady window of the iterations `w` found (e.g. over the whole capture): what --window
+// steady would have given; `w` as it is when it has no iterations.
+model::Window SteadyOf(const model::Window& w);
+
 }  // namespace cpprof::analysis

@@ -19,6 +19,21 @@ namespace cpprof::cli {
 
 namespace {
 
+// What the trace holds, said after it is written.
+std::string WroteLine(const pipeline::ChromeTraceSummary& summary, const std::string& where, bool cp_view) {
+  std::string cp;
+  if (cp_view) {
+    cp = fmt::format(
+        "; CP view: {} slices, {} collectives linked across ranks, {}", summary.cp_slices, summary.cp_flows,
+        summary.cp_path_iterations ? fmt::format("the critical path of {} iterations", summary.cp_path_iterations)
+                                   : std::string("no critical path (no steady iteration replayed)"));
+  }
+  return fmt::format(
+      "cpprof: wrote {} trace events to {}: {} ranks, {} GPU ops, {} NVTX ranges, {} API calls, {} flows{}. "
+      "Open it at https://ui.perfetto.dev\n",
+      summary.events, where, summary.ranks, summary.gpu_ops, summary.nvtx_ranges, summary.api_calls, summary.flows, cp);
+}
+
 class ExportCommand : public Command {
  public:
   void Declare(CLI::App& app) override {
@@ -127,13 +142,7 @@ class ExportCommand : public Command {
     }
     ctx.invalid_utf8 = summary.invalid_utf8;
     for (const auto& n : summary.notes) ctx.err << "cpprof: note: " << n << '\n';
-    ctx.err << fmt::format(
-        "cpprof: wrote {} trace events to {}: {} ranks, {} GPU ops, {} NVTX ranges, {} API calls, {} flows{}. "
-        "Open it at https://ui.perfetto.dev\n",
-        summary.events, where, summary.ranks, summary.gpu_ops, summary.nvtx_ranges, summary.api_calls, summary.flows,
-        options_.cp ? fmt::format("; CP view: {} slices, {} collectives linked across ranks", summary.cp_slices,
-                                  summary.cp_flows)
-                    : "");
+    ctx.err << WroteLine(summary, where, options_.cp != nullptr);
     return 0;
   }
 

@@ -51,10 +51,23 @@ struct CpRankView {
   int64_t wait_ns = 0, transfer_ns = 0, unmatched_ns = 0;  // sums of the slices
 };
 
+// A stretch of the critical path of one replayed steady iteration (model::PathStretch) and its
+// iteration's name.
+struct CpPathStretch {
+  int rank = 0;
+  int64_t start = 0, end = 0;  // as replayed with no edit (the run's clock)
+  std::string kind;            // most of its time: "compute", "transfer", "host gap", "launch gap"
+  std::string iteration;       // "cpfold:iter2"
+};
+
 struct CpView {
   Window window;  // the window applied (the readout's)
   std::vector<CpRankView> ranks;
   std::vector<CpInstance> instances;
+  // The critical path of each steady iteration of the window, iteration after iteration, each
+  // in time order; empty without steady iterations or with the replay off.
+  std::vector<CpPathStretch> critical_path;
+  int64_t path_iterations = 0;  // iterations whose path is there (a path past kMaxPathStretches is not)
 };
 
 }  // namespace cpprof::model

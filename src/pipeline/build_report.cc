@@ -291,7 +291,8 @@ bool ClipToWindow(const model::Window& w, model::GpuOp& op) {
   return true;
 }
 
-// The steady window replayed over the ops the report read (analysis/replay.h).
+}  // namespace
+
 void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>& nodes,
                const std::vector<analysis::WhatIfEdit>& edits, model::Report& report) {
   analysis::ReplayInput in;
@@ -322,8 +323,6 @@ void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>&
                                        static_cast<double>(model::kMaxOpDuration) / 1e9));
   }
 }
-
-}  // namespace
 
 StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const ReportOptions& options) {
   RunWork work;

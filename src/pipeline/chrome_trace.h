@@ -57,6 +57,7 @@ struct ChromeTraceSummary {
   int ranks = 0;       // ranks written
   int64_t gpu_ops = 0, nvtx_ranges = 0, api_calls = 0, flows = 0;
   int64_t cp_slices = 0, cp_flows = 0;  // the CP view's slices (modules, communication) and flow chains
+  int64_t cp_path_iterations = 0;       // iterations whose critical path the CP view draws
   std::vector<std::string> notes;       // for stderr
   bool invalid_utf8 = false;            // some names read were not UTF-8 (shown as U+FFFD): the CLI says so
 };

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "analysis/comm_match.h"
+#include "analysis/window.h"
 #include "pipeline/report_timeline.h"
 #include "pipeline/run_reader.h"
 
@@ -81,6 +82,19 @@ StatusOr<CpView> BuildCpView(const std::vector<std::string>& paths, const Report
   SplitComm(run, view);
   std::vector<analysis::ModuleTreeNode> nodes = run.nodes;
   model::Report report = FinishReport(std::move(run), options.exec);
+  if (options.replay) {
+    // The replay predicts per steady iteration: over the whole capture (the export's default),
+    // those --window steady would hold.
+    model::Window shown = report.window;
+    if (shown.whole_capture) report.window = analysis::SteadyOf(shown);
+    AddReplay(work, nodes, {}, report);
+    report.window = std::move(shown);
+    for (const auto& it : report.replay.iterations) {
+      if (it.path.empty()) continue;
+      ++view.path_iterations;
+      for (const auto& s : it.path) view.critical_path.push_back({s.rank, s.start_ns, s.end_ns, s.kind, it.name});
+    }
+  }
   CPPROF_RETURN_IF_ERROR(
       AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, module_bins, report));
   view.window = report.window;

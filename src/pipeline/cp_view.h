@@ -20,12 +20,14 @@ namespace cpprof::pipeline {
 using model::CpCommSlice;
 using model::CpInstance;
 using model::CpModuleSpan;
+using model::CpPathStretch;
 using model::CpRankView;
 using model::CpView;
 
 // Reads the exports as `cpprof report` does (options.window applies) and builds the view; module
 // spans at most `module_bins` per level and rank (consecutive ops of a row merged, as the HTML
-// timeline's).
+// timeline's); with options.replay, the critical path of each steady iteration (the readout's
+// replay, analysis/replay.h).
 StatusOr<CpView> BuildCpView(const std::vector<std::string>& paths, const ReportOptions& options,
                              int module_bins = 20000);
 

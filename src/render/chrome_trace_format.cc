@@ -19,6 +19,8 @@ namespace {
 // Flow ids of the CP view's instances start here: above every launch flow's (rank << 32 |
 // correlationId) and below 2^53, so viewers that read ids as doubles keep them apart.
 constexpr int64_t kCpFlowIdBase = int64_t{1} << 52;
+// The critical path's hops from rank to rank: above the instances' (fewer than 2^51 of them).
+constexpr int64_t kCpPathFlowIdBase = kCpFlowIdBase + (int64_t{1} << 51);
 
 double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
@@ -93,6 +95,75 @@ void ChromeTraceFormat::CpView(const model::CpView& cp, const std::map<int, int>
     if (pid != pid_of_rank.end()) CpRankTracks(rv, pid->second, start_ns, end_ns, lane_of_op);
   }
   CpFlows(cp, lane_of_op);
+  CpCriticalPath(cp, pid_of_rank, start_ns, end_ns);
+}
+
+// The critical path of each replayed iteration: on each rank a track with the stretches the path
+// spends there (named by their kind), and a flow at each hop from one rank to another within an
+// iteration (from the stretch it leaves to the one it enters). Iterations span all ranks, so the
+// path of one may still run on a rank when the next one's starts there: that stretch goes to a
+// second track ("CP critical path 2"), as overlapping NCCL ops do.
+void ChromeTraceFormat::CpCriticalPath(const model::CpView& cp, const std::map<int, int>& pid_of_rank,
+                                       std::optional<int64_t> start_ns, std::optional<int64_t> end_ns) {
+  std::map<int, std::vector<std::pair<int64_t, int64_t>>> lanes_of_rank;  // rank -> (tid, end of its last stretch)
+  struct Placed {
+    const model::CpPathStretch* stretch = nullptr;
+    int pid = 0;
+    int64_t tid = 0, start = 0;
+  };
+  Placed before;  // the previous stretch written
+  for (const auto& s : cp.critical_path) {
+    auto pid = pid_of_rank.find(s.rank);
+    if (pid == pid_of_rank.end() || !InWindow(s.start, s.end, start_ns, end_ns)) {
+      before = {};
+      continue;
+    }
+    // Replayed times may pass a window's edge by the replay's error: cut there, as the view's
+    // other slices lie within the window.
+    const int64_t a = start_ns ? std::max(s.start, *start_ns) : s.start;
+    const int64_t b = std::max(a, end_ns ? std::min(s.end, *end_ns) : s.end);
+    auto& lanes = lanes_of_rank[s.rank];
+    size_t lane = 0;
+    while (lane < lanes.size() && lanes[lane].second > a) ++lane;
+    if (lane == lanes.size()) {
+      const int64_t tid = NewTid();
+      Metadata("thread_name", pid->second, tid,
+               {{"name", lane ? fmt::format("CP critical path {}", lane + 1) : "CP critical path"}});
+      Metadata("thread_sort_index", pid->second, tid, {{"sort_index", -110 + static_cast<int>(lane)}});
+      lanes.push_back({tid, 0});
+    }
+    lanes[lane].second = b;
+    const int64_t tid = lanes[lane].first;
+    json_.Event({{"ph", "X"},
+                 {"name", s.kind},
+                 {"cat", "cp.critical_path"},
+                 {"pid", pid->second},
+                 {"tid", tid},
+                 {"ts", Us(a)},
+                 {"dur", Us(b - a)},
+                 {"args", {{"iteration", s.iteration}, {"rank", s.rank}}}});
+    ++cp_slices_;
+    if (before.stretch && before.stretch->iteration == s.iteration && before.stretch->rank != s.rank) {
+      const int64_t id = kCpPathFlowIdBase + cp_path_hops_;
+      json_.Event({{"ph", "s"},
+                   {"name", "critical path"},
+                   {"cat", "cp.critical_path"},
+                   {"id", id},
+                   {"pid", before.pid},
+                   {"tid", before.tid},
+                   {"ts", Us(before.start)}});
+      json_.Event({{"ph", "f"},
+                   {"name", "critical path"},
+                   {"cat", "cp.critical_path"},
+                   {"id", id},
+                   {"pid", pid->second},
+                   {"tid", tid},
+                   {"ts", Us(a)},
+                   {"bp", "e"}});
+      ++cp_path_hops_;
+    }
+    before = {&s, pid->second, tid, a};
+  }
 }
 
 // One rank's CP tracks: its module spans on two levels, its communication on lanes (ops that

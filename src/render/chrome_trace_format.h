@@ -3,7 +3,8 @@
 // The Chrome Trace Event Format for ui.perfetto.dev (docs/chrome-trace.md): one process per rank,
 // a track per CUDA stream on it (compute streams first, then communication), NVTX ranges and API
 // calls on their CPU threads, launch flows, and the CP view (module spans, communication split
-// into waiting and transfer, flows across ranks per matched instance, a GPU memory counter).
+// into waiting and transfer, flows across ranks per matched instance, a GPU memory counter, the
+// critical path of each replayed iteration).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,7 @@ class ChromeTraceFormat : public TraceWriter {
               std::optional<int64_t> end_ns);
   int64_t cp_slices() const { return cp_slices_; }
   int64_t cp_flows() const { return cp_flows_; }
+  int64_t cp_path_hops() const { return cp_path_hops_; }
 
  private:
   struct StreamTrack {
@@ -44,10 +46,12 @@ class ChromeTraceFormat : public TraceWriter {
   void CpRankTracks(const model::CpRankView& rv, int pid, std::optional<int64_t> start_ns,
                     std::optional<int64_t> end_ns, std::map<std::pair<int, int64_t>, std::pair<int, int64_t>>& lanes);
   void CpFlows(const model::CpView& cp, const std::map<std::pair<int, int64_t>, std::pair<int, int64_t>>& lanes);
+  void CpCriticalPath(const model::CpView& cp, const std::map<int, int>& pid_of_rank, std::optional<int64_t> start_ns,
+                      std::optional<int64_t> end_ns);
 
   std::map<std::tuple<int64_t, int, int>, StreamTrack> streams_;  // (globalPid, device, stream)
   trace::BatchedEvents<trace::NvtxBatch> nvtx_;
-  int64_t cp_slices_ = 0, cp_flows_ = 0;
+  int64_t cp_slices_ = 0, cp_flows_ = 0, cp_path_hops_ = 0;
 };
 
 }  // namespace cpprof::render

@@ -400,5 +400,58 @@ TEST(ChromeTraceFormat, DrawsNoSteps) {
   EXPECT_TRUE(Events(out.str(), false).empty());
 }
 
+// The critical path: a track on each rank it visits, its stretches named by kind, a flow at each
+// hop between ranks within an iteration (none across iterations), cut at the window's edges; a
+// second track where one iteration's path overlaps the previous one's on a rank.
+TEST(ChromeTraceFormat, CriticalPathGetsATrackPerRankItVisitsAndAFlowPerHop) {
+  const auto procs = TwoRanks();
+  std::ostringstream out;
+  ChromeTraceFormat w(out, Header(procs));
+  w.BeginExport(procs);
+  w.EndExport({});
+  model::CpView cp;
+  cp.ranks = {model::CpRankView{}, model::CpRankView{}};
+  cp.ranks[1].rank = 1;
+  cp.critical_path = {{0, 1'000, 3'000, "compute", "iter1"},  // the window starts at 2'000
+                      {1, 3'000, 4'000, "transfer", "iter1"},
+                      {1, 4'000, 6'000, "compute", "iter2"},  // a new iteration on the same rank: no hop
+                      {0, 6'000, 9'000, "host gap", "iter2"},
+                      {0, 7'000, 7'500, "compute", "iter3"}};  // iter3 starts while iter2 runs on rank 0
+  w.CpView(cp, {{0, 7}, {1, 9}}, 2'000, 8'000);
+  w.Finish();
+  const auto events = Events(out.str(), false), meta = Events(out.str(), true);
+  std::vector<json> slices, flows;
+  for (const auto& e : events) (e["ph"] == "X" ? slices : flows).push_back(e);
+  ASSERT_EQ(slices.size(), 5u);
+  EXPECT_EQ(slices[0]["name"], "compute");
+  EXPECT_EQ(slices[0]["cat"], "cp.critical_path");
+  EXPECT_EQ(slices[0]["pid"], 7);
+  EXPECT_EQ(slices[0]["ts"], 2.0) << "cut at the window's start";
+  EXPECT_EQ(slices[0]["dur"], 1.0);
+  EXPECT_EQ(slices[0]["args"]["iteration"], "iter1");
+  EXPECT_EQ(slices[1]["pid"], 9);
+  EXPECT_EQ(slices[3]["dur"], 2.0) << "cut at the window's end";
+  EXPECT_EQ(TrackName(meta, 7, slices[0]["tid"]), "CP critical path");
+  EXPECT_EQ(TrackName(meta, 9, slices[1]["tid"]), "CP critical path");
+  EXPECT_EQ(slices[1]["tid"], slices[2]["tid"]) << "one track per rank";
+  EXPECT_EQ(SortIndex(meta, 9, slices[1]["tid"]), -110) << "above the CP modules";
+  ASSERT_EQ(flows.size(), 4u) << "two hops: rank 0 -> 1 in iter1, rank 1 -> 0 in iter2";
+  EXPECT_EQ(flows[0]["ph"], "s");
+  EXPECT_EQ(flows[0]["pid"], 7);
+  EXPECT_EQ(flows[0]["ts"], 2.0);
+  EXPECT_EQ(flows[1]["ph"], "f");
+  EXPECT_EQ(flows[1]["pid"], 9);
+  EXPECT_EQ(flows[1]["ts"], 3.0);
+  EXPECT_EQ(flows[1]["bp"], "e");
+  EXPECT_EQ(flows[0]["id"], flows[1]["id"]);
+  EXPECT_NE(flows[0]["id"], flows[2]["id"]);
+  EXPECT_EQ(flows[2]["pid"], 9);
+  EXPECT_EQ(flows[2]["ts"], 4.0);
+  EXPECT_EQ(flows[3]["pid"], 7);
+  EXPECT_EQ(TrackName(meta, 7, slices[4]["tid"]), "CP critical path 2") << "an overlap gets a second track";
+  EXPECT_EQ(w.cp_path_hops(), 2);
+  EXPECT_EQ(w.cp_slices(), 5);
+}
+
 }  // namespace
 }  // namespace cpprof::render

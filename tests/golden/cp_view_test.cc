@@ -6,6 +6,7 @@
 // trace_processor and UI are not), so the traces are checked by a checker written from the Trace
 // Event Format spec (the rules viewers rely on), and the view's numbers against the JSON readout
 // of the same window.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -219,6 +220,48 @@ TEST_P(CpViewReal, FollowsTheTraceEventFormatAndTheReadout) {
   json trace = Export(db);
   for (const auto& problem : CheckTraceEventFormat(trace, "CP ")) ADD_FAILURE() << problem;
   ExpectViewMatchesReadout(trace, Report(db, "all"));
+}
+
+// The critical path track: on each rank, the time the steady readout's replay puts the path
+// there (its segments of that rank, every replayed iteration's); a flow at each hop between
+// ranks; a summary line that counts the iterations.
+TEST_P(CpViewReal, CriticalPathTrackIsTheReadoutsReplay) {
+  const std::string db = RealExport(GetParam());
+  CliResult r = RunCli({"export", "--format", "chrome-trace", db});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json trace = json::parse(r.out);
+  const json report = Report(db, "steady");  // the whole capture's steady iterations are replayed
+  std::map<int64_t, int64_t> want;           // pid -> ns
+  std::map<int64_t, int64_t> pid_of_rank;
+  for (const json& rank : report["per_rank"]) pid_of_rank[rank["rank"]] = rank["pid"];
+  int64_t iterations = 0, hops_at_least = 0;
+  for (const json& it : report["replay"].value("iterations", json::array())) {
+    ++iterations;
+    std::set<int64_t> ranks;
+    for (const json& s : it["critical_path"]) {
+      want[pid_of_rank.at(s["rank"])] += int64_t(s["ns"]);
+      ranks.insert(int64_t(s["rank"]));
+    }
+    hops_at_least += static_cast<int64_t>(ranks.size()) - 1;  // each rank entered at least once
+  }
+  std::map<int64_t, int64_t> got;
+  int64_t starts = 0, finishes = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e.value("cat", "") != "cp.critical_path") continue;
+    if (e["ph"] == "X") got[e["pid"]] += Ns(e["dur"]);
+    starts += e["ph"] == "s", finishes += e["ph"] == "f";
+  }
+  for (const auto& [pid, ns] : want) {
+    SCOPED_TRACE("pid " + std::to_string(pid));
+    // Microsecond rounding of each slice's ts and dur: at most 1 ns per slice.
+    EXPECT_NEAR(got[pid], ns, 1 + ns / 1'000'000) << "the track holds the replay's time on this rank";
+  }
+  EXPECT_EQ(got.size(), want.size()) << "a track on the ranks the path visits, no other";
+  EXPECT_EQ(starts, finishes);
+  EXPECT_GE(starts, hops_at_least);
+  const std::string line = iterations ? fmt::format("the critical path of {} iterations", iterations)
+                                      : "no critical path (no steady iteration replayed)";
+  EXPECT_NE(r.err.find(line), std::string::npos) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Exports, CpViewReal, ::testing::ValuesIn(RealExportNames()), [](const auto& param) {

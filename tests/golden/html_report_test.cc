@@ -100,7 +100,9 @@ TEST_P(HtmlReal, CriticalPathInTimeAddsUpPerIteration) {
       const int rank = p[k][0];
       const int64_t a = p[k][1], b = p[k][2];
       EXPECT_LT(a, b) << it["name"];
-      if (prev_end >= 0) EXPECT_EQ(a, prev_end) << it["name"] << ": contiguous";
+      if (prev_end >= 0) {
+        EXPECT_EQ(a, prev_end) << it["name"] << ": contiguous";
+      }
       EXPECT_NE(rank, prev_rank) << it["name"] << ": one stretch per run on a rank";
       sum += b - a, prev_end = b, prev_rank = rank, ++k;
     }
