@@ -106,11 +106,12 @@ model::Window SteadyOf(const model::Window& w) {
   return steady;
 }
 
-StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std::string& method,
-                                     const std::string& spec) {
-  model::Window w;
-  w.requested = spec;
-  // Outermost marks only, per process.
+namespace {
+
+// The iterations of `marks`, by start: the outermost marks of each process, one iteration per
+// name over the processes (earliest start to latest end); returns how warm-up was told apart
+// ("" when marks name it), the first iteration taken as warm-up when none is named so.
+std::string IterationsOf(std::vector<IterationMark> marks, std::vector<model::IterationTime>& out) {
   std::sort(marks.begin(), marks.end(), [](const IterationMark& a, const IterationMark& b) {
     if (a.global_pid != b.global_pid) return a.global_pid < b.global_pid;
     if (a.start != b.start) return a.start < b.start;
@@ -121,7 +122,6 @@ StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std
     if (!outer.empty() && outer.back().global_pid == m.global_pid && m.end <= outer.back().end) continue;
     outer.push_back(std::move(m));
   }
-  // One iteration per name over the processes.
   std::map<std::string, model::IterationTime> by_name;
   for (const auto& m : outer) {
     auto [it, fresh] = by_name.try_emplace(m.name);
@@ -133,28 +133,93 @@ StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std
       t.end_ns = std::max(t.end_ns, m.end);
     }
   }
-  for (auto& [name, t] : by_name) w.iterations.push_back(t);
-  std::sort(w.iterations.begin(), w.iterations.end(), [](const auto& a, const auto& b) {
-    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.name < b.name;
+  for (auto& [name, t] : by_name) out.push_back(t);
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.name < y.name;
   });
-  bool named_warmup = std::any_of(w.iterations.begin(), w.iterations.end(), [](const auto& t) { return t.warmup; });
-  std::string warmup_rule = named_warmup ? "those named warm-up left out" : "";
-  if (!named_warmup && w.iterations.size() >= 2) {
-    w.iterations.front().warmup = true;
-    warmup_rule = "the first left out as warm-up: none is named so";
-  }
-  if (!w.iterations.empty()) w.method = method;
+  const bool named = std::any_of(out.begin(), out.end(), [](const auto& t) { return t.warmup; });
+  if (named) return "those named warm-up left out";
+  if (out.size() < 2) return "";
+  out.front().warmup = true;
+  return "the first left out as warm-up: none is named so";
+}
 
-  auto use = [&](size_t i) {
-    auto& t = w.iterations[i];
-    t.in_window = true;
-    if (w.whole_capture) {
-      w.start_ns = t.start_ns, w.end_ns = t.end_ns;
-    } else {
-      w.start_ns = std::min(w.start_ns, t.start_ns), w.end_ns = std::max(w.end_ns, t.end_ns);
-    }
-    w.whole_capture = false;
-  };
+// --window steady (or none given) over the iterations found.
+void ChooseSteady(model::Window& w, const std::string& method, const std::string& warmup_rule) {
+  w.requested = "steady";
+  const size_t n = w.iterations.size();
+  if (n == 0) {
+    w.kind = "all";
+    w.description =
+        "window: the whole capture, start-up and warm-up included: no iteration ranges were found "
+        "(name them 'iterN'/'warmupN', use torch.profiler's ProfilerStep#N, or pass --iteration-range REGEX)";
+    return;
+  }
+  w.kind = "steady";
+  const size_t used = SelectSteady(w);
+  if (used == 0) {  // every iteration is a warm-up one: better all of them than nothing
+    w.description = fmt::format("window: all {} iterations, although every one is named warm-up ({})", n, method);
+    return;
+  }
+  w.description = fmt::format(
+      "window: steady state, {} of {} iterations ({}; {}{}); start-up before and "
+      "tear-down after left out",
+      used, n, method, n == 1 ? "a single iteration: it may include warm-up" : "", n == 1 ? "" : warmup_rule);
+}
+
+// --window iter:N: the N-th iteration by start, warm-up ones included.
+Status ChooseIteration(model::Window& w, const std::string& method, const std::string& spec) {
+  const size_t n = w.iterations.size();
+  std::string k = spec.substr(5);
+  if (!AllDigits(k) || k.size() > 6) {
+    return Status(ExitCode::kUsage, fmt::format("--window {}: expected iter:N with N a number (0 = the first "
+                                                "iteration, warm-up included)",
+                                                spec));
+  }
+  size_t i = static_cast<size_t>(std::stoul(k));
+  if (i >= n) {
+    return Status(
+        ExitCode::kUsage,
+        n ? fmt::format("--window {}: the export has {} iterations (iter:0 to iter:{}; {})", spec, n, n - 1, method)
+          : fmt::format("--window {}: no iteration ranges were found; pass --iteration-range REGEX or "
+                        "a time window A:B (seconds)",
+                        spec));
+  }
+  w.kind = "iteration";
+  auto& t = w.iterations[i];
+  t.in_window = true;
+  w.start_ns = t.start_ns, w.end_ns = t.end_ns, w.whole_capture = false;
+  w.description = fmt::format("window: iteration {} only ('{}'{})", i, t.name, t.warmup ? ", a warm-up iteration" : "");
+  return OkStatus();
+}
+
+// --window A:B: a time range on the session clock.
+Status ChooseTime(model::Window& w, const std::string& spec) {
+  size_t colon = spec.find(':');
+  int64_t a = 0, b = 0;
+  if (colon == std::string::npos || !ParseTime(spec.substr(0, colon), a) || !ParseTime(spec.substr(colon + 1), b) ||
+      b <= a) {
+    return Status(ExitCode::kUsage,
+                  fmt::format("--window '{}': expected steady, all, iter:N or A:B (session-clock seconds as the "
+                              "readout prints them, A < B; e.g. 24.1:25.3 or 24100ms:25300ms)",
+                              spec));
+  }
+  w.kind = "time";
+  w.whole_capture = false;
+  w.start_ns = a, w.end_ns = b;
+  for (auto& t : w.iterations) t.in_window = t.start_ns >= a && t.end_ns <= b;
+  w.description = fmt::format("window: session time {:.6f} s to {:.6f} s (--window)", a / 1e9, b / 1e9);
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std::string& method,
+                                     const std::string& spec) {
+  model::Window w;
+  w.requested = spec;
+  const std::string warmup_rule = IterationsOf(std::move(marks), w.iterations);
+  if (!w.iterations.empty()) w.method = method;
   const size_t n = w.iterations.size();
   if (spec == "all") {
     w.kind = "all";
@@ -164,60 +229,11 @@ StatusOr<model::Window> ChooseWindow(std::vector<IterationMark> marks, const std
                             n, method)
                       : "window: the whole capture (--window all)";
   } else if (spec == "steady" || spec.empty()) {
-    w.requested = "steady";
-    if (n == 0) {
-      w.kind = "all";
-      w.description =
-          "window: the whole capture, start-up and warm-up included: no iteration ranges were found "
-          "(name them 'iterN'/'warmupN', use torch.profiler's ProfilerStep#N, or pass --iteration-range REGEX)";
-    } else {
-      w.kind = "steady";
-      size_t used = SelectSteady(w);
-      if (used == 0) {  // every iteration is a warm-up one: better all of them than nothing
-        used = n;
-        w.description = fmt::format("window: all {} iterations, although every one is named warm-up ({})", n, method);
-      } else {
-        w.description = fmt::format(
-            "window: steady state, {} of {} iterations ({}; {}{}); start-up before and "
-            "tear-down after left out",
-            used, n, method, n == 1 ? "a single iteration: it may include warm-up" : "", n == 1 ? "" : warmup_rule);
-      }
-    }
+    ChooseSteady(w, method, warmup_rule);
   } else if (spec.rfind("iter:", 0) == 0) {
-    std::string k = spec.substr(5);
-    if (!AllDigits(k) || k.size() > 6) {
-      return Status(ExitCode::kUsage, fmt::format("--window {}: expected iter:N with N a number (0 = the first "
-                                                  "iteration, warm-up included)",
-                                                  spec));
-    }
-    size_t i = static_cast<size_t>(std::stoul(k));
-    if (i >= n) {
-      return Status(
-          ExitCode::kUsage,
-          n ? fmt::format("--window {}: the export has {} iterations (iter:0 to iter:{}; {})", spec, n, n - 1, method)
-            : fmt::format("--window {}: no iteration ranges were found; pass --iteration-range REGEX or "
-                          "a time window A:B (seconds)",
-                          spec));
-    }
-    w.kind = "iteration";
-    use(i);
-    w.description = fmt::format("window: iteration {} only ('{}'{})", i, w.iterations[i].name,
-                                w.iterations[i].warmup ? ", a warm-up iteration" : "");
+    CPPROF_RETURN_IF_ERROR(ChooseIteration(w, method, spec));
   } else {
-    size_t colon = spec.find(':');
-    int64_t a = 0, b = 0;
-    if (colon == std::string::npos || !ParseTime(spec.substr(0, colon), a) || !ParseTime(spec.substr(colon + 1), b) ||
-        b <= a) {
-      return Status(ExitCode::kUsage,
-                    fmt::format("--window '{}': expected steady, all, iter:N or A:B (session-clock seconds as the "
-                                "readout prints them, A < B; e.g. 24.1:25.3 or 24100ms:25300ms)",
-                                spec));
-    }
-    w.kind = "time";
-    w.whole_capture = false;
-    w.start_ns = a, w.end_ns = b;
-    for (auto& t : w.iterations) t.in_window = t.start_ns >= a && t.end_ns <= b;
-    w.description = fmt::format("window: session time {:.6f} s to {:.6f} s (--window)", a / 1e9, b / 1e9);
+    CPPROF_RETURN_IF_ERROR(ChooseTime(w, spec));
   }
   AddIterationStats(w);
   return w;

@@ -67,7 +67,15 @@ struct CpView {
   // The critical path of each steady iteration of the window, iteration after iteration, each
   // in time order; empty without steady iterations or with the replay off.
   std::vector<CpPathStretch> critical_path;
-  int64_t path_iterations = 0;  // iterations whose path is there (a path past kMaxPathStretches is not)
+
+  // The iterations whose path is there (a path past kMaxPathStretches is not).
+  int64_t PathIterations() const {
+    int64_t n = 0;
+    for (size_t i = 0; i < critical_path.size(); ++i) {
+      n += i == 0 || critical_path[i].iteration != critical_path[i - 1].iteration;
+    }
+    return n;
+  }
 };
 
 }  // namespace cpprof::model

@@ -294,7 +294,7 @@ bool ClipToWindow(const model::Window& w, model::GpuOp& op) {
 }  // namespace
 
 void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>& nodes,
-               const std::vector<analysis::WhatIfEdit>& edits, model::Report& report) {
+               const std::vector<analysis::WhatIfEdit>& edits, const model::Window& window, model::Report& report) {
   analysis::ReplayInput in;
   in.nodes = nodes.empty() ? nullptr : &nodes;
   int64_t first = INT64_MAX;
@@ -305,15 +305,15 @@ void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>&
     ops.reserve(p.ops.size());
     for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
       for (model::GpuOp op : p.ops.chunk(c)) {
-        if (!report.window.whole_capture && !ClipToWindow(report.window, op)) continue;
+        if (!window.whole_capture && !ClipToWindow(window, op)) continue;
         ops.push_back(op);
       }
     }
     long_ops += static_cast<int64_t>(p.long_ops.size());
     for (const auto& op : ops) first = std::min(first, op.start);
   }
-  in.window_start = !report.window.whole_capture ? report.window.start_ns : first == INT64_MAX ? 0 : first;
-  for (const auto& it : report.window.iterations) {
+  in.window_start = !window.whole_capture ? window.start_ns : first == INT64_MAX ? 0 : first;
+  for (const auto& it : window.iterations) {
     if (it.in_window && !it.warmup) in.iterations.push_back(it);
   }
   report.replay = analysis::ReplayRun(in, edits);
@@ -332,7 +332,7 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
   model::Report report = FinishReport(std::move(run), options.exec);
   AddEfficiency(paths, options, report);
   if (options.replay) {
-    AddReplay(work, nodes, options.what_if, report);
+    AddReplay(work, nodes, options.what_if, report.window, report);
   }
   if (options.timeline) {
     CPPROF_RETURN_IF_ERROR(
@@ -380,7 +380,7 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   AddEfficiency(paths, options, timeline);
   CPPROF_RETURN_IF_ERROR(
       AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, options.timeline_bins, timeline));
-  if (options.replay) AddReplay(work, nodes, options.what_if, page.readout);
+  if (options.replay) AddReplay(work, nodes, options.what_if, page.readout.window, page.readout);
   page.own_timeline = whole;
   timer.Mark("timeline");
   return page;

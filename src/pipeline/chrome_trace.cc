@@ -549,7 +549,7 @@ Status Finish(const ChromeTraceOptions& options, const std::vector<model::TraceP
     t.chrome->CpView(*options.cp, pid_of_rank, options.start_ns, options.end_ns);
     summary.cp_slices = t.chrome->cp_slices();
     summary.cp_flows = t.chrome->cp_flows();
-    summary.cp_path_iterations = options.cp->path_iterations;
+    summary.cp_path_iterations = options.cp->PathIterations();
   }
   t.writer->Finish();
   summary.events = t.writer->events();

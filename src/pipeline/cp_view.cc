@@ -85,13 +85,8 @@ StatusOr<CpView> BuildCpView(const std::vector<std::string>& paths, const Report
   if (options.replay) {
     // The replay predicts per steady iteration: over the whole capture (the export's default),
     // those --window steady would hold.
-    model::Window shown = report.window;
-    if (shown.whole_capture) report.window = analysis::SteadyOf(shown);
-    AddReplay(work, nodes, {}, report);
-    report.window = std::move(shown);
+    AddReplay(work, nodes, {}, report.window.whole_capture ? analysis::SteadyOf(report.window) : report.window, report);
     for (const auto& it : report.replay.iterations) {
-      if (it.path.empty()) continue;
-      ++view.path_iterations;
       for (const auto& s : it.path) view.critical_path.push_back({s.rank, s.start_ns, s.end_ns, s.kind, it.name});
     }
   }
