@@ -20,7 +20,7 @@ namespace {
 constexpr int64_t kLeadNs = 20'000;
 
 // Columns of leading white space (a tab to the next multiple of 8, as Python reads it); -1 for a
-// line that is blank or only a comment.
+// line that is blank, only a comment, or the closing bracket of a continued statement.
 int Indent(std::string_view line) {
   int col = 0;
   for (char c : line) {
@@ -28,8 +28,8 @@ int Indent(std::string_view line) {
       ++col;
     } else if (c == '\t') {
       col = (col / 8 + 1) * 8;
-    } else if (c == '#') {
-      return -1;
+    } else if (c == '#' || c == ')' || c == ']' || c == '}') {
+      return -1;  // a comment, or the closing line of a bracket (`) -> Tensor:` of a def black wrapped)
     } else {
       return col;
     }

@@ -33,6 +33,14 @@ class Block(torch.nn.Module):
 
 def run(model, x):
     return model(x)
+
+
+class Wrapped(torch.nn.Module):
+    def forward(
+        self,
+        x,
+    ) -> torch.Tensor:
+        return x
 )";
 
 TEST(FindEnclosingDef, MethodsFunctionsAndNestedDefs) {
@@ -51,6 +59,11 @@ TEST(FindEnclosingDef, MethodsFunctionsAndNestedDefs) {
   EXPECT_EQ(FindEnclosingDef(kModel, 1).function, "");    // module level
   EXPECT_EQ(FindEnclosingDef(kModel, 999).function, "");  // past the end
   EXPECT_EQ(FindEnclosingDef(kModel, 0).function, "");
+  // A signature wrapped over lines as black writes it: its closing line, at the def's indent, is
+  // no statement (seen on boltz-cp's TriangleAttention.forward).
+  const EnclosingDef wrapped = FindEnclosingDef(kModel, 30);
+  EXPECT_EQ(wrapped.function, "forward");
+  EXPECT_EQ(wrapped.cls, "Wrapped");
 }
 
 TEST(IsLibraryFile, SitePackagesStdlibAndFrozen) {

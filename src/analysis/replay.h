@@ -55,6 +55,10 @@ struct ReplayInput {
   const std::vector<ModuleTreeNode>* nodes = nullptr;  // the module tree the ops' nodes index; null: none
   int64_t window_start = 0;
   std::vector<model::IterationTime> iterations;  // the steady iterations, by start
+  // By node: how much slower the module's compute runs while NCCL kernels run beside it (the
+  // overlap tax, analysis/overlap_tax.h; 0.3 = 30 %): an `overlap` edit slows the compute that
+  // its transfers then run alongside by it. Empty or 0: not measured.
+  std::vector<double> overlap_tax;
 };
 
 // The graph, the no-edit replay's self-check and critical paths, each of `edits`, and the

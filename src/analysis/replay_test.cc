@@ -131,6 +131,23 @@ TEST(Replay, OverlapLetsComputeRunAlongsideTheTransfer) {
   EXPECT_EQ(r.what_ifs[0].predicted_iter_median_ns, 20 * kMs);
 }
 
+TEST(Replay, OverlapPaysTheMeasuredOverlapTax) {
+  // The same ring, its compute measured 50 % slower beside NCCL kernels: the 10 ms GEMM after the
+  // shift now runs alongside its 10 ms transfer and takes 15 ms.
+  ReplayInput in;
+  in.nodes = &Nodes();
+  in.ranks = {{Op(0, 10, OpClass::kGemm), Op(10, 20, OpClass::kSendRecv), Op(20, 30, OpClass::kGemm)},
+              {Op(0, 10, OpClass::kGemm), Op(10, 20, OpClass::kSendRecv), Op(20, 30, OpClass::kGemm)}};
+  in.iterations = {Iter("iter1", 0, 30)};
+  in.overlap_tax.assign(Nodes().size(), 0.5);
+  model::Replay r = ReplayRun(in, {Edit("TriangleMultiplicationOutgoing.forward:overlap")});
+  EXPECT_EQ(r.replay_iter_median_ns, 30 * kMs);  // the tax only changes what the edit predicts
+  EXPECT_EQ(r.what_ifs[0].predicted_iter_median_ns, 25 * kMs);
+  EXPECT_NE(r.what_ifs[0].description.find("10.000 ms slower over the window and ranks: the measured overlap tax"),
+            std::string::npos)
+      << r.what_ifs[0].description;
+}
+
 TEST(Replay, LaunchGapsRemoved) {
   // One rank, ten 1 ms kernels 50 us apart: CUDA graphs would save 9 x 50 us.
   ReplayInput in;

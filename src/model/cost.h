@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cpprof::model {
@@ -104,6 +105,40 @@ struct ModuleShapes {
   static constexpr size_t kMaxOpsPerModule = 64;
   std::string path;  // group/.../module, as the module table nests it
   std::vector<OpShapes> ops;
+};
+
+// The overlap tax (analysis/overlap_tax.h): per module, the same compute kernels' median
+// duration while NCCL kernels ran on the same GPU against while none did, over the report's window.
+// An op runs "under communication" when NCCL kernels ran during at least half of it, "alone" when
+// during none of it; a kernel (name, grid and block sizes, module, rank) is compared only with
+// kMinOverlapSamples of each.
+inline constexpr int64_t kMinOverlapSamples = 3;
+struct ModuleOverlapTax {
+  std::string module;                 // the module row's short name; "all GPU work" for the whole
+  std::string path;                   // group/.../module, as the module table nests it
+  bool is_group = false;              // a row of the grouping (trunk, ...): its modules' sum
+  int64_t kernels = 0;                // kernels compared (name, grid and block sizes, module, rank)
+  int64_t ops_under = 0;              // their ops under communication, all ranks
+  int64_t ops_alone = 0;              // their ops alone
+  int64_t alone_ns = 0;               // what the ops under communication take at their kernels' median alone
+  int64_t extra_ns = 0;               // what they took more (median under - median alone, each op); < 0: faster
+  double slowdown = 0;                // extra_ns / alone_ns
+  double extra_ns_per_iteration = 0;  // extra_ns per steady iteration and rank (per window without iterations)
+};
+
+// OverlapTax::why_not of a report read without it (merge, --no-overlap-tax): not printed.
+inline constexpr std::string_view kOverlapTaxNotAsked = "not asked for";
+
+struct OverlapTax {
+  bool computed = false;
+  std::string why_not = std::string(kOverlapTaxNotAsked);  // when !computed
+  int ranks = 0;
+  int iterations = 0;  // steady iterations in the window (0: none, the numbers are per window)
+  // Compute kernels of the window, all ranks: under communication, alone, and partly under it
+  // (neither: left out of the comparison).
+  int64_t ops_under = 0, ops_alone = 0, ops_partial = 0;
+  ModuleOverlapTax all;                   // every compared kernel, whatever its module
+  std::vector<ModuleOverlapTax> modules;  // module rows (and their subtrees) with a compared kernel, by extra_ns
 };
 
 struct Efficiency {

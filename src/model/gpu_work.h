@@ -136,6 +136,8 @@ struct EdgeCommOp {
 struct ProcessGpuWork : GpuProcess {
   ChunkedVector<GpuOp> ops;                        // table order
   ChunkedVector<int64_t> op_keys;                  // parallel to ops when asked for (kOpKeyWarmup), else empty
+  ChunkedVector<uint32_t> op_launches;             // parallel to ops when asked for: a hash of a kernel's grid and
+                                                   // block sizes (0: a memory op, or not exported), else empty
   std::vector<LongOp> long_ops;                    // ops longer than kMaxOpDuration (rare)
   std::unordered_map<int64_t, NameTotal> kernels;  // StringIds id -> totals (every name, in the window or not)
   std::map<int, NameTotal> mem_ops;                // memcpy kind (ENUM_CUDA_MEMCPY_OPER id; -1: memset) -> totals

@@ -319,6 +319,7 @@ struct Report {
   MemoryUsage memory;                   // memory over time per process and device
   std::string interconnect;             // from doctor's findings beside the export; "" unknown
   Efficiency efficiency;                // model FLOPs vs measured time (analysis/cost_efficiency.h)
+  OverlapTax overlap_tax;               // compute slowed under communication (analysis/overlap_tax.h)
   // The op shapes recorded under each module (--pytorch autograd-shapes-nvtx), by path: where the
   // efficiency's sizes are found (analysis/size_inference.h). Not printed.
   std::vector<ModuleShapes> module_shapes;

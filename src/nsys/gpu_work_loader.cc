@@ -110,15 +110,28 @@ class ProcessIndex {
   size_t last_idx_ = 0;
 };
 
-// `key` (model::kOpKeyWarmup) is kept when `keys`.
-void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c, model::OpTag t, int64_t key, bool keys) {
+// The kernel's grid and block sizes in 32 bits (FNV-1a over the six sizes): what tells apart the
+// launches of one kernel name on inputs of different shapes.
+uint32_t LaunchHash(const KernelRow& r) {
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t v : {r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2]}) {
+    h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+  }
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+// `key` (model::kOpKeyWarmup) is kept when `keys` asks for names, `launch` (LaunchHash) when it
+// asks for launches too.
+void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c, model::OpTag t, int64_t key,
+           uint32_t launch, OpKeys keys) {
   int64_t d = end - start;
   if (t.flags & model::kOpInWarmup) key |= model::kOpKeyWarmup;
   if (d <= model::kMaxOpDuration) {
     p.ops.push_back({start, static_cast<uint32_t>(d), c, t.phase, t.node});
-    if (keys) p.op_keys.push_back(key);
+    if (keys != OpKeys::kNone) p.op_keys.push_back(key);
+    if (keys == OpKeys::kNamesAndLaunches) p.op_launches.push_back(launch);
   } else {
-    p.long_ops.push_back({{start, end}, c, t.phase, t.node, keys ? key : 0});
+    p.long_ops.push_back({{start, end}, c, t.phase, t.node, keys != OpKeys::kNone ? key : 0});
   }
 }
 
@@ -157,7 +170,7 @@ bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, OpClass c, const mode
 // Reads the kernels of `rows` into `work` (in table order), with a string table, class cache
 // and tagger of its own: one call per reading thread.
 Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
-                   const LaunchTagger& tag, const model::Interval* window, bool keys, RowidRange rows,
+                   const LaunchTagger& tag, const model::Interval* window, OpKeys keys, RowidRange rows,
                    model::GpuWork& work) {
   ProcessIndex index(work);
   StringTable strings(db);
@@ -184,6 +197,7 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
   };
   KernelColumns columns;
   columns.rows = rows;
+  columns.launch_config = keys == OpKeys::kNamesAndLaunches;
   CPPROF_RETURN_IF_ERROR(ForEachKernel(
       db, schema,
       [&](const KernelRow& r) {
@@ -201,7 +215,7 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
         auto& t = p.kernels[id];
         ++t.capture_instances;
         if (Skip(p, ot, c, window, start, end)) return;
-        AddOp(p, start, end, c, ot, id, keys);
+        AddOp(p, start, end, c, ot, id, r.has_launch_config ? LaunchHash(r) : 0, keys);
         SatAdd(t.total_ns, end - start);
         ++t.instances;
       },
@@ -217,6 +231,7 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
     for (const auto& [dev, n] : q.ops_per_device) p.ops_per_device[dev] += n;
     p.ops.Append(std::move(q.ops));
     p.op_keys.Append(std::move(q.op_keys));
+    p.op_launches.Append(std::move(q.op_launches));
     p.long_ops.insert(p.long_ops.end(), q.long_ops.begin(), q.long_ops.end());
     for (const auto& [id, t] : q.kernels) {
       auto& k = p.kernels[id];
@@ -238,7 +253,7 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
 }
 
 // Memcpys and memsets (after the kernels: ops of a process stay in table order per table).
-Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Interval* window, bool keys,
+Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Interval* window, OpKeys keys,
                   model::GpuWork& work) {
   ProcessIndex index(work);
   CPPROF_ASSIGN_OR_RETURN(auto kind_names, ReadMemcpyKindNames(db));
@@ -258,7 +273,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
     t.cls = c;
     ++t.capture_instances;
     if (Skip(p, ot, c, window, start, end)) return;
-    AddOp(p, start, end, c, ot, model::kOpKeyMemOp | static_cast<uint32_t>(r.copy_kind), keys);
+    AddOp(p, start, end, c, ot, model::kOpKeyMemOp | static_cast<uint32_t>(r.copy_kind), 0, keys);
     SatAdd(t.total_ns, end - start);
     ++t.instances;
   }));
@@ -280,7 +295,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
 
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
                                      const LaunchTaggerFactory& make_tagger, size_t threads,
-                                     int64_t min_rows_per_thread, const model::Interval* window, bool keep_op_keys) {
+                                     int64_t min_rows_per_thread, const model::Interval* window, OpKeys keep_op_keys) {
   model::GpuWork work;
   auto tagger = [&] { return make_tagger ? make_tagger() : LaunchTagger{}; };
 

@@ -27,16 +27,21 @@ using LaunchTaggerFactory = std::function<LaunchTagger()>;
 // costs more than it saves.
 inline constexpr int64_t kMinKernelRowsPerThread = 250'000;
 
+// What the loader keeps of each op besides the op itself: nothing, its key
+// (ProcessGpuWork::op_keys: model::kOpKeyWarmup, its name and warm-up flag, for reading other
+// windows in memory), or its key and its kernel's launch (ProcessGpuWork::op_launches: grid and
+// block sizes, for telling one kernel name's shapes apart).
+enum class OpKeys : uint8_t { kNone, kNames, kNamesAndLaunches };
+
 // `make_tagger` may be empty: every op is then untagged (node 0, forward). With `threads` > 1
 // and a big kernel table, the table is read in up to that many rowid ranges at once, each on its
 // own connection, and merged in rowid order: the result is the same as with one thread.
 // With a `window`, ops entirely outside it are counted (ProcessGpuWork::outside_window_*) and
-// left out, and ops across its edges are cut at them. With `keep_op_keys`, each op's key
-// (model::kOpKeyWarmup: its name and warm-up flag) is kept, for reading other windows in memory.
+// left out, and ops across its edges are cut at them. `keep_op_keys`: see OpKeys.
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
                                      const LaunchTaggerFactory& make_tagger = {}, size_t threads = 1,
                                      int64_t min_rows_per_thread = kMinKernelRowsPerThread,
-                                     const model::Interval* window = nullptr, bool keep_op_keys = false);
+                                     const model::Interval* window = nullptr, OpKeys keep_op_keys = OpKeys::kNone);
 
 // The processes with GPU work (kernels, memcpys, memsets) and their op counts per device, by
 // globalPid: counted by SQLite (GROUP BY), no op loaded. What rank assignment needs.

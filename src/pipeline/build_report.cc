@@ -15,6 +15,7 @@
 #include "analysis/cp_grid.h"
 #include "analysis/divergence.h"
 #include "analysis/gemm_dtype.h"
+#include "analysis/overlap_tax.h"
 #include "analysis/size_inference.h"
 #include "analysis/verdict.h"
 #include "base/compressed_file.h"
@@ -255,6 +256,7 @@ model::Report FinishReport(RunPartial run, const ExecContext& exec) {
   AddPhases(run, report);
   report.capture = first.capture;
   report.module_shapes = std::move(run.shapes);
+  report.overlap_tax = std::move(run.overlap_tax);
   report.diagnostics = first.diagnostics;
   report.interconnect = first.interconnect;
   report.memory = std::move(run.memory);
@@ -316,6 +318,7 @@ void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>&
   for (const auto& it : window.iterations) {
     if (it.in_window && !it.warmup) in.iterations.push_back(it);
   }
+  in.overlap_tax = analysis::OverlapTaxByNode(report.overlap_tax, in.nodes);
   report.replay = analysis::ReplayRun(in, edits);
   report.verdict = analysis::MakeVerdict(report);  // its opportunities and straggler from the replay
   if (long_ops) {
@@ -372,6 +375,7 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
     timer.Mark("readout");
   }
   CPPROF_ASSIGN_OR_RETURN(model::Window all, data.Window("all"));
+  model::OverlapTax tax = data.OverlapTax(window);
   RunWork work;
   RunPartial run = data.TakeAll(whole ? std::move(window) : std::move(all), &work, /*memory=*/whole);
   std::vector<analysis::ModuleTreeNode> nodes = run.nodes;
@@ -380,6 +384,7 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   AddEfficiency(paths, options, timeline);
   CPPROF_RETURN_IF_ERROR(
       AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, options.timeline_bins, timeline));
+  page.readout.overlap_tax = std::move(tax);  // before the replay: its overlap edits pay the tax
   if (options.replay) AddReplay(work, nodes, options.what_if, page.readout.window, page.readout);
   page.own_timeline = whole;
   timer.Mark("timeline");

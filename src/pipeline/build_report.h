@@ -37,6 +37,10 @@ struct ReportOptions {
   // candidates and these edits (--what-if). Off: Report::replay says so.
   bool replay = true;
   std::vector<analysis::WhatIfEdit> what_if;
+  // The overlap tax (analysis/overlap_tax.h): each op's kernel name and launch sizes are kept
+  // while the exports are read (12 bytes an op), and the replay's overlap edits pay it. Off
+  // (--no-overlap-tax): no "overlap_tax" in the report.
+  bool overlap_tax = true;
   // Where the Python files that the launches' backtraces name are looked for (--source-root),
   // before the paths the capture recorded (analysis/backtrace_modules.h).
   std::vector<std::string> source_roots;

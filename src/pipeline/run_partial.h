@@ -101,6 +101,9 @@ struct RunPartial {
   // The op shapes under each module (--pytorch autograd-shapes-nvtx), by path, first export first:
   // what the sizes are found from. Not written into a partial (its EfficiencyInputs holds the sizes).
   std::vector<model::ModuleShapes> shapes;
+  // Compute slowed under communication (analysis/overlap_tax.h), filled by ReadRun; not written
+  // into a partial (a merged run has none).
+  model::OverlapTax overlap_tax;
 };
 
 }  // namespace cpprof::pipeline

@@ -21,6 +21,7 @@
 #include "analysis/clock_align.h"
 #include "analysis/comm_match.h"
 #include "analysis/module_sweep.h"
+#include "analysis/overlap_tax.h"
 #include "analysis/rank_summary.h"
 #include "base/input_files.h"
 #include "base/parallel.h"
@@ -126,7 +127,7 @@ std::string ReadInterconnect(const std::string& export_path) {
 }
 
 // Phase 2: the GPU ops in the window (given on the run's clock), memory, NVTX facts.
-Status ReadSourceWork(const model::Window& window, size_t threads, bool keep_op_keys, Source& s) {
+Status ReadSourceWork(const model::Window& window, size_t threads, nsys::OpKeys keep_op_keys, Source& s) {
   nsys::LaunchTaggerFactory make_tagger;
   Attribution& attribution = s.attribution;
   if (attribution.modules) {
@@ -374,7 +375,7 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
 // Phase 2 (the GPU ops in `window`, memory, NVTX facts), the exports merged into one run, and
 // what every window's partial shares. The ops go to `work`.
 StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& window,
-                           const analysis::ModuleConfig& config, bool keep_op_keys, const ExecContext& exec,
+                           const analysis::ModuleConfig& config, nsys::OpKeys keep_op_keys, const ExecContext& exec,
                            model::GpuWork& work) {
   StageTimer timer(exec);
   std::vector<Status> status(sources.size());
@@ -657,6 +658,38 @@ void AddEdgeCommOps(const std::vector<std::vector<model::EdgeCommOp>>& comm, con
   }
 }
 
+// What the ops must keep for the overlap tax (their names and launches), beside what the reading
+// needs of them itself.
+nsys::OpKeys TaxKeys(const ReportOptions& options, nsys::OpKeys own) {
+  return options.overlap_tax ? nsys::OpKeys::kNamesAndLaunches : own;
+}
+
+// The overlap tax of `window` over the ops read with their keys and launches: the ops read with
+// that window (cut at its edges) or the whole capture's (RunData) give the same.
+model::OverlapTax OverlapTaxOf(const model::GpuWork& work, const RunBase& base, const model::Window& window,
+                               const ReportOptions& options) {
+  if (!options.overlap_tax) return {};
+  StageTimer timer(options.exec);
+  analysis::OverlapTaxInput in;
+  for (size_t p : base.ranks.process_of_rank) in.ranks.push_back(&work.processes[p]);
+  in.nodes = base.nodes.empty() ? nullptr : &base.nodes;
+  const model::Interval cut{window.start_ns, window.end_ns};
+  in.window = window.whole_capture ? nullptr : &cut;
+  for (const auto& it : window.iterations) in.iterations += it.in_window && !it.warmup;
+  model::OverlapTax tax = analysis::ComputeOverlapTax(in);
+  timer.Mark("overlap tax");
+  return tax;
+}
+
+// What the sweeps need of the ops read with their keys: the keys dropped (8 bytes an op).
+void DropOpKeys(model::GpuWork& work) {
+  for (auto& p : work.processes) {
+    p.op_keys = {};
+    p.op_launches = {};
+    for (auto& op : p.long_ops) op.key = 0;
+  }
+}
+
 }  // namespace
 
 StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const ReportOptions& options, RunWork* keep) {
@@ -670,8 +703,12 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
   CPPROF_ASSIGN_OR_RETURN(model::Window window,
                           analysis::ChooseWindow(std::move(marks), iteration_method, options.window));
   model::GpuWork work;
-  CPPROF_ASSIGN_OR_RETURN(RunBase base, ReadWork(sources, window, config, /*keep_op_keys=*/false, options.exec, work));
+  CPPROF_ASSIGN_OR_RETURN(RunBase base,
+                          ReadWork(sources, window, config, TaxKeys(options, nsys::OpKeys::kNone), options.exec, work));
+  model::OverlapTax tax = OverlapTaxOf(work, base, window, options);
+  DropOpKeys(work);
   RunPartial out = WindowPartial(base, work.processes, work.names, std::move(window), options);
+  out.overlap_tax = std::move(tax);
   out.nodes = std::move(base.nodes);
   out.memory = std::move(base.memory);
   if (keep) {
@@ -717,7 +754,8 @@ StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const Repor
   // A bad --window is said before the ops are read.
   CPPROF_RETURN_IF_ERROR(analysis::ChooseWindow(d.marks, d.iteration_method, options.window).status());
   CPPROF_ASSIGN_OR_RETURN(model::Window all, analysis::ChooseWindow(d.marks, d.iteration_method, "all"));
-  CPPROF_ASSIGN_OR_RETURN(d.base, ReadWork(sources, all, config, /*keep_op_keys=*/true, options.exec, d.work));
+  CPPROF_ASSIGN_OR_RETURN(d.base,
+                          ReadWork(sources, all, config, TaxKeys(options, nsys::OpKeys::kNames), options.exec, d.work));
   return data;
 }
 
@@ -758,12 +796,13 @@ std::vector<RunPartial> RunData::Partials(std::vector<model::Window> windows, bo
   return out;
 }
 
+model::OverlapTax RunData::OverlapTax(const model::Window& window) const {
+  return OverlapTaxOf(impl_->work, impl_->base, window, impl_->options);
+}
+
 RunPartial RunData::TakeAll(model::Window window, RunWork* keep, bool memory) {
   Impl& d = *impl_;
-  for (auto& p : d.work.processes) p.op_keys = {};
-  for (auto& p : d.work.processes) {
-    for (auto& op : p.long_ops) op.key = 0;
-  }
+  DropOpKeys(d.work);
   RunPartial out = WindowPartial(d.base, d.work.processes, d.work.names, std::move(window), d.options);
   out.nodes = std::move(d.base.nodes);
   if (memory) out.memory = std::move(d.base.memory);

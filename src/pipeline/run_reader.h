@@ -46,6 +46,8 @@ class RunData {
   // The partials over `windows` (none the whole capture), cut in one pass over the ops; with
   // `memory`, each holds the memory usage (RunPartial::memory) too.
   std::vector<RunPartial> Partials(std::vector<model::Window> windows, bool memory) const;
+  // The overlap tax of `window` (analysis/overlap_tax.h), from the ops wholly inside it. Before TakeAll.
+  model::OverlapTax OverlapTax(const model::Window& window) const;
   // The partial over the whole capture, `window` (whole_capture), from the ops themselves; the ops
   // then go to `keep` (for the timeline). The last call on this RunData.
   RunPartial TakeAll(model::Window window, RunWork* keep, bool memory);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -83,9 +84,8 @@ void PrintRingShifts(const model::Efficiency& e, bool markdown, std::vector<std:
         markdown, out);
 }
 
-}  // namespace
-
-void PrintEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
+// The cost model's table, the ring shifts and their notes.
+void PrintModelEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
   const model::Efficiency& e = r.efficiency;
   if (!e.computed) {
     if (!e.applicable && e.dims.empty()) return;
@@ -140,6 +140,89 @@ void PrintEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
   for (const auto& n : impossible) Prose(n, markdown, out);
   for (const auto& n : e.notes) Prose("note: " + n, markdown, out);
   if (!markdown) out << '\n';
+}
+
+std::string SignedPct(double share) { return fmt::format("{:+.1f}", 100 * share); }
+
+// The overlap tax: one line when it was not computed on a run with communication, else the rows of
+// the modules (groups left out: the total says it) with the largest extra time.
+void PrintOverlapTax(const model::Report& r, bool markdown, std::ostream& out) {
+  constexpr size_t kMaxRows = 10;
+  const model::OverlapTax& t = r.overlap_tax;
+  if (!t.computed) {
+    if (t.why_not == model::kOverlapTaxNotAsked || (t.ops_under == 0 && r.world_size < 2)) return;
+    const std::string line = "Overlap tax: not computed: " + t.why_not + ".";
+    if (markdown) {
+      out << "### Overlap tax\n\n" << line.substr(13) << "\n\n";
+    } else {
+      out << WrapLines(line, TextWidthScope::Current()) << "\n\n";
+    }
+    return;
+  }
+  const std::string per = t.iterations ? "per steady-state iteration and rank" : "per rank over the window";
+  const std::string title = fmt::format(
+      "Overlap tax: compute under communication ran {:.1f} % {} than alone ({} ms {}; {} of {} compute kernels "
+      "under NCCL kernels):",
+      100 * std::abs(t.all.slowdown), t.all.extra_ns >= 0 ? "slower" : "faster",
+      Num(t.all.extra_ns_per_iteration / 1e6, 3), per, t.ops_under, t.ops_under + t.ops_alone + t.ops_partial);
+  if (markdown) {
+    out << "### Overlap tax\n\n" << title.substr(13, title.size() - 14) << ".\n\n";
+  } else {
+    out << WrapLines(title, TextWidthScope::Current()) << '\n';
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : t.modules) {
+    if (m.is_group) continue;
+    if (rows.size() == kMaxRows) break;
+    rows.push_back({Group(m.path), m.module, fmt::format("{}", m.kernels), fmt::format("{}", m.ops_under),
+                    fmt::format("{}", m.ops_alone), SignedPct(m.slowdown), Num(m.extra_ns_per_iteration / 1e6, 3)});
+  }
+  PrintTable({"group", "module", "kernels", "ops under", "ops alone", "slowed %", "ms"},
+             {false, false, true, true, true, true, true}, rows, markdown, out);
+  Prose(fmt::format("kernels = (kernel, rank) pairs timed both under communication (NCCL kernels ran on that GPU "
+                    "during at least half of the kernel) and alone (during none of it), {} times or more each (a "
+                    "kernel is its name, grid and block sizes and module); "
+                    "slowed % = their median under communication against their median alone, weighted by the ops under "
+                    "communication; ms = what those ops took more, {}. A module counts its children's kernels; the "
+                    "{} modules with the most extra time are shown (all in the JSON). What overlapping a ring's "
+                    "transfers with compute costs: docs/cost-model.md.",
+                    model::kMinOverlapSamples, per, kMaxRows),
+        markdown, out);
+  if (!markdown) out << '\n';
+}
+
+}  // namespace
+
+void PrintEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
+  PrintModelEfficiency(r, markdown, out);
+  PrintOverlapTax(r, markdown, out);
+}
+
+bool HasOverlapTaxJson(const model::Report& r) { return r.overlap_tax.why_not != model::kOverlapTaxNotAsked; }
+
+nlohmann::ordered_json OverlapTaxJson(const model::Report& r) {
+  const model::OverlapTax& t = r.overlap_tax;
+  auto row = [](const model::ModuleOverlapTax& m) {
+    return nlohmann::ordered_json{{"module", m.module},       {"path", m.path},
+                                  {"is_group", m.is_group},   {"kernels", m.kernels},
+                                  {"ops_under", m.ops_under}, {"ops_alone", m.ops_alone},
+                                  {"alone_ns", m.alone_ns},   {"extra_ns", m.extra_ns},
+                                  {"slowdown", m.slowdown},   {"extra_ns_per_iteration", m.extra_ns_per_iteration}};
+  };
+  nlohmann::ordered_json j{
+      {"computed", t.computed},
+      {"why_not", t.computed ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.why_not)},
+      {"min_samples", model::kMinOverlapSamples},
+      {"ranks", t.ranks},
+      {"iterations", t.iterations},
+      {"ops_under", t.ops_under},
+      {"ops_alone", t.ops_alone},
+      {"ops_partial", t.ops_partial},
+      {"all", row(t.all)}};
+  nlohmann::ordered_json modules = nlohmann::ordered_json::array();
+  for (const auto& m : t.modules) modules.push_back(row(m));
+  j["modules"] = std::move(modules);
+  return j;
 }
 
 bool HasEfficiencyJson(const model::Report& r) { return r.efficiency.computed || !r.efficiency.dims.empty(); }

@@ -512,6 +512,7 @@ Json ReportJson(const model::Report& r, const RenderOptions& o) {
   j["diagnostics"] = DiagnosticsJson(r);
   j["interconnect"] = r.interconnect.empty() ? Json(nullptr) : Json(r.interconnect);
   if (HasEfficiencyJson(r)) j["efficiency"] = EfficiencyJson(r);  // absent when the sizes are unknown
+  if (HasOverlapTaxJson(r)) j["overlap_tax"] = OverlapTaxJson(r);
   if (r.replay.built || r.replay.why_not != model::kReplayNotAsked) j["replay"] = ReplayJson(r);
   j["notes"] = r.notes;
   return j;

@@ -194,6 +194,7 @@ TEST_P(HtmlReal, EverySectionOfTheTextReadoutIsInThePage) {
       {"Iterations:", "sec-iters"},
       {"Modules", "sec-modules"},
       {"Efficiency", "sec-efficiency"},
+      {"Overlap tax", "sec-overlap"},
       {"What each fix buys", "sec-replay"},
       {"Communication by kind", "sec-comm"},
       {"Waiting vs transfer", "sec-imbalance"},

@@ -8,11 +8,11 @@
 // within 5 % of the reference's GPU time, and say how.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "golden/module_rows.h"
 #include "test_support.h"
 
 namespace cpprof::testing {
@@ -20,41 +20,20 @@ namespace {
 
 using nlohmann::json;
 
+json Report(const std::string& name, const std::vector<std::string>& extra = {}) {
+  return ReportOfRealExport(name, "real-bt", extra);
+}
+
 // The model's source as the capture saw it, extracted once.
 const std::string& SourceRoot() {
-  static const std::string root = [] {
-    const std::string dir = TempDir() + "/bt-source";
-    const std::string cmd =
-        "mkdir -p '" + dir + "' && tar -C '" + dir + "' -xJf '" + DataPath("real-bt/source.tar.xz") + "'";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    return dir;
-  }();
+  static const std::string root = ExtractedData("real-bt/source.tar.xz", "bt-source");
   return root;
-}
-
-json Report(const std::string& name, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"report", "--format", "json", "--no-replay", RealExport(name, "real-bt")};
-  args.insert(args.end(), extra.begin(), extra.end());
-  CliResult r = RunCli(args);
-  EXPECT_EQ(r.rc, 0) << r.err;
-  return json::parse(r.out);
-}
-
-// Mean busy ns per module name (groups and the [unattributed] row left out).
-std::map<std::string, int64_t> Rows(const json& j) {
-  std::map<std::string, int64_t> out;
-  for (const json& m : j["modules"]["rows"]) {
-    const std::string name = m["name"];
-    if (m["group"].get<bool>() || name.front() == '[') continue;
-    out[name] += m["mean_busy_ns"].get<int64_t>();
-  }
-  return out;
 }
 
 TEST(PythonBacktraces, ModuleRowsMatchTheFunctionsTraceCapture) {
   const json reference = Report("cpfold-bt-json-1x1");
   const json built = Report("cpfold-bt-1x1", {"--source-root", SourceRoot()});
-  const auto want = Rows(reference), got = Rows(built);
+  const auto want = ModuleBusyByName(reference), got = ModuleBusyByName(built);
   ASSERT_GE(want.size(), 20u);
   for (const auto& [name, ns] : want) {
     auto it = got.find(name);

@@ -3,7 +3,7 @@
 // pipeline::RunData, the one reading behind `report --format html`: a window cut from the ops in
 // memory gives the readout that reading the export with that window gives (BuildReport), on every
 // real export, for windows whose edges cut ops, for several overlapping windows cut in one pass,
-// and for a run read from one export per rank.
+// and for a run read from one export per rank; the overlap tax of a window cut in memory too.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -51,13 +51,16 @@ void ExpectCutsEqualReads(const std::vector<std::string>& paths, const std::vect
   ASSERT_EQ(parts.size(), specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
     model::Report cut = pipeline::FinishReport(std::move(parts[i]), {});
+    cut.overlap_tax = data->OverlapTax(windows[i]);
     pipeline::AddEfficiency(paths, o, cut);
     EXPECT_EQ(Readout(cut), Read(paths, specs[i])) << paths[0] << " --window " << specs[i];
   }
   // The whole capture from the ops themselves.
   StatusOr<model::Window> all = data->Window("all");
   ASSERT_TRUE(all.ok());
+  const model::OverlapTax tax = data->OverlapTax(*all);
   model::Report whole = pipeline::FinishReport(data->TakeAll(*all, nullptr, /*memory=*/true), {});
+  whole.overlap_tax = tax;
   pipeline::AddEfficiency(paths, o, whole);
   EXPECT_EQ(Readout(whole), Read(paths, "all")) << paths[0] << " --window all";
 }

@@ -5,7 +5,7 @@
 # repository root on an H200 machine with 2 or 4 GPUs:
 #
 #   tools/device/profile_check.sh OUT_DIR STEP...      steps: none fast full e2e own perrank twonodes multi
-#                                                             scaffold sweep payloads
+#                                                             scaffold sweep payloads boltz
 #
 # cpprof: $CPPROF, else .devbin/cpprof (a static build carried along). DEBS_DIR (.debs) holds
 # Debian's libdw1/libelf1 .deb files for the importer fix (../shared/notes/device-nsys.md).
@@ -29,6 +29,11 @@
 #          most 200 s, the whole sweep stopped by SIGINT at 470 s (the finished points are kept: a rerun of the
 #          same step resumes). Leaves sweep.json/md/html, the points' logs and readouts, and `cpprof sweep
 #          --render`'s output of the same sweep.json (must be byte-identical) under OUT_DIR/sweep/.
+#   boltz  issue 35 item 6 on ONE GPU: boltz-cp's serial Pairformer (tools/device/boltz_pairformer.py, fp32,
+#          N=256, 2 blocks) under `--preset full` twice: with the functions-trace JSON (--trace-discover over
+#          boltz.model.layers) and without it (modules from the Python backtraces); each export, readout and
+#          report JSON. The boltz-cp source comes from BOLTZ_SRC (default .boltz-cp/src: a snapshot of
+#          github.com/NVIDIA-Digital-Bio/boltz-cp's src/, carried along; not part of cpprof).
 #   payloads on ONE GPU: cpfold trunk N=256 on one rank under `--preset full` and `--preset fast`: the
 #          export cpprof writes after the run with `nsys export --include-json true` (how long it took, how
 #          many NVTX rows carry a JSON payload, the readout's diagnostics and backtrace modules)
@@ -42,8 +47,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: tools/device/profile_check.sh OUT_DIR STEP...}; shift
 for step in "$@"; do
   case $step in
-    none|fast|full|e2e|own|perrank|twonodes|multi|scaffold|sweep|payloads) ;;
-    *) echo "profile_check.sh: unknown step '$step' (steps: none fast full e2e own perrank twonodes multi scaffold sweep payloads)" >&2
+    none|fast|full|e2e|own|perrank|twonodes|multi|scaffold|sweep|payloads|boltz) ;;
+    *) echo "profile_check.sh: unknown step '$step' (steps: none fast full e2e own perrank twonodes multi scaffold sweep payloads boltz)" >&2
        exit 2 ;;
   esac
 done
@@ -109,6 +114,21 @@ for step in "$@"; do
       timed e2e "$out/e2e/profile.log" "$cpprof" profile --results-dir "$results" --name e2e512-full \
         --preset full e2e 512 2
       keep e2e inference e2e512-full ;;
+    boltz)
+      bsrc=${BOLTZ_SRC:-$repo/.boltz-cp/src}
+      if [ ! -d "$bsrc/boltz" ]; then say "boltz: no boltz-cp source in $bsrc (set BOLTZ_SRC)"; continue; fi
+      python3 -c 'import einops, scipy' 2>/dev/null || say "boltz: this Python lacks einops or scipy (boltz-cp needs them)"
+      for variant in json bt; do
+        trace=(); [ $variant = json ] && trace=(--trace-discover boltz.model.layers
+          --trace-match 'Pairformer|Triangle|Attention|Transition')
+        PYTHONPATH=$bsrc:$PYTHONPATH timed boltz "$out/boltz/$variant.log" "$cpprof" profile --results-dir "$results" \
+          --name boltz-pf-$variant --preset full --no-probe --timeout 270 --nproc-per-node 1 --gpus 0 "${trace[@]}" \
+          -- tools/device/boltz_pairformer.py --n-token 256 --blocks 2 --iters 4 --warmup 1
+        keep boltz custom boltz-pf-$variant
+        "$cpprof" report --format json "$results/custom/boltz-pf-$variant.sqlite" >"$out/boltz/boltz-pf-$variant.json" 2>&1
+        "$cpprof" report "$results/custom/boltz-pf-$variant.sqlite" >"$out/boltz/boltz-pf-$variant.readout.txt" 2>&1
+        say "boltz $variant: readout rc=$? $(grep -m1 -i 'coverage\|named module' "$out/boltz/boltz-pf-$variant.readout.txt")"
+      done ;;
     payloads)
       # One GPU: the export after the run keeps NVTX payloads (nsys export --include-json true).
       for preset in full fast; do

@@ -1,0 +1,207 @@
+// Copyright 2026 cpprof developers
+// SPDX-License-Identifier: Apache-2.0
+#include "analysis/overlap_tax.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+namespace cpprof::analysis {
+namespace {
+
+bool IsNcclKernel(model::OpClass c) { return model::IsComm(c) && c != model::OpClass::kPeerCopy; }
+bool IsComputeKernel(model::OpClass c) { return c >= model::OpClass::kGemm && c <= model::OpClass::kComputeOther; }
+
+// The union of a rank's NCCL kernels (within the window), sorted and merged.
+std::vector<model::Interval> NcclUnion(const model::ProcessGpuWork& p, const model::Interval* window) {
+  std::vector<model::Interval> iv;
+  auto add = [&](int64_t s, int64_t e) {
+    if (window) s = std::max(s, window->start), e = std::min(e, window->end);
+    if (e > s) iv.push_back({s, e});
+  };
+  for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
+    for (const auto& op : p.ops.chunk(c)) {
+      if (IsNcclKernel(op.cls)) add(op.start, op.end());
+    }
+  }
+  for (const auto& op : p.long_ops) {
+    if (IsNcclKernel(op.cls)) add(op.iv.start, op.iv.end);
+  }
+  std::sort(iv.begin(), iv.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  std::vector<model::Interval> out;
+  for (const auto& i : iv) {
+    if (!out.empty() && i.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// How much of [s, e) the union covers.
+int64_t Covered(const std::vector<model::Interval>& u, int64_t s, int64_t e) {
+  auto it = std::upper_bound(u.begin(), u.end(), s, [](int64_t t, const model::Interval& i) { return t < i.start; });
+  if (it != u.begin()) --it;
+  int64_t covered = 0;
+  for (; it != u.end() && it->start < e; ++it) covered += std::max<int64_t>(0, std::min(e, it->end) - std::max(s, it->start));
+  return covered;
+}
+
+struct Samples {
+  std::vector<uint32_t> under, alone;
+};
+
+// A kernel as compared: its name, module and launch (grid and block sizes).
+struct KernelKey {
+  int64_t name;
+  uint16_t node;
+  uint32_t launch;
+  bool operator==(const KernelKey&) const = default;
+};
+struct KernelKeyHash {
+  size_t operator()(const KernelKey& k) const {
+    return std::hash<int64_t>()(k.name) ^ (std::hash<uint64_t>()((uint64_t{k.launch} << 16) | k.node) * 31);
+  }
+};
+using ByKernel = std::unordered_map<KernelKey, Samples, KernelKeyHash>;
+
+int64_t Median(std::vector<uint32_t>& v) {
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const int64_t hi = v[mid];
+  if (v.size() % 2) return hi;
+  const int64_t lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (lo + hi) / 2;
+}
+
+void Add(model::ModuleOverlapTax& to, const model::ModuleOverlapTax& k) {
+  to.kernels += k.kernels;
+  to.ops_under += k.ops_under;
+  to.ops_alone += k.ops_alone;
+  to.alone_ns += k.alone_ns;
+  to.extra_ns += k.extra_ns;
+}
+
+// One rank's compute kernels classified against its NCCL union, by kernel.
+ByKernel ClassifyRank(const model::ProcessGpuWork& p, const model::Interval* window, model::OverlapTax& out) {
+  const std::vector<model::Interval> nccl = NcclUnion(p, window);
+  ByKernel by_kernel;
+  for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
+    auto ops = p.ops.chunk(c);
+    auto keys = p.op_keys.chunk(c);
+    auto launches = p.op_launches.chunk(c);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const model::GpuOp& op = ops[i];
+      if (!IsComputeKernel(op.cls) || op.duration == 0 || (keys[i] & model::kOpKeyMemOp)) continue;
+      // Strictly inside: an op the loader cut at an edge cannot be told from one that ends there.
+      if (window && (op.start <= window->start || op.end() >= window->end)) continue;
+      const int64_t covered = Covered(nccl, op.start, op.end());
+      const KernelKey key{keys[i] & model::kOpKeyName, op.node, launches[i]};
+      if (covered == 0) {
+        by_kernel[key].alone.push_back(op.duration);
+        ++out.ops_alone;
+      } else if (2 * covered >= op.duration) {
+        by_kernel[key].under.push_back(op.duration);
+        ++out.ops_under;
+      } else {
+        ++out.ops_partial;
+      }
+    }
+  }
+  return by_kernel;
+}
+
+}  // namespace
+
+model::OverlapTax ComputeOverlapTax(const OverlapTaxInput& in) {
+  model::OverlapTax out;
+  out.why_not.clear();
+  out.ranks = static_cast<int>(in.ranks.size());
+  out.iterations = in.iterations;
+  out.all.module = "all GPU work";
+  for (const auto* p : in.ranks) {
+    if (p->op_keys.size() != p->ops.size() || p->op_launches.size() != p->ops.size()) {
+      out.why_not = "the ops' kernel names and launches were not kept";
+      return out;
+    }
+  }
+  const size_t n_nodes = in.nodes ? in.nodes->size() : 1;
+  std::vector<model::ModuleOverlapTax> per_node(n_nodes);
+  for (const auto* p : in.ranks) {
+    for (auto& [key, s] : ClassifyRank(*p, in.window, out)) {
+      if (static_cast<int64_t>(s.under.size()) < model::kMinOverlapSamples ||
+          static_cast<int64_t>(s.alone.size()) < model::kMinOverlapSamples) {
+        continue;
+      }
+      model::ModuleOverlapTax k;
+      k.kernels = 1;
+      k.ops_under = static_cast<int64_t>(s.under.size());
+      k.ops_alone = static_cast<int64_t>(s.alone.size());
+      const int64_t alone = Median(s.alone);
+      k.alone_ns = k.ops_under * alone;
+      k.extra_ns = k.ops_under * (Median(s.under) - alone);
+      Add(out.all, k);
+      // The module and each of its ancestors (a parent's id is smaller than its children's).
+      const int node = in.nodes ? key.node : 0;
+      for (int n = node; n >= 0 && n < static_cast<int>(n_nodes);
+           n = in.nodes ? (*in.nodes)[n].parent : -1) {
+        Add(per_node[n], k);
+      }
+    }
+  }
+  const double per = std::max(1, out.ranks) * static_cast<double>(std::max(1, out.iterations));
+  auto finish = [&](model::ModuleOverlapTax& m) {
+    m.slowdown = m.alone_ns > 0 ? static_cast<double>(m.extra_ns) / static_cast<double>(m.alone_ns) : 0;
+    m.extra_ns_per_iteration = static_cast<double>(m.extra_ns) / per;
+  };
+  finish(out.all);
+  const std::vector<std::string> paths = ModulePaths(in.nodes);
+  for (size_t n = 0; n < n_nodes; ++n) {
+    model::ModuleOverlapTax& m = per_node[n];
+    if (m.kernels == 0) continue;
+    m.module = in.nodes ? (*in.nodes)[n].name : "[unattributed]";
+    m.path = paths[n];
+    m.is_group = in.nodes && (*in.nodes)[n].is_group;
+    finish(m);
+    out.modules.push_back(std::move(m));
+  }
+  std::sort(out.modules.begin(), out.modules.end(), [](const auto& a, const auto& b) {
+    return std::tie(b.extra_ns, a.path) < std::tie(a.extra_ns, b.path);
+  });
+  out.computed = out.all.kernels > 0;
+  if (!out.computed) {
+    out.why_not = out.ops_under == 0 ? "no compute kernel ran under communication"
+                                     : "no kernel ran both under communication and alone " +
+                                           std::to_string(model::kMinOverlapSamples) + " times (in one module, on one rank)";
+  }
+  return out;
+}
+
+std::vector<std::string> ModulePaths(const std::vector<ModuleTreeNode>* nodes) {
+  if (!nodes || nodes->empty()) return {"[unattributed]"};
+  std::vector<std::string> paths(nodes->size());
+  for (size_t n = 0; n < nodes->size(); ++n) {  // a parent's id is smaller than its children's
+    const ModuleTreeNode& node = (*nodes)[n];
+    paths[n] = node.parent >= 0 ? paths[node.parent] + "/" + node.name : node.name;
+  }
+  return paths;
+}
+
+std::vector<double> OverlapTaxByNode(const model::OverlapTax& tax, const std::vector<ModuleTreeNode>* nodes) {
+  if (!tax.computed) return {};
+  std::unordered_map<std::string, double> by_path;
+  for (const auto& m : tax.modules) by_path[m.path] = m.slowdown;
+  const std::vector<std::string> paths = ModulePaths(nodes);
+  std::vector<double> out(paths.size());
+  for (size_t n = 0; n < paths.size(); ++n) {
+    const int parent = nodes && !nodes->empty() ? (*nodes)[n].parent : -1;
+    auto it = by_path.find(paths[n]);
+    out[n] = std::max(0.0, it != by_path.end() ? it->second : parent >= 0 ? out[parent] : tax.all.slowdown);
+  }
+  return out;
+}
+
+}  // namespace cpprof::analysis
