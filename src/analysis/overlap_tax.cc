@@ -8,14 +8,16 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/intervals.h"
+
 namespace cpprof::analysis {
 namespace {
 
 bool IsNcclKernel(model::OpClass c) { return model::IsComm(c) && c != model::OpClass::kPeerCopy; }
 bool IsComputeKernel(model::OpClass c) { return c >= model::OpClass::kGemm && c <= model::OpClass::kComputeOther; }
 
-// The union of a rank's NCCL kernels (within the window), sorted and merged.
-std::vector<model::Interval> NcclUnion(const model::ProcessGpuWork& p, const model::Interval* window) {
+// The union of a rank's NCCL kernels (cut at the window's edges).
+model::Segments NcclUnion(const model::ProcessGpuWork& p, const model::Interval* window) {
   std::vector<model::Interval> iv;
   auto add = [&](int64_t s, int64_t e) {
     if (window) s = std::max(s, window->start), e = std::min(e, window->end);
@@ -29,25 +31,7 @@ std::vector<model::Interval> NcclUnion(const model::ProcessGpuWork& p, const mod
   for (const auto& op : p.long_ops) {
     if (IsNcclKernel(op.cls)) add(op.iv.start, op.iv.end);
   }
-  std::sort(iv.begin(), iv.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
-  std::vector<model::Interval> out;
-  for (const auto& i : iv) {
-    if (!out.empty() && i.start <= out.back().end) {
-      out.back().end = std::max(out.back().end, i.end);
-    } else {
-      out.push_back(i);
-    }
-  }
-  return out;
-}
-
-// How much of [s, e) the union covers.
-int64_t Covered(const std::vector<model::Interval>& u, int64_t s, int64_t e) {
-  auto it = std::upper_bound(u.begin(), u.end(), s, [](int64_t t, const model::Interval& i) { return t < i.start; });
-  if (it != u.begin()) --it;
-  int64_t covered = 0;
-  for (; it != u.end() && it->start < e; ++it) covered += std::max<int64_t>(0, std::min(e, it->end) - std::max(s, it->start));
-  return covered;
+  return Union(std::move(iv));
 }
 
 struct Samples {
@@ -87,7 +71,7 @@ void Add(model::ModuleOverlapTax& to, const model::ModuleOverlapTax& k) {
 
 // One rank's compute kernels classified against its NCCL union, by kernel.
 ByKernel ClassifyRank(const model::ProcessGpuWork& p, const model::Interval* window, model::OverlapTax& out) {
-  const std::vector<model::Interval> nccl = NcclUnion(p, window);
+  const model::Segments nccl = NcclUnion(p, window);
   ByKernel by_kernel;
   for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
     auto ops = p.ops.chunk(c);
@@ -98,7 +82,7 @@ ByKernel ClassifyRank(const model::ProcessGpuWork& p, const model::Interval* win
       if (!IsComputeKernel(op.cls) || op.duration == 0 || (keys[i] & model::kOpKeyMemOp)) continue;
       // Strictly inside: an op the loader cut at an edge cannot be told from one that ends there.
       if (window && (op.start <= window->start || op.end() >= window->end)) continue;
-      const int64_t covered = Covered(nccl, op.start, op.end());
+      const int64_t covered = LengthWithin(nccl, {op.start, op.end()});
       const KernelKey key{keys[i] & model::kOpKeyName, op.node, launches[i]};
       if (covered == 0) {
         by_kernel[key].alone.push_back(op.duration);
@@ -146,8 +130,7 @@ model::OverlapTax ComputeOverlapTax(const OverlapTaxInput& in) {
       Add(out.all, k);
       // The module and each of its ancestors (a parent's id is smaller than its children's).
       const int node = in.nodes ? key.node : 0;
-      for (int n = node; n >= 0 && n < static_cast<int>(n_nodes);
-           n = in.nodes ? (*in.nodes)[n].parent : -1) {
+      for (int n = node; n >= 0 && n < static_cast<int>(n_nodes); n = in.nodes ? (*in.nodes)[n].parent : -1) {
         Add(per_node[n], k);
       }
     }
@@ -168,14 +151,14 @@ model::OverlapTax ComputeOverlapTax(const OverlapTaxInput& in) {
     finish(m);
     out.modules.push_back(std::move(m));
   }
-  std::sort(out.modules.begin(), out.modules.end(), [](const auto& a, const auto& b) {
-    return std::tie(b.extra_ns, a.path) < std::tie(a.extra_ns, b.path);
-  });
+  std::sort(out.modules.begin(), out.modules.end(),
+            [](const auto& a, const auto& b) { return std::tie(b.extra_ns, a.path) < std::tie(a.extra_ns, b.path); });
   out.computed = out.all.kernels > 0;
   if (!out.computed) {
-    out.why_not = out.ops_under == 0 ? "no compute kernel ran under communication"
-                                     : "no kernel ran both under communication and alone " +
-                                           std::to_string(model::kMinOverlapSamples) + " times (in one module, on one rank)";
+    out.why_not = out.ops_under == 0
+                      ? "no compute kernel ran under communication"
+                      : "no kernel ran both under communication and alone " +
+                            std::to_string(model::kMinOverlapSamples) + " times (in one module, on one rank)";
   }
   return out;
 }

@@ -28,7 +28,7 @@ struct OverlapTaxInput {
   // end: an op cut at an edge is left out, whether the ops were read with the window or not), and
   // the NCCL kernels cut at its edges.
   const model::Interval* window = nullptr;
-  int iterations = 0;                                  // steady iterations in the window
+  int iterations = 0;  // steady iterations in the window
 };
 
 model::OverlapTax ComputeOverlapTax(const OverlapTaxInput& in);

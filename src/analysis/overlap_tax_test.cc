@@ -84,7 +84,7 @@ TEST(OverlapTax, KernelsAreComparedPerRankAndModule) {
 TEST(OverlapTax, OnlyOpsWhollyInsideTheWindowCount) {
   Builder b;
   b.Add(0, 100'000, OpClass::kSendRecv, 0, 3);
-  for (int i = 0; i < 8; ++i) b.Add(10'000 * i, 10'000 * i + 300, OpClass::kGemm, 1, 7);  // under
+  for (int i = 0; i < 8; ++i) b.Add(10'000 * i, 10'000 * i + 300, OpClass::kGemm, 1, 7);                  // under
   for (int i = 0; i < 8; ++i) b.Add(200'000 + 1000 * i, 200'000 + 1000 * i + 100, OpClass::kGemm, 1, 7);  // alone
   const model::Interval window{20'000, 205'000};
   OverlapTaxInput in;

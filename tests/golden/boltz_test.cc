@@ -27,7 +27,8 @@ json Report(const std::string& name, const std::vector<std::string>& extra = {})
 }
 
 const std::string& Skeleton() {
-  static const std::string root = ExtractedData("real-boltz/source-skeleton.tar.xz", "boltz-skeleton") + "/boltz-cp/src";
+  static const std::string root =
+      ExtractedData("real-boltz/source-skeleton.tar.xz", "boltz-skeleton") + "/boltz-cp/src";
   return root;
 }
 
