@@ -4,6 +4,8 @@
 // compare two captures of one model module by module (python_backtraces_test, boltz_test).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <map>
