@@ -23,6 +23,19 @@ namespace cpprof::analysis {
 
 inline constexpr uint16_t kUnattributed = 0;  // node 0: no module range around the launch
 inline constexpr int kMaxModuleNodes = 65535;
+// Each node's path, "group/.../module" (the names from the root down, as the module table nests
+// them), for any node list whose parents come before their children (ModuleTreeNode,
+// model::ModuleNode).
+template <typename Node>
+std::vector<std::string> ModulePaths(const std::vector<Node>& nodes) {
+  std::vector<std::string> paths(nodes.size());
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const Node& node = nodes[n];
+    paths[n] = node.parent >= 0 ? paths[static_cast<size_t>(node.parent)] + "/" + node.name : node.name;
+  }
+  return paths;
+}
+
 // Module paths are at most this deep (the group included); deeper ranges count in their ancestor
 // at the limit, so no output grows with the square of the nesting.
 inline constexpr int kMaxModuleDepth = 32;

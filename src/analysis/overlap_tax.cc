@@ -3,12 +3,14 @@
 #include "analysis/overlap_tax.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <tuple>
 #include <unordered_map>
 
 #include "analysis/intervals.h"
+#include "analysis/summary_stats.h"
 
 namespace cpprof::analysis {
 namespace {
@@ -52,15 +54,6 @@ struct KernelKeyHash {
 };
 using ByKernel = std::unordered_map<KernelKey, Samples, KernelKeyHash>;
 
-int64_t Median(std::vector<uint32_t>& v) {
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const int64_t hi = v[mid];
-  if (v.size() % 2) return hi;
-  const int64_t lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-  return (lo + hi) / 2;
-}
-
 void Add(model::ModuleOverlapTax& to, const model::ModuleOverlapTax& k) {
   to.kernels += k.kernels;
   to.ops_under += k.ops_under;
@@ -98,6 +91,11 @@ ByKernel ClassifyRank(const model::ProcessGpuWork& p, const model::Interval* win
   return by_kernel;
 }
 
+// The nodes' paths; with no tree, the one node [unattributed].
+std::vector<std::string> PathsOf(const std::vector<ModuleTreeNode>* nodes) {
+  return nodes && !nodes->empty() ? ModulePaths(*nodes) : std::vector<std::string>{"[unattributed]"};
+}
+
 }  // namespace
 
 model::OverlapTax ComputeOverlapTax(const OverlapTaxInput& in) {
@@ -124,9 +122,9 @@ model::OverlapTax ComputeOverlapTax(const OverlapTaxInput& in) {
       k.kernels = 1;
       k.ops_under = static_cast<int64_t>(s.under.size());
       k.ops_alone = static_cast<int64_t>(s.alone.size());
-      const int64_t alone = Median(s.alone);
-      k.alone_ns = k.ops_under * alone;
-      k.extra_ns = k.ops_under * (Median(s.under) - alone);
+      const double alone = MedianInPlace(s.alone);
+      k.alone_ns = std::llround(static_cast<double>(k.ops_under) * alone);
+      k.extra_ns = std::llround(static_cast<double>(k.ops_under) * (MedianInPlace(s.under) - alone));
       Add(out.all, k);
       // The module and each of its ancestors (a parent's id is smaller than its children's).
       const int node = in.nodes ? key.node : 0;
@@ -141,7 +139,7 @@ model::OverlapTax ComputeOverlapTax(const OverlapTaxInput& in) {
     m.extra_ns_per_iteration = static_cast<double>(m.extra_ns) / per;
   };
   finish(out.all);
-  const std::vector<std::string> paths = ModulePaths(in.nodes);
+  const std::vector<std::string> paths = PathsOf(in.nodes);
   for (size_t n = 0; n < n_nodes; ++n) {
     model::ModuleOverlapTax& m = per_node[n];
     if (m.kernels == 0) continue;
@@ -163,21 +161,11 @@ model::OverlapTax ComputeOverlapTax(const OverlapTaxInput& in) {
   return out;
 }
 
-std::vector<std::string> ModulePaths(const std::vector<ModuleTreeNode>* nodes) {
-  if (!nodes || nodes->empty()) return {"[unattributed]"};
-  std::vector<std::string> paths(nodes->size());
-  for (size_t n = 0; n < nodes->size(); ++n) {  // a parent's id is smaller than its children's
-    const ModuleTreeNode& node = (*nodes)[n];
-    paths[n] = node.parent >= 0 ? paths[node.parent] + "/" + node.name : node.name;
-  }
-  return paths;
-}
-
 std::vector<double> OverlapTaxByNode(const model::OverlapTax& tax, const std::vector<ModuleTreeNode>* nodes) {
   if (!tax.computed) return {};
   std::unordered_map<std::string, double> by_path;
   for (const auto& m : tax.modules) by_path[m.path] = m.slowdown;
-  const std::vector<std::string> paths = ModulePaths(nodes);
+  const std::vector<std::string> paths = PathsOf(nodes);
   std::vector<double> out(paths.size());
   for (size_t n = 0; n < paths.size(); ++n) {
     const int parent = nodes && !nodes->empty() ? (*nodes)[n].parent : -1;

@@ -1,16 +1,16 @@
 // Copyright 2026 cpprof developers
 // SPDX-License-Identifier: Apache-2.0
 // The overlap tax: does compute slow down while NCCL kernels run beside it on the same GPU?
-// (They share the SMs, the L2 and HBM.) Per rank, each compute kernel (its name and module) is
-// timed under communication (NCCL kernels of that rank ran during at least half of it) and alone
-// (during none of it); a kernel with kMinOverlapSamples of each compares its median durations.
-// A module's tax adds its kernels' and its children's: what its ops under communication took more
-// than their kernels' median alone, against that median. This decides whether overlapping a
-// ring's transfers with compute is worth it: the overlap hides the transfer but costs the tax.
+// (They share the SMs, the L2 and HBM.) Per rank, each compute kernel (its name, grid and block
+// sizes, and module: one name runs on inputs of many shapes) is timed under communication (NCCL
+// kernels of that rank ran during at least half of it) and alone (during none of it); a kernel
+// with kMinOverlapSamples of each compares its median durations. A module's tax adds its kernels'
+// and its children's: what its ops under communication took more than their kernels' median
+// alone, against that median. This decides whether overlapping a ring's transfers with compute is
+// worth it: the overlap hides the transfer but costs the tax.
 #pragma once
 
 #include <cstddef>
-#include <string>
 #include <vector>
 
 #include "analysis/module_attribution.h"
@@ -32,10 +32,6 @@ struct OverlapTaxInput {
 };
 
 model::OverlapTax ComputeOverlapTax(const OverlapTaxInput& in);
-
-// Each node's path ("trunk/PairformerModule.forward/..."), as the tax's rows name them; with no
-// tree, one node: "[unattributed]".
-std::vector<std::string> ModulePaths(const std::vector<ModuleTreeNode>* nodes);
 
 // The tax each node's compute pays beside communication, for the replay's `overlap` edits
 // (analysis/replay.h): its row's slowdown, else its nearest ancestor's, else the whole run's;

@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include "analysis/module_attribution.h"
+
 namespace cpprof::analysis {
 
 using model::DiffMarker;
@@ -135,10 +137,9 @@ Mix KernelMix(const model::Report& rep) {
 // Modules by path; time is the mean busy per rank (returned in mean_busy for all ranks).
 std::map<std::string, Totals> ModuleTotals(const model::Report& rep, int64_t& mean_busy) {
   std::map<std::string, Totals> out;
-  std::vector<std::string> path(rep.modules.size());
+  const std::vector<std::string> path = ModulePaths(rep.modules);
   for (size_t i = 0; i < rep.modules.size(); ++i) {
     const auto& m = rep.modules[i];
-    path[i] = m.parent < 0 ? m.name : path[m.parent] + "/" + m.name;
     auto& t = out[path[i]];
     int64_t wait = 0;
     for (const auto& pr : m.per_rank) t.count += pr.ops, wait += pr.wait_ns;

@@ -55,22 +55,13 @@ class Accumulator {
   double mean_ = 0, m2_ = 0;
 };
 
-double Median(std::vector<int64_t>& values) {
-  size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  double hi = static_cast<double>(values[mid]);
-  if (values.size() % 2 == 1) return hi;
-  double lo = static_cast<double>(*std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid)));
-  return (lo + hi) / 2.0;
-}
-
 }  // namespace
 
 Summary Summarize(std::vector<int64_t>& values) {
   Accumulator acc;
   for (int64_t v : values) acc.Add(v);
   Summary s = acc.Finish();
-  if (!values.empty()) s.median = Median(values);
+  if (!values.empty()) s.median = MedianInPlace(values);
   return s;
 }
 
@@ -107,7 +98,7 @@ Summary Summarize(const model::ChunkedVector<int64_t>& values, std::vector<int64
     }
   }
   Summary s = acc.Finish();
-  if (!scratch.empty()) s.median = Median(scratch);
+  if (!scratch.empty()) s.median = MedianInPlace(scratch);
   return s;
 }
 

@@ -6,6 +6,8 @@
 // middle values; stdev = Welford's running variance over the rows in table order, 0 for one row).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -27,6 +29,17 @@ struct Summary {
 
 // `values` in table order; reordered (partially sorted) on return.
 Summary Summarize(std::vector<int64_t>& values);
+
+// The middle value, or the mean of the two middle values (as nsys computes it); `values` (not
+// empty) is partially sorted on return.
+template <typename T>
+double MedianInPlace(std::vector<T>& values) {
+  const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  const double hi = static_cast<double>(*mid);
+  if (values.size() % 2 == 1) return hi;
+  return (static_cast<double>(*std::max_element(values.begin(), mid)) + hi) / 2.0;
+}
 
 // The same over values each taken `times` times in a row ((value, times) pairs in table order,
 // times >= 1): the summary of the expanded list, without expanding it. A run of up to

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "analysis/comm_match.h"
+#include "analysis/module_attribution.h"
 #include "analysis/window.h"
 #include "pipeline/report_timeline.h"
 #include "pipeline/run_reader.h"
@@ -93,11 +94,7 @@ StatusOr<CpView> BuildCpView(const std::vector<std::string>& paths, const Report
   CPPROF_RETURN_IF_ERROR(
       AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, module_bins, report));
   view.window = report.window;
-  std::vector<std::string> path(report.modules.size());
-  for (size_t i = 0; i < report.modules.size(); ++i) {
-    const auto& m = report.modules[i];
-    path[i] = m.parent < 0 ? m.name : path[static_cast<size_t>(m.parent)] + "/" + m.name;
-  }
+  const std::vector<std::string> path = analysis::ModulePaths(report.modules);
   for (const auto& rt : report.timeline.ranks) {
     if (rt.rank < 0 || static_cast<size_t>(rt.rank) >= view.ranks.size()) continue;
     CpRankView& rv = view.ranks[static_cast<size_t>(rt.rank)];
