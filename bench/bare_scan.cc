@@ -7,13 +7,14 @@
 //   bare_scan MODE FILE.sqlite [FILE2.sqlite]
 //
 // MODE (what the command reads):
-//   report                 GPU ops (kernels, memcpys, memsets) with their correlation ids and
-//                          names, the runtime calls' launches, NVTX events, GPU memory usage events
-//                          (every `cpprof report` format: text, md, json, csv, html)
+//   report                 GPU ops (kernels with their grid and block sizes, memcpys, memsets) with
+//                          their correlation ids and names, the runtime calls' launches, NVTX
+//                          events with their payloads, GPU memory usage events (every `cpprof
+//                          report` format: text, md, json, csv, html)
 //   diff                   `report`'s columns of FILE and of FILE2 (`cpprof diff FILE FILE2`)
 //   export                 GPU ops, NVTX events, thread names (`cpprof export`, the Chrome trace),
-//                          and what its CP view reads besides: the runtime calls' launches and the
-//                          GPU memory usage events
+//                          and what its CP view reads besides: the runtime calls' launches, the
+//                          NVTX payloads and the GPU memory usage events
 //   export_flows           the same with the runtime calls' ends and names (`cpprof export --flows`)
 //   kern_sum               kernel names and durations (`stats --report cuda_gpu_kern_sum`)
 //   mem_time_sum           memcpy kinds and memset rows with their durations
@@ -31,9 +32,22 @@
 
 namespace {
 
-int64_t Scan(sqlite3* db, const char* sql) {
+// A query's alternatives, separated by '|': the first that the export's columns allow is run
+// (binaryData and jsonText, say, exist only in exports of newer nsys versions).
+int64_t Scan(sqlite3* db, const char* alternatives) {
   sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) return 0;  // table or column absent
+  std::string all(alternatives);
+  for (size_t from = 0; !st && from <= all.size();) {
+    size_t bar = all.find('|', from);
+    if (bar == std::string::npos) bar = all.size();
+    const std::string sql = all.substr(from, bar - from);
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
+      sqlite3_finalize(st);
+      st = nullptr;
+    }
+    from = bar + 1;
+  }
+  if (!st) return 0;  // table or column absent
   int n = sqlite3_column_count(st);
   int64_t acc = 0;
   while (sqlite3_step(st) == SQLITE_ROW) {
@@ -50,37 +64,43 @@ int64_t Scan(sqlite3* db, const char* sql) {
   return acc;
 }
 
+// Kernels with their grid and block sizes: report reads them for the overlap tax, export for
+// its args.
 const char* const kGpuOps[] = {
+    "SELECT start, end, globalPid, deviceId, streamId, demangledName, correlationId, gridX, gridY, gridZ, blockX, "
+    "blockY, blockZ FROM CUPTI_ACTIVITY_KIND_KERNEL|"
     "SELECT start, end, globalPid, deviceId, streamId, demangledName, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL",
     "SELECT start, end, globalPid, deviceId, streamId, bytes, copyKind, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY",
     "SELECT start, end, globalPid, deviceId, streamId, bytes, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET"};
 const char kNvtx[] = "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid FROM NVTX_EVENTS";
+// With each event's payload (NCCL's ranks, Python backtraces), as the report's pass reads them.
+const char kNvtxPayloads[] =
+    "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid, coalesce(binaryData, jsonText) "
+    "FROM NVTX_EVENTS|"
+    "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid, binaryData FROM NVTX_EVENTS|"
+    "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid, jsonText FROM NVTX_EVENTS|"
+    "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid FROM NVTX_EVENTS";
+const char kLaunches[] =
+    "SELECT start, end, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IS NOT NULL";
 const char kMemoryUsage[] =
     "SELECT start, globalPid, deviceId, bytes, memKind, memoryOperationType, correlationId "
     "FROM CUDA_GPU_MEMORY_USAGE_EVENTS";
 
 std::vector<const char*> Queries(const std::string& mode) {
   if (mode == "report" || mode == "diff") {
-    return {kGpuOps[0], kGpuOps[1],
-            kGpuOps[2], "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
-            kNvtx,      kMemoryUsage};
+    return {kGpuOps[0], kGpuOps[1], kGpuOps[2], kLaunches, kNvtxPayloads, kMemoryUsage};
   }
   // The trace's events and its CP view (the readout's analysis: the runtime calls' launches and
   // the memory usage events too), each table once.
   if (mode == "export") {
-    return {kGpuOps[0],
-            kGpuOps[1],
-            kGpuOps[2],
-            kNvtx,
-            "SELECT globalTid, nameId FROM ThreadNames",
-            "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
-            kMemoryUsage};
+    return {kGpuOps[0], kGpuOps[1], kGpuOps[2], kNvtxPayloads, "SELECT globalTid, nameId FROM ThreadNames",
+            kLaunches,  kMemoryUsage};
   }
   if (mode == "export_flows") {
     return {kGpuOps[0],
             kGpuOps[1],
             kGpuOps[2],
-            kNvtx,
+            kNvtxPayloads,
             "SELECT globalTid, nameId FROM ThreadNames",
             "SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
             kMemoryUsage};

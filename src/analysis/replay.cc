@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "analysis/comm_match.h"
+#include "base/parallel.h"
 
 namespace cpprof::analysis {
 
@@ -704,9 +705,22 @@ model::Replay ReplayRun(const ReplayInput& in, const std::vector<WhatIfEdit>& ed
   const Graph g = BuildGraph(in);
   out.built = true;
   out.graph = g.counts;
-  SelfCheck(in, g, out);
-  for (const auto& e : edits) out.what_ifs.push_back(RunEdit(in, g, e));
-  for (const auto& e : Candidates(in, g)) out.opportunities.push_back(RunEdit(in, g, e));
+  // The self-check and every edit re-time the same graph, each on a timing of its own: one per
+  // thread (results in per-item slots, so nothing depends on the thread count).
+  std::vector<WhatIfEdit> all = edits;
+  for (auto& e : Candidates(in, g)) all.push_back(std::move(e));
+  std::vector<model::WhatIf> results(all.size());
+  ParallelFor(in.threads, all.size() + 1, [&](size_t i) {
+    if (i == all.size()) {
+      SelfCheck(in, g, out);
+    } else {
+      results[i] = RunEdit(in, g, all[i]);
+    }
+  });
+  out.what_ifs.assign(std::make_move_iterator(results.begin()),
+                      std::make_move_iterator(results.begin() + static_cast<std::ptrdiff_t>(edits.size())));
+  out.opportunities.assign(std::make_move_iterator(results.begin() + static_cast<std::ptrdiff_t>(edits.size())),
+                           std::make_move_iterator(results.end()));
   std::stable_sort(out.opportunities.begin(), out.opportunities.end(), [](const auto& a, const auto& b) {
     return a.predicted_iter_median_ns < b.predicted_iter_median_ns;
   });

@@ -59,6 +59,7 @@ struct ReplayInput {
   // overlap tax, analysis/overlap_tax.h; 0.3 = 30 %): an `overlap` edit slows the compute that
   // its transfers then run alongside by it. Empty or 0: not measured.
   std::vector<double> overlap_tax;
+  size_t threads = 1;  // the self-check and the edits re-timed on up to this many threads (ExecContext::threads)
 };
 
 // The graph, the no-edit replay's self-check and critical paths, each of `edits`, and the

@@ -296,8 +296,10 @@ bool ClipToWindow(const model::Window& w, model::GpuOp& op) {
 }  // namespace
 
 void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>& nodes,
-               const std::vector<analysis::WhatIfEdit>& edits, const model::Window& window, model::Report& report) {
+               const std::vector<analysis::WhatIfEdit>& edits, const model::Window& window, const ExecContext& exec,
+               model::Report& report) {
   analysis::ReplayInput in;
+  in.threads = exec.threads;
   in.nodes = nodes.empty() ? nullptr : &nodes;
   int64_t first = INT64_MAX;
   int64_t long_ops = 0;
@@ -335,7 +337,7 @@ StatusOr<model::Report> BuildReport(const std::vector<std::string>& paths, const
   model::Report report = FinishReport(std::move(run), options.exec);
   AddEfficiency(paths, options, report);
   if (options.replay) {
-    AddReplay(work, nodes, options.what_if, report.window, report);
+    AddReplay(work, nodes, options.what_if, report.window, options.exec, report);
   }
   if (options.timeline) {
     CPPROF_RETURN_IF_ERROR(
@@ -385,7 +387,7 @@ StatusOr<Page> BuildPage(const std::vector<std::string>& paths, const ReportOpti
   CPPROF_RETURN_IF_ERROR(
       AddTimeline(work.work, work.process_of_rank, nodes.empty() ? nullptr : &nodes, options.timeline_bins, timeline));
   page.readout.overlap_tax = std::move(tax);  // before the replay: its overlap edits pay the tax
-  if (options.replay) AddReplay(work, nodes, options.what_if, page.readout.window, page.readout);
+  if (options.replay) AddReplay(work, nodes, options.what_if, page.readout.window, options.exec, page.readout);
   page.own_timeline = whole;
   timer.Mark("timeline");
   return page;

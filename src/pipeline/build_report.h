@@ -61,10 +61,11 @@ struct RunPartial;
 model::Report FinishReport(RunPartial run, const ExecContext& exec);
 
 // `window` (its steady iterations) replayed over the ops ReadRun kept in `work`, with `edits`
-// (analysis/replay.h): fills Report::replay and remakes the verdict from it.
+// (analysis/replay.h), on exec's threads: fills Report::replay and remakes the verdict from it.
 struct RunWork;
 void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>& nodes,
-               const std::vector<analysis::WhatIfEdit>& edits, const model::Window& window, model::Report& report);
+               const std::vector<analysis::WhatIfEdit>& edits, const model::Window& window, const ExecContext& exec,
+               model::Report& report);
 
 // What `cpprof report --format html` draws: the readout, the timeline over the whole capture,
 // and the readout of each iteration found (window iter:N), for the page's iteration strip; at

@@ -17,6 +17,7 @@
 
 #include "analysis/classify.h"
 #include "analysis/clock_align.h"
+#include "analysis/module_config.h"
 #include "analysis/ranks.h"
 #include "analysis/window.h"
 #include "base/input_files.h"
@@ -30,6 +31,7 @@
 #include "nsys/launch_reader.h"
 #include "nsys/nccl_ranks.h"
 #include "nsys/nvtx_reader.h"
+#include "pipeline/attribution.h"
 #include "pipeline/run_exports.h"
 #include "pipeline/run_reader.h"
 #include "render/chrome_trace_format.h"
@@ -557,48 +559,85 @@ Status Finish(const ChromeTraceOptions& options, const std::vector<model::TraceP
 }
 
 // One export of the run and what the trace needs of it besides: its GPU processes (the census),
-// NCCL's rank payloads, and its NVTX domain names being read ahead.
+// NCCL's rank payloads, its NVTX domain names (being read ahead), and for a Kineto trace the
+// attribution's pass over NVTX that finds the iterations.
 struct TraceExport : OpenedExport {
   std::vector<model::GpuProcess> procs;
   std::map<int64_t, model::NcclRankInfo> nccl;
   std::future<StatusOr<nsys::NvtxDomains>> domains;
+  Attribution attribution;  // Kineto: iterations only (no launch tagged); emptied once the run is open
 };
 
-// The run: its exports open, on one clock, and its ranks (analysis::AssignRunRanks).
+// The run: its exports open, on one clock, its ranks (analysis::AssignRunRanks) and, for a
+// Kineto trace, its iterations (the readout's rule, pipeline/run_reader.h).
 struct TraceRun {
   std::vector<std::string> paths;
   std::vector<TraceExport> exports;
   analysis::RankAssignment ranks;      // over the processes below
   std::vector<size_t> export_of;       // by process: its export
   std::vector<model::GpuProcess> own;  // by process: as its export has it (its own globalPid)
+  RunIterations iterations;            // on the run's clock (Kineto)
   int World() const { return static_cast<int>(ranks.process_of_rank.size()); }
   bool Several() const { return exports.size() > 1; }
 };
 
-// Opens the run (pipeline/run_exports.h) and reads what the trace's ranks need: per export the
-// census and NCCL's payloads (on a connection of its own while this one counts the GPU ops per
-// process, where there are cores), with one export its NVTX domain names too.
+// A future that holds `v` already.
+template <class T>
+std::future<T> Ready(T v) {
+  std::promise<T> p;
+  p.set_value(std::move(v));
+  return p.get_future();
+}
+
+// What the trace reads of export `x` while the run opens: the census and NCCL's payloads (on a
+// connection of its own while this one counts the GPU ops per process, where there are cores),
+// with one export its NVTX domain names too. A Kineto trace reads NVTX once here for the
+// iterations, the domain names and NCCL's payloads alike (as the readout's pass does, without
+// tagging launches).
+Status ReadTraceExport(const ChromeTraceOptions& options, const analysis::ModuleConfig& config, bool several,
+                       TraceExport& x) {
+  if (options.kineto) {
+    std::future<StatusOr<std::vector<model::GpuProcess>>> procs_read;
+    if (x.db->exec().HasSpareThreads()) {
+      procs_read = ReadAhead(*x.db, [](const Database& own) { return nsys::ReadGpuProcesses(own); });
+    }
+    CPPROF_ASSIGN_OR_RETURN(x.attribution, ReadAttribution(*x.db, config, nullptr, "", /*tag_launches=*/false));
+    CPPROF_ASSIGN_OR_RETURN(x.procs, procs_read.valid() ? procs_read.get() : nsys::ReadGpuProcesses(*x.db));
+    x.nccl = x.attribution.nccl_ranks;
+    if (!several && options.nvtx && x.attribution.has_nvtx) {
+      x.domains = Ready(StatusOr<nsys::NvtxDomains>(std::move(x.attribution.domains)));
+    }
+    return OkStatus();
+  }
+  std::future<StatusOr<std::map<int64_t, model::NcclRankInfo>>> nccl_read;
+  if (x.db->exec().HasSpareThreads()) {
+    nccl_read = ReadAhead(*x.db, [](const Database& own) { return nsys::ReadNcclRanks(own); });
+  }
+  if (!several) x.domains = ReadDomainsAhead(*x.db, options);
+  CPPROF_ASSIGN_OR_RETURN(x.procs, nsys::ReadGpuProcesses(*x.db));
+  CPPROF_ASSIGN_OR_RETURN(x.nccl, nccl_read.valid() ? nccl_read.get() : nsys::ReadNcclRanks(*x.db));
+  return OkStatus();
+}
+
+// Opens the run (pipeline/run_exports.h: once per command) and reads what the trace's ranks need
+// (ReadTraceExport).
 StatusOr<TraceRun> OpenTraceRun(const std::vector<std::string>& paths, const ChromeTraceOptions& options) {
   TraceRun run;
   run.paths = paths;
   run.exports = std::vector<TraceExport>(paths.size());
   std::vector<OpenedExport*> open;
   for (auto& x : run.exports) open.push_back(&x);
+  const analysis::ModuleConfig config = analysis::DefaultModuleConfig();
   OpenRunOptions o;
   o.exec = options.exec;
   o.force = options.force;
-  o.read = [&](size_t e) -> Status {
-    TraceExport& x = run.exports[e];
-    std::future<StatusOr<std::map<int64_t, model::NcclRankInfo>>> nccl_read;
-    if (x.db->exec().HasSpareThreads()) {
-      nccl_read = ReadAhead(*x.db, [](const Database& own) { return nsys::ReadNcclRanks(own); });
-    }
-    if (paths.size() == 1) x.domains = ReadDomainsAhead(*x.db, options);
-    CPPROF_ASSIGN_OR_RETURN(x.procs, nsys::ReadGpuProcesses(*x.db));
-    CPPROF_ASSIGN_OR_RETURN(x.nccl, nccl_read.valid() ? nccl_read.get() : nsys::ReadNcclRanks(*x.db));
-    return OkStatus();
-  };
+  o.read = [&](size_t e) { return ReadTraceExport(options, config, paths.size() > 1, run.exports[e]); };
   CPPROF_RETURN_IF_ERROR(OpenRun(paths, o, open));
+  for (size_t e = 0; options.kineto && e < paths.size(); ++e) {
+    TraceExport& x = run.exports[e];
+    TakeIterationMarks(x.attribution, e, run.Several(), x.clock.offset_ns, run.iterations);
+    x.attribution = {};
+  }
   std::vector<model::GpuProcess> procs;  // the run's: globalPids with the export in the high bits
   std::map<int64_t, model::NcclRankInfo> nccl;
   for (size_t e = 0; e < paths.size(); ++e) {
@@ -728,14 +767,11 @@ std::vector<std::string> RunNotes(const TraceRun& run) {
   return {"several exports: a process per rank with the rank as its pid; times on the first export's clock"};
 }
 
-// A Kineto trace's iterations and time range: the readout's iterations (its one rule: markers,
-// else the repeats of the outermost module range), and its window (`window`, default steady)
-// unless --start-ns/--end-ns give one.
-Status KinetoWindow(const std::vector<std::string>& paths, ChromeTraceOptions& o) {
-  ReportOptions ro;
-  ro.force = o.force;
-  ro.exec = o.exec;
-  CPPROF_ASSIGN_OR_RETURN(RunIterations it, ReadIterations(paths, ro));
+// A Kineto trace's iterations and time range: the run's iterations (the readout's one rule:
+// markers, else the repeats of the outermost module range), and its window (`window`, default
+// steady) unless --start-ns/--end-ns give one.
+Status KinetoWindow(TraceRun& run, ChromeTraceOptions& o) {
+  RunIterations& it = run.iterations;
   CPPROF_ASSIGN_OR_RETURN(model::Window w,
                           analysis::ChooseWindow(it.marks, it.method, o.window.empty() ? "steady" : o.window));
   o.iterations = std::move(it.marks);
@@ -762,8 +798,8 @@ StatusOr<ChromeTraceSummary> WriteChromeTrace(const std::vector<std::string>& pa
     return Error(ExitCode::kUsage, "a Kineto trace of several exports holds one rank: give one rank per trace");
   }
   ChromeTraceOptions options = given;
-  if (options.kineto) CPPROF_RETURN_IF_ERROR(KinetoWindow(paths, options));
   CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, options));
+  if (options.kineto) CPPROF_RETURN_IF_ERROR(KinetoWindow(run, options));
   CPPROF_RETURN_IF_ERROR(CheckRanks(options.ranks, run.World(), run.Several() ? "the run" : "the export"));
   const std::vector<model::TraceProcess> written = Written(run, options.ranks);
   TraceOut t = MakeWriter(options, out, Header(run, written));
@@ -782,8 +818,8 @@ StatusOr<ChromeTraceSummary> WriteKinetoTraces(const std::vector<std::string>& p
   if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
   ChromeTraceOptions o = options;
   o.kineto = true;
-  CPPROF_RETURN_IF_ERROR(KinetoWindow(paths, o));
   CPPROF_ASSIGN_OR_RETURN(TraceRun run, OpenTraceRun(paths, o));
+  CPPROF_RETURN_IF_ERROR(KinetoWindow(run, o));
   CPPROF_ASSIGN_OR_RETURN(std::vector<int> ranks, files.ranks(run.World()));
   CPPROF_RETURN_IF_ERROR(CheckRanks(ranks, run.World(), run.Several() ? "the run" : "the export"));
   o.ranks = ranks;

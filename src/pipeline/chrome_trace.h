@@ -37,7 +37,8 @@ struct ChromeTraceOptions {
   bool kineto = false;
   // Kineto: the time range as cpprof report's --window ("" = steady: the
   // iterations after warm-up) unless start_ns/end_ns give one; the run's iterations, drawn as
-  // ProfilerStep#N, are read with it (pipeline::ReadIterations).
+  // ProfilerStep#N, are found as the run opens (its NVTX read once for them, then once for the
+  // ranges written: pipeline::TakeIterationMarks).
   std::string window;
   std::vector<analysis::IterationMark> iterations;  // on the run's clock
   std::string iteration_method;

@@ -324,12 +324,11 @@ struct RunBase {
   std::vector<model::ModuleShapes> shapes;
 };
 
-// Phase 1, one export per thread: NVTX, runtime calls (not with `iterations_only`), capture facts
-// (and NCCL kernels); the clocks; the iteration marks on the run's clock.
+// Phase 1, one export per thread: NVTX, runtime calls, capture facts (and NCCL kernels); the
+// clocks; the iteration marks on the run's clock.
 Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& options,
                  const analysis::ModuleConfig& config, std::vector<Source>& sources,
-                 std::vector<analysis::IterationMark>& marks, std::string& iteration_method,
-                 bool iterations_only = false) {
+                 std::vector<analysis::IterationMark>& marks, std::string& iteration_method) {
   // A bad pattern is a usage error, said before the export is read.
   std::shared_ptr<const RE2> iteration_re;
   if (!options.iteration_range.empty()) {
@@ -350,25 +349,18 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
   open.read = [&](size_t e) -> Status {
     Source& s = sources[e];
     CPPROF_ASSIGN_OR_RETURN(s.attribution, ReadAttribution(*s.db, config, iteration_re.get(), options.iteration_range,
-                                                           /*tag_launches=*/!iterations_only, read_source));
+                                                           /*tag_launches=*/true, read_source));
     return OkStatus();
   };
   CPPROF_RETURN_IF_ERROR(OpenRun(paths, open, exports));
-  timer.Mark(iterations_only ? (several ? "iterations (NVTX), clocks aligned" : "iterations (NVTX)")
-             : several       ? "attribution (NVTX, runtime), clocks aligned"
-                             : "attribution (NVTX, runtime)");
+  timer.Mark(several ? "attribution (NVTX, runtime), clocks aligned" : "attribution (NVTX, runtime)");
   // The iteration marks of every export, on the run's clock.
+  RunIterations it;
   for (size_t e = 0; e < sources.size(); ++e) {
-    Attribution& a = sources[e].attribution;
-    if (iteration_method.empty()) iteration_method = a.iteration_method;
-    for (auto& m : a.iteration_marks) {
-      m.start += sources[e].clock.offset_ns;
-      m.end += sources[e].clock.offset_ns;
-      if (several) m.global_pid = RunPid(e, m.global_pid);
-      marks.push_back(std::move(m));
-    }
-    a.iteration_marks = {};
+    TakeIterationMarks(sources[e].attribution, e, several, sources[e].clock.offset_ns, it);
   }
+  marks = std::move(it.marks);
+  iteration_method = std::move(it.method);
   return OkStatus();
 }
 
@@ -718,14 +710,15 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
   return out;
 }
 
-StatusOr<RunIterations> ReadIterations(const std::vector<std::string>& paths, const ReportOptions& options) {
-  if (paths.empty()) return Status(ExitCode::kUsage, "no export given");
-  analysis::ModuleConfig builtin;
-  const analysis::ModuleConfig& config = ConfigOf(options, builtin);
-  std::vector<Source> sources;
-  RunIterations out;
-  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, out.marks, out.method, /*iterations_only=*/true));
-  return out;
+void TakeIterationMarks(Attribution& a, size_t e, bool several, int64_t offset_ns, RunIterations& out) {
+  if (out.method.empty()) out.method = a.iteration_method;
+  for (auto& m : a.iteration_marks) {
+    m.start += offset_ns;
+    m.end += offset_ns;
+    if (several) m.global_pid = RunPid(e, m.global_pid);
+    out.marks.push_back(std::move(m));
+  }
+  a.iteration_marks = {};
 }
 
 struct RunData::Impl {

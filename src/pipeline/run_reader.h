@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "model/gpu_work.h"
 #include "model/timeline.h"
+#include "pipeline/attribution.h"
 #include "pipeline/build_report.h"
 #include "pipeline/run_partial.h"
 
@@ -60,14 +61,16 @@ class RunData {
 };
 
 // The run's iterations as the readout finds them (analysis/window.h's one rule: markers,
-// --iteration-range, else the repeats of the outermost module range), on the run's clock; with
-// several exports a mark's global_pid is model::RunPid(export, globalPid). Reads each export's
-// NVTX once (the attribution's pass), not its CUDA API calls or GPU ops.
+// --iteration-range, else the repeats of the outermost module range), on the run's clock: export
+// e's marks (its attribution's, `iteration_marks` left empty) shifted by its clock offset, their
+// global_pid model::RunPid(e, globalPid) when the run has several exports. The first export's
+// method names how they were found. Used by ReadRun and by the Kineto export, which reads the
+// attribution (without tagging launches) as it opens the run.
 struct RunIterations {
   std::vector<analysis::IterationMark> marks;
   std::string method;
 };
-StatusOr<RunIterations> ReadIterations(const std::vector<std::string>& paths, const ReportOptions& options);
+void TakeIterationMarks(Attribution& a, size_t e, bool several, int64_t offset_ns, RunIterations& out);
 
 // Reads the exports once for RunData (options.window is checked, not applied).
 StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const ReportOptions& options);

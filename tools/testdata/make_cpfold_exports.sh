@@ -20,6 +20,7 @@
 #     cpfold-trunk-1x1-slow  the same with --inject-slow 0:6 (each TriMul GEMM run 6 times)
 #     cpfold-launch-1x1      the trunk at N = 64 (launch-bound)
 #     cpfold-launch-1x1-graph  the same, each timed forward replayed from a CUDA graph (--cuda-graph)
+#   graph: the last two alone (one session, one machine: the pair 'launch-gaps:0' is checked on)
 #
 #   backtrace: one GPU, attribution without NVTX module ranges (issue 35 item 5): the trunk captured
 #     with --python-backtrace=cuda and autograd shapes, re-exported with --include-json true (the
@@ -27,8 +28,8 @@
 #     cpfold-bt-json-1x1     with the JSON: module ranges and backtraces (the reference tree)
 #     cpfold-bt-1x1          without it: the module tree must come from the backtraces
 #
-#   tools/testdata/make_cpfold_exports.sh DEBS_DIR OUT_DIR [e2e] [trunk] [train] [inject] [options] [pairs]
-#   (default: all). CAPTURE_TIMEOUT / STATS_TIMEOUT (s) bound each nsys profile / nsys stats.
+#   tools/testdata/make_cpfold_exports.sh DEBS_DIR OUT_DIR [e2e] [trunk] [train] [inject] [options] [pairs] [graph]
+#   (default: e2e trunk train inject options). CAPTURE_TIMEOUT / STATS_TIMEOUT (s) bound each nsys profile / nsys stats.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
@@ -99,6 +100,20 @@ if [[ $steps == *" pairs "* ]]; then
   show cpfold-trunk-1x1
   capture cpfold-trunk-1x1-slow "$work/cpfold-trace.json" 1 "${one[@]}" -- "${big[@]}" --inject-slow 0:6
   show cpfold-trunk-1x1-slow
+  capture cpfold-launch-1x1 "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}"
+  show cpfold-launch-1x1
+  capture cpfold-launch-1x1-graph "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}" --cuda-graph
+  show cpfold-launch-1x1-graph
+  reports=$all_reports
+fi
+if [[ $steps == *" graph "* ]]; then
+  # The launch-bound pair alone, both halves in one session on one machine: eager, and each timed
+  # forward replayed from a CUDA graph (what 'launch-gaps:0' predicts from the eager one).
+  all_reports=$reports; reports=""
+  one=(--trace cuda,nvtx --cuda-memory-usage true --sample none --cpuctxsw none --cuda-graph-trace node
+       --python-functions-trace="$work/cpfold-trace.json")
+  small=(-m cpfold.run --mode trunk --preset small --n-token 64 --recycles 0 --blocks 2 --iters 5 --warmup 1
+         --dtype bf16)
   capture cpfold-launch-1x1 "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}"
   show cpfold-launch-1x1
   capture cpfold-launch-1x1-graph "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}" --cuda-graph
