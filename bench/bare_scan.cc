@@ -93,7 +93,7 @@ std::vector<const char*> Queries(const std::string& mode) {
   // The trace's events and its CP view (the readout's analysis: the runtime calls' launches and
   // the memory usage events too), each table once.
   if (mode == "export") {
-    return {kGpuOps[0], kGpuOps[1], kGpuOps[2], kNvtxPayloads, "SELECT globalTid, nameId FROM ThreadNames",
+    return {kGpuOps[0], kGpuOps[1],  kGpuOps[2], kNvtxPayloads, "SELECT globalTid, nameId FROM ThreadNames",
             kLaunches,  kMemoryUsage};
   }
   if (mode == "export_flows") {

@@ -29,7 +29,8 @@ std::vector<model::DevicePeaks> BuiltinDevices() {
   // FP32 600 TFLOPS -> 75; TF32 18 PFLOPS sparse -> 1.125 PF dense per GPU; BF16/FP16 36 PFLOPS
   // sparse -> 2.25 PF dense per GPU; HBM3e 8 TB/s per GPU; NVLink 5: 1.8 TB/s per GPU (both
   // directions) -> 900 GB/s each way; PCIe Gen5 x16: 64 GB/s each way.
-  d.push_back({"B200", "B200", {}, 75, 1125, 2250, 2250, 8.0, 900, 64, "NVIDIA HGX B200 datasheet (per GPU, dense)"});
+  d.push_back(
+      {"B200", "B200", {}, 75, 1125, 2250, 2250, 8.0, 900, 64, "NVIDIA HGX B200 datasheet (per GPU, dense)", 0, ""});
   // NVIDIA H200 datasheet, H200 SXM: FP32 67 TFLOPS; TF32 989 TFLOPS with sparsity -> 494.5
   // dense; BF16/FP16 1,979 with sparsity -> 989.5 dense; HBM3e 4.8 TB/s; NVLink 900 GB/s (both
   // directions) -> 450 each way; PCIe Gen5 128 GB/s (both directions) -> 64 each way.
@@ -43,7 +44,9 @@ std::vector<model::DevicePeaks> BuiltinDevices() {
                4.8,
                450,
                64,
-               "NVIDIA H200 datasheet, H200 NVL column (dense = half the sparse figures)"});
+               "NVIDIA H200 datasheet, H200 NVL column (dense = half the sparse figures)",
+               0,
+               ""});
   d.push_back({"H200 SXM",
                "H200",
                {"NVL"},
@@ -54,7 +57,9 @@ std::vector<model::DevicePeaks> BuiltinDevices() {
                4.8,
                450,
                64,
-               "NVIDIA H200 datasheet, H200 SXM column (dense = half the sparse figures)"});
+               "NVIDIA H200 datasheet, H200 SXM column (dense = half the sparse figures)",
+               0,
+               ""});
   // NVIDIA H100 datasheet, H100 SXM: FP32 67; TF32 989 sparse -> 494.5; BF16/FP16 1,979 sparse
   // -> 989.5; HBM3 3.35 TB/s; NVLink 900 GB/s -> 450 each way; PCIe Gen5 128 GB/s -> 64 each way.
   // H100 PCIe: FP32 51; TF32 756 sparse -> 378; BF16 1,513 sparse -> 756.5; HBM2e 2.0 TB/s; NVLink
@@ -69,7 +74,9 @@ std::vector<model::DevicePeaks> BuiltinDevices() {
                2.0,
                300,
                64,
-               "NVIDIA H100 datasheet, H100 PCIe column (dense = half the sparse figures)"});
+               "NVIDIA H100 datasheet, H100 PCIe column (dense = half the sparse figures)",
+               0,
+               ""});
   d.push_back({"H100 SXM",
                "H100",
                {"PCIe", "NVL"},
@@ -80,7 +87,9 @@ std::vector<model::DevicePeaks> BuiltinDevices() {
                3.35,
                450,
                64,
-               "NVIDIA H100 datasheet, H100 SXM column (dense = half the sparse figures)"});
+               "NVIDIA H100 datasheet, H100 SXM column (dense = half the sparse figures)",
+               0,
+               ""});
   // NVIDIA A100 datasheet, A100 80GB SXM: FP32 19.5; TF32 156; BF16/FP16 312 (dense); HBM2e
   // 2,039 GB/s; NVLink 600 GB/s -> 300 each way; PCIe Gen4 64 GB/s -> 32 each way.
   d.push_back({"A100 SXM",
@@ -93,7 +102,9 @@ std::vector<model::DevicePeaks> BuiltinDevices() {
                2.039,
                300,
                32,
-               "NVIDIA A100 datasheet, A100 80GB SXM column (dense)"});
+               "NVIDIA A100 datasheet, A100 80GB SXM column (dense)",
+               0,
+               ""});
   return d;
 }
 

@@ -64,15 +64,17 @@ class StatusOr {
 
 }  // namespace cpprof
 
-// Propagate an error Status from an expression returning Status.
-#define CPPROF_RETURN_IF_ERROR(expr) \
-  do {                               \
-    ::cpprof::Status _st = (expr);   \
-    if (!_st.ok()) return _st;       \
-  } while (0)
-
 #define CPPROF_CONCAT_INNER(a, b) a##b
 #define CPPROF_CONCAT(a, b) CPPROF_CONCAT_INNER(a, b)
+
+// Propagate an error Status from an expression returning Status. The temporary is named after
+// the line, so that one nested in a lambda inside another's expression does not shadow it.
+#define CPPROF_RETURN_IF_ERROR(expr) CPPROF_RETURN_IF_ERROR_IMPL(CPPROF_CONCAT(_status_, __LINE__), expr)
+#define CPPROF_RETURN_IF_ERROR_IMPL(st, expr) \
+  do {                                        \
+    ::cpprof::Status st = (expr);             \
+    if (!st.ok()) return st;                  \
+  } while (0)
 // Assign the value of a StatusOr expression to `lhs`, or return its error.
 #define CPPROF_ASSIGN_OR_RETURN(lhs, expr) CPPROF_ASSIGN_OR_RETURN_IMPL(CPPROF_CONCAT(_status_or_, __LINE__), lhs, expr)
 #define CPPROF_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -591,9 +591,9 @@ std::future<T> Ready(T v) {
 
 // What the trace reads of export `x` while the run opens: the census and NCCL's payloads (on a
 // connection of its own while this one counts the GPU ops per process, where there are cores),
-// with one export its NVTX domain names too. A Kineto trace reads NVTX once here for the
-// iterations, the domain names and NCCL's payloads alike (as the readout's pass does, without
-// tagging launches).
+// with one export its NVTX domain names too (read ahead). A Kineto trace reads NVTX once here for
+// the iterations, every export's domain names and NCCL's payloads alike (the readout's pass,
+// without tagging launches).
 Status ReadTraceExport(const ChromeTraceOptions& options, const analysis::ModuleConfig& config, bool several,
                        TraceExport& x) {
   if (options.kineto) {
@@ -604,7 +604,7 @@ Status ReadTraceExport(const ChromeTraceOptions& options, const analysis::Module
     CPPROF_ASSIGN_OR_RETURN(x.attribution, ReadAttribution(*x.db, config, nullptr, "", /*tag_launches=*/false));
     CPPROF_ASSIGN_OR_RETURN(x.procs, procs_read.valid() ? procs_read.get() : nsys::ReadGpuProcesses(*x.db));
     x.nccl = x.attribution.nccl_ranks;
-    if (!several && options.nvtx && x.attribution.has_nvtx) {
+    if (options.nvtx && x.attribution.has_nvtx) {  // every export's: no thread is needed to keep them
       x.domains = Ready(StatusOr<nsys::NvtxDomains>(std::move(x.attribution.domains)));
     }
     return OkStatus();
