@@ -35,10 +35,15 @@ std::vector<std::string> DistinctNames(const NvtxDomains& domains, int64_t domai
 }
 
 // Whether the NCCL or Python backtrace events carry their payloads (model::NvtxFacts::
-// nvtx_payloads): one row is enough, so the scan stops at the first.
-Status FindPayloads(const Database& db, model::NvtxFacts& facts) {
+// nvtx_payloads): from the pass that read them (`tally`) where it counted them, else one row is
+// enough, so the scan stops at the first (a whole scan of the table when none has one).
+Status FindPayloads(const Database& db, const NvtxRangeTally* tally, model::NvtxFacts& facts) {
   const auto* nccl = facts.Domain("NCCL");
   if (facts.python_backtrace_marks <= 0 && !(nccl && nccl->ranges + nccl->marks > 0)) return OkStatus();
+  if (tally && tally->payload_events >= 0) {
+    facts.nvtx_payloads = tally->payload_events > 0 ? 1 : 0;
+    return OkStatus();
+  }
   std::vector<std::string> held;
   for (const char* column : {"jsonText", "binaryData"}) {
     if (db.HasColumn(kNvtxTable, column)) held.push_back(fmt::format("{} IS NOT NULL", column));
@@ -128,7 +133,7 @@ StatusOr<model::NvtxFacts> ReadNvtxFacts(const Database& db, const NvtxDomains* 
   }
   for (auto& [name, d] : by_name) facts.domains.push_back(std::move(d));
   if (const auto* pb = facts.Domain("Python Backtrace on CUDA")) facts.python_backtrace_marks = pb->marks;
-  CPPROF_RETURN_IF_ERROR(FindPayloads(db, facts));
+  CPPROF_RETURN_IF_ERROR(FindPayloads(db, given_domains && given_tally ? given_tally : nullptr, facts));
 
   if (db.HasTable(kRuntimeTable)) {
     std::string ids;

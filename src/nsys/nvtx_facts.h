@@ -27,6 +27,10 @@ struct NvtxRangeTally {
   // (domainId, globalTid) -> the other events (marks): NvtxScan::marks of the same pass.
   std::map<std::pair<int64_t, int64_t>, int64_t> marks;
   int64_t damaged_rows = 0;  // NvtxScan::damaged_rows of the same pass
+  // Events other than domain creates whose payload (binaryData or jsonText) the same pass read
+  // (NvtxScanCallbacks::payload; rows with damaged times left out, as everywhere); -1: that pass
+  // did not read payloads, so ReadNvtxFacts looks.
+  int64_t payload_events = -1;
   // `r` of the ranges ScanNvtx streams, with its `names`.
   void Add(const std::vector<std::string>& names, const NvtxRangeRow& r);
 };

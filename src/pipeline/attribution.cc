@@ -336,12 +336,16 @@ Status ScanNvtxForAttribution(const nsys::Database& db, const analysis::ModuleCo
     }
     classifier.Add(r.start, r.end, r.global_tid, domain_names.front(), r.text);
   };
+  a.tally.payload_events = 0;  // counted below: ReadNvtxFacts need not look for them again
   callbacks.restart = [&] {
+    const int64_t payloads = a.tally.payload_events;  // read once, before the restart: not again
     a.tally = {};
+    a.tally.payload_events = payloads;
     a.cross_thread = 0;
     classifier.Restart();  // kept, the iteration marks and the warm-up range, in order
   };
   callbacks.payload = [&](const nsys::NvtxRangeRow& r) {
+    if (r.event_type != nsys::kNvtxDomainCreate) ++a.tally.payload_events;
     if (tag_launches && backtraces.Add(r.start, r.global_tid, r.payload)) return;
     if (nccl.wanted()) nccl.Add(r.global_tid, r.payload);
   };

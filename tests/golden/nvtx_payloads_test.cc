@@ -6,9 +6,14 @@
 // (`nsys export --include-json true`). With them the ranks come from NCCL; without them the
 // readout says how to get them.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/module_config.h"
+#include "nsys/nvtx_facts.h"
+#include "nsys/sqlite_db.h"
+#include "pipeline/attribution.h"
 #include "test_support.h"
 
 namespace cpprof::testing {
@@ -61,6 +66,49 @@ TEST(NvtxPayloads, PythonBacktracesWithoutTheirFramesAreSaid) {
     EXPECT_EQ(Diagnostic(j, "python-backtraces-inert"), nullptr) << name;
     EXPECT_TRUE(j["capture"]["python_backtraces"].get<bool>()) << name;
   }
+}
+
+// NVTX events (domain creates aside) with a payload, counted by SQL.
+int64_t PayloadRowsBySql(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  const char* sql =
+      "SELECT count(*) FROM NVTX_EVENTS WHERE eventType <> 75 AND (binaryData IS NOT NULL OR jsonText IS NOT NULL)";
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
+// The report's NVTX pass counts the payloads it reads, so the capture facts do not scan the table
+// again to find one (a whole scan when there is none): the same facts either way, and the count
+// is SQL's.
+TEST(NvtxPayloads, TheAttributionPassCountsThePayloadsTheFactsLookFor) {
+  const std::vector<std::pair<std::string, std::string>> exports = {{"nccl-payloads", "real-bt"},
+                                                                    {"nccl-payloads-default", "real-bt"},
+                                                                    {"cpfold-bt-1x1", "real-bt"},
+                                                                    {"cpfold-opts-full-1x2", "real"},
+                                                                    {"cpfold-ring-1x2", "real"}};
+  int with_payloads = 0, without = 0;
+  for (const auto& [name, folder] : exports) {
+    SCOPED_TRACE(name);
+    const std::string path = RealExport(name, folder);
+    auto db = nsys::Database::Open(path);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    auto looked = nsys::ReadNvtxFacts(*db);  // a pass of its own, then SQL looks for a payload
+    ASSERT_TRUE(looked.ok());
+    auto a = pipeline::ReadAttribution(*db, analysis::DefaultModuleConfig(), nullptr, "", /*tag_launches=*/false);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    EXPECT_EQ(a->tally.payload_events, PayloadRowsBySql(path));
+    auto given = nsys::ReadNvtxFacts(*db, &a->domains, &a->tally);
+    ASSERT_TRUE(given.ok());
+    EXPECT_EQ(given->nvtx_payloads, looked->nvtx_payloads);
+    ++(a->tally.payload_events > 0 ? with_payloads : without);
+  }
+  EXPECT_GE(with_payloads, 2);
+  EXPECT_GE(without, 2);
 }
 
 }  // namespace
