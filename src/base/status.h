@@ -75,6 +75,7 @@ class StatusOr {
     ::cpprof::Status st = (expr);             \
     if (!st.ok()) return st;                  \
   } while (0)
+
 // Assign the value of a StatusOr expression to `lhs`, or return its error.
 #define CPPROF_ASSIGN_OR_RETURN(lhs, expr) CPPROF_ASSIGN_OR_RETURN_IMPL(CPPROF_CONCAT(_status_or_, __LINE__), lhs, expr)
 #define CPPROF_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -64,8 +64,8 @@ class RunData {
 // --iteration-range, else the repeats of the outermost module range), on the run's clock: export
 // e's marks (its attribution's, `iteration_marks` left empty) shifted by its clock offset, their
 // global_pid model::RunPid(e, globalPid) when the run has several exports. The first export's
-// method names how they were found. Used by ReadRun and by the Kineto export, which reads the
-// attribution (without tagging launches) as it opens the run.
+// method (the next one's where it found none) says how they were found. Used by ReadRun and by
+// the Kineto export, which reads the attribution (without tagging launches) as it opens the run.
 struct RunIterations {
   std::vector<analysis::IterationMark> marks;
   std::string method;

@@ -88,36 +88,33 @@ if [[ $steps == *" options "* ]] && [ "$gpus" -ge 2 ]; then
   capture cpfold-opts-full-1x2 "$work/cpfold-trace.json" 2 "${full[@]}" -- "${opts_run[@]}"
   show cpfold-opts-full-1x2
 fi
+# One GPU, no nsys stats (the pairs live outside the stats goldens): the options and the
+# launch-bound trunk (N = 64) of the pairs, and that pair captured eager and from a CUDA graph.
+one=(--trace cuda,nvtx --cuda-memory-usage true --sample none --cpuctxsw none --cuda-graph-trace node
+     --python-functions-trace="$work/cpfold-trace.json")
+launch_small=(-m cpfold.run --mode trunk --preset small --n-token 64 --recycles 0 --blocks 2 --iters 5 --warmup 1
+              --dtype bf16)
+launch_pair() {
+  capture cpfold-launch-1x1 "$work/cpfold-trace.json" 1 "${one[@]}" -- "${launch_small[@]}"
+  show cpfold-launch-1x1
+  capture cpfold-launch-1x1-graph "$work/cpfold-trace.json" 1 "${one[@]}" -- "${launch_small[@]}" --cuda-graph
+  show cpfold-launch-1x1-graph
+}
 if [[ $steps == *" pairs "* ]]; then
   all_reports=$reports; reports=""
-  one=(--trace cuda,nvtx --cuda-memory-usage true --sample none --cpuctxsw none --cuda-graph-trace node
-       --python-functions-trace="$work/cpfold-trace.json")
   big=(-m cpfold.run --mode trunk --preset small --n-token 1024 --recycles 0 --blocks 2 --iters 3 --warmup 1
        --dtype bf16)
-  small=(-m cpfold.run --mode trunk --preset small --n-token 64 --recycles 0 --blocks 2 --iters 5 --warmup 1
-         --dtype bf16)
   capture cpfold-trunk-1x1 "$work/cpfold-trace.json" 1 "${one[@]}" -- "${big[@]}"
   show cpfold-trunk-1x1
   capture cpfold-trunk-1x1-slow "$work/cpfold-trace.json" 1 "${one[@]}" -- "${big[@]}" --inject-slow 0:6
   show cpfold-trunk-1x1-slow
-  capture cpfold-launch-1x1 "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}"
-  show cpfold-launch-1x1
-  capture cpfold-launch-1x1-graph "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}" --cuda-graph
-  show cpfold-launch-1x1-graph
+  launch_pair
   reports=$all_reports
-fi
-if [[ $steps == *" graph "* ]]; then
+elif [[ $steps == *" graph "* ]]; then
   # The launch-bound pair alone, both halves in one session on one machine: eager, and each timed
   # forward replayed from a CUDA graph (what 'launch-gaps:0' predicts from the eager one).
   all_reports=$reports; reports=""
-  one=(--trace cuda,nvtx --cuda-memory-usage true --sample none --cpuctxsw none --cuda-graph-trace node
-       --python-functions-trace="$work/cpfold-trace.json")
-  small=(-m cpfold.run --mode trunk --preset small --n-token 64 --recycles 0 --blocks 2 --iters 5 --warmup 1
-         --dtype bf16)
-  capture cpfold-launch-1x1 "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}"
-  show cpfold-launch-1x1
-  capture cpfold-launch-1x1-graph "$work/cpfold-trace.json" 1 "${one[@]}" -- "${small[@]}" --cuda-graph
-  show cpfold-launch-1x1-graph
+  launch_pair
   reports=$all_reports
 fi
 if [[ $steps == *" backtrace "* ]]; then
