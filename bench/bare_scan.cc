@@ -1,8 +1,8 @@
 // Copyright 2026 cpprof developers
 // SPDX-License-Identifier: Apache-2.0
 // The baseline of bench/run_bench.sh: one bare SQLite scan of exactly the columns a cpprof
-// command reads, opened the same way, touching every value (integers read, text read in full)
-// and doing nothing else. Its time is the floor the command's time is compared against.
+// command reads, opened the same way, touching every value (integers read, text and blobs read
+// in full) and doing nothing else. Its time is the floor the command's time is compared against.
 //
 //   bare_scan MODE FILE.sqlite [FILE2.sqlite]
 //
@@ -52,9 +52,14 @@ int64_t Scan(sqlite3* db, const char* alternatives) {
   int64_t acc = 0;
   while (sqlite3_step(st) == SQLITE_ROW) {
     for (int c = 0; c < n; ++c) {
-      if (sqlite3_column_type(st, c) == SQLITE_TEXT) {
+      const int type = sqlite3_column_type(st, c);
+      if (type == SQLITE_TEXT) {
         const unsigned char* t = sqlite3_column_text(st, c);
         acc += sqlite3_column_bytes(st, c) + (t ? t[0] : 0);
+      } else if (type == SQLITE_BLOB) {  // a payload, read whole as cpprof reads it
+        const auto* b = static_cast<const unsigned char*>(sqlite3_column_blob(st, c));
+        const int bytes = sqlite3_column_bytes(st, c);
+        acc += bytes + (b && bytes > 0 ? b[0] : 0);
       } else {
         acc += sqlite3_column_int64(st, c);
       }
