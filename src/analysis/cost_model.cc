@@ -22,15 +22,8 @@ constexpr double kSiluMul = 5;    // sigmoid (4) times x, folded with the produc
 constexpr double kSoftmax = 5;    // max, subtract, exp, sum, divide
 constexpr double kAdd = 1;
 
-// The device peaks, dense (no 2:4 sparsity), per GPU, from NVIDIA's datasheets.
-std::vector<model::DevicePeaks> BuiltinDevices() {
-  std::vector<model::DevicePeaks> d;
-  // NVIDIA HGX B200 datasheet (8-GPU board, dense = half the sparse figures, per GPU = / 8):
-  // FP32 600 TFLOPS -> 75; TF32 18 PFLOPS sparse -> 1.125 PF dense per GPU; BF16/FP16 36 PFLOPS
-  // sparse -> 2.25 PF dense per GPU; HBM3e 8 TB/s per GPU; NVLink 5: 1.8 TB/s per GPU (both
-  // directions) -> 900 GB/s each way; PCIe Gen5 x16: 64 GB/s each way.
-  d.push_back(
-      {"B200", "B200", {}, 75, 1125, 2250, 2250, 8.0, 900, 64, "NVIDIA HGX B200 datasheet (per GPU, dense)", 0, ""});
+// The Hopper parts (H200 NVL and SXM, H100 PCIe and SXM), in the order they are tried.
+void AddHopper(std::vector<model::DevicePeaks>& d) {
   // NVIDIA H200 datasheet, H200 SXM: FP32 67 TFLOPS; TF32 989 TFLOPS with sparsity -> 494.5
   // dense; BF16/FP16 1,979 with sparsity -> 989.5 dense; HBM3e 4.8 TB/s; NVLink 900 GB/s (both
   // directions) -> 450 each way; PCIe Gen5 128 GB/s (both directions) -> 64 each way.
@@ -90,6 +83,18 @@ std::vector<model::DevicePeaks> BuiltinDevices() {
                "NVIDIA H100 datasheet, H100 SXM column (dense = half the sparse figures)",
                0,
                ""});
+}
+
+// The device peaks, dense (no 2:4 sparsity), per GPU, from NVIDIA's datasheets.
+std::vector<model::DevicePeaks> BuiltinDevices() {
+  std::vector<model::DevicePeaks> d;
+  // NVIDIA HGX B200 datasheet (8-GPU board, dense = half the sparse figures, per GPU = / 8):
+  // FP32 600 TFLOPS -> 75; TF32 18 PFLOPS sparse -> 1.125 PF dense per GPU; BF16/FP16 36 PFLOPS
+  // sparse -> 2.25 PF dense per GPU; HBM3e 8 TB/s per GPU; NVLink 5: 1.8 TB/s per GPU (both
+  // directions) -> 900 GB/s each way; PCIe Gen5 x16: 64 GB/s each way.
+  d.push_back(
+      {"B200", "B200", {}, 75, 1125, 2250, 2250, 8.0, 900, 64, "NVIDIA HGX B200 datasheet (per GPU, dense)", 0, ""});
+  AddHopper(d);
   // NVIDIA A100 datasheet, A100 80GB SXM: FP32 19.5; TF32 156; BF16/FP16 312 (dense); HBM2e
   // 2,039 GB/s; NVLink 600 GB/s -> 300 each way; PCIe Gen4 64 GB/s -> 32 each way.
   d.push_back({"A100 SXM",

@@ -16,7 +16,6 @@ namespace cpprof::analysis {
 namespace {
 
 bool IsNcclKernel(model::OpClass c) { return model::IsComm(c) && c != model::OpClass::kPeerCopy; }
-bool IsComputeKernel(model::OpClass c) { return c >= model::OpClass::kGemm && c <= model::OpClass::kComputeOther; }
 
 // The union of a rank's NCCL kernels (cut at the window's edges).
 model::Segments NcclUnion(const model::ProcessGpuWork& p, const model::Interval* window) {
@@ -72,7 +71,7 @@ ByKernel ClassifyRank(const model::ProcessGpuWork& p, const model::Interval* win
     auto launches = p.op_launches.chunk(c);
     for (size_t i = 0; i < ops.size(); ++i) {
       const model::GpuOp& op = ops[i];
-      if (!IsComputeKernel(op.cls) || op.duration == 0 || (keys[i] & model::kOpKeyMemOp)) continue;
+      if (!model::IsKernelCompute(op.cls) || op.duration == 0 || (keys[i] & model::kOpKeyMemOp)) continue;
       // Strictly inside: an op the loader cut at an edge cannot be told from one that ends there.
       if (window && (op.start <= window->start || op.end() >= window->end)) continue;
       const int64_t covered = LengthWithin(nccl, {op.start, op.end()});

@@ -256,73 +256,102 @@ struct NvtxKept {
   model::PythonBacktraces python;
 };
 
-// One pass over NVTX_EVENTS: the ranges classified (on a thread of their own), the iteration
-// marks, the tallies for the diagnostics, NCCL's ranks and, with `tag_launches`, the backtraces.
-Status ScanNvtxForAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
-                              const RE2* iteration_range, bool tag_launches, Attribution& a, NvtxKept& out) {
-  const bool map_backward = a.has_autograd_threads;
+// What the NVTX pass keeps of each range, in table order (on the classifying thread): its shapes,
+// autograd's sequence numbers (with `map_backward`), the iteration marks, and the module,
+// optimizer, warm-up and excluded-work ranges, each distinct name classified once.
+class RangeKeeper {
+ public:
+  RangeKeeper(const analysis::ModuleConfig& config, const RE2* iteration_range, bool map_backward, Attribution& a,
+              NvtxKept& out)
+      : iteration_range_(iteration_range),
+        map_backward_(map_backward),
+        a_(a),
+        out_(out),
+        // Every pattern is asked once per distinct name (one RE2::Set pass), not once per range.
+        seen_([this, &config](const std::string& name) {
+          const analysis::NameClass c = config.Classify(name);
+          Flags f{-1, c.module, c.optimizer, c.warmup, c.excluded_work, MarkerOf(name, c.warmup)};
+          if (f.module || f.optimizer || f.warmup || f.excluded) {
+            f.index = static_cast<int32_t>(out_.names.size());
+            out_.names.push_back(name);
+          }
+          return f;
+        }) {}
+
+  void Keep(int64_t start, int64_t end, int64_t tid, std::string_view domain, std::string_view text) {
+    KeepShapes(start, tid, text, out_.shape_ops);
+    // Autograd's op ranges link backward work to the forward op's module by sequence number
+    // (their texts are unique per op: they never go through `seen_`).
+    if (map_backward_) {
+      int64_t seq = analysis::AutogradSeq(text);
+      if (seq < 0 && analysis::IsAutogradEvaluate(text)) seq = analysis::kSeqOfChild;
+      if (seq != -1) {
+        out_.kept.push_back({start, end, tid, 0, false, false, false, false, seq});
+        return;
+      }
+    }
+    // PyTorch's op ranges in one form per op name: per-call numbers never decide (AppendOpRangeKey).
+    full_.assign(domain).append(":");
+    analysis::AppendOpRangeKey(text, full_);
+    const uint32_t id = seen_.Intern(full_);
+    const Flags& f = seen_.info(id);
+    if (f.marker != analysis::MarkerKind::kNone) {
+      a_.iteration_marks.push_back(
+          {seen_.name(id), nsys::ProcessOfThread(tid), start, end, f.marker == analysis::MarkerKind::kWarmup, tid});
+    }
+    if (f.index < 0) return;
+    out_.kept.push_back({start, end, tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup, f.excluded});
+    if (f.warmup && a_.warmup_range.empty()) a_.warmup_range = full_;
+  }
+
+  // Every range comes again (NvtxScanCallbacks::restart): what was kept of them is forgotten.
+  void Restart() {
+    out_.kept.clear(), out_.shape_ops.clear();
+    a_.iteration_marks.clear();
+    a_.warmup_range.clear();
+  }
+
+  size_t distinct_names() const { return seen_.size(); }
+
+ private:
   struct Flags {
     int32_t index;  // into names; -1: not kept
     bool module, optimizer, warmup, excluded;
     analysis::MarkerKind marker;
   };
-  auto marker_of = [&](const std::string& name, bool warmup) {
+
+  analysis::MarkerKind MarkerOf(const std::string& name, bool warmup) const {
     if (name.size() > kMaxMarkerName) return analysis::MarkerKind::kNone;
-    if (!iteration_range) return analysis::IterationMarkerKind(name);
-    if (!RegexSearch(name, *iteration_range)) return analysis::MarkerKind::kNone;
+    if (!iteration_range_) return analysis::IterationMarkerKind(name);
+    if (!RegexSearch(name, *iteration_range_)) return analysis::MarkerKind::kNone;
     return warmup ? analysis::MarkerKind::kWarmup : analysis::MarkerKind::kIteration;
-  };
-  // Every pattern is asked once per distinct name (one RE2::Set pass), not once per range.
-  analysis::NameCache<Flags> seen([&](const std::string& name) {
-    const analysis::NameClass c = config.Classify(name);
-    Flags f{-1, c.module, c.optimizer, c.warmup, c.excluded_work, marker_of(name, c.warmup)};
-    if (f.module || f.optimizer || f.warmup || f.excluded) {
-      f.index = static_cast<int32_t>(out.names.size());
-      out.names.push_back(name);
-    }
-    return f;
-  });
+  }
+
+  const RE2* iteration_range_;
+  const bool map_backward_;
+  Attribution& a_;
+  NvtxKept& out_;
+  analysis::NameCache<Flags> seen_;
+  std::string full_;  // "domain:key" of the range being kept
+};
+
+// One pass over NVTX_EVENTS: the ranges classified (RangeKeeper, on a thread of their own), the
+// iteration marks, the tallies for the diagnostics, NCCL's ranks and, with `tag_launches`, the
+// backtraces.
+Status ScanNvtxForAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
+                              const RE2* iteration_range, bool tag_launches, Attribution& a, NvtxKept& out) {
   // Classifying a range (autograd's numbers, PyTorch's op range keys, the names' classes) took
   // most of the scan's thread: it runs on a thread of its own, in table order, while the scan's
   // thread tallies the ranges and finds the iteration windows.
-  std::string full;
-  auto classify = [&](int64_t start, int64_t end, int64_t tid, std::string_view domain, std::string_view text) {
-    KeepShapes(start, tid, text, out.shape_ops);
-    // Autograd's op ranges link backward work to the forward op's module by sequence number
-    // (their texts are unique per op: they never go through `seen`).
-    if (map_backward) {
-      int64_t seq = analysis::AutogradSeq(text);
-      if (seq < 0 && analysis::IsAutogradEvaluate(text)) seq = analysis::kSeqOfChild;
-      if (seq != -1) {
-        out.kept.push_back({start, end, tid, 0, false, false, false, false, seq});
-        return;
-      }
-    }
-    // PyTorch's op ranges in one form per op name: per-call numbers never decide (AppendOpRangeKey).
-    full.assign(domain).append(":");
-    analysis::AppendOpRangeKey(text, full);
-    const uint32_t id = seen.Intern(full);
-    const Flags& f = seen.info(id);
-    if (f.marker != analysis::MarkerKind::kNone) {
-      a.iteration_marks.push_back(
-          {seen.name(id), nsys::ProcessOfThread(tid), start, end, f.marker == analysis::MarkerKind::kWarmup, tid});
-    }
-    if (f.index < 0) return;
-    out.kept.push_back({start, end, tid, static_cast<uint32_t>(f.index), f.module, f.optimizer, f.warmup, f.excluded});
-    if (f.warmup && a.warmup_range.empty()) a.warmup_range = full;
-  };
+  RangeKeeper keeper(config, iteration_range, a.has_autograd_threads, a, out);
   RangeClassifier classifier(db.exec().HasSpareThreads(), [&](const RangeBatch& batch) {
-    if (batch.restart) {
-      out.kept.clear(), out.shape_ops.clear();
-      a.iteration_marks.clear();
-      a.warmup_range.clear();
-    }
+    if (batch.restart) keeper.Restart();
     size_t at = 0;
     for (const RangeBatch::Range& r : batch.ranges) {
       const std::string_view domain(batch.bytes.data() + at, r.domain_end - at);
       const std::string_view text(batch.bytes.data() + r.domain_end, r.text_end - r.domain_end);
       at = r.text_end;
-      classify(r.start, r.end, r.tid, domain, text);
+      keeper.Keep(r.start, r.end, r.tid, domain, text);
     }
   });
   CPPROF_ASSIGN_OR_RETURN(nsys::NcclRankDecoder nccl, nsys::NcclRankDecoder::Open(db));
@@ -355,7 +384,7 @@ Status ScanNvtxForAttribution(const nsys::Database& db, const analysis::ModuleCo
   a.tally.marks = std::move(scan.marks);
   a.tally.damaged_rows = scan.damaged_rows;
   a.nccl_ranks = nccl.ranks();
-  a.distinct_names = static_cast<int64_t>(seen.size());
+  a.distinct_names = static_cast<int64_t>(keeper.distinct_names());
   CPPROF_ASSIGN_OR_RETURN(out.python, backtraces.Finish(db));
   return OkStatus();
 }

@@ -327,8 +327,7 @@ struct RunBase {
 // Phase 1, one export per thread: NVTX, runtime calls, capture facts (and NCCL kernels); the
 // clocks; the iteration marks on the run's clock.
 Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& options,
-                 const analysis::ModuleConfig& config, std::vector<Source>& sources,
-                 std::vector<analysis::IterationMark>& marks, std::string& iteration_method) {
+                 const analysis::ModuleConfig& config, std::vector<Source>& sources, RunIterations& iterations) {
   // A bad pattern is a usage error, said before the export is read.
   std::shared_ptr<const RE2> iteration_re;
   if (!options.iteration_range.empty()) {
@@ -355,12 +354,9 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
   CPPROF_RETURN_IF_ERROR(OpenRun(paths, open, exports));
   timer.Mark(several ? "attribution (NVTX, runtime), clocks aligned" : "attribution (NVTX, runtime)");
   // The iteration marks of every export, on the run's clock.
-  RunIterations it;
   for (size_t e = 0; e < sources.size(); ++e) {
-    TakeIterationMarks(sources[e].attribution, e, several, sources[e].clock.offset_ns, it);
+    TakeIterationMarks(sources[e].attribution, e, several, sources[e].clock.offset_ns, iterations);
   }
-  marks = std::move(it.marks);
-  iteration_method = std::move(it.method);
   return OkStatus();
 }
 
@@ -689,11 +685,9 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
   analysis::ModuleConfig builtin;
   const analysis::ModuleConfig& config = ConfigOf(options, builtin);
   std::vector<Source> sources;
-  std::vector<analysis::IterationMark> marks;
-  std::string iteration_method;
-  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, marks, iteration_method));
-  CPPROF_ASSIGN_OR_RETURN(model::Window window,
-                          analysis::ChooseWindow(std::move(marks), iteration_method, options.window));
+  RunIterations it;
+  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, it));
+  CPPROF_ASSIGN_OR_RETURN(model::Window window, analysis::ChooseWindow(std::move(it.marks), it.method, options.window));
   model::GpuWork work;
   CPPROF_ASSIGN_OR_RETURN(RunBase base,
                           ReadWork(sources, window, config, TaxKeys(options, nsys::OpKeys::kNone), options.exec, work));
@@ -725,8 +719,7 @@ struct RunData::Impl {
   ReportOptions options;
   RunBase base;
   model::GpuWork work;  // every op of the capture, with its key
-  std::vector<analysis::IterationMark> marks;
-  std::string iteration_method;
+  RunIterations iterations;
 };
 
 RunData::RunData() = default;
@@ -743,17 +736,18 @@ StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const Repor
   analysis::ModuleConfig builtin;
   const analysis::ModuleConfig& config = ConfigOf(options, builtin);
   std::vector<Source> sources;
-  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, d.marks, d.iteration_method));
+  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, d.iterations));
+  const RunIterations& it = d.iterations;
   // A bad --window is said before the ops are read.
-  CPPROF_RETURN_IF_ERROR(analysis::ChooseWindow(d.marks, d.iteration_method, options.window).status());
-  CPPROF_ASSIGN_OR_RETURN(model::Window all, analysis::ChooseWindow(d.marks, d.iteration_method, "all"));
+  CPPROF_RETURN_IF_ERROR(analysis::ChooseWindow(it.marks, it.method, options.window).status());
+  CPPROF_ASSIGN_OR_RETURN(model::Window all, analysis::ChooseWindow(it.marks, it.method, "all"));
   CPPROF_ASSIGN_OR_RETURN(d.base,
                           ReadWork(sources, all, config, TaxKeys(options, nsys::OpKeys::kNames), options.exec, d.work));
   return data;
 }
 
 StatusOr<model::Window> RunData::Window(const std::string& spec) const {
-  return analysis::ChooseWindow(impl_->marks, impl_->iteration_method, spec);
+  return analysis::ChooseWindow(impl_->iterations.marks, impl_->iterations.method, spec);
 }
 
 std::vector<RunPartial> RunData::Partials(std::vector<model::Window> windows, bool memory) const {

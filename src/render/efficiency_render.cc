@@ -84,17 +84,20 @@ void PrintRingShifts(const model::Efficiency& e, bool markdown, std::vector<std:
         markdown, out);
 }
 
+// A section that was not computed: its title and why, one line (md: the title as a heading).
+void PrintNotComputed(const std::string& section, const std::string& why, bool markdown, std::ostream& out) {
+  if (markdown) {
+    out << "### " << section << "\n\nnot computed: " << why << ".\n\n";
+  } else {
+    out << WrapLines(section + ": not computed: " + why + ".", TextWidthScope::Current()) << "\n\n";
+  }
+}
+
 // The cost model's table, the ring shifts and their notes.
 void PrintModelEfficiency(const model::Report& r, bool markdown, std::ostream& out) {
   const model::Efficiency& e = r.efficiency;
   if (!e.computed) {
-    if (!e.applicable && e.dims.empty()) return;
-    const std::string line = "Efficiency: not computed: " + e.reason + ".";
-    if (markdown) {
-      out << "### Efficiency\n\n" << line.substr(12) << "\n\n";
-    } else {
-      out << WrapLines(line, TextWidthScope::Current()) << "\n\n";
-    }
+    if (e.applicable || !e.dims.empty()) PrintNotComputed("Efficiency", e.reason, markdown, out);
     return;
   }
   const std::string title = fmt::format(
@@ -150,12 +153,8 @@ void PrintOverlapTax(const model::Report& r, bool markdown, std::ostream& out) {
   constexpr size_t kMaxRows = 10;
   const model::OverlapTax& t = r.overlap_tax;
   if (!t.computed) {
-    if (t.why_not == model::kOverlapTaxNotAsked || (t.ops_under == 0 && r.world_size < 2)) return;
-    const std::string line = "Overlap tax: not computed: " + t.why_not + ".";
-    if (markdown) {
-      out << "### Overlap tax\n\n" << line.substr(13) << "\n\n";
-    } else {
-      out << WrapLines(line, TextWidthScope::Current()) << "\n\n";
+    if (t.why_not != model::kOverlapTaxNotAsked && (t.ops_under > 0 || r.world_size >= 2)) {
+      PrintNotComputed("Overlap tax", t.why_not, markdown, out);
     }
     return;
   }
