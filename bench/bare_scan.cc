@@ -86,7 +86,8 @@ const char kNvtxPayloads[] =
     "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid, jsonText FROM NVTX_EVENTS|"
     "SELECT start, end, eventType, domainId, globalTid, textId, text, endGlobalTid FROM NVTX_EVENTS";
 const char kLaunches[] =
-    "SELECT start, end, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IS NOT NULL";
+    "SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IS NOT "
+    "NULL";
 const char kMemoryUsage[] =
     "SELECT start, globalPid, deviceId, bytes, memKind, memoryOperationType, correlationId "
     "FROM CUDA_GPU_MEMORY_USAGE_EVENTS";

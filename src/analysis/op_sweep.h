@@ -50,7 +50,8 @@ struct RunCursor {
   size_t chunk, last;
 };
 
-// Sorts out-of-order chunks and the long ops in place; returns the runs.
+// Sorts out-of-order chunks and the long ops in place (ProcessGpuWork::op_hosts, when parallel to
+// the ops, permuted alike); returns the runs.
 std::vector<RunCursor> PrepareRuns(model::ProcessGpuWork& w);
 
 inline SweptOp Swept(const model::GpuOp& op) { return SweptOp{op.start, op.end(), op.cls, op.phase, op.node}; }

@@ -30,25 +30,60 @@ struct DepOp {
   int32_t instance = -1;  // into Graph::instances
   uint16_t node = 0;
   OpClass cls = OpClass::kComputeOther;
+  int64_t launch = model::kNoLaunch;  // the launching CUDA call's start (measured)
+  int64_t latency = 0;                // bound: start - launch; else min(that, the rank's least latency of a bound op)
+  int32_t thread = -1;                // the launch's host thread (into Graph::host[rank]); -1: no launch found
+  int32_t event = -1;                 // the launch's place among its thread's host events
+  int64_t host_before =
+      0;               // the host thread's time before the call: since its previous call started (or sync returned)
+  bool bound = false;  // launch-bound: the GPU idle until this op's launch (see replay.h)
+};
+
+// A blocking call (model::HostSync) tied to the op it waited for: the last of the rank's ops to
+// end before it returned, if that op ended while it waited, at most kSyncReturnNs before.
+struct DepSync {
+  int64_t start = 0, end = 0;
+  int32_t tied = -1;  // the op; -1: untied (the GPU was done before the call, or the op is outside the window)
+  int64_t ret = 0;    // end - the tied op's end
+};
+inline constexpr int64_t kSyncReturnNs = 100'000;
+inline constexpr size_t kReplayThreads = 4;
+
+// One event on a host thread: an op's launch (op >= 0) or a sync (sync >= 0), by measured start.
+struct HostEvent {
+  int64_t t = 0;
+  int32_t op = -1, sync = -1;
 };
 
 struct Graph {
   std::vector<std::vector<DepOp>> ranks;                            // by start
+  std::vector<std::vector<DepSync>> syncs;                          // per rank, by start
+  std::vector<std::vector<std::vector<HostEvent>>> host;            // [rank][thread]: launches and syncs in time order
   std::vector<std::vector<int32_t>> by_end;                         // per rank: op indices by end, then index
   std::vector<std::vector<std::pair<int32_t, int32_t>>> instances;  // (rank, op)
   int64_t window_start = 0;
   model::DepGraphCounts counts;
 };
 
-// A rank's ops by start, with their measured gaps, launch distances and end order.
-void AddRank(std::vector<GpuOp> ops, Graph& g) {
-  std::sort(ops.begin(), ops.end(),
-            [](const GpuOp& a, const GpuOp& b) { return a.start != b.start ? a.start < b.start : a.end() < b.end(); });
-  std::vector<DepOp> out(ops.size());
-  std::vector<int32_t> by_end(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    out[i].start = ops[i].start, out[i].end = ops[i].end(), out[i].transfer = ops[i].duration;
-    out[i].node = ops[i].node, out[i].cls = ops[i].cls;
+// A rank's ops by start (`launches`, when not empty, parallel to `ops`), with their measured
+// gaps, launch distances and end order.
+void AddRank(const std::vector<GpuOp>& in_ops, const std::vector<model::HostLaunch>& launches, Graph& g) {
+  std::vector<uint32_t> order(in_ops.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const GpuOp &x = in_ops[a], &y = in_ops[b];
+    return x.start != y.start ? x.start < y.start : x.end() != y.end() ? x.end() < y.end() : a < b;
+  });
+  std::vector<DepOp> out(order.size());
+  std::vector<int32_t> by_end(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const GpuOp& op = in_ops[order[i]];
+    out[i].start = op.start, out[i].end = op.end(), out[i].transfer = op.duration;
+    out[i].node = op.node, out[i].cls = op.cls;
+    if (!launches.empty() && launches[order[i]].start != model::kNoLaunch) {
+      out[i].launch = launches[order[i]].start;
+      out[i].thread = static_cast<int32_t>(launches[order[i]].thread);  // the process's; AddHost renumbers
+    }
     by_end[i] = static_cast<int32_t>(i);
   }
   std::sort(by_end.begin(), by_end.end(),
@@ -69,11 +104,79 @@ void AddRank(std::vector<GpuOp> ops, Graph& g) {
     } else {
       ++g.counts.after_end;
     }
+    // Launch-bound: the GPU went idle, then the host called the launch, then the op started.
+    op.bound =
+        op.launch != model::kNoLaunch && op.lag < 0 && op.gap > 0 && op.launch >= done_max && op.start >= op.launch;
     prev_max = std::max(prev_max, op.end);
   }
   g.counts.ops += static_cast<int64_t>(out.size());
   g.ranks.push_back(std::move(out));
   g.by_end.push_back(std::move(by_end));
+}
+
+// Each op's launch latency (see DepOp), and the host threads' events: the launches, and the
+// rank's blocking calls (`syncs`, by start) each tied to the op it waited for.
+void AddHost(size_t r, bool known, const std::vector<model::HostSync>& syncs, Graph& g) {
+  std::vector<DepOp>& ops = g.ranks[r];
+  auto& threads = g.host.emplace_back();
+  auto& deps = g.syncs.emplace_back();
+  if (!known) {
+    g.counts.launches_untied += static_cast<int64_t>(ops.size());
+    return;
+  }
+  int64_t least = INT64_MAX, least_any = INT64_MAX;
+  for (const DepOp& op : ops) {
+    if (op.launch == model::kNoLaunch || op.start < op.launch) continue;
+    least_any = std::min(least_any, op.start - op.launch);
+    if (op.bound) least = std::min(least, op.start - op.launch);
+  }
+  if (least == INT64_MAX) least = least_any == INT64_MAX ? 0 : least_any;
+  std::map<int64_t, int32_t> dense;  // the process's thread index -> the rank's
+  auto thread = [&](int64_t own) {
+    auto [it, added] = dense.try_emplace(own, static_cast<int32_t>(threads.size()));
+    if (added) threads.emplace_back();
+    return it->second;
+  };
+  for (size_t i = 0; i < ops.size(); ++i) {
+    DepOp& op = ops[i];
+    if (op.launch == model::kNoLaunch) {
+      ++g.counts.launches_untied;
+      continue;
+    }
+    ++g.counts.launches_tied;
+    if (op.bound) ++g.counts.launch_bound;
+    op.latency = op.bound ? op.start - op.launch : std::min(op.start - op.launch, least);
+    op.thread = thread(op.thread);
+    threads[op.thread].push_back({op.launch, static_cast<int32_t>(i), -1});
+  }
+  // A sync ties to the last op that ended before it returned, if that op ended while it waited.
+  const auto& by_end = g.by_end[r];
+  const int64_t last_end = ops.empty() ? INT64_MIN : ops[by_end.back()].end;
+  for (const model::HostSync& s : syncs) {
+    if (s.end < g.window_start || s.start > last_end) continue;
+    DepSync d{s.start, s.end, -1, 0};
+    const size_t k =
+        std::upper_bound(by_end.begin(), by_end.end(), s.end, [&](int64_t v, int32_t i) { return v < ops[i].end; }) -
+        by_end.begin();
+    if (k > 0) {
+      const int32_t j = by_end[k - 1];
+      if (ops[j].end >= s.start && s.end - ops[j].end <= kSyncReturnNs) d.tied = j, d.ret = s.end - ops[j].end;
+    }
+    ++(d.tied >= 0 ? g.counts.syncs_tied : g.counts.syncs_untied);
+    threads[thread(s.thread)].push_back({s.start, -1, static_cast<int32_t>(deps.size())});
+    deps.push_back(d);
+  }
+  for (auto& events : threads) {
+    std::stable_sort(events.begin(), events.end(), [](const HostEvent& a, const HostEvent& b) { return a.t < b.t; });
+    for (size_t e = 0; e < events.size(); ++e) {
+      if (events[e].op < 0) continue;
+      DepOp& op = ops[events[e].op];
+      op.event = static_cast<int32_t>(e);
+      if (e == 0) continue;
+      const HostEvent& prev = events[e - 1];
+      op.host_before = std::max<int64_t>(0, op.launch - (prev.op >= 0 ? ops[prev.op].launch : deps[prev.sync].end));
+    }
+  }
 }
 
 // The NCCL instances (analysis/comm_match.h's matching), each op's transfer after the last arrival.
@@ -124,9 +227,14 @@ void TieInstances(Graph& g) {
 Graph BuildGraph(const ReplayInput& in) {
   Graph g;
   g.window_start = in.window_start;
-  for (const auto& ops : in.ranks) AddRank(ops, g);
+  static const std::vector<model::HostLaunch> no_launches;
+  static const std::vector<model::HostSync> no_syncs;
+  for (size_t r = 0; r < in.ranks.size(); ++r) {
+    const bool known = r < in.launches.size() && in.launches[r].size() == in.ranks[r].size() && !in.ranks[r].empty();
+    AddRank(in.ranks[r], known ? in.launches[r] : no_launches, g);
+    AddHost(r, known, known && r < in.syncs.size() ? in.syncs[r] : no_syncs, g);
+  }
   TieInstances(g);
-  g.counts.launches_untied = g.counts.ops;
   return g;
 }
 
@@ -135,6 +243,9 @@ struct Timing {
   std::vector<std::vector<int64_t>> dur;  // compute: duration; NCCL: its transfer when matched, else its duration
   std::vector<std::vector<int64_t>> gap, lag;
   std::vector<std::vector<char>> hidden;  // NCCL ops whose transfer runs alongside the compute after them
+  // Launch-bound ops: the host's time before the launch changed by this much (an edit of their
+  // gap moves the host thread, and every later launch of it up to its next sync; HostDeltas).
+  std::vector<std::vector<int64_t>> host;
   int64_t edited = 0;
 };
 
@@ -143,6 +254,7 @@ Timing Measured(const Graph& g) {
   for (const auto& ops : g.ranks) {
     auto &dur = t.dur.emplace_back(), &gap = t.gap.emplace_back(), &lag = t.lag.emplace_back();
     t.hidden.emplace_back(ops.size(), 0);
+    t.host.emplace_back(ops.size(), 0);
     for (const DepOp& op : ops) {
       dur.push_back(op.instance >= 0 ? op.transfer : op.end - op.start);
       gap.push_back(op.gap);
@@ -152,7 +264,19 @@ Timing Measured(const Graph& g) {
   return t;
 }
 
-enum class Bind : uint8_t { kWindow, kDone, kLaunch };
+// After an edit of gaps: a launch-bound op's start waits for its launch, so a change of its gap is
+// a change of the host's time before that launch.
+void HostDeltas(const Graph& g, Timing& t) {
+  for (size_t r = 0; r < g.ranks.size(); ++r) {
+    for (size_t i = 0; i < g.ranks[r].size(); ++i) {
+      if (g.ranks[r][i].bound) t.host[r][i] = t.gap[r][i] - g.ranks[r][i].gap;
+    }
+  }
+}
+
+// What set an op's replayed start: the window's start, the ops done before it (plus its gap), the
+// op launched before it on another stream (its launch distance), or its own launch call.
+enum class Bind : uint8_t { kWindow, kDone, kLaunch, kHost };
 
 // The graph re-timed: each op's start and end under a Timing (see replay.h).
 class Replayer {
@@ -160,11 +284,15 @@ class Replayer {
   Replayer(const Graph& g, const Timing& t) : g_(g), t_(t) {
     const size_t n = g.ranks.size();
     state_.resize(n), start_.resize(n), end_.resize(n), bind_.resize(n), arg_.resize(n);
+    launch_.resize(n), anchor_.resize(n), cursor_.resize(n), sync_called_.resize(n), sync_waited_.resize(n);
     next_.assign(n, 0), done_ptr_.assign(n, 0), all_.assign(n, {0, -1}), vis_.assign(n, {0, -1});
     for (size_t r = 0; r < n; ++r) {
       const size_t m = g.ranks[r].size();
       state_[r].assign(m, 0), start_[r].assign(m, 0), end_[r].assign(m, INT64_MIN);
       bind_[r].assign(m, Bind::kWindow), arg_[r].assign(m, -1);
+      launch_[r].assign(m, INT64_MIN), anchor_[r].assign(m, -1);
+      cursor_[r].resize(g.host[r].size());
+      sync_called_[r].assign(g.syncs[r].size(), 0), sync_waited_[r].assign(g.syncs[r].size(), -1);
     }
     for (size_t r = 0; r < n; ++r) {
       if (!g.ranks[r].empty()) ProcessUpTo(r, g.ranks[r].size() - 1);
@@ -213,6 +341,14 @@ class Replayer {
   int64_t cycles() const { return cycles_; }
   Bind bind(size_t r, size_t i) const { return bind_[r][i]; }
   int32_t arg(size_t r, size_t i) const { return arg_[r][i]; }
+  // kHost: the op whose end the host thread last waited for (a tied sync) before this launch; -1:
+  // none in the window (the host's own pace since the window's start).
+  int32_t anchor(size_t r, size_t i) const { return anchor_[r][i]; }
+  int64_t launch(size_t r, size_t i) const { return launch_[r][i]; }
+  // A sync of the host events timed so far: when it was called, and the op whose replayed end it
+  // returned after (-1: it returned after its own call, or is untied).
+  int64_t sync_called(size_t r, size_t s) const { return sync_called_[r][s]; }
+  int32_t sync_waited(size_t r, size_t s) const { return sync_waited_[r][s]; }
   int64_t start(size_t r, size_t i) const { return start_[r][i]; }
   int64_t end(size_t r, size_t i) const { return end_[r][i]; }
 
@@ -221,6 +357,46 @@ class Replayer {
     int64_t val;
     int32_t arg;
   };
+  // A host thread replayed up to one of its events: how far its calls moved, and the op it last
+  // waited for.
+  struct Cursor {
+    size_t next = 0;
+    int64_t delta = 0;
+    int32_t anchor = -1;
+    bool busy = false;
+  };
+
+  // Op i's launch call, replayed: its thread's events up to it, each launch moved by the host's
+  // shift so far (plus its own edit), each tied sync returning after its op's replayed end.
+  int64_t LaunchAt(size_t r, size_t i) {
+    if (launch_[r][i] != INT64_MIN) return launch_[r][i];
+    const DepOp& op = g_.ranks[r][i];
+    Cursor& c = cursor_[r][op.thread];
+    if (c.busy) {  // the measured order would have to run backwards: as measured, shifted
+      ++cycles_;
+      return op.launch + c.delta;
+    }
+    c.busy = true;
+    const auto& events = g_.host[r][op.thread];
+    while (c.next <= static_cast<size_t>(op.event)) {
+      const HostEvent& e = events[c.next++];
+      if (e.op >= 0) {
+        c.delta += t_.host[r][e.op];
+        launch_[r][e.op] = g_.ranks[r][e.op].launch + c.delta;
+        anchor_[r][e.op] = c.anchor;
+        continue;
+      }
+      const DepSync& s = g_.syncs[r][e.sync];
+      const int64_t called = s.start + c.delta;
+      sync_called_[r][e.sync] = called;
+      if (s.tied < 0) continue;
+      const int64_t done = End(r, s.tied);
+      if (done >= called) c.anchor = s.tied, sync_waited_[r][e.sync] = s.tied;  // the GPU set the host's pace
+      c.delta = std::max(called, done) + s.ret - s.end;
+    }
+    c.busy = false;
+    return launch_[r][i];
+  }
 
   void ProcessUpTo(size_t r, size_t i) {
     while (next_[r] <= i) ProcessOne(r, next_[r]++);
@@ -236,12 +412,17 @@ class Replayer {
       if (!t_.hidden[r][j] && (vis_[r].arg < 0 || e > vis_[r].val)) vis_[r] = {e, j};
     }
     const Max& ref = model::IsComm(op.cls) ? all_[r] : vis_[r];
-    int64_t s = (ref.arg >= 0 ? ref.val : g_.window_start) + t_.gap[r][i];
+    // A launch-bound op waits for its launch, not for a gap after the ops before it.
+    int64_t s = (ref.arg >= 0 ? ref.val : g_.window_start) + (op.bound ? 0 : t_.gap[r][i]);
     bind_[r][i] = ref.arg >= 0 ? Bind::kDone : Bind::kWindow;
     arg_[r][i] = ref.arg;
     if (t_.lag[r][i] >= 0 && i > 0) {
       const int64_t l = Start(r, i - 1) + t_.lag[r][i];
       if (l > s) s = l, bind_[r][i] = Bind::kLaunch, arg_[r][i] = static_cast<int32_t>(i - 1);
+    }
+    if (op.thread >= 0) {
+      const int64_t l = LaunchAt(r, i) + op.latency;
+      if (l > s) s = l, bind_[r][i] = Bind::kHost;
     }
     start_[r][i] = s;
     state_[r][i] = 2;
@@ -266,6 +447,11 @@ class Replayer {
   std::vector<std::vector<int64_t>> start_, end_;
   std::vector<std::vector<Bind>> bind_;
   std::vector<std::vector<int32_t>> arg_;
+  std::vector<std::vector<int64_t>> launch_;  // replayed launch calls (INT64_MIN: not yet)
+  std::vector<std::vector<int32_t>> anchor_;  // see anchor()
+  std::vector<std::vector<Cursor>> cursor_;   // [rank][thread]
+  std::vector<std::vector<int64_t>> sync_called_;
+  std::vector<std::vector<int32_t>> sync_waited_;
   std::vector<size_t> next_, done_ptr_;
   std::vector<Max> all_, vis_;  // the latest end of the ops done so far (vis_: less hidden transfers)
   std::vector<std::vector<int64_t>> prefix_max_;
@@ -315,7 +501,7 @@ class PathWalker {
     size_t r = span.rank;
     int32_t op = span.op;
     if (!Add(r, "host gap", "", op >= 0 ? rp_.end(r, op) : span.start, span.end)) op = -1;
-    int64_t steps = g_.counts.ops * 3 + 8;
+    int64_t steps = (g_.counts.ops + g_.counts.syncs_tied + g_.counts.syncs_untied) * 3 + 8;
     bool at_end = true;  // at op's end (else at its start)
     while (op >= 0 && steps-- > 0) {
       if (at_end) {
@@ -401,8 +587,42 @@ class PathWalker {
       case Bind::kWindow:
         Add(r, "host gap", ModuleName(in_, g_.ranks[r][i].node), g_.window_start, s);
         return {r, -1, false};
+      case Bind::kHost:
+        return BackAlongHost(r, i);
     }
     return {r, -1, false};
+  }
+
+  // A launch-bound op: back along its host thread, each call's time before it going to the module
+  // of the op it launched, to the sync that waited for a GPU op (then that op's end), or to the
+  // iteration's start.
+  Step BackAlongHost(size_t r, int32_t i) {
+    const Step stop{r, -1, false};
+    const DepOp& op = g_.ranks[r][i];
+    const auto& events = g_.host[r][op.thread];
+    std::string module = ModuleName(in_, op.node);
+    int64_t to = rp_.launch(r, i);
+    if (!Add(r, "host", module, to, rp_.start(r, i))) return stop;
+    for (int32_t k = op.event - 1; k >= 0; --k) {
+      const HostEvent& e = events[k];
+      if (e.op >= 0) {
+        const int64_t from = rp_.launch(r, e.op);
+        if (!Add(r, "host", module, from, to)) return stop;
+        to = from, module = ModuleName(in_, g_.ranks[r][e.op].node);
+        continue;
+      }
+      const int32_t j = rp_.sync_waited(r, e.sync);
+      if (j >= 0) {  // returned after op j's end: the sync's return, then the host's time since
+        const int64_t back = rp_.end(r, j) + g_.syncs[r][e.sync].ret;
+        if (!Add(r, "host", module, back, to) || !Add(r, "sync", module, rp_.end(r, j), back)) return stop;
+        return {r, j, true};
+      }
+      const int64_t from = rp_.sync_called(r, e.sync);
+      if (!Add(r, "host", module, from, to)) return stop;
+      to = from;
+    }
+    Add(r, "host", module, g_.window_start, to);
+    return stop;
   }
 
   const ReplayInput& in_;
@@ -452,6 +672,7 @@ std::string ApplyOnTime(const Graph& g, const WhatIfEdit& e, Timing& t) {
     cut += t.gap[e.rank][i] - median;
     t.gap[e.rank][i] = median, ++t.edited;
   }
+  HostDeltas(g, t);
   return fmt::format(
       "rank {}'s GPU gaps before its NCCL launches brought to the other ranks' median ({:.3f} ms): "
       "{:.3f} ms less idle",
@@ -467,6 +688,7 @@ std::string ApplyLaunchGaps(const Graph& g, Timing& t) {
       }
     }
   }
+  HostDeltas(g, t);
   return fmt::format("every gap and launch distance under {:.1f} ms removed ({:.3f} ms in all)",
                      static_cast<double>(model::kLaunchGapNs) / 1e6, static_cast<double>(cut) / 1e6);
 }
@@ -506,7 +728,9 @@ std::string ApplyModuleEdit(const ReplayInput& in, const Graph& g, const WhatIfE
       }
       ++ops, ++t.edited;
       if (e.kind == WhatIfEdit::Kind::kTime) {
-        gaps += t.gap[r][i];
+        // The host's time before the launch scaled alike; without a launch call, the GPU gap.
+        gaps += op.thread >= 0 ? op.host_before : t.gap[r][i];
+        t.host[r][i] += std::llround(static_cast<double>(op.host_before) * (e.factor - 1));
         t.gap[r][i] = std::llround(static_cast<double>(t.gap[r][i]) * e.factor);
         if (t.lag[r][i] > 0) t.lag[r][i] = std::llround(static_cast<double>(t.lag[r][i]) * e.factor);
       }
@@ -530,13 +754,13 @@ std::string ApplyModuleEdit(const ReplayInput& in, const Graph& g, const WhatIfE
                                 static_cast<double>(taxed) / 1e6)
                   : "");
   }
-  return fmt::format(
-      "{} {} of modules matching '{}': {:.3f} ms -> {:.3f} ms{}", ops, what, e.glob, static_cast<double>(before) / 1e6,
-      static_cast<double>(after) / 1e6,
-      e.kind == WhatIfEdit::Kind::kTransfer ? " of transfer"
-      : e.kind == WhatIfEdit::Kind::kTime
-          ? fmt::format(", and the {:.3f} ms of GPU gaps before them scaled alike", static_cast<double>(gaps) / 1e6)
-          : "");
+  return fmt::format("{} {} of modules matching '{}': {:.3f} ms -> {:.3f} ms{}", ops, what, e.glob,
+                     static_cast<double>(before) / 1e6, static_cast<double>(after) / 1e6,
+                     e.kind == WhatIfEdit::Kind::kTransfer ? " of transfer"
+                     : e.kind == WhatIfEdit::Kind::kTime
+                         ? fmt::format(", and the {:.3f} ms of host time before their launches scaled alike",
+                                       static_cast<double>(gaps) / 1e6)
+                         : "");
 }
 
 std::vector<int64_t> IterationTimes(const Replayer& rp, const Graph& g, const ReplayInput& in) {
@@ -706,11 +930,13 @@ model::Replay ReplayRun(const ReplayInput& in, const std::vector<WhatIfEdit>& ed
   out.built = true;
   out.graph = g.counts;
   // The self-check and every edit re-time the same graph, each on a timing of its own: one per
-  // thread (results in per-item slots, so nothing depends on the thread count).
+  // thread (results in per-item slots, so nothing depends on the thread count). A timing and its
+  // replay hold about 70 bytes an op: at most kReplayThreads at once, so that a 16-core host's
+  // peak stays that of a few (a 1 GB export's steady window: 380 k ops, ~27 MB each).
   std::vector<WhatIfEdit> all = edits;
   for (auto& e : Candidates(in, g)) all.push_back(std::move(e));
   std::vector<model::WhatIf> results(all.size());
-  ParallelFor(in.threads, all.size() + 1, [&](size_t i) {
+  ParallelFor(std::min(in.threads, kReplayThreads), all.size() + 1, [&](size_t i) {
     if (i == all.size()) {
       SelfCheck(in, g, out);
     } else {

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 namespace cpprof::analysis {
 namespace {
 
@@ -199,6 +202,98 @@ TEST(Replay, CandidatesRankedByPredictedGain) {
   for (size_t i = 1; i < r.opportunities.size(); ++i) {
     EXPECT_LE(r.opportunities[i - 1].predicted_iter_median_ns, r.opportunities[i].predicted_iter_median_ns);
   }
+}
+
+// The launch edges (analysis/replay.h): times in microseconds.
+constexpr int64_t kUs = 1'000;
+
+model::GpuOp OpUs(int64_t start_us, int64_t end_us, OpClass cls, uint16_t node) {
+  return {start_us * kUs, static_cast<uint32_t>((end_us - start_us) * kUs), cls, 0, node};
+}
+
+model::HostLaunch LaunchUs(int64_t us, uint32_t thread = 0) { return {us * kUs, thread}; }
+
+int64_t Predicted(const ReplayInput& in, const std::string& edit) {
+  model::Replay r = ReplayRun(in, {Edit(edit)});
+  EXPECT_TRUE(r.self_check_ok);
+  return r.what_ifs.empty() ? -1 : r.what_ifs[0].predicted_iter_median_ns;
+}
+
+// One rank whose host launches a 2 ms kernel every 10 ms: the GPU waits for each launch.
+ReplayInput HostPaced(bool with_launches) {
+  ReplayInput in;
+  in.nodes = &Nodes();
+  for (int k = 0; k < 4; ++k)
+    in.ranks.resize(1), in.ranks[0].push_back(OpUs(k * 10'000 + 1'000, k * 10'000 + 3'000, OpClass::kGemm, 2));
+  if (with_launches) in.launches = {{LaunchUs(0), LaunchUs(10'000), LaunchUs(20'000), LaunchUs(30'000)}};
+  if (with_launches) in.syncs = {{}};
+  in.iterations = {Iter("iter1", 0, 33)};  // to the last kernel's end
+  return in;
+}
+
+TEST(ReplayLaunches, ALaunchBoundOpWaitsForItsCallNotForFasterKernels) {
+  model::Replay r = ReplayRun(HostPaced(true), {});
+  EXPECT_EQ(r.graph.launches_tied, 4);
+  EXPECT_EQ(r.graph.launch_bound, 4);
+  EXPECT_EQ(r.replay_iter_median_ns, 33 * kMs);
+  // The host sets the pace: halving the kernels leaves each launch where it was; only the last
+  // kernel's own millisecond is gained.
+  EXPECT_EQ(Predicted(HostPaced(true), "Linear:compute*0.5"), 32 * kMs);
+  // Without the calls, each op kept its measured gap after the one before: a gain that is not there.
+  EXPECT_EQ(Predicted(HostPaced(false), "Linear:compute*0.5"), 29 * kMs);
+  // The host's own time before the launches halved too: the calls at 0, 5, 10 and 15 ms.
+  EXPECT_EQ(Predicted(HostPaced(true), "Linear:time*0.5"), 17 * kMs);
+  // The critical path is the host's, and adds up.
+  const auto& path = r.iterations.at(0).critical_path;
+  int64_t sum = 0, host = 0;
+  for (const auto& s : path) sum += s.ns, host += s.kind == "host" ? s.ns : 0;
+  EXPECT_EQ(sum, 33 * kMs);
+  EXPECT_EQ(host, 31 * kMs);  // all but the last kernel: the host's calls and their latency
+}
+
+// The host launches a 10 ms kernel A, waits for it in a sync, then launches B.
+ReplayInput SyncAfterLongKernel(bool with_sync) {
+  ReplayInput in;
+  in.nodes = &Nodes();
+  in.ranks = {{OpUs(1'000, 11'000, OpClass::kGemm, 2), OpUs(13'000, 15'000, OpClass::kGemm, 1)}};
+  in.launches = {{LaunchUs(0), LaunchUs(12'000)}};
+  in.syncs = {{}};
+  if (with_sync) in.syncs[0].push_back({500 * kUs, 11'050 * kUs, 0});
+  in.iterations = {Iter("iter1", 0, 16)};
+  return in;
+}
+
+TEST(ReplayLaunches, ASyncCarriesTheGpusGainToTheHostsLaterLaunches) {
+  model::Replay r = ReplayRun(SyncAfterLongKernel(true), {});
+  EXPECT_EQ(r.graph.syncs_tied, 1);
+  EXPECT_EQ(r.replay_iter_median_ns, 16 * kMs);
+  // A halved: it ends at 6 ms, the sync returns 50 us later, B's launch 0.95 ms after that.
+  EXPECT_EQ(Predicted(SyncAfterLongKernel(true), "Linear:compute*0.5"), 11 * kMs);
+  // No sync: B's call stays where it was measured, and so does B.
+  EXPECT_EQ(Predicted(SyncAfterLongKernel(false), "Linear:compute*0.5"), 16 * kMs);
+  // The path: A, the sync's return, the host's time to B's launch, B.
+  std::map<std::string, int64_t> kinds;
+  for (const auto& s : r.iterations.at(0).critical_path) kinds[s.kind] += s.ns;
+  EXPECT_EQ(kinds["sync"], 50 * kUs);
+  EXPECT_EQ(kinds["compute"], 12 * kMs);
+  EXPECT_EQ(kinds["sync"] + kinds["host"] + kinds["compute"] + kinds["host gap"], 16 * kMs);
+}
+
+// LateRing with its calls: rank 1's host calls its SendRecv late (the GPU idle for it); each
+// rank's host launched its last GEMM early (GPU-bound).
+ReplayInput LateRingLaunched() {
+  ReplayInput in = LateRing();
+  in.launches = {{LaunchUs(0), LaunchUs(9'990), LaunchUs(10'500)}, {LaunchUs(0), LaunchUs(19'990), LaunchUs(20'500)}};
+  in.syncs = {{}, {}};
+  return in;
+}
+
+TEST(ReplayLaunches, OnTimeMovesTheLateRanksHostAndItsLaterLaunches) {
+  model::Replay r = ReplayRun(LateRingLaunched(), {});
+  EXPECT_EQ(r.graph.launch_bound, 1);  // rank 1's SendRecv (the first GEMMs start at the window's start: no gap)
+  EXPECT_EQ(r.replay_iter_median_ns, 40 * kMs);
+  // Rank 1 arrives at 10 ms: the transfer ends at 20, both GEMMs after it at 30.
+  EXPECT_EQ(Predicted(LateRingLaunched(), "rank 1:on-time"), 30 * kMs);
 }
 
 TEST(WhatIfParse, Forms) {

@@ -34,7 +34,27 @@ inline constexpr int64_t kMaxOpDuration = UINT32_MAX;  // ~4.29 s
 struct OpTag {
   uint8_t phase = 0;
   uint16_t node = 0;
-  uint8_t flags = 0;  // analysis::kInWarmup (counted), analysis::kExcluded (left out)
+  uint8_t flags = 0;           // analysis::kInWarmup (counted), analysis::kExcluded (left out)
+  int64_t launch = INT64_MIN;  // the launching call's start (INT64_MIN: not asked for, or no call found)
+  uint32_t thread = 0;         // that call's thread: an index into the process's HostCalls threads
+};
+
+// The CUDA API call that launched an op (ProcessGpuWork::op_hosts, for the replay's launch
+// edges, analysis/replay.h): when it started, on which of its process's host threads (an index
+// per process). start kNoLaunch: the export has no call with the op's correlation id.
+struct __attribute__((packed, aligned(4))) HostLaunch {
+  int64_t start;
+  uint32_t thread;
+};
+static_assert(sizeof(HostLaunch) == 12, "one per op when the replay is on");
+inline constexpr int64_t kNoLaunch = INT64_MIN;
+
+// A CUDA API call that blocks its host thread until GPU work is done (cudaStreamSynchronize,
+// cudaDeviceSynchronize, cudaEventSynchronize, a blocking cudaMemcpy, their driver API forms):
+// the replay ties the host's later launches to the op it waited for.
+struct HostSync {
+  int64_t start = 0, end = 0;
+  uint32_t thread = 0;  // as HostLaunch::thread
 };
 inline constexpr uint8_t kOpInWarmup = 1, kOpExcluded = 2;
 
@@ -138,6 +158,8 @@ struct ProcessGpuWork : GpuProcess {
   ChunkedVector<int64_t> op_keys;                  // parallel to ops when asked for (kOpKeyWarmup), else empty
   ChunkedVector<uint32_t> op_launches;             // parallel to ops when asked for: a hash of a kernel's grid and
                                                    // block sizes (0: a memory op, or not exported), else empty
+  ChunkedVector<HostLaunch> op_hosts;              // parallel to ops when asked for (the replay): each op's launch
+  std::vector<HostSync> syncs;                     // with op_hosts: the process's blocking calls, by start
   std::vector<LongOp> long_ops;                    // ops longer than kMaxOpDuration (rare)
   std::unordered_map<int64_t, NameTotal> kernels;  // StringIds id -> totals (every name, in the window or not)
   std::map<int, NameTotal> mem_ops;                // memcpy kind (ENUM_CUDA_MEMCPY_OPER id; -1: memset) -> totals

@@ -15,7 +15,9 @@ namespace cpprof::model {
 // One stretch of an iteration's critical path, summed over the path's segments of the same rank,
 // kind and module. Kinds: "compute" (a kernel or memory op, by module), "transfer" (an NCCL op
 // after its last participant arrived), "host gap" (the GPU idle before a launch, 0.1 ms or more:
-// the host was busy, synchronising or sleeping), "launch gap" (shorter: the host launching).
+// the host was busy, synchronising or sleeping), "launch gap" (shorter: the host launching),
+// "host" (a launch-bound op's launch call, and the host thread's own time before it since the
+// GPU op it last waited for at a sync, or since the iteration's start: the host set the pace).
 struct CriticalSegment {
   int rank = -1;
   std::string kind;
@@ -29,7 +31,7 @@ struct CriticalSegment {
 struct PathStretch {
   int rank = -1;
   int64_t start_ns = 0, end_ns = 0;
-  std::string kind;  // the kind of most of its time ("compute", "transfer", "host gap", "launch gap")
+  std::string kind;  // the kind of most of its time ("compute", "transfer", "host gap", "launch gap", "host")
 };
 inline constexpr size_t kMaxPathStretches = 4096;  // per iteration; a longer path is not kept
 
@@ -59,7 +61,11 @@ struct DepGraphCounts {
   int64_t nccl_instances = 0;   // matched NCCL instances tying ranks
   int64_t nccl_tied_ops = 0;    // NCCL ops in them
   int64_t nccl_untied_ops = 0;  // NCCL ops no peer matched: replayed alone
-  int64_t launches_untied = 0;  // ops whose launch (CUDA API row) the run model does not carry
+  int64_t launches_tied = 0;    // ops tied to the CUDA API call that launched them (correlation id)
+  int64_t launches_untied = 0;  // ops whose launch call is not in the export (or was not read)
+  int64_t launch_bound = 0;     // ops whose start waited for their launch: the GPU idle for the host
+  int64_t syncs_tied = 0;       // blocking calls tied to the op they waited for (the host's later launches after it)
+  int64_t syncs_untied = 0;     // blocking calls that did not wait for an op of the window
   int64_t cycles = 0;           // ties the replay could not order (measured start used)
 };
 

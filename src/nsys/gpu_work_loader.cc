@@ -121,15 +121,16 @@ uint32_t LaunchHash(const KernelRow& r) {
 }
 
 // `key` (model::kOpKeyWarmup) is kept when `keys` asks for names, `launch` (LaunchHash) when it
-// asks for launches too.
+// asks for launches too, the launching call (the tag's) with `hosts`.
 void AddOp(model::ProcessGpuWork& p, int64_t start, int64_t end, OpClass c, model::OpTag t, int64_t key,
-           uint32_t launch, OpKeys keys) {
+           uint32_t launch, OpKeys keys, bool hosts) {
   int64_t d = end - start;
   if (t.flags & model::kOpInWarmup) key |= model::kOpKeyWarmup;
   if (d <= model::kMaxOpDuration) {
     p.ops.push_back({start, static_cast<uint32_t>(d), c, t.phase, t.node});
     if (keys != OpKeys::kNone) p.op_keys.push_back(key);
     if (keys == OpKeys::kNamesAndLaunches) p.op_launches.push_back(launch);
+    if (hosts) p.op_hosts.push_back({t.launch, t.thread});
   } else {
     p.long_ops.push_back({{start, end}, c, t.phase, t.node, keys != OpKeys::kNone ? key : 0});
   }
@@ -170,7 +171,7 @@ bool Skip(model::ProcessGpuWork& p, const model::OpTag& t, OpClass c, const mode
 // Reads the kernels of `rows` into `work` (in table order), with a string table, class cache
 // and tagger of its own: one call per reading thread.
 Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
-                   const LaunchTagger& tag, const model::Interval* window, OpKeys keys, RowidRange rows,
+                   const LaunchTagger& tag, const model::Interval* window, OpKeys keys, bool hosts, RowidRange rows,
                    model::GpuWork& work) {
   ProcessIndex index(work);
   StringTable strings(db);
@@ -215,7 +216,7 @@ Status ReadKernels(const Database& db, const ExportSchema& schema, const KernelC
         auto& t = p.kernels[id];
         ++t.capture_instances;
         if (Skip(p, ot, c, window, start, end)) return;
-        AddOp(p, start, end, c, ot, id, r.has_launch_config ? LaunchHash(r) : 0, keys);
+        AddOp(p, start, end, c, ot, id, r.has_launch_config ? LaunchHash(r) : 0, keys, hosts);
         SatAdd(t.total_ns, end - start);
         ++t.instances;
       },
@@ -232,6 +233,7 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
     p.ops.Append(std::move(q.ops));
     p.op_keys.Append(std::move(q.op_keys));
     p.op_launches.Append(std::move(q.op_launches));
+    p.op_hosts.Append(std::move(q.op_hosts));
     p.long_ops.insert(p.long_ops.end(), q.long_ops.begin(), q.long_ops.end());
     for (const auto& [id, t] : q.kernels) {
       auto& k = p.kernels[id];
@@ -253,7 +255,7 @@ void Merge(model::GpuWork&& part, model::GpuWork& work) {
 }
 
 // Memcpys and memsets (after the kernels: ops of a process stay in table order per table).
-Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Interval* window, OpKeys keys,
+Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Interval* window, OpKeys keys, bool hosts,
                   model::GpuWork& work) {
   ProcessIndex index(work);
   CPPROF_ASSIGN_OR_RETURN(auto kind_names, ReadMemcpyKindNames(db));
@@ -273,7 +275,7 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
     t.cls = c;
     ++t.capture_instances;
     if (Skip(p, ot, c, window, start, end)) return;
-    AddOp(p, start, end, c, ot, model::kOpKeyMemOp | static_cast<uint32_t>(r.copy_kind), 0, keys);
+    AddOp(p, start, end, c, ot, model::kOpKeyMemOp | static_cast<uint32_t>(r.copy_kind), 0, keys, hosts);
     SatAdd(t.total_ns, end - start);
     ++t.instances;
   }));
@@ -295,7 +297,8 @@ Status LoadMemOps(const Database& db, const LaunchTagger& tag, const model::Inte
 
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
                                      const LaunchTaggerFactory& make_tagger, size_t threads,
-                                     int64_t min_rows_per_thread, const model::Interval* window, OpKeys keep_op_keys) {
+                                     int64_t min_rows_per_thread, const model::Interval* window, OpKeys keep_op_keys,
+                                     bool keep_hosts) {
   model::GpuWork work;
   auto tagger = [&] { return make_tagger ? make_tagger() : LaunchTagger{}; };
 
@@ -316,7 +319,7 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
     threads = std::min<size_t>(threads, static_cast<size_t>(std::max<int64_t>(1, most)));
   }
   if (threads <= 1) {
-    CPPROF_RETURN_IF_ERROR(ReadKernels(db, schema, classify, tagger(), window, keep_op_keys, {}, work));
+    CPPROF_RETURN_IF_ERROR(ReadKernels(db, schema, classify, tagger(), window, keep_op_keys, keep_hosts, {}, work));
   } else {
     // Rowid ranges of equal size, each read on its own connection (the first on `db`), then
     // merged in rowid order: the ops stay in table order.
@@ -330,18 +333,19 @@ StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& sch
       const auto k = static_cast<int64_t>(i);
       RowidRange rows{i == 0 ? INT64_MIN : first + k * step, k + 1 == n ? INT64_MAX : first + (k + 1) * step - 1};
       if (i == 0) {
-        status[i] = ReadKernels(db, schema, classify, taggers[i], window, keep_op_keys, rows, parts[i]);
+        status[i] = ReadKernels(db, schema, classify, taggers[i], window, keep_op_keys, keep_hosts, rows, parts[i]);
         return;
       }
       StatusOr<Database> own = db.Reopen();
-      status[i] = own.ok() ? ReadKernels(*own, schema, classify, taggers[i], window, keep_op_keys, rows, parts[i])
-                           : own.status();
+      status[i] =
+          own.ok() ? ReadKernels(*own, schema, classify, taggers[i], window, keep_op_keys, keep_hosts, rows, parts[i])
+                   : own.status();
     });
     for (const Status& st : status) CPPROF_RETURN_IF_ERROR(st);
     work = std::move(parts[0]);
     for (size_t i = 1; i < threads; ++i) Merge(std::move(parts[i]), work);
   }
-  CPPROF_RETURN_IF_ERROR(LoadMemOps(db, tagger(), window, keep_op_keys, work));
+  CPPROF_RETURN_IF_ERROR(LoadMemOps(db, tagger(), window, keep_op_keys, keep_hosts, work));
   CPPROF_ASSIGN_OR_RETURN(auto procs, ReadProcesses(db));
   for (auto& p : work.processes) {
     auto it = procs.find(p.global_pid);

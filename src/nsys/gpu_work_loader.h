@@ -37,11 +37,13 @@ enum class OpKeys : uint8_t { kNone, kNames, kNamesAndLaunches };
 // and a big kernel table, the table is read in up to that many rowid ranges at once, each on its
 // own connection, and merged in rowid order: the result is the same as with one thread.
 // With a `window`, ops entirely outside it are counted (ProcessGpuWork::outside_window_*) and
-// left out, and ops across its edges are cut at them. `keep_op_keys`: see OpKeys.
+// left out, and ops across its edges are cut at them. `keep_op_keys`: see OpKeys. `keep_hosts`:
+// each op's launch as its tag gives it (OpTag::launch, ::thread) in ProcessGpuWork::op_hosts.
 StatusOr<model::GpuWork> LoadGpuWork(const Database& db, const ExportSchema& schema, const KernelClassifier& classify,
                                      const LaunchTaggerFactory& make_tagger = {}, size_t threads = 1,
                                      int64_t min_rows_per_thread = kMinKernelRowsPerThread,
-                                     const model::Interval* window = nullptr, OpKeys keep_op_keys = OpKeys::kNone);
+                                     const model::Interval* window = nullptr, OpKeys keep_op_keys = OpKeys::kNone,
+                                     bool keep_hosts = false);
 
 // The processes with GPU work (kernels, memcpys, memsets) and their op counts per device, by
 // globalPid: counted by SQLite (GROUP BY), no op loaded. What rank assignment needs.

@@ -67,23 +67,24 @@ StatusOr<std::map<int64_t, std::string>> ReadThreadNames(const Database& db) {
   return names;
 }
 
-StatusOr<int64_t> ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn) {
+StatusOr<int64_t> ForEachRuntimeCall(const Database& db, const std::function<void(const RuntimeCall&)>& fn) {
   if (!db.HasTable(kRuntimeTable)) return int64_t{0};
   // SQLite steps on another core while this one runs fn (the report tags each call with its module).
   using K = PrefetchedRows::Kind;
-  CPPROF_ASSIGN_OR_RETURN(PrefetchedRows st,
-                          PrefetchedRows::Open(db,
-                                               fmt::format("SELECT start, end, globalTid, correlationId FROM {} WHERE "
-                                                           "correlationId IS NOT NULL",
-                                                           kRuntimeTable),
-                                               "reading CUDA API calls", {K::kInt, K::kInt, K::kInt, K::kInt}));
+  CPPROF_ASSIGN_OR_RETURN(
+      PrefetchedRows st,
+      PrefetchedRows::Open(db,
+                           fmt::format("SELECT start, end, globalTid, correlationId, nameId FROM {} WHERE "
+                                       "correlationId IS NOT NULL",
+                                       kRuntimeTable),
+                           "reading CUDA API calls", {K::kInt, K::kInt, K::kInt, K::kInt, K::kInt}));
   int64_t damaged = 0;
   while (st.Step()) {
     if (!ValidTimes(st, 0, 1, false)) {
       ++damaged;
       continue;
     }
-    fn(st.Int(0), st.Int(2), st.Int(3));
+    fn({st.Int(0), st.Int(1), st.Int(2), st.Int(3), st.Int(4)});
   }
   CPPROF_RETURN_IF_ERROR(st.status());
   return damaged;

@@ -23,9 +23,17 @@ namespace cpprof::nsys {
 // work they launch is the backward pass. Empty when the export names no threads.
 StatusOr<std::set<int64_t>> ReadAutogradThreads(const Database& db);
 
-// Streams the runtime API calls that carry a correlation id: fn(start, globalTid, correlationId).
-// Calls with damaged times (ValidTimesSql) are left out; returns how many.
-StatusOr<int64_t> ForEachRuntimeCall(const Database& db, const std::function<void(int64_t, int64_t, int64_t)>& fn);
+// One runtime API call with a correlation id.
+struct RuntimeCall {
+  int64_t start = 0, end = 0;
+  int64_t global_tid = 0;
+  int64_t correlation = 0;
+  int64_t name_id = 0;  // StringIds id of the function's name
+};
+
+// Streams the runtime API calls that carry a correlation id, in table order. Calls with damaged
+// times (ValidTimesSql) are left out; returns how many.
+StatusOr<int64_t> ForEachRuntimeCall(const Database& db, const std::function<void(const RuntimeCall&)>& fn);
 
 struct ApiCallRow {
   int64_t start, end;

@@ -203,19 +203,34 @@ std::vector<model::ModuleShapes> ShapesByModule(const analysis::ModuleAttributio
   return out;
 }
 
-// Every launch tagged with the module and phase around it (ModuleAttribution over the kept ranges).
+// Every launch tagged with the module and phase around it (ModuleAttribution over the kept ranges,
+// when there are any); with `host`, every call's start and thread and the blocking calls
+// (Attribution::host_calls).
 Status TagLaunches(const nsys::Database& db, const analysis::ModuleConfig& config,
                    std::vector<analysis::KeptRange> kept, std::vector<std::string> names, std::set<int64_t> autograd,
-                   const std::vector<PendingShapes>& shape_ops, Attribution& a) {
-  a.modules =
-      std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config, std::move(autograd));
+                   const std::vector<PendingShapes>& shape_ops, bool host, Attribution& a) {
+  if (!kept.empty() || !autograd.empty()) {
+    a.modules =
+        std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config, std::move(autograd));
+  }
   const analysis::LaunchTag none;
-  CPPROF_ASSIGN_OR_RETURN(a.damaged_runtime_rows,
-                          nsys::ForEachRuntimeCall(db, [&](int64_t start, int64_t tid, int64_t corr) {
-                            analysis::LaunchTag tag = a.modules->ForCall(tid, start);
-                            if (!(tag == none)) a.calls.Add(nsys::ProcessOfThread(tid), corr, tag);
+  nsys::StringTable strings(db);
+  std::unordered_map<int64_t, bool> sync_of;  // nameId -> analysis::IsHostSync
+  CPPROF_ASSIGN_OR_RETURN(a.damaged_runtime_rows, nsys::ForEachRuntimeCall(db, [&](const nsys::RuntimeCall& c) {
+                            const int64_t pid = nsys::ProcessOfThread(c.global_tid);
+                            if (a.modules) {
+                              analysis::LaunchTag tag = a.modules->ForCall(c.global_tid, c.start);
+                              if (!(tag == none)) a.calls.Add(pid, c.correlation, tag);
+                            }
+                            if (!host) return;
+                            auto [it, added] = sync_of.try_emplace(c.name_id, false);
+                            if (added) it->second = analysis::IsHostSync(strings.Get(c.name_id));
+                            a.host_calls.Add(pid, c.global_tid, c.correlation, c.start, c.end, it->second);
                           }));
+  CPPROF_RETURN_IF_ERROR(strings.status());
   a.calls.Finish();
+  a.host_calls.Finish();
+  if (!a.modules) return OkStatus();
   a.module_calls = a.modules->ModuleCalls();
   a.shapes = ShapesByModule(*a.modules, shape_ops);
   a.modules->ReleaseRanges();  // every launch is tagged: only the module tree is needed from here
@@ -336,8 +351,8 @@ class RangeKeeper {
 };
 
 // One pass over NVTX_EVENTS: the ranges classified (RangeKeeper, on a thread of their own), the
-// iteration marks, the tallies for the diagnostics, NCCL's ranks and, with `tag_launches`, the
-// backtraces.
+// iteration marks, the tallies for the diagnostics, NCCL's ranks and, when launches are tagged,
+// the backtraces.
 Status ScanNvtxForAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
                               const RE2* iteration_range, bool tag_launches, Attribution& a, NvtxKept& out) {
   // Classifying a range (autograd's numbers, PyTorch's op range keys, the names' classes) took
@@ -393,8 +408,9 @@ Status ScanNvtxForAttribution(const nsys::Database& db, const analysis::ModuleCo
 
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
                                       const RE2* iteration_range, const std::string& iteration_pattern,
-                                      bool tag_launches, const analysis::SourceReader& sources) {
+                                      Launches launches, const analysis::SourceReader& sources) {
   Attribution a;
+  const bool tag_launches = launches != Launches::kNone;
   CPPROF_ASSIGN_OR_RETURN(std::set<int64_t> autograd, nsys::ReadAutogradThreads(db));
   a.has_autograd_threads = !autograd.empty();
 
@@ -410,10 +426,12 @@ StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::
   FindIterations(a, kept, names, iteration_range, iteration_pattern);
   AddBacktraceModules(nvtx.python, config, sources, a, kept, names);
   a.kept_ranges = static_cast<int64_t>(kept.size());
-  if ((kept.empty() && autograd.empty()) || !tag_launches) return a;
+  // The replay predicts per iteration: without any, no call's time is kept.
+  const bool host = launches == Launches::kTagAndHost && !a.iteration_marks.empty();
+  if ((kept.empty() && autograd.empty() && !host) || !tag_launches) return a;
 
   CPPROF_RETURN_IF_ERROR(
-      TagLaunches(db, config, std::move(kept), std::move(names), std::move(autograd), nvtx.shape_ops, a));
+      TagLaunches(db, config, std::move(kept), std::move(names), std::move(autograd), nvtx.shape_ops, host, a));
   return a;
 }
 

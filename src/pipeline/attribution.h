@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/backtrace_modules.h"
+#include "analysis/host_calls.h"
 #include "analysis/module_attribution.h"
 #include "analysis/module_config.h"
 #include "analysis/window.h"
@@ -26,6 +27,7 @@ namespace cpprof::pipeline {
 struct Attribution {
   std::unique_ptr<analysis::ModuleAttribution> modules;  // null when nothing can be attributed
   analysis::CallTags calls;
+  analysis::HostCalls host_calls;  // with Launches::kTagAndHost: every call's start and thread, the syncs
   // Every module range's call (process, start, node), for the calls per iteration in a window.
   std::vector<analysis::ModuleCall> module_calls;
   // The shapes PyTorch's op ranges recorded under each module node (--pytorch
@@ -50,15 +52,18 @@ struct Attribution {
   model::BacktraceModuleSummary backtraces;
 };
 
+enum class Launches : uint8_t { kNone, kTag, kTagAndHost };
+
 // `iteration_range`, when not null, replaces the built-in iteration marker names: the ranges
 // ("domain:text") it is found in are the iterations (--iteration-range, an RE2 regex: see
 // base/regex.h); `iteration_pattern` is its text, said in the readout. Every pattern is matched
-// once per distinct range name, not once per range. Without `tag_launches` the CUDA API calls are
+// once per distinct range name, not once per range. With Launches::kNone the CUDA API calls are
 // not read (no launch is tagged: `calls` and `modules` stay empty): what the iterations need.
+// kTagAndHost reads them even when no range can tag them, and keeps `host_calls` (the replay's).
 // `sources` reads the Python files the backtraces name (module calls from Python backtraces,
 // analysis/backtrace_modules.h); empty: none is read.
 StatusOr<Attribution> ReadAttribution(const nsys::Database& db, const analysis::ModuleConfig& config,
                                       const RE2* iteration_range = nullptr, const std::string& iteration_pattern = "",
-                                      bool tag_launches = true, const analysis::SourceReader& sources = {});
+                                      Launches launches = Launches::kTag, const analysis::SourceReader& sources = {});
 
 }  // namespace cpprof::pipeline

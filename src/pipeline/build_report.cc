@@ -306,13 +306,20 @@ void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>&
   for (size_t r = 0; r < work.process_of_rank.size(); ++r) {
     const model::ProcessGpuWork& p = work.work.processes[work.process_of_rank[r]];
     auto& ops = in.ranks.emplace_back();
+    auto& launches = in.launches.emplace_back();
+    const bool hosts = p.op_hosts.size() == p.ops.size() && p.op_hosts.num_chunks() == p.ops.num_chunks();
     ops.reserve(p.ops.size());
+    if (hosts) launches.reserve(p.ops.size());
     for (size_t c = 0; c < p.ops.num_chunks(); ++c) {
-      for (model::GpuOp op : p.ops.chunk(c)) {
+      const auto chunk = p.ops.chunk(c);
+      for (size_t i = 0; i < chunk.size(); ++i) {
+        model::GpuOp op = chunk[i];
         if (!window.whole_capture && !ClipToWindow(window, op)) continue;
         ops.push_back(op);
+        if (hosts) launches.push_back(p.op_hosts.chunk(c)[i]);
       }
     }
+    in.syncs.push_back(hosts ? p.syncs : std::vector<model::HostSync>{});
     long_ops += static_cast<int64_t>(p.long_ops.size());
     for (const auto& op : ops) first = std::min(first, op.start);
   }

@@ -601,7 +601,7 @@ Status ReadTraceExport(const ChromeTraceOptions& options, const analysis::Module
     if (x.db->exec().HasSpareThreads()) {
       procs_read = ReadAhead(*x.db, [](const Database& own) { return nsys::ReadGpuProcesses(own); });
     }
-    CPPROF_ASSIGN_OR_RETURN(x.attribution, ReadAttribution(*x.db, config, nullptr, "", /*tag_launches=*/false));
+    CPPROF_ASSIGN_OR_RETURN(x.attribution, ReadAttribution(*x.db, config, nullptr, "", Launches::kNone));
     CPPROF_ASSIGN_OR_RETURN(x.procs, procs_read.valid() ? procs_read.get() : nsys::ReadGpuProcesses(*x.db));
     x.nccl = x.attribution.nccl_ranks;
     if (options.nvtx && x.attribution.has_nvtx) {  // every export's: no thread is needed to keep them

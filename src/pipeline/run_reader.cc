@@ -126,22 +126,33 @@ std::string ReadInterconnect(const std::string& export_path) {
   }
 }
 
-// Phase 2: the GPU ops in the window (given on the run's clock), memory, NVTX facts.
-Status ReadSourceWork(const model::Window& window, size_t threads, nsys::OpKeys keep_op_keys, Source& s) {
+// Phase 2: the GPU ops in the window (given on the run's clock), memory, NVTX facts; with `hosts`,
+// each op's launch and each process's syncs (the replay's: ProcessGpuWork::op_hosts, ::syncs).
+Status ReadSourceWork(const model::Window& window, size_t threads, nsys::OpKeys keep_op_keys, bool hosts, Source& s) {
   nsys::LaunchTaggerFactory make_tagger;
   Attribution& attribution = s.attribution;
-  if (attribution.modules) {
+  hosts = hosts && attribution.host_calls.size() > 0;
+  if (attribution.modules || hosts) {
     make_tagger = [&] {
-      return [reader = analysis::CallTags::Reader(attribution.calls)](int64_t gpid, int64_t corr) mutable {
+      return [reader = analysis::CallTags::Reader(attribution.calls),
+              host = analysis::HostCalls::Reader(attribution.host_calls), hosts](int64_t gpid, int64_t corr) mutable {
         analysis::LaunchTag t = reader.Find(gpid, corr);
-        return model::OpTag{static_cast<uint8_t>(t.phase), t.node, t.flags};
+        model::OpTag tag{static_cast<uint8_t>(t.phase), t.node, t.flags};
+        if (hosts) {
+          const model::HostLaunch h = host.Find(gpid, corr);
+          tag.launch = h.start, tag.thread = h.thread;
+        }
+        return tag;
       };
     };
   }
   const model::Interval own_window{window.start_ns - s.clock.offset_ns, window.end_ns - s.clock.offset_ns};
   CPPROF_ASSIGN_OR_RETURN(s.work, nsys::LoadGpuWork(*s.db, s.schema, analysis::ClassifyKernel, make_tagger, threads,
                                                     nsys::kMinKernelRowsPerThread,
-                                                    window.whole_capture ? nullptr : &own_window, keep_op_keys));
+                                                    window.whole_capture ? nullptr : &own_window, keep_op_keys, hosts));
+  if (hosts) {
+    for (auto& p : s.work.processes) p.syncs = attribution.host_calls.Syncs(p.global_pid);
+  }
   nsys::MemoryOptions memory_options;
   memory_options.peak_threads = false;  // the peak's module comes from the tagged launches below
   CPPROF_ASSIGN_OR_RETURN(s.memory, nsys::ReadMemoryUsage(*s.db, memory_options));
@@ -151,7 +162,8 @@ Status ReadSourceWork(const model::Window& window, size_t threads, nsys::OpKeys 
     analysis::LaunchTag t = attribution.calls.Find(p.global_pid, p.peak_correlation_id);
     s.peak_module[p.global_pid] = NodePath(attribution.modules->nodes(), t.node);
   }
-  attribution.calls = {};  // no longer needed: free it before the sweeps
+  attribution.calls = {};  // no longer needed: free them before the sweeps
+  attribution.host_calls = {};
   CPPROF_ASSIGN_OR_RETURN(s.facts, attribution.has_nvtx
                                        ? nsys::ReadNvtxFacts(*s.db, &attribution.domains, &attribution.tally)
                                        : nsys::ReadNvtxFacts(*s.db));
@@ -178,6 +190,12 @@ void ShiftOps(int64_t offset, const std::vector<uint16_t>& node_map, model::Proc
   }
   for (auto& op : p.long_ops) op.iv.start += offset, op.iv.end += offset, node(op.node);
   for (auto& op : p.edge_comm_ops) op.whole.start += offset, op.whole.end += offset, node(op.node);
+  for (size_t c = 0; c < p.op_hosts.num_chunks(); ++c) {
+    for (auto& h : p.op_hosts.chunk(c)) {
+      if (h.start != model::kNoLaunch) h.start += offset;
+    }
+  }
+  for (auto& h : p.syncs) h.start += offset, h.end += offset;
 }
 
 // Every export's processes into one run, times shifted onto the run's clock; of the NCCL ops
@@ -324,10 +342,12 @@ struct RunBase {
   std::vector<model::ModuleShapes> shapes;
 };
 
-// Phase 1, one export per thread: NVTX, runtime calls, capture facts (and NCCL kernels); the
-// clocks; the iteration marks on the run's clock.
+// Phase 1, one export per thread: NVTX, runtime calls (with `hosts`, every call's start and thread
+// kept for the replay), capture facts (and NCCL kernels); the clocks; the iteration marks on the
+// run's clock.
 Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& options,
-                 const analysis::ModuleConfig& config, std::vector<Source>& sources, RunIterations& iterations) {
+                 const analysis::ModuleConfig& config, bool hosts, std::vector<Source>& sources,
+                 RunIterations& iterations) {
   // A bad pattern is a usage error, said before the export is read.
   std::shared_ptr<const RE2> iteration_re;
   if (!options.iteration_range.empty()) {
@@ -347,8 +367,9 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
   open.force = options.force;
   open.read = [&](size_t e) -> Status {
     Source& s = sources[e];
-    CPPROF_ASSIGN_OR_RETURN(s.attribution, ReadAttribution(*s.db, config, iteration_re.get(), options.iteration_range,
-                                                           /*tag_launches=*/true, read_source));
+    CPPROF_ASSIGN_OR_RETURN(s.attribution,
+                            ReadAttribution(*s.db, config, iteration_re.get(), options.iteration_range,
+                                            hosts ? Launches::kTagAndHost : Launches::kTag, read_source));
     return OkStatus();
   };
   CPPROF_RETURN_IF_ERROR(OpenRun(paths, open, exports));
@@ -361,15 +382,16 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
 }
 
 // Phase 2 (the GPU ops in `window`, memory, NVTX facts), the exports merged into one run, and
-// what every window's partial shares. The ops go to `work`.
+// what every window's partial shares. The ops go to `work` (with `hosts`, their launches and the
+// syncs too).
 StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& window,
-                           const analysis::ModuleConfig& config, nsys::OpKeys keep_op_keys, const ExecContext& exec,
-                           model::GpuWork& work) {
+                           const analysis::ModuleConfig& config, nsys::OpKeys keep_op_keys, bool hosts,
+                           const ExecContext& exec, model::GpuWork& work) {
   StageTimer timer(exec);
   std::vector<Status> status(sources.size());
   const size_t threads = std::max<size_t>(1, exec.threads / std::min(exec.threads, sources.size()));
   ParallelFor(exec.threads, sources.size(),
-              [&](size_t e) { status[e] = ReadSourceWork(window, threads, keep_op_keys, sources[e]); });
+              [&](size_t e) { status[e] = ReadSourceWork(window, threads, keep_op_keys, hosts, sources[e]); });
   for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
   timer.Mark("GPU ops, memory");
   Run run = MergeSources(sources, window);
@@ -686,11 +708,12 @@ StatusOr<RunPartial> ReadRun(const std::vector<std::string>& paths, const Report
   const analysis::ModuleConfig& config = ConfigOf(options, builtin);
   std::vector<Source> sources;
   RunIterations it;
-  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, it));
+  const bool hosts = options.replay && keep;  // the replay's launch and sync edges (it needs iterations)
+  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, hosts, sources, it));
   CPPROF_ASSIGN_OR_RETURN(model::Window window, analysis::ChooseWindow(std::move(it.marks), it.method, options.window));
   model::GpuWork work;
-  CPPROF_ASSIGN_OR_RETURN(RunBase base,
-                          ReadWork(sources, window, config, TaxKeys(options, nsys::OpKeys::kNone), options.exec, work));
+  CPPROF_ASSIGN_OR_RETURN(RunBase base, ReadWork(sources, window, config, TaxKeys(options, nsys::OpKeys::kNone),
+                                                 hosts && !window.iterations.empty(), options.exec, work));
   model::OverlapTax tax = OverlapTaxOf(work, base, window, options);
   DropOpKeys(work);
   RunPartial out = WindowPartial(base, work.processes, work.names, std::move(window), options);
@@ -736,13 +759,13 @@ StatusOr<RunData> ReadRunData(const std::vector<std::string>& paths, const Repor
   analysis::ModuleConfig builtin;
   const analysis::ModuleConfig& config = ConfigOf(options, builtin);
   std::vector<Source> sources;
-  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, sources, d.iterations));
+  CPPROF_RETURN_IF_ERROR(ReadFacts(paths, options, config, options.replay, sources, d.iterations));
   const RunIterations& it = d.iterations;
   // A bad --window is said before the ops are read.
   CPPROF_RETURN_IF_ERROR(analysis::ChooseWindow(it.marks, it.method, options.window).status());
   CPPROF_ASSIGN_OR_RETURN(model::Window all, analysis::ChooseWindow(it.marks, it.method, "all"));
-  CPPROF_ASSIGN_OR_RETURN(d.base,
-                          ReadWork(sources, all, config, TaxKeys(options, nsys::OpKeys::kNames), options.exec, d.work));
+  CPPROF_ASSIGN_OR_RETURN(d.base, ReadWork(sources, all, config, TaxKeys(options, nsys::OpKeys::kNames),
+                                           options.replay && !all.iterations.empty(), options.exec, d.work));
   return data;
 }
 

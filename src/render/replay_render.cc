@@ -60,10 +60,11 @@ std::string SelfCheckLine(const model::Replay& p) {
 std::string GraphLine(const model::DepGraphCounts& g) {
   return fmt::format(
       "Graph: {} GPU ops ({} after their rank's previous ops ended, {} launched while another ran); {} NCCL "
-      "instances tie {} ops across ranks, {} NCCL ops no peer matched are replayed alone; {} launches and every "
-      "synchronisation are not tied to their CUDA API calls (the run model holds no API rows: an op's launch is "
-      "its measured GPU gap){}.",
-      g.ops, g.after_end, g.after_start, g.nccl_instances, g.nccl_tied_ops, g.nccl_untied_ops, g.launches_untied,
+      "instances tie {} ops across ranks, {} NCCL ops no peer matched are replayed alone; {} ops tied to their "
+      "launch calls ({} launch-bound: the GPU waited for the call), {} without one (their measured GPU gap stands "
+      "in); {} synchronisations tie their host thread to the op they waited for, {} waited for none{}.",
+      g.ops, g.after_end, g.after_start, g.nccl_instances, g.nccl_tied_ops, g.nccl_untied_ops, g.launches_tied,
+      g.launch_bound, g.launches_untied, g.syncs_tied, g.syncs_untied,
       g.cycles ? fmt::format("; {} ties timed as measured", g.cycles) : "");
 }
 
@@ -154,8 +155,11 @@ nlohmann::ordered_json ReplayJson(const model::Report& r) {
                 {"nccl_instances", g.nccl_instances},
                 {"nccl_tied_ops", g.nccl_tied_ops},
                 {"nccl_untied_ops", g.nccl_untied_ops},
+                {"launches_tied", g.launches_tied},
                 {"launches_untied", g.launches_untied},
-                {"syncs_tied", 0},
+                {"launch_bound", g.launch_bound},
+                {"syncs_tied", g.syncs_tied},
+                {"syncs_untied", g.syncs_untied},
                 {"cycles", g.cycles}};
   j["measured_iter_median_ns"] = p.measured_iter_median_ns;
   j["replay_iter_median_ns"] = p.replay_iter_median_ns;

@@ -99,7 +99,7 @@ TEST(NvtxPayloads, TheAttributionPassCountsThePayloadsTheFactsLookFor) {
     ASSERT_TRUE(db.ok()) << db.status().message();
     auto looked = nsys::ReadNvtxFacts(*db);  // a pass of its own, then SQL looks for a payload
     ASSERT_TRUE(looked.ok());
-    auto a = pipeline::ReadAttribution(*db, analysis::DefaultModuleConfig(), nullptr, "", /*tag_launches=*/false);
+    auto a = pipeline::ReadAttribution(*db, analysis::DefaultModuleConfig(), nullptr, "", pipeline::Launches::kNone);
     ASSERT_TRUE(a.ok()) << a.status().message();
     EXPECT_EQ(a->tally.payload_events, PayloadRowsBySql(path));
     auto given = nsys::ReadNvtxFacts(*db, &a->domains, &a->tally);

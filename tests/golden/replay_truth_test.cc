@@ -75,8 +75,9 @@ TEST(ReplayTruth, DelayedRankOnTimePredictsTheUndelayedRun) {
 // cpfold-ring-1x2-slow: rank 1 runs each local GEMM of the distributed TriMul 3 times. At N = 256
 // those GEMMs are short and the job is launch-bound: the slowness is mostly the host launching
 // the extra kernels, so the edit that predicts the plain run scales the module's time on rank 1,
-// its GPU gaps before the launches included ('time*1/3'). Scaling its GPU compute alone
-// ('compute*1/3') removes only the kernels' own time and is measured here, not asserted near.
+// the host's time before its launches included ('time*1/3'). Scaling its GPU compute alone
+// ('compute*1/3') leaves the host's pace as it was: the launch edges keep every launch-bound op
+// waiting for its call, so it buys (almost) nothing.
 TEST(ReplayTruth, SlowModuleScaledPredictsThePlainRun) {
   const int64_t truth = Report("cpfold-ring-1x2")["replay"]["measured_iter_median_ns"];
   json j = Report("cpfold-ring-1x2-slow", {"--what-if", "rank 1:TriangleMultiplication*:time*1/3", "--what-if",
@@ -86,8 +87,9 @@ TEST(ReplayTruth, SlowModuleScaledPredictsThePlainRun) {
   const int64_t time = p["what_if"][0]["predicted_iter_median_ns"];
   const int64_t compute = p["what_if"][1]["predicted_iter_median_ns"];
   EXPECT_LE(RelativeError(time, truth), 0.10) << time << " vs " << truth;
-  EXPECT_LT(compute, measured) << "less compute, shorter iteration";
-  EXPECT_GT(compute, time) << "the kernels' own time is the smaller part of the slowness";
+  EXPECT_LE(compute, measured) << "less compute, never a longer iteration";
+  EXPECT_GT(compute - time, (measured - truth) / 2) << "the host's launches are the larger part of the slowness";
+  EXPECT_GT(p["graph"]["launch_bound"].get<int64_t>(), p["graph"]["ops"].get<int64_t>() / 4);
   std::cout << "cpfold-ring-1x2-slow: measured " << measured << " ns; time*1/3 predicts " << time << " ns, compute*1/3 "
             << compute << " ns; cpfold-ring-1x2 measured " << truth << " ns\n";
 }

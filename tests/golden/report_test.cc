@@ -249,15 +249,18 @@ TEST_P(ReportReal, WhoWaitedForWhomAddsUp) {
   EXPECT_EQ(in_rings, all);
 }
 
-// The 2 x 2 capture: its grid from cpfold's command line, the straggler named with its place, and
-// each ring's waiting said.
+// The 2 x 2 capture: its grid from cpfold's command line, the rank that arrived last named with its
+// place, and each ring's waiting said. At N = 256 every rank's host launches about as slowly as
+// rank 3's (the replay's launch edges), so bringing rank 3 on time is predicted to gain under 5 %:
+// the verdict names no consistent straggler, and says where rank 3 sits.
 TEST(ReportGrid, TwoByTwoNamesTheStragglersPlaceAndTheRings) {
   json j = ReportJson(RealExport("cpfold-trunk-2x2"));
   const json& im = j["imbalance"];
   EXPECT_EQ(im["grid"], (json{{"rows", 2}, {"cols", 2}, {"source", "command line: --cp0 2 --cp1 2"}}));
   EXPECT_EQ(im["straggler_rank"], 3);
-  EXPECT_NE(j["verdict"]["summary"].get<std::string>().find("The straggler is rank 3 (row 1, col 1)"),
-            std::string::npos);
+  EXPECT_NE(j["verdict"]["summary"].get<std::string>().find("No consistent straggler: rank 3 (row 1, col 1)"),
+            std::string::npos)
+      << j["verdict"]["summary"];
   std::vector<std::string> rings;
   for (const json& w : im["ring_waits"]) rings.push_back(w["ring"]);
   EXPECT_EQ(rings, (std::vector<std::string>{"row 0 ring", "row 1 ring", "column 0 ring", "column 1 ring", "whole grid",
@@ -298,7 +301,7 @@ TEST(ReportText, FitsOneHundredTwentyColumnsAndWideKeepsLinesWhole) {
   for (const auto& l : lines(wide.out)) wide_longest = std::max(wide_longest, l.size());
   EXPECT_GT(wide_longest, 200u) << "--wide keeps the long lines (notes, the module table's comm by kind)";
   // Same words, only the line breaks and the table layout differ: every number of the verdict is there.
-  for (const char* number : {"212.626", "749.013", "15.1%"}) {
+  for (const char* number : {"212.626", "258.127", "1.0%"}) {
     EXPECT_NE(fit.out.find(number), std::string::npos) << number;
     EXPECT_NE(wide.out.find(number), std::string::npos) << number;
   }
