@@ -32,7 +32,8 @@ void HostCalls::Add(int64_t global_pid, int64_t global_tid, int64_t correlation,
 void HostCalls::Finish() {
   for (auto& [pid, p] : by_process_) {
     auto by_corr = [](const Entry& a, const Entry& b) { return a.correlation < b.correlation; };
-    if (!std::is_sorted(p.calls.begin(), p.calls.end(), by_corr)) std::stable_sort(p.calls.begin(), p.calls.end(), by_corr);
+    if (!std::is_sorted(p.calls.begin(), p.calls.end(), by_corr))
+      std::stable_sort(p.calls.begin(), p.calls.end(), by_corr);
     std::stable_sort(p.syncs.begin(), p.syncs.end(),
                      [](const model::HostSync& a, const model::HostSync& b) { return a.start < b.start; });
     p.thread_index = {};
@@ -62,8 +63,8 @@ model::HostLaunch HostCalls::Reader::Find(int64_t global_pid, int64_t wide_corre
   size_t h = std::min(hint_, v.size() - 1);
   if (v[h].correlation != correlation && h + 1 < v.size() && v[h + 1].correlation == correlation) ++h;
   if (v[h].correlation != correlation) {
-    auto it = std::lower_bound(v.begin(), v.end(), correlation,
-                               [](const Entry& e, uint32_t c) { return e.correlation < c; });
+    auto it =
+        std::lower_bound(v.begin(), v.end(), correlation, [](const Entry& e, uint32_t c) { return e.correlation < c; });
     if (it == v.end() || it->correlation != correlation) return none;
     h = static_cast<size_t>(it - v.begin());
   }

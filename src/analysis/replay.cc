@@ -34,9 +34,8 @@ struct DepOp {
   int64_t latency = 0;                // bound: start - launch; else min(that, the rank's least latency of a bound op)
   int32_t thread = -1;                // the launch's host thread (into Graph::host[rank]); -1: no launch found
   int32_t event = -1;                 // the launch's place among its thread's host events
-  int64_t host_before =
-      0;               // the host thread's time before the call: since its previous call started (or sync returned)
-  bool bound = false;  // launch-bound: the GPU idle until this op's launch (see replay.h)
+  int64_t host_before = 0;            // the thread's time before the call: since its previous call (or sync's return)
+  bool bound = false;                 // launch-bound: the GPU idle until this op's launch (see replay.h)
 };
 
 // A blocking call (model::HostSync) tied to the op it waited for: the last of the rank's ops to
@@ -243,8 +242,8 @@ struct Timing {
   std::vector<std::vector<int64_t>> dur;  // compute: duration; NCCL: its transfer when matched, else its duration
   std::vector<std::vector<int64_t>> gap, lag;
   std::vector<std::vector<char>> hidden;  // NCCL ops whose transfer runs alongside the compute after them
-  // Launch-bound ops: the host's time before the launch changed by this much (an edit of their
-  // gap moves the host thread, and every later launch of it up to its next sync; HostDeltas).
+  // By op: the host's time before its launch call changed by this much (an edit that gives the
+  // host time back: HostDeltas, time*K); the thread's later calls move with it, up to a tied sync.
   std::vector<std::vector<int64_t>> host;
   int64_t edited = 0;
 };
