@@ -21,11 +21,15 @@ bool IsHostSync(std::string_view name) {
 
 void HostCalls::Add(int64_t global_pid, int64_t global_tid, int64_t correlation, int64_t start, int64_t end,
                     bool sync) {
-  Process& p = by_process_[global_pid];
-  auto [it, added] = p.thread_index.try_emplace(global_tid, static_cast<uint32_t>(p.thread_index.size()));
-  if (sync) p.syncs.push_back({start, end, it->second});
+  if (!last_ || global_pid != last_pid_ || global_tid != last_tid_) {  // calls come in long runs of one thread
+    last_ = &by_process_[global_pid];
+    auto [it, added] = last_->thread_index.try_emplace(global_tid, static_cast<uint32_t>(last_->thread_index.size()));
+    last_pid_ = global_pid, last_tid_ = global_tid, last_thread_ = it->second;
+  }
+  Process& p = *last_;
+  if (sync) p.syncs.push_back({start, end, last_thread_});
   if (correlation < 0 || correlation > int64_t{UINT32_MAX}) return;  // never seen: CUPTI's ids are 32-bit
-  p.calls.push_back({static_cast<uint32_t>(correlation), it->second, start});
+  p.calls.push_back({static_cast<uint32_t>(correlation), last_thread_, start});
   ++calls_;
 }
 
@@ -38,6 +42,7 @@ void HostCalls::Finish() {
                      [](const model::HostSync& a, const model::HostSync& b) { return a.start < b.start; });
     p.thread_index = {};
   }
+  last_ = nullptr;
 }
 
 const std::vector<model::HostSync>& HostCalls::Syncs(int64_t global_pid) const {

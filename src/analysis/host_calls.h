@@ -59,6 +59,10 @@ class HostCalls {
   };
   std::unordered_map<int64_t, Process> by_process_;
   size_t calls_ = 0;
+  // Add's last thread (a node of by_process_ stays where it is).
+  Process* last_ = nullptr;
+  int64_t last_pid_ = 0, last_tid_ = 0;
+  uint32_t last_thread_ = 0;
 };
 
 }  // namespace cpprof::analysis

@@ -130,11 +130,11 @@ void AddHost(size_t r, bool known, const std::vector<model::HostSync>& syncs, Gr
     if (op.bound) least = std::min(least, op.start - op.launch);
   }
   if (least == INT64_MAX) least = least_any == INT64_MAX ? 0 : least_any;
-  std::map<int64_t, int32_t> dense;  // the process's thread index -> the rank's
-  auto thread = [&](int64_t own) {
-    auto [it, added] = dense.try_emplace(own, static_cast<int32_t>(threads.size()));
-    if (added) threads.emplace_back();
-    return it->second;
+  std::vector<int32_t> dense;  // the process's thread index (small: one per thread) -> the rank's
+  auto thread = [&](uint32_t own) {
+    if (own >= dense.size()) dense.resize(own + 1, -1);
+    if (dense[own] < 0) dense[own] = static_cast<int32_t>(threads.size()), threads.emplace_back();
+    return dense[own];
   };
   for (size_t i = 0; i < ops.size(); ++i) {
     DepOp& op = ops[i];
@@ -145,7 +145,7 @@ void AddHost(size_t r, bool known, const std::vector<model::HostSync>& syncs, Gr
     ++g.counts.launches_tied;
     if (op.bound) ++g.counts.launch_bound;
     op.latency = op.bound ? op.start - op.launch : std::min(op.start - op.launch, least);
-    op.thread = thread(op.thread);
+    op.thread = thread(static_cast<uint32_t>(op.thread));
     threads[op.thread].push_back({op.launch, static_cast<int32_t>(i), -1});
   }
   // A sync ties to the last op that ended before it returned, if that op ended while it waited.

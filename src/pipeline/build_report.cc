@@ -298,6 +298,7 @@ bool ClipToWindow(const model::Window& w, model::GpuOp& op) {
 void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>& nodes,
                const std::vector<analysis::WhatIfEdit>& edits, const model::Window& window, const ExecContext& exec,
                model::Report& report) {
+  StageTimer timer(exec);
   analysis::ReplayInput in;
   in.threads = exec.threads;
   in.nodes = nodes.empty() ? nullptr : &nodes;
@@ -328,7 +329,9 @@ void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>&
     if (it.in_window && !it.warmup) in.iterations.push_back(it);
   }
   in.overlap_tax = analysis::OverlapTaxByNode(report.overlap_tax, in.nodes);
+  timer.Mark("replay: its ops and calls");
   report.replay = analysis::ReplayRun(in, edits);
+  timer.Mark("replay: graph, self-check, edits");
   report.verdict = analysis::MakeVerdict(report);  // its opportunities and straggler from the replay
   if (long_ops) {
     report.notes.push_back(fmt::format("replay: {} GPU ops longer than {:.2f} s are not in its graph", long_ops,
