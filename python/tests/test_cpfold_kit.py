@@ -4,6 +4,7 @@
 counts (broadcast_counts under comm.broadcast_ints), the schedule and the iteration marks
 (`cpprof-iter:` lines, NVTX ranges cpfold:warmupK / cpfold:iterK), with cpfold's numerics
 unchanged."""
+import contextlib
 import hashlib
 import json
 import os
@@ -205,3 +206,47 @@ def test_the_kits_contract_does_not_fit_cpfolds_padded_inputs():
     broken = {p.split("'")[1] for p in e.value.problems}
     assert broken == {"res_type", "msa", "ref_element", "ref_atom_name_chars", "atom_to_token"}
     assert any("not sorted" in p for p in e.value.problems)
+
+
+@contextlib.contextmanager
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _tiny(seed=3, n_token=24):
+    """(model, loaded, feats, runtime) of the tiny preset, as cpfold.run builds them."""
+    from cpfold.config import get_preset
+    from cpfold.run import seeded_model_and_inputs
+    preset = get_preset("tiny")
+    model, loaded, feats = seeded_model_and_inputs(preset.model, seed, n_token, 10, preset.runtime.msa_depth)
+    return model, loaded, feats, preset.runtime
+
+
+def test_prepare_once_prepares_the_features_in_the_first_forward_only():
+    """--prepare-once (what a CUDA graph needs): the first forward's prepared features serve the
+    next ones, and the trunk's outputs are the same as when every forward prepares them."""
+    from cpfold.cp import CPGrid
+    from cpfold.features import cast_features
+    from cpfold.run import prepare_features_once
+    from cpfold.wrapper import ContextParallel
+    with _one_thread():
+        model, _, feats, _ = _tiny()
+        feats = cast_features(feats)
+        cp = ContextParallel(model, CPGrid(1, 1))
+        with torch.no_grad():
+            want = cp(feats, mode="trunk", recycles=0)
+        calls = []
+        prepare = model.prepare_features
+        model.prepare_features = lambda f: calls.append(1) or prepare(f)
+        prepare_features_once(model)
+        with torch.no_grad():
+            got = [cp(feats, mode="trunk", recycles=0) for _ in range(3)]
+        assert len(calls) == 1
+        for out in got:
+            for k in want:
+                assert torch.equal(out[k], want[k]), k

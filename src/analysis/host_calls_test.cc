@@ -8,9 +8,9 @@ namespace cpprof::analysis {
 namespace {
 
 TEST(HostCalls, SyncNamesAsNsysWritesThem) {
-  for (const char* name : {"cudaStreamSynchronize_v3020", "cudaDeviceSynchronize_v3020", "cudaEventSynchronize_v3020",
-                           "cudaMemcpy_v3020", "cudaMemcpy2D_v3020", "cuStreamSynchronize", "cuCtxSynchronize",
-                           "cuMemcpyDtoH_v2", "cudaThreadSynchronize"}) {
+  for (const char* name :
+       {"cudaStreamSynchronize_v3020", "cudaDeviceSynchronize_v3020", "cudaEventSynchronize_v3020", "cudaMemcpy_v3020",
+        "cudaMemcpy2D_v3020", "cuStreamSynchronize", "cuCtxSynchronize", "cuMemcpyDtoH_v2", "cudaThreadSynchronize"}) {
     EXPECT_TRUE(IsHostSync(name)) << name;
   }
   for (const char* name : {"cudaMemcpyAsync_v3020", "cuMemcpyDtoHAsync_v2", "cudaStreamWaitEvent_v3020",
@@ -23,9 +23,9 @@ TEST(HostCalls, EachCallsStartAndThreadByCorrelationPerProcess) {
   HostCalls calls;
   const int64_t p1 = 100 << 24, p2 = 200 << 24;
   calls.Add(p1, p1 + 7, 5, 1'000, 1'010, false);
-  calls.Add(p1, p1 + 9, 3, 900, 905, false);           // another thread, an earlier id
-  calls.Add(p1, p1 + 7, 6, 2'000, 5'000, true);        // a sync
-  calls.Add(p2, p2 + 1, 5, 7'000, 7'100, false);       // the same id in another process
+  calls.Add(p1, p1 + 9, 3, 900, 905, false);             // another thread, an earlier id
+  calls.Add(p1, p1 + 7, 6, 2'000, 5'000, true);          // a sync
+  calls.Add(p2, p2 + 1, 5, 7'000, 7'100, false);         // the same id in another process
   calls.Add(p1, p1 + 7, int64_t{1} << 40, 1, 2, false);  // a wide id: not kept
   calls.Finish();
   EXPECT_EQ(calls.size(), 4u);

@@ -243,6 +243,8 @@ TEST(ReplayLaunches, ALaunchBoundOpWaitsForItsCallNotForFasterKernels) {
   EXPECT_EQ(Predicted(HostPaced(false), "Linear:compute*0.5"), 29 * kMs);
   // The host's own time before the launches halved too: the calls at 0, 5, 10 and 15 ms.
   EXPECT_EQ(Predicted(HostPaced(true), "Linear:time*0.5"), 17 * kMs);
+  // What CUDA graphs give: every call at once (no sync between them), the kernels back to back.
+  EXPECT_EQ(Predicted(HostPaced(true), "launch-gaps:0"), 9 * kMs);
   // The critical path is the host's, and adds up.
   const auto& path = r.iterations.at(0).critical_path;
   int64_t sum = 0, host = 0;

@@ -118,6 +118,26 @@ TEST(ReplayTruth, OneGpuSlowTriMulGemmsScaledPredictThePlainRun) {
             << " ns, compute*1/6 " << compute << " ns; cpfold-trunk-1x1 measured " << truth << " ns\n";
 }
 
+// One GPU, the launch-bound trunk (N = 64) captured eagerly and with each timed forward replayed
+// from a CUDA graph (make_cpfold_exports.sh graph; --prepare-once in both, so the pair differs only
+// in how the forward is launched). 'launch-gaps:0' on the eager capture must predict the graph
+// capture's median steady iteration within 10 %; the old rule (only gaps under 0.1 ms removed,
+// the host's timeline left out) predicted about twice it.
+TEST(ReplayTruth, LaunchGapsRemovedPredictsTheCudaGraphRun) {
+  const json graph = Report("cpfold-launch-1x1-graph", {}, "real-pairs");
+  const int64_t truth = graph["replay"]["measured_iter_median_ns"];
+  const json j = Report("cpfold-launch-1x1", {"--what-if", "launch-gaps:0"}, "real-pairs");
+  const json& p = j["replay"];
+  const int64_t measured = p["measured_iter_median_ns"];
+  const int64_t predicted = p["what_if"][0]["predicted_iter_median_ns"];
+  EXPECT_EQ(p["graph"]["ops"], graph["replay"]["graph"]["ops"]) << "the same GPU work, launched two ways";
+  EXPECT_GT(measured, 5 * truth) << "the graph made the iteration several times faster";
+  EXPECT_GT(p["graph"]["launch_bound"].get<int64_t>(), p["graph"]["ops"].get<int64_t>() * 9 / 10);
+  EXPECT_LE(RelativeError(predicted, truth), 0.10) << predicted << " vs " << truth;
+  std::cout << "cpfold-launch-1x1: measured " << measured << " ns; launch-gaps:0 predicts " << predicted
+            << " ns; cpfold-launch-1x1-graph measured " << truth << " ns\n";
+}
+
 // A balanced run gets a named straggler only when the replay says its lateness is worth 5% of the
 // iteration, and then the verdict says so; an edit that changes nothing predicts the measured time.
 TEST(ReplayTruth, StragglerOnlyWithAPredictedGain) {

@@ -92,8 +92,10 @@ fi
 # launch-bound trunk (N = 64) of the pairs, and that pair captured eager and from a CUDA graph.
 one=(--trace cuda,nvtx --cuda-memory-usage true --sample none --cpuctxsw none --cuda-graph-trace node
      --python-functions-trace="$work/cpfold-trace.json")
+# --prepare-once in both halves: the graph cannot hold the features' host syncs, so neither run
+# prepares them per iteration, and the pair differs only in how the forward is launched.
 launch_small=(-m cpfold.run --mode trunk --preset small --n-token 64 --recycles 0 --blocks 2 --iters 5 --warmup 1
-              --dtype bf16)
+              --dtype bf16 --prepare-once)
 launch_pair() {
   capture cpfold-launch-1x1 "$work/cpfold-trace.json" 1 "${one[@]}" -- "${launch_small[@]}"
   show cpfold-launch-1x1
