@@ -961,7 +961,9 @@ model::Replay ReplayRun(const ReplayInput& in, const std::vector<WhatIfEdit>& ed
   // replay hold about 70 bytes an op: at most kReplayThreads at once, so that a 16-core host's
   // peak stays that of a few (a 1 GB export's steady window: 380 k ops, ~27 MB each).
   std::vector<WhatIfEdit> all = edits;
-  for (auto& e : Candidates(in, g)) all.push_back(std::move(e));
+  if (in.candidates) {
+    for (auto& e : Candidates(in, g)) all.push_back(std::move(e));
+  }
   std::vector<model::WhatIf> results(all.size());
   ParallelFor(std::min(in.threads, kReplayThreads), all.size() + 1, [&](size_t i) {
     if (i == all.size()) {

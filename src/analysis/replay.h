@@ -77,8 +77,9 @@ struct ReplayInput {
   // overlap tax, analysis/overlap_tax.h; 0.3 = 30 %): an `overlap` edit slows the compute that
   // its transfers then run alongside by it. Empty or 0: not measured.
   std::vector<double> overlap_tax;
-  size_t threads =
-      1;  // the self-check and the edits re-timed on up to this many threads (at most 4; ExecContext::threads)
+  // The self-check and the edits re-timed on up to this many threads (at most 4; ExecContext::threads).
+  size_t threads = 1;
+  bool candidates = true;  // false: the verdict's candidates are not re-timed (the critical path alone)
 };
 
 // The graph, the no-edit replay's self-check and critical paths, each of `edits`, and the

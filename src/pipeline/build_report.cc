@@ -297,10 +297,11 @@ bool ClipToWindow(const model::Window& w, model::GpuOp& op) {
 
 void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>& nodes,
                const std::vector<analysis::WhatIfEdit>& edits, const model::Window& window, const ExecContext& exec,
-               model::Report& report) {
+               model::Report& report, bool candidates) {
   StageTimer timer(exec);
   analysis::ReplayInput in;
   in.threads = exec.threads;
+  in.candidates = candidates;
   in.nodes = nodes.empty() ? nullptr : &nodes;
   int64_t first = INT64_MAX;
   int64_t long_ops = 0;

@@ -62,10 +62,11 @@ model::Report FinishReport(RunPartial run, const ExecContext& exec);
 
 // `window` (its steady iterations) replayed over the ops ReadRun kept in `work`, with `edits`
 // (analysis/replay.h), on exec's threads: fills Report::replay and remakes the verdict from it.
+// Without `candidates`, the verdict's candidates are not re-timed (the CP view draws the path alone).
 struct RunWork;
 void AddReplay(const RunWork& work, const std::vector<analysis::ModuleTreeNode>& nodes,
                const std::vector<analysis::WhatIfEdit>& edits, const model::Window& window, const ExecContext& exec,
-               model::Report& report);
+               model::Report& report, bool candidates = true);
 
 // What `cpprof report --format html` draws: the readout, the timeline over the whole capture,
 // and the readout of each iteration found (window iter:N), for the page's iteration strip; at

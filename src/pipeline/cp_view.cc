@@ -86,8 +86,9 @@ StatusOr<CpView> BuildCpView(const std::vector<std::string>& paths, const Report
   if (options.replay) {
     // The replay predicts per steady iteration: over the whole capture (the export's default),
     // those --window steady would hold.
+    // Only the critical path is drawn: the verdict's candidates are not re-timed.
     AddReplay(work, nodes, {}, report.window.whole_capture ? analysis::SteadyOf(report.window) : report.window,
-              options.exec, report);
+              options.exec, report, /*candidates=*/false);
     for (const auto& it : report.replay.iterations) {
       for (const auto& s : it.path) view.critical_path.push_back({s.rank, s.start_ns, s.end_ns, s.kind, it.name});
     }
