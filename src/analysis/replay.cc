@@ -47,7 +47,11 @@ struct DepSync {
   int64_t ret = 0;    // end - the tied op's end
 };
 inline constexpr int64_t kSyncReturnNs = 100'000;
+// The self-check and the edits run at once on at most this many threads, and only as many as keep
+// their timings (about kTimingBytesPerOp each) within kTimingBudget: a 1 GB export's steady window
+// (380 k ops, ~27 MB a timing) re-times two at once, a 10 GB one's one at a time.
 inline constexpr size_t kReplayThreads = 4;
+inline constexpr int64_t kTimingBytesPerOp = 70, kTimingBudget = int64_t{64} << 20;
 
 // One event on a host thread: an op's launch (op >= 0) or a sync (sync >= 0), by measured start.
 struct HostEvent {
@@ -957,15 +961,17 @@ model::Replay ReplayRun(const ReplayInput& in, const std::vector<WhatIfEdit>& ed
   out.built = true;
   out.graph = g.counts;
   // The self-check and every edit re-time the same graph, each on a timing of its own: one per
-  // thread (results in per-item slots, so nothing depends on the thread count). A timing and its
-  // replay hold about 70 bytes an op: at most kReplayThreads at once, so that a 16-core host's
-  // peak stays that of a few (a 1 GB export's steady window: 380 k ops, ~27 MB each).
+  // thread (results in per-item slots, so nothing depends on the thread count), as many at once
+  // as kReplayThreads and kTimingBudget allow.
   std::vector<WhatIfEdit> all = edits;
   if (in.candidates) {
     for (auto& e : Candidates(in, g)) all.push_back(std::move(e));
   }
   std::vector<model::WhatIf> results(all.size());
-  ParallelFor(std::min(in.threads, kReplayThreads), all.size() + 1, [&](size_t i) {
+  const int64_t timing = std::max<int64_t>(1, g.counts.ops * kTimingBytesPerOp);
+  const size_t threads = std::clamp<size_t>(static_cast<size_t>(kTimingBudget / timing), 1,
+                                            std::min(std::max<size_t>(in.threads, 1), kReplayThreads));
+  ParallelFor(threads, all.size() + 1, [&](size_t i) {
     if (i == all.size()) {
       SelfCheck(in, g, out);
     } else {

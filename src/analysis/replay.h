@@ -77,7 +77,8 @@ struct ReplayInput {
   // overlap tax, analysis/overlap_tax.h; 0.3 = 30 %): an `overlap` edit slows the compute that
   // its transfers then run alongside by it. Empty or 0: not measured.
   std::vector<double> overlap_tax;
-  // The self-check and the edits re-timed on up to this many threads (at most 4; ExecContext::threads).
+  // The self-check and the edits re-timed on up to this many threads (ExecContext::threads; at most
+  // 4, and fewer when their timings would hold more than 64 MB: replay.cc's kTimingBudget).
   size_t threads = 1;
   bool candidates = true;  // false: the verdict's candidates are not re-timed (the critical path alone)
 };
