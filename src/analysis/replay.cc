@@ -112,11 +112,10 @@ void AddRank(const std::vector<GpuOp>& in_ops, const std::vector<model::HostLaun
       ++g.counts.after_end;
     }
     // Launch-bound: the GPU went idle, then the host called the launch, then the op started.
-    op.bound =
-        op.launch != model::kNoLaunch && op.lag < 0 && op.gap > 0 && op.launch >= done_max && op.start >= op.launch;
-    if (!op.bound && op.lag < 0 && op.gap > 0 && op.launch != model::kNoLaunch && op.launch < done_max) {
-      queued = std::min(queued, op.gap);
-    }
+    // Queued: the call came before the GPU went idle (its gap is the GPU's own).
+    const bool idle_before = op.launch != model::kNoLaunch && op.lag < 0 && op.gap > 0;
+    op.bound = idle_before && op.launch >= done_max && op.start >= op.launch;
+    if (idle_before && op.launch < done_max) queued = std::min(queued, op.gap);
     prev_max = std::max(prev_max, op.end);
   }
   g.queued_gap.push_back(queued == INT64_MAX ? 0 : queued);

@@ -214,7 +214,8 @@ Status TagLaunches(const nsys::Database& db, const analysis::ModuleConfig& confi
         std::make_unique<analysis::ModuleAttribution>(std::move(kept), std::move(names), config, std::move(autograd));
   }
   const analysis::LaunchTag none;
-  nsys::StringTable strings(db);
+  std::optional<nsys::StringTable> strings;  // the calls' names, for the syncs (with `host` only)
+  if (host) strings.emplace(db);
   std::unordered_map<int64_t, bool> sync_of;  // nameId -> analysis::IsHostSync
   CPPROF_ASSIGN_OR_RETURN(a.damaged_runtime_rows, nsys::ForEachRuntimeCall(db, [&](const nsys::RuntimeCall& c) {
                             const int64_t pid = nsys::ProcessOfThread(c.global_tid);
@@ -224,10 +225,10 @@ Status TagLaunches(const nsys::Database& db, const analysis::ModuleConfig& confi
                             }
                             if (!host) return;
                             auto [it, added] = sync_of.try_emplace(c.name_id, false);
-                            if (added) it->second = analysis::IsHostSync(strings.Get(c.name_id));
+                            if (added) it->second = analysis::IsHostSync(strings->Get(c.name_id));
                             a.host_calls.Add(pid, c.global_tid, c.correlation, c.start, c.end, it->second);
                           }));
-  CPPROF_RETURN_IF_ERROR(strings.status());
+  if (strings) CPPROF_RETURN_IF_ERROR(strings->status());
   a.calls.Finish();
   a.host_calls.Finish();
   if (!a.modules) return OkStatus();

@@ -381,24 +381,9 @@ Status ReadFacts(const std::vector<std::string>& paths, const ReportOptions& opt
   return OkStatus();
 }
 
-// Phase 2 (the GPU ops in `window`, memory, NVTX facts), the exports merged into one run, and
-// what every window's partial shares. The ops go to `work` (with `hosts`, their launches and the
-// syncs too).
-StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& window,
-                           const analysis::ModuleConfig& config, nsys::OpKeys keep_op_keys, bool hosts,
-                           const ExecContext& exec, model::GpuWork& work) {
-  StageTimer timer(exec);
-  std::vector<Status> status(sources.size());
-  const size_t threads = std::max<size_t>(1, exec.threads / std::min(exec.threads, sources.size()));
-  ParallelFor(exec.threads, sources.size(),
-              [&](size_t e) { status[e] = ReadSourceWork(window, threads, keep_op_keys, hosts, sources[e]); });
-  for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
-  timer.Mark("GPU ops, memory");
-  Run run = MergeSources(sources, window);
-  RunBase base;
-  base.invalid_utf8 = AnyInvalidUtf8(sources);
-  base.peaks = nsys::PeakSeriesPerProcess(run.memory);
-
+// Each export's part of the run (its clock, schema, capture facts and diagnostics), and a warning
+// when an export's schema is newer than the newest tested.
+void AddSourcePartials(std::vector<Source>& sources, RunBase& base) {
   std::vector<std::string> source_paths;
   for (const Source& s : sources) source_paths.push_back(s.path);
   const std::vector<std::string> names = DistinctNames(source_paths);
@@ -438,7 +423,27 @@ StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& wi
       break;
     }
   }
+}
 
+// Phase 2 (the GPU ops in `window`, memory, NVTX facts), the exports merged into one run, and
+// what every window's partial shares. The ops go to `work` (with `hosts`, their launches and the
+// syncs too).
+StatusOr<RunBase> ReadWork(std::vector<Source>& sources, const model::Window& window,
+                           const analysis::ModuleConfig& config, nsys::OpKeys keep_op_keys, bool hosts,
+                           const ExecContext& exec, model::GpuWork& work) {
+  StageTimer timer(exec);
+  std::vector<Status> status(sources.size());
+  const size_t threads = std::max<size_t>(1, exec.threads / std::min(exec.threads, sources.size()));
+  ParallelFor(exec.threads, sources.size(),
+              [&](size_t e) { status[e] = ReadSourceWork(window, threads, keep_op_keys, hosts, sources[e]); });
+  for (const auto& s : status) CPPROF_RETURN_IF_ERROR(s);
+  timer.Mark("GPU ops, memory");
+  Run run = MergeSources(sources, window);
+  RunBase base;
+  base.invalid_utf8 = AnyInvalidUtf8(sources);
+  base.peaks = nsys::PeakSeriesPerProcess(run.memory);
+
+  AddSourcePartials(sources, base);
   for (const auto& p : run.work.processes) base.procs.push_back(static_cast<const model::GpuProcess&>(p));
   std::vector<const model::CaptureInfo*> source_captures;
   for (const auto& s : base.sources) source_captures.push_back(&s.capture);
