@@ -56,7 +56,7 @@ struct WhatIfEdit {
 };
 
 // 'GLOB:compute*K', 'GLOB:gemm*K' (their GEMM kernels only), 'GLOB:transfer*K', 'GLOB:time*K'
-// (compute and the GPU gaps before its launches: the host's share too), 'GLOB:overlap' (each
+// (compute and the host's time before its launches), 'GLOB:overlap' (each
 // optionally after 'rank R:'),
 // 'rank R:on-time', 'launch-gaps:0'. K is a number or a fraction ("0.5", "1/3").
 StatusOr<WhatIfEdit> ParseWhatIf(std::string_view text);

@@ -187,8 +187,8 @@ class ReportCommand : public Command {
                    "Replay the steady window with this edit and print the predicted median steady iteration "
                    "(repeatable): 'GLOB:compute*K' or 'GLOB:transfer*K' (the modules whose name matches GLOB, `*` "
                    "any characters; K a number or a fraction such as 1/3), 'GLOB:gemm*K' (their GEMM kernels only), "
-                   "'GLOB:time*K' (their compute and the GPU "
-                   "gaps before its launches: a host-bound module), 'GLOB:overlap' (their transfers run alongside "
+                   "'GLOB:time*K' (their compute and the host's "
+                   "time before their launches: a host-bound module), 'GLOB:overlap' (their transfers run alongside "
                    "the compute after them), each optionally after 'rank R:' (that rank only); "
                    "'rank R:on-time' (its gaps before NCCL launches brought to the other ranks' median); "
                    "'launch-gaps:0' (what CUDA graphs would give). See docs/readout.md, \"The replay\"");
